@@ -1,0 +1,2 @@
+//! slurmdbd: the accounting daemon, behind an `AccountingStore` trait with a
+//! SQLite backend.

@@ -1,0 +1,19 @@
+//! slurm-testkit: what end-to-end tests and benchmarks need to run the real
+//! binaries: finding them, free loopback ports, a temporary cluster directory
+//! with a generated slurm.conf and key, child processes that die with the test,
+//! and polling with a deadline (tests never sleep to wait).
+//!
+//! `LocalCluster` (N slurmd and a slurmctld on loopback) is assembled from these
+//! pieces once the daemons exist; `slurm-local` uses the same code.
+
+pub mod bins;
+pub mod cluster_dir;
+pub mod ports;
+pub mod process;
+pub mod wait;
+
+pub use bins::{bin_dir, bin_path};
+pub use cluster_dir::{ClusterDir, ClusterSpec};
+pub use ports::free_loopback_port;
+pub use process::ChildGuard;
+pub use wait::{wait_until, WaitError};
