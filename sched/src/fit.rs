@@ -1,0 +1,541 @@
+//! Placement of one job on a set of free resources (select/cons_tres with
+//! whole cores, as a Slurm user sees it).
+//!
+//! The same function answers three questions, depending on the [`Pool`] it
+//! is given: can the job start now (free resources), could it start on an
+//! empty cluster (every usable node idle: if not, waiting will not help), and
+//! could it ever run in its partition (every node idle and up). The
+//! scheduler turns the answers into a start or a pending reason.
+//!
+//! Rules, per node:
+//! * a node takes whole tasks: `cpus_per_task` CPUs each, at most
+//!   `--ntasks-per-node`; with `--overcommit` it gives `cpus_per_task` CPUs
+//!   however many tasks it runs; with `--exclusive` it must be idle and gives
+//!   all its CPUs;
+//! * memory, when it is a consumable, must be free on the node; otherwise it
+//!   is only checked against the node's RealMemory;
+//! * every allocated node runs at least one task.
+//!
+//! Nodes are taken required ones first, then in preference order (weight,
+//! then slurm.conf order), until the job has its minimum node count and room
+//! for all its tasks. If that would exceed its maximum node count, the
+//! roomiest nodes are tried instead. Tasks are then laid out over the chosen
+//! nodes in node order: one each, then filling each node in turn (Slurm's
+//! default block distribution), which gives `SLURM_TASKS_PER_NODE=2,1` for
+//! three tasks on two 2-CPU nodes.
+
+use crate::constraint::Constraint;
+use crate::plan::NodeAlloc;
+use crate::request::{JobRequest, MemReq};
+use crate::view::{ClusterView, OverSubscribe, PartitionView};
+
+/// What is still free on one node during a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FreeNode {
+    pub cpus: u32,
+    pub mem_mb: u64,
+    /// Nothing allocated: an exclusive job may take it.
+    pub idle: bool,
+    /// May take work at all.
+    pub usable: bool,
+}
+
+/// Free resources of every node, indexed like [`ClusterView::nodes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pool {
+    pub nodes: Vec<FreeNode>,
+}
+
+impl Pool {
+    /// What the view says is free right now.
+    pub fn current(view: &ClusterView) -> Pool {
+        Pool {
+            nodes: view
+                .nodes
+                .iter()
+                .map(|n| {
+                    if n.exclusive_owner.is_some() {
+                        FreeNode {
+                            cpus: 0,
+                            mem_mb: 0,
+                            idle: false,
+                            usable: n.usable,
+                        }
+                    } else {
+                        FreeNode {
+                            cpus: n.cpus.saturating_sub(n.alloc_cpus),
+                            mem_mb: n.real_memory_mb.saturating_sub(n.alloc_mem_mb),
+                            idle: n.is_idle(),
+                            usable: n.usable,
+                        }
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Every node empty; usable as the view says, or all of them when
+    /// `assume_up`.
+    pub fn empty(view: &ClusterView, assume_up: bool) -> Pool {
+        Pool {
+            nodes: view
+                .nodes
+                .iter()
+                .map(|n| FreeNode {
+                    cpus: n.cpus,
+                    mem_mb: n.real_memory_mb,
+                    idle: true,
+                    usable: assume_up || n.usable,
+                })
+                .collect(),
+        }
+    }
+
+    /// Removes an allocation from the pool.
+    pub fn take(&mut self, allocs: &[NodeAlloc], exclusive: bool) {
+        for a in allocs {
+            if let Some(f) = self.nodes.get_mut(a.node_index) {
+                f.idle = false;
+                if exclusive {
+                    f.cpus = 0;
+                    f.mem_mb = 0;
+                } else {
+                    f.cpus = f.cpus.saturating_sub(a.cpus);
+                    f.mem_mb = f.mem_mb.saturating_sub(a.mem_mb);
+                }
+            }
+        }
+    }
+}
+
+/// How much memory each node must give the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemNeed {
+    /// Nothing to check (no request and memory not consumable).
+    Nothing,
+    /// All of the node's memory (`--mem=0`, or no request and no default
+    /// while memory is consumable).
+    WholeNode,
+    PerNode(u64),
+    PerCpu(u64),
+}
+
+/// A job's demand, normalized once per pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub cpus_per_task: u32,
+    pub ntasks: u32,
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    pub tasks_per_node: Option<u32>,
+    pub exclusive: bool,
+    pub overcommit: bool,
+    pub mem: MemNeed,
+    pub track_memory: bool,
+}
+
+impl Shape {
+    pub fn new(view: &ClusterView, job: &JobRequest, part: &PartitionView) -> Shape {
+        let required = distinct_count(&job.required_nodes);
+        let min_nodes = job.min_nodes.max(1).max(part.min_nodes).max(required);
+        let ntasks = job.ntasks.max(min_nodes);
+        let max_nodes = job
+            .max_nodes
+            .unwrap_or(u32::MAX)
+            .min(part.max_nodes.unwrap_or(u32::MAX))
+            .min(ntasks)
+            .max(min_nodes);
+        let track_memory = view.config.track_memory;
+        let requested = job.mem.or(part.def_mem).or(view.config.def_mem);
+        let mem = match requested {
+            Some(MemReq::PerNode(0) | MemReq::PerCpu(0)) | None if track_memory => {
+                MemNeed::WholeNode
+            }
+            Some(MemReq::PerNode(0) | MemReq::PerCpu(0)) | None => MemNeed::Nothing,
+            Some(MemReq::PerNode(m)) => MemNeed::PerNode(m),
+            Some(MemReq::PerCpu(m)) => MemNeed::PerCpu(m),
+        };
+        Shape {
+            cpus_per_task: job.cpus_per_task.max(1),
+            ntasks,
+            min_nodes,
+            max_nodes,
+            tasks_per_node: job.ntasks_per_node.filter(|&n| n > 0),
+            exclusive: job.exclusive || part.oversubscribe == OverSubscribe::Exclusive,
+            overcommit: job.overcommit,
+            mem,
+            track_memory,
+        }
+    }
+
+    /// How many tasks node `node` can take from `free`, or `None` if it can
+    /// take none.
+    pub fn capacity(&self, view: &ClusterView, node: usize, free: FreeNode) -> Option<u32> {
+        let n = view.nodes.get(node)?;
+        if !free.usable || (self.exclusive && !free.idle) {
+            return None;
+        }
+        let cpt = self.cpus_per_task;
+        let cpus = if self.exclusive { n.cpus } else { free.cpus };
+        let mut tasks = if self.overcommit {
+            if cpus < cpt {
+                return None;
+            }
+            u32::MAX
+        } else {
+            cpus / cpt
+        };
+        if let Some(limit) = self.tasks_per_node {
+            tasks = tasks.min(limit);
+        }
+        // Memory: free memory when it is consumable, RealMemory otherwise.
+        let mem_avail = if self.track_memory {
+            free.mem_mb
+        } else {
+            n.real_memory_mb
+        };
+        match self.mem {
+            MemNeed::Nothing => {}
+            MemNeed::WholeNode => {
+                if self.track_memory && free.mem_mb < n.real_memory_mb {
+                    return None;
+                }
+            }
+            MemNeed::PerNode(m) => {
+                if m > mem_avail {
+                    return None;
+                }
+            }
+            MemNeed::PerCpu(m) => {
+                let cpus_taken = if self.exclusive || self.overcommit {
+                    Some(if self.exclusive { n.cpus } else { cpt })
+                } else {
+                    None
+                };
+                match cpus_taken {
+                    // A fixed number of CPUs whatever the tasks: all or nothing.
+                    Some(c) => {
+                        if u64::from(c).saturating_mul(m) > mem_avail {
+                            return None;
+                        }
+                    }
+                    None => {
+                        let per_task = u64::from(cpt).saturating_mul(m);
+                        let fit = mem_avail / per_task.max(1);
+                        tasks = tasks.min(u32::try_from(fit).unwrap_or(u32::MAX));
+                    }
+                }
+            }
+        }
+        (tasks > 0).then_some(tasks)
+    }
+
+    /// What node `node` gives the job for `tasks` tasks.
+    fn alloc(&self, view: &ClusterView, node: usize, tasks: u32) -> NodeAlloc {
+        let (node_cpus, real) = view
+            .nodes
+            .get(node)
+            .map_or((0, 0), |n| (n.cpus, n.real_memory_mb));
+        let cpus = if self.exclusive {
+            node_cpus
+        } else if self.overcommit {
+            self.cpus_per_task
+        } else {
+            tasks.saturating_mul(self.cpus_per_task)
+        };
+        let mem_mb = if !self.track_memory {
+            0
+        } else {
+            match self.mem {
+                MemNeed::Nothing => 0,
+                MemNeed::WholeNode => real,
+                MemNeed::PerNode(m) => m,
+                MemNeed::PerCpu(m) => m.saturating_mul(u64::from(cpus)),
+            }
+        };
+        NodeAlloc {
+            node_index: node,
+            cpus,
+            mem_mb,
+            tasks,
+        }
+    }
+}
+
+fn distinct_count(nodes: &[usize]) -> u32 {
+    if nodes.len() < 2 {
+        return nodes.len() as u32;
+    }
+    let mut v = nodes.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    u32::try_from(v.len()).unwrap_or(u32::MAX)
+}
+
+/// Whether node `i` is acceptable to the job at all (features, `-x`).
+pub(crate) fn node_allowed(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
+    let Some(n) = view.nodes.get(i) else {
+        return false;
+    };
+    if job.excluded_nodes.contains(&i) {
+        return false;
+    }
+    job.constraint
+        .as_ref()
+        .is_none_or(|c: &Constraint| c.matches(&n.features))
+}
+
+/// Places `job` on `pool`, choosing among `order` (the partition's nodes in
+/// preference order) minus nodes marked in `blocked`. Returns the allocation
+/// in node order, or `None` when it does not fit.
+pub(crate) fn select(
+    view: &ClusterView,
+    job: &JobRequest,
+    shape: &Shape,
+    pool: &Pool,
+    order: &[usize],
+    blocked: Option<&[bool]>,
+) -> Option<Vec<NodeAlloc>> {
+    let is_blocked = |i: usize| blocked.is_some_and(|b| b.get(i).copied().unwrap_or(false));
+    let free = |i: usize| pool.nodes.get(i).copied();
+    let capacity = |i: usize| free(i).and_then(|f| shape.capacity(view, i, f));
+
+    // Required nodes first: each must be in the partition, allowed and able
+    // to take at least one task.
+    let mut required: Vec<usize> = job.required_nodes.clone();
+    required.sort_unstable();
+    required.dedup();
+    let mut chosen: Vec<(usize, u32)> = Vec::with_capacity(shape.min_nodes as usize);
+    for &r in &required {
+        if !order.contains(&r) || !node_allowed(view, job, r) || is_blocked(r) {
+            return None;
+        }
+        chosen.push((r, capacity(r)?));
+    }
+    let max_nodes = shape.max_nodes as usize;
+    if chosen.len() > max_nodes {
+        return None;
+    }
+
+    let candidates: Vec<(usize, u32)> = order
+        .iter()
+        .copied()
+        .filter(|&i| !is_blocked(i) && required.binary_search(&i).is_err())
+        .filter(|&i| node_allowed(view, job, i))
+        .filter_map(|i| capacity(i).map(|c| (i, c)))
+        .collect();
+
+    let min_nodes = shape.min_nodes as usize;
+    let ntasks = u64::from(shape.ntasks);
+    let satisfied = |set: &[(usize, u32)]| {
+        set.len() >= min_nodes && set.iter().map(|&(_, c)| u64::from(c)).sum::<u64>() >= ntasks
+    };
+    let fill = |mut set: Vec<(usize, u32)>, from: &[(usize, u32)]| {
+        for &cand in from {
+            if satisfied(&set) || set.len() >= max_nodes {
+                break;
+            }
+            set.push(cand);
+        }
+        set
+    };
+
+    let mut set = fill(chosen.clone(), &candidates);
+    if !satisfied(&set) && set.len() >= max_nodes {
+        // The preferred nodes are too small to fit under the node limit: try
+        // the roomiest ones (stable, so preference still breaks ties).
+        let mut roomy = candidates;
+        roomy.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+        set = fill(chosen, &roomy);
+    }
+    if !satisfied(&set) {
+        return None;
+    }
+
+    // Lay tasks out in node order: one each, then fill nodes in turn.
+    set.sort_unstable_by_key(|&(i, _)| i);
+    let mut remaining = shape.ntasks.saturating_sub(u32::try_from(set.len()).ok()?);
+    let mut allocs = Vec::with_capacity(set.len());
+    for &(i, cap) in &set {
+        let extra = remaining.min(cap.saturating_sub(1));
+        remaining -= extra;
+        allocs.push(shape.alloc(view, i, 1 + extra));
+    }
+    (remaining == 0).then_some(allocs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{cluster, job};
+
+    fn place(view: &ClusterView, j: &JobRequest) -> Option<Vec<NodeAlloc>> {
+        let part = &view.partitions[j.partition];
+        let shape = Shape::new(view, j, part);
+        let order = view.preference_order(part);
+        select(view, j, &shape, &Pool::current(view), &order, None)
+    }
+
+    fn layout(allocs: &[NodeAlloc]) -> Vec<(usize, u32, u32)> {
+        allocs
+            .iter()
+            .map(|a| (a.node_index, a.cpus, a.tasks))
+            .collect()
+    }
+
+    #[test]
+    fn one_task_takes_one_cpu_on_first_node() {
+        let v = cluster(4, 2, 4000);
+        let a = place(&v, &job(1)).unwrap();
+        assert_eq!(layout(&a), vec![(0, 1, 1)]);
+        assert_eq!(a[0].mem_mb, 0, "memory is not consumable in this view");
+    }
+
+    #[test]
+    fn block_distribution_matches_slurm_env() {
+        let v = cluster(4, 2, 4000);
+        // env_nodes2_ntasks4: --nodes=2 --ntasks=4 -> 2(x2) CPUs and tasks
+        let mut j = job(1);
+        j.min_nodes = 2;
+        j.max_nodes = Some(2);
+        j.ntasks = 4;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 2, 2), (1, 2, 2)]);
+        // --nodes=2 --ntasks=3 -> 2,1
+        j.ntasks = 3;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 2, 2), (1, 1, 1)]);
+        // --nodes=2 --ntasks=2 -> 1(x2)
+        j.ntasks = 2;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 1, 1), (1, 1, 1)]);
+        // -n 4 alone spreads over as many nodes as needed
+        let mut j = job(2);
+        j.ntasks = 4;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 2, 2), (1, 2, 2)]);
+    }
+
+    #[test]
+    fn cpus_per_task_and_tasks_per_node() {
+        let v = cluster(4, 4, 4000);
+        let mut j = job(1);
+        j.ntasks = 3;
+        j.cpus_per_task = 2;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 4, 2), (1, 2, 1)]);
+        let mut j = job(2);
+        j.ntasks = 4;
+        j.ntasks_per_node = Some(1);
+        assert_eq!(
+            layout(&place(&v, &j).unwrap()),
+            vec![(0, 1, 1), (1, 1, 1), (2, 1, 1), (3, 1, 1)]
+        );
+        j.ntasks = 5;
+        assert!(
+            place(&v, &j).is_none(),
+            "5 tasks, at most 1 per node, 4 nodes"
+        );
+    }
+
+    #[test]
+    fn exclusive_takes_whole_idle_nodes() {
+        let mut v = cluster(2, 4, 4000);
+        let mut j = job(1);
+        j.exclusive = true;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 4, 1)]);
+        v.nodes[0].alloc_cpus = 1;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(1, 4, 1)]);
+        v.nodes[1].alloc_mem_mb = 1;
+        assert!(place(&v, &j).is_none());
+    }
+
+    #[test]
+    fn exclusively_owned_node_is_taken() {
+        let mut v = cluster(1, 4, 4000);
+        v.nodes[0].exclusive_owner = Some(slurm_common::ids::JobId(7));
+        assert!(place(&v, &job(1)).is_none());
+    }
+
+    #[test]
+    fn overcommit_gives_one_task_group_per_node() {
+        let v = cluster(2, 2, 4000);
+        let mut j = job(1);
+        j.ntasks = 8;
+        j.overcommit = true;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 1, 8)]);
+        j.min_nodes = 2;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 1, 7), (1, 1, 1)]);
+    }
+
+    #[test]
+    fn memory_consumable() {
+        let mut v = cluster(2, 4, 4000);
+        v.config.track_memory = true;
+        let mut j = job(1);
+        j.mem = Some(MemReq::PerNode(3000));
+        assert_eq!(place(&v, &j).unwrap()[0].mem_mb, 3000);
+        v.nodes[0].alloc_mem_mb = 1001;
+        assert_eq!(place(&v, &j).unwrap()[0].node_index, 1);
+        // Per CPU: 4 tasks x 1000 MB need a node with 4000 MB free.
+        let mut j = job(2);
+        j.ntasks = 4;
+        j.mem = Some(MemReq::PerCpu(1000));
+        let a = place(&v, &j).unwrap();
+        assert_eq!(layout(&a), vec![(0, 2, 2), (1, 2, 2)]);
+        assert_eq!(a[0].mem_mb, 2000);
+        // No request and no default: the whole node, as in Slurm.
+        let j = job(3);
+        let a = place(&v, &j).unwrap();
+        assert_eq!((a[0].node_index, a[0].mem_mb), (1, 4000));
+    }
+
+    #[test]
+    fn memory_not_consumable_is_still_bounded_by_real_memory() {
+        let v = cluster(2, 4, 4000);
+        let mut j = job(1);
+        j.mem = Some(MemReq::PerNode(4001));
+        assert!(place(&v, &j).is_none());
+        j.mem = Some(MemReq::PerNode(4000));
+        assert_eq!(place(&v, &j).unwrap()[0].mem_mb, 0);
+    }
+
+    #[test]
+    fn weight_then_order() {
+        let mut v = cluster(3, 2, 4000);
+        v.nodes[0].weight = 10;
+        assert_eq!(place(&v, &job(1)).unwrap()[0].node_index, 1);
+    }
+
+    #[test]
+    fn required_and_excluded_nodes() {
+        let v = cluster(4, 2, 4000);
+        let mut j = job(1);
+        j.required_nodes = vec![2];
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(2, 1, 1)]);
+        let mut j = job(2);
+        j.excluded_nodes = vec![0, 1];
+        assert_eq!(place(&v, &j).unwrap()[0].node_index, 2);
+        let mut j = job(3);
+        j.required_nodes = vec![3, 0];
+        j.min_nodes = 2;
+        j.ntasks = 2;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 1, 1), (3, 1, 1)]);
+    }
+
+    #[test]
+    fn features() {
+        let mut v = cluster(3, 2, 4000);
+        v.nodes[2].features = vec!["gpu".into()];
+        let mut j = job(1);
+        j.constraint = Some(Constraint::parse("gpu").unwrap());
+        assert_eq!(place(&v, &j).unwrap()[0].node_index, 2);
+        j.constraint = Some(Constraint::parse("gpu&big").unwrap());
+        assert!(place(&v, &j).is_none());
+    }
+
+    #[test]
+    fn roomiest_nodes_when_preferred_ones_exceed_node_limit() {
+        let mut v = cluster(3, 2, 4000);
+        v.nodes[0].alloc_cpus = 1;
+        let mut j = job(1);
+        j.ntasks = 4;
+        j.max_nodes = Some(2);
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(1, 2, 2), (2, 2, 2)]);
+    }
+}

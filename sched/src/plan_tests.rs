@@ -1,0 +1,459 @@
+//! One test per scheduling rule of [`crate::plan`].
+
+use slurm_common::ids::JobId;
+use slurm_common::reason::PendingReason as R;
+use slurm_common::time::TimeLimit;
+
+use crate::constraint::Constraint;
+use crate::plan::{schedule, Plan};
+use crate::request::{Hold, JobRequest, MemReq};
+use crate::testkit::{cluster, job};
+use crate::view::{ClusterView, OverSubscribe, PartitionState, PartitionView};
+
+fn started(plan: &Plan) -> Vec<(u32, Vec<usize>)> {
+    plan.starts
+        .iter()
+        .map(|s| (s.job.0, s.node_indices().collect()))
+        .collect()
+}
+
+fn reasons(plan: &Plan) -> Vec<(u32, R)> {
+    plan.pending.iter().map(|&(id, r)| (id.0, r)).collect()
+}
+
+/// The busy reference cluster of the goldens (squeue_jobs.out): jobs 2-4
+/// take one CPU each, job 5 wants 3 nodes x 2 CPUs, job 6 all 4 nodes
+/// exclusively, job 7 one CPU, job 8 is held, job 9 has a dependency.
+fn golden_queue() -> Vec<JobRequest> {
+    let mut q: Vec<JobRequest> = (2..=9).map(job).collect();
+    let j5 = &mut q[3];
+    j5.min_nodes = 3;
+    j5.max_nodes = Some(3);
+    j5.ntasks = 3;
+    j5.cpus_per_task = 2;
+    let j6 = &mut q[4];
+    j6.min_nodes = 4;
+    j6.max_nodes = Some(4);
+    j6.ntasks = 4;
+    j6.exclusive = true;
+    q[6].hold = Some(Hold::User);
+    q[7].blocked_by = Some(R::Dependency);
+    q
+}
+
+#[test]
+fn golden_busy_cluster_in_one_pass() {
+    let view = cluster(4, 2, 4000);
+    let plan = schedule(&view, &golden_queue(), 0);
+    // squeue_jobs.out: 2 and 3 on n1, 4 on n2.
+    assert_eq!(
+        started(&plan),
+        vec![(2, vec![0]), (3, vec![0]), (4, vec![1])]
+    );
+    assert_eq!(
+        reasons(&plan),
+        vec![
+            (5, R::Resources),
+            (6, R::Priority),
+            (7, R::Priority),
+            (8, R::JobHeldUser),
+            (9, R::Dependency),
+        ]
+    );
+}
+
+#[test]
+fn golden_busy_cluster_next_pass_keeps_reasons() {
+    let mut view = cluster(4, 2, 4000);
+    view.nodes[0].alloc_cpus = 2;
+    view.nodes[1].alloc_cpus = 1;
+    let queue: Vec<JobRequest> = golden_queue().into_iter().skip(3).collect();
+    let plan = schedule(&view, &queue, 0);
+    assert!(plan.starts.is_empty());
+    assert_eq!(plan.reason_of(JobId(5)), Some(R::Resources));
+    assert_eq!(plan.reason_of(JobId(6)), Some(R::Priority));
+    // Job 7 fits on an idle node but must not pass job 5.
+    assert_eq!(plan.reason_of(JobId(7)), Some(R::Priority));
+}
+
+#[test]
+fn golden_too_many_nodes_waits_with_partition_config() {
+    // squeue_too_many_nodes.out: sbatch -N 10 on 4 nodes.
+    let view = cluster(4, 2, 4000);
+    let mut j = job(11);
+    j.min_nodes = 10;
+    j.max_nodes = Some(10);
+    j.ntasks = 10;
+    let plan = schedule(&view, &[j, job(12)], 0);
+    assert_eq!(reasons(&plan), vec![(11, R::PartitionConfig)]);
+    assert_eq!(started(&plan), vec![(12, vec![0])], "it blocks nobody");
+}
+
+#[test]
+fn holds() {
+    let view = cluster(1, 2, 4000);
+    let mut u = job(1);
+    u.hold = Some(Hold::User);
+    let mut a = job(2);
+    a.hold = Some(Hold::Admin);
+    let plan = schedule(&view, &[u, a], 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![(1, R::JobHeldUser), (2, R::JobHeldAdmin)]
+    );
+}
+
+#[test]
+fn begin_time() {
+    let view = cluster(1, 2, 4000);
+    let mut later = job(1);
+    later.begin_time = Some(1000);
+    let mut now = job(2);
+    now.begin_time = Some(500);
+    let plan = schedule(&view, &[later, now], 500);
+    assert_eq!(reasons(&plan), vec![(1, R::BeginTime)]);
+    assert_eq!(started(&plan), vec![(2, vec![0])]);
+}
+
+#[test]
+fn partition_states() {
+    for (state, expect) in [
+        (PartitionState::Down, Some(R::PartitionDown)),
+        (PartitionState::Inactive, Some(R::PartitionInactive)),
+        (PartitionState::Drain, None),
+        (PartitionState::Up, None),
+    ] {
+        let mut view = cluster(1, 2, 4000);
+        view.partitions[0].state = state;
+        let plan = schedule(&view, &[job(1)], 0);
+        assert_eq!(plan.reason_of(JobId(1)), expect, "{state:?}");
+        assert_eq!(plan.starts.len(), usize::from(expect.is_none()));
+    }
+}
+
+#[test]
+fn partition_time_limit_and_defaults() {
+    let mut view = cluster(1, 2, 4000);
+    view.partitions[0].max_time = TimeLimit::Minutes(60);
+    view.partitions[0].default_time = Some(TimeLimit::Minutes(10));
+    let mut long = job(1);
+    long.time_limit = Some(TimeLimit::Minutes(61));
+    let mut unlimited = job(2);
+    unlimited.time_limit = Some(TimeLimit::Infinite);
+    let mut ok = job(3);
+    ok.time_limit = Some(TimeLimit::Minutes(60));
+    let plain = job(4);
+    let plan = schedule(&view, &[long, unlimited, ok, plain], 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![(1, R::PartitionTimeLimit), (2, R::PartitionTimeLimit)]
+    );
+    let limits: Vec<_> = plan
+        .starts
+        .iter()
+        .map(|s| (s.job.0, s.time_limit))
+        .collect();
+    assert_eq!(
+        limits,
+        vec![(3, TimeLimit::Minutes(60)), (4, TimeLimit::Minutes(10))]
+    );
+}
+
+#[test]
+fn no_default_time_means_max_time() {
+    let mut view = cluster(1, 2, 4000);
+    view.partitions[0].max_time = TimeLimit::Minutes(30);
+    let plan = schedule(&view, &[job(1)], 0);
+    assert_eq!(plan.starts[0].time_limit, TimeLimit::Minutes(30));
+}
+
+#[test]
+fn partition_node_limits() {
+    let mut view = cluster(4, 2, 4000);
+    view.partitions[0].max_nodes = Some(2);
+    view.partitions[0].min_nodes = 2;
+    let mut wide = job(1);
+    wide.min_nodes = 3;
+    wide.ntasks = 3;
+    let mut narrow = job(2);
+    narrow.max_nodes = Some(1);
+    let mut fine = job(3);
+    fine.ntasks = 2;
+    let plan = schedule(&view, &[wide, narrow, fine], 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![(1, R::PartitionNodeLimit), (2, R::PartitionNodeLimit)]
+    );
+    // MinNodes=2 spreads the two tasks over two nodes.
+    assert_eq!(started(&plan), vec![(3, vec![0, 1])]);
+}
+
+#[test]
+fn required_node_down_or_busy() {
+    let mut view = cluster(2, 2, 4000);
+    view.nodes[1].usable = false;
+    let mut down = job(1);
+    down.required_nodes = vec![1];
+    let plan = schedule(&view, &[down.clone()], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::ReqNodeNotAvail)]);
+
+    let mut view = cluster(2, 2, 4000);
+    view.nodes[1].alloc_cpus = 2;
+    let plan = schedule(&view, &[down, job(2)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::Resources), (2, R::Priority)]);
+}
+
+#[test]
+fn not_enough_usable_nodes() {
+    let mut view = cluster(2, 2, 4000);
+    view.nodes[0].usable = false;
+    let mut j = job(1);
+    j.min_nodes = 2;
+    j.ntasks = 2;
+    let plan = schedule(&view, &[j, job(2)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::ReqNodeNotAvail)]);
+    assert_eq!(started(&plan), vec![(2, vec![1])], "it blocks nobody");
+}
+
+#[test]
+fn constraints() {
+    let mut view = cluster(3, 2, 4000);
+    view.nodes[1].features = vec!["gpu".into()];
+    view.nodes[2].features = vec!["big".into()];
+    view.nodes[2].usable = false;
+    let with = |id, c: &str| {
+        let mut j = job(id);
+        j.constraint = Some(Constraint::parse(c).unwrap());
+        j
+    };
+    let plan = schedule(&view, &[with(1, "gpu"), with(2, "big"), with(3, "tiny")], 0);
+    assert_eq!(started(&plan), vec![(1, vec![1])]);
+    assert_eq!(
+        reasons(&plan),
+        vec![(2, R::ReqNodeNotAvail), (3, R::BadConstraints)]
+    );
+}
+
+#[test]
+fn priority_then_submit_order() {
+    let view = cluster(1, 1, 4000);
+    let mut low = job(1);
+    low.priority = 10;
+    let mut high = job(2);
+    high.priority = 20;
+    let plan = schedule(&view, &[low.clone(), high], 0);
+    assert_eq!(started(&plan), vec![(2, vec![0])]);
+    assert_eq!(reasons(&plan), vec![(1, R::Resources)]);
+
+    let mut early = job(5);
+    early.submit_time = 1;
+    let mut late = job(4);
+    late.submit_time = 2;
+    let plan = schedule(&view, &[late, early], 0);
+    assert_eq!(started(&plan), vec![(5, vec![0])]);
+}
+
+fn two_partitions() -> ClusterView {
+    // "small" (tier 2) on n1-n2, "all" (tier 1) on n1-n4.
+    let mut view = cluster(4, 2, 4000);
+    let mut small = PartitionView::new("small", vec![0, 1]);
+    small.priority_tier = 2;
+    view.partitions.push(small);
+    view.partitions[0].name = "all".into();
+    view
+}
+
+#[test]
+fn higher_tier_goes_first_whatever_the_priority() {
+    let mut view = two_partitions();
+    view.nodes.truncate(2);
+    view.partitions[0].nodes = vec![0, 1];
+    let mut low_tier = job(1);
+    low_tier.priority = 1000;
+    low_tier.ntasks = 4;
+    let mut high_tier = job(2);
+    high_tier.partition = 1;
+    high_tier.priority = 1;
+    high_tier.ntasks = 2;
+    let plan = schedule(&view, &[low_tier, high_tier], 0);
+    assert_eq!(started(&plan), vec![(2, vec![0])]);
+    assert_eq!(reasons(&plan), vec![(1, R::Resources)]);
+}
+
+#[test]
+fn waiting_job_reserves_its_partition_nodes_for_others() {
+    let mut view = two_partitions();
+    view.nodes[0].alloc_cpus = 1;
+    // Tier 2: needs both n1 and n2 whole; n1 is half used.
+    let mut big = job(1);
+    big.partition = 1;
+    big.ntasks = 4;
+    big.min_nodes = 2;
+    // Tier 1: would fit on n1 but must leave n1-n2 to job 1.
+    let small = job(2);
+    // Tier 1, asks for n2 explicitly: only the reservation stops it.
+    let mut pinned = job(3);
+    pinned.required_nodes = vec![1];
+    let plan = schedule(&view, &[pinned, small, big], 0);
+    assert_eq!(plan.reason_of(JobId(1)), Some(R::Resources));
+    // Job 2 comes before job 3 (same priority, earlier submit): it is
+    // placed outside n1-n2. Job 3 cannot be, and then blocks "all".
+    assert_eq!(started(&plan), vec![(2, vec![2])]);
+    assert_eq!(plan.reason_of(JobId(3)), Some(R::Priority));
+}
+
+#[test]
+fn outside_blockers_block_nobody() {
+    let view = cluster(1, 2, 4000);
+    let mut limited = job(1);
+    limited.blocked_by = Some(R::QOSMaxJobsPerUserLimit);
+    let plan = schedule(&view, &[limited, job(2)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::QOSMaxJobsPerUserLimit)]);
+    assert_eq!(started(&plan), vec![(2, vec![0])]);
+}
+
+#[test]
+fn exclusive_jobs() {
+    let mut view = cluster(2, 2, 4000);
+    view.nodes[0].alloc_cpus = 1;
+    let mut ex = job(1);
+    ex.exclusive = true;
+    let plan = schedule(&view, &[ex.clone(), job(2)], 0);
+    // Job 1 gets idle n2 whole; job 2 fits next to the running job on n1.
+    assert_eq!(started(&plan), vec![(1, vec![1]), (2, vec![0])]);
+    assert!(plan.starts[0].exclusive);
+    assert_eq!(plan.starts[0].nodes[0].cpus, 2);
+
+    // Nothing after an exclusive start may share its node.
+    let view = cluster(1, 4, 4000);
+    let plan = schedule(&view, &[ex, job(2)], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0])]);
+    assert_eq!(reasons(&plan), vec![(2, R::Resources)]);
+}
+
+#[test]
+fn oversubscribe_exclusive_partition_makes_every_job_exclusive() {
+    let mut view = cluster(2, 4, 4000);
+    view.partitions[0].oversubscribe = OverSubscribe::Exclusive;
+    let plan = schedule(&view, &[job(1), job(2), job(3)], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0]), (2, vec![1])]);
+    assert!(plan
+        .starts
+        .iter()
+        .all(|s| s.exclusive && s.total_cpus() == 4));
+    assert_eq!(reasons(&plan), vec![(3, R::Resources)]);
+}
+
+#[test]
+fn memory_as_consumable() {
+    let mut view = cluster(2, 4, 4000);
+    view.config.track_memory = true;
+    // No request, no default: each job takes a whole node's memory.
+    let plan = schedule(&view, &[job(1), job(2), job(3)], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0]), (2, vec![1])]);
+    assert_eq!(reasons(&plan), vec![(3, R::Resources)]);
+    // With DefMemPerCPU the CPUs are the limit again.
+    view.partitions[0].def_mem = Some(MemReq::PerCpu(500));
+    let queue: Vec<_> = (1..=9).map(job).collect();
+    let plan = schedule(&view, &queue, 0);
+    assert_eq!(plan.starts.len(), 8);
+    assert!(plan.starts.iter().all(|s| s.nodes[0].mem_mb == 500));
+    // A job wanting more than any node has never fits.
+    let mut huge = job(10);
+    huge.mem = Some(MemReq::PerNode(5000));
+    assert_eq!(
+        schedule(&view, &[huge], 0).reason_of(JobId(10)),
+        Some(R::PartitionConfig)
+    );
+}
+
+#[test]
+fn cluster_wide_default_memory_loses_to_partition_default() {
+    let mut view = cluster(1, 4, 4000);
+    view.config.track_memory = true;
+    view.config.def_mem = Some(MemReq::PerNode(1000));
+    let plan = schedule(&view, &[job(1)], 0);
+    assert_eq!(plan.starts[0].nodes[0].mem_mb, 1000);
+    view.partitions[0].def_mem = Some(MemReq::PerNode(300));
+    let plan = schedule(&view, &[job(1)], 0);
+    assert_eq!(plan.starts[0].nodes[0].mem_mb, 300);
+}
+
+#[test]
+fn unusable_and_owned_nodes_get_nothing() {
+    let mut view = cluster(3, 2, 4000);
+    view.nodes[0].usable = false;
+    view.nodes[1].exclusive_owner = Some(JobId(99));
+    let plan = schedule(&view, &[job(1), job(2), job(3)], 0);
+    assert_eq!(started(&plan), vec![(1, vec![2]), (2, vec![2])]);
+    assert_eq!(reasons(&plan), vec![(3, R::Resources)]);
+}
+
+#[test]
+fn unknown_partition_index() {
+    let view = cluster(1, 2, 4000);
+    let mut j = job(1);
+    j.partition = 7;
+    assert_eq!(
+        schedule(&view, &[j], 0).reason_of(JobId(1)),
+        Some(R::PartitionConfig)
+    );
+}
+
+#[test]
+fn start_env_strings() {
+    let view = cluster(4, 2, 4000);
+    let mut j = job(20);
+    j.min_nodes = 2;
+    j.max_nodes = Some(2);
+    j.ntasks = 4;
+    let mut k = job(21);
+    k.min_nodes = 2;
+    k.max_nodes = Some(2);
+    k.ntasks = 3;
+    let plan = schedule(&view, &[j, k], 0);
+    let s = plan.start_of(JobId(20)).unwrap();
+    assert_eq!(
+        (s.cpus_per_node(), s.tasks_per_node()),
+        ("2(x2)".into(), "2(x2)".into())
+    );
+    let s = plan.start_of(JobId(21)).unwrap();
+    assert_eq!(
+        (s.cpus_per_node(), s.tasks_per_node()),
+        ("2,1".into(), "2,1".into())
+    );
+}
+
+#[test]
+fn empty_inputs() {
+    assert_eq!(schedule(&ClusterView::default(), &[], 0), Plan::default());
+    let plan = schedule(&ClusterView::default(), &[job(1)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::PartitionConfig)]);
+    let mut view = cluster(1, 2, 4000);
+    view.partitions[0].nodes.clear();
+    assert_eq!(
+        schedule(&view, &[job(1)], 0).reason_of(JobId(1)),
+        Some(R::PartitionConfig)
+    );
+}
+
+#[test]
+fn absurd_requests_do_not_panic() {
+    let view = cluster(2, 2, 4000);
+    let mut j = job(1);
+    j.min_nodes = u32::MAX;
+    j.ntasks = u32::MAX;
+    j.cpus_per_task = u32::MAX;
+    j.ntasks_per_node = Some(u32::MAX);
+    j.mem = Some(MemReq::PerCpu(u64::MAX));
+    j.required_nodes = vec![usize::MAX, 0];
+    j.excluded_nodes = vec![usize::MAX];
+    let mut k = job(2);
+    k.max_nodes = Some(0);
+    k.cpus_per_task = 0;
+    k.ntasks = 0;
+    k.overcommit = true;
+    k.mem = Some(MemReq::PerNode(u64::MAX));
+    let plan = schedule(&view, &[j, k], i64::MIN);
+    assert_eq!(plan.pending.len() + plan.starts.len(), 2);
+}

@@ -1,0 +1,104 @@
+//! What a pending job asks for, already resolved by the controller.
+//!
+//! The controller turns the submitted options into a [`JobRequest`] once
+//! (partition name to index, node names to indices, `--constraint` parsed,
+//! `--ntasks` defaulted), so every pass works on plain numbers.
+
+use slurm_common::ids::JobId;
+use slurm_common::reason::PendingReason;
+use slurm_common::time::TimeLimit;
+
+use crate::constraint::Constraint;
+
+/// A memory request, in MB. Zero means "all the memory of each node", as
+/// `--mem=0` does in Slurm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemReq {
+    /// `--mem`, `DefMemPerNode`.
+    PerNode(u64),
+    /// `--mem-per-cpu`, `DefMemPerCPU`.
+    PerCpu(u64),
+}
+
+/// Who holds a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hold {
+    /// `--hold`, or `scontrol hold`/`uhold` by the owner: `JobHeldUser`.
+    User,
+    /// `scontrol hold` by an operator or administrator: `JobHeldAdmin`.
+    Admin,
+}
+
+/// One pending job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRequest {
+    pub id: JobId,
+    /// Higher runs first (within a partition priority tier).
+    pub priority: u32,
+    /// Unix seconds; earlier runs first among equal priorities, then lower id.
+    pub submit_time: i64,
+    /// Index into [`crate::ClusterView::partitions`].
+    pub partition: usize,
+    /// `-N min[-max]`. At least the number of `required_nodes`.
+    pub min_nodes: u32,
+    /// `None` when `-N` gave no maximum: as many nodes as the tasks need.
+    pub max_nodes: Option<u32>,
+    /// `-n`. The controller fills it in when the user did not (Slurm uses one
+    /// task per node, or nodes x `--ntasks-per-node`). A value below the node
+    /// count is raised to it: every allocated node runs at least one task.
+    pub ntasks: u32,
+    /// `--ntasks-per-node`: the most tasks placed on one node.
+    pub ntasks_per_node: Option<u32>,
+    /// `-c`; 0 is read as 1.
+    pub cpus_per_task: u32,
+    /// `--mem`/`--mem-per-cpu`; `None` takes the partition or cluster default.
+    pub mem: Option<MemReq>,
+    /// `--exclusive`: whole nodes, all their CPUs.
+    pub exclusive: bool,
+    /// `--overcommit`: allocate `-c` CPUs per node however many tasks run.
+    pub overcommit: bool,
+    /// `-w`: every one of these nodes must be in the allocation.
+    pub required_nodes: Vec<usize>,
+    /// `-x`: none of these may be.
+    pub excluded_nodes: Vec<usize>,
+    /// `-C`; every allocated node must satisfy it.
+    pub constraint: Option<Constraint>,
+    /// `-t`; `None` takes the partition's DefaultTime, else its MaxTime.
+    pub time_limit: Option<TimeLimit>,
+    /// `--begin`, Unix seconds.
+    pub begin_time: Option<i64>,
+    pub hold: Option<Hold>,
+    /// A reason decided outside the scheduler that keeps the job out of this
+    /// pass (`Dependency`, `DependencyNeverSatisfied`, QOS or association
+    /// limits, `JobArrayTaskLimit`, ...). The plan reports it unchanged and the
+    /// job blocks nobody.
+    pub blocked_by: Option<PendingReason>,
+}
+
+impl JobRequest {
+    /// One task on one node with one CPU in `partition`, submitted at time 0
+    /// with priority 1: what a bare `sbatch script` asks for.
+    pub fn new(id: JobId, partition: usize) -> JobRequest {
+        JobRequest {
+            id,
+            priority: 1,
+            submit_time: 0,
+            partition,
+            min_nodes: 1,
+            max_nodes: None,
+            ntasks: 1,
+            ntasks_per_node: None,
+            cpus_per_task: 1,
+            mem: None,
+            exclusive: false,
+            overcommit: false,
+            required_nodes: Vec::new(),
+            excluded_nodes: Vec::new(),
+            constraint: None,
+            time_limit: None,
+            begin_time: None,
+            hold: None,
+            blocked_by: None,
+        }
+    }
+}

@@ -1,0 +1,458 @@
+//! Admission: is a job worth queueing at all?
+//!
+//! Slurm 22.05 (with the default `EnforcePartLimits=NO`) refuses at
+//! submission only a job that could never run in its partition *whatever the
+//! partition's limits say*: more memory or CPUs per node than any node has
+//! (`sbatch --mem=999999999` fails with "Requested node configuration is not
+//! available"), a feature no node offers, a drained or inactive partition.
+//! A job that merely breaks a partition limit is accepted and waits with a
+//! reason instead: `sbatch -N 10` on a 4-node partition prints `Submitted
+//! batch job 11` and squeue shows `(PartitionConfig)`; a `--time` above
+//! `MaxTime` waits with `PartitionTimeLimit`. With
+//! [`crate::SchedConfig::enforce_part_limits`] those limits are checked here
+//! too, as `EnforcePartLimits=ALL` does.
+//!
+//! Node states never matter here: a job asking for nodes that are down today
+//! is accepted and waits.
+
+use thiserror::Error;
+
+use crate::fit::{self, MemNeed, Pool, Shape};
+use crate::plan::effective_time_limit;
+use crate::request::JobRequest;
+use crate::view::{ClusterView, PartitionState};
+
+/// What about the request no node configuration can satisfy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unsatisfiable {
+    /// More memory per node than any eligible node has.
+    Memory,
+    /// More CPUs per task (or per node) than any eligible node has.
+    CpusPerNode,
+    /// The whole request does not fit the partition even when it is empty.
+    TotalSize,
+    /// A required node is not in the partition, or is also excluded.
+    RequiredNode,
+    /// A node index the view does not have.
+    UnknownNode,
+}
+
+/// Why a job is refused at submission.
+///
+/// `Display` is our own message with the context; [`Self::slurm_error`] is
+/// the text Slurm's commands print after `Batch job submission failed: `.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SubmitRejection {
+    #[error("partition index {index} does not exist")]
+    InvalidPartition { index: usize },
+    #[error("partition {partition} does not accept jobs (state {state:?})")]
+    PartitionNotAvailable {
+        partition: String,
+        state: PartitionState,
+    },
+    #[error("node count {min_nodes}-{max_nodes} is invalid for partition {partition}")]
+    InvalidNodeCount {
+        partition: String,
+        min_nodes: u32,
+        max_nodes: String,
+    },
+    #[error("time limit exceeds the limit of partition {partition}")]
+    InvalidTimeLimit { partition: String },
+    #[error("no node of partition {partition} has the features {constraint}")]
+    InvalidFeature {
+        partition: String,
+        constraint: String,
+    },
+    #[error("no node configuration of partition {partition} satisfies the request ({cause:?})")]
+    NodeConfigUnavailable {
+        partition: String,
+        cause: Unsatisfiable,
+    },
+}
+
+impl SubmitRejection {
+    /// Slurm's error text for this rejection (its `slurm_strerror`).
+    pub fn slurm_error(&self) -> &'static str {
+        match self {
+            SubmitRejection::InvalidPartition { .. } => "Invalid partition name specified",
+            SubmitRejection::PartitionNotAvailable { .. } => {
+                "Required partition not available (inactive or drain)"
+            }
+            SubmitRejection::InvalidNodeCount { .. } => "Node count specification invalid",
+            SubmitRejection::InvalidTimeLimit { .. } => {
+                "Requested time limit is invalid (missing or exceeds some limit)"
+            }
+            SubmitRejection::InvalidFeature { .. } => "Invalid feature specification",
+            SubmitRejection::NodeConfigUnavailable { .. } => {
+                "Requested node configuration is not available"
+            }
+        }
+    }
+
+    /// The extra line Slurm sends back for the user before the error, if any
+    /// (`sbatch: error: Memory specification can not be satisfied`).
+    pub fn user_message(&self) -> Option<&'static str> {
+        match self {
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::Memory,
+                ..
+            } => Some("Memory specification can not be satisfied"),
+            _ => None,
+        }
+    }
+}
+
+/// Decides whether `job` may be queued. See the module docs for what is
+/// refused here and what is left to wait with a reason.
+pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRejection> {
+    let part = view
+        .partitions
+        .get(job.partition)
+        .ok_or(SubmitRejection::InvalidPartition {
+            index: job.partition,
+        })?;
+    let name = || part.name.clone();
+    let unsatisfiable = |cause| SubmitRejection::NodeConfigUnavailable {
+        partition: name(),
+        cause,
+    };
+    if matches!(part.state, PartitionState::Drain | PartitionState::Inactive) {
+        return Err(SubmitRejection::PartitionNotAvailable {
+            partition: name(),
+            state: part.state,
+        });
+    }
+
+    let bad_count = || SubmitRejection::InvalidNodeCount {
+        partition: name(),
+        min_nodes: job.min_nodes,
+        max_nodes: job
+            .max_nodes
+            .map_or_else(|| "unlimited".to_string(), |m| m.to_string()),
+    };
+    let mut required = job.required_nodes.clone();
+    required.sort_unstable();
+    required.dedup();
+    if job
+        .max_nodes
+        .is_some_and(|m| m < job.min_nodes || (m as usize) < required.len())
+    {
+        return Err(bad_count());
+    }
+    if job
+        .required_nodes
+        .iter()
+        .chain(&job.excluded_nodes)
+        .any(|&i| i >= view.nodes.len())
+    {
+        return Err(unsatisfiable(Unsatisfiable::UnknownNode));
+    }
+    if required
+        .iter()
+        .any(|i| !part.nodes.contains(i) || job.excluded_nodes.contains(i))
+    {
+        return Err(unsatisfiable(Unsatisfiable::RequiredNode));
+    }
+
+    let shape = Shape::new(view, job, part);
+    if view.config.enforce_part_limits {
+        if job.time_limit.is_some() && effective_time_limit(job, part) > part.max_time {
+            return Err(SubmitRejection::InvalidTimeLimit { partition: name() });
+        }
+        let below_min = job.max_nodes.is_some_and(|m| m < part.min_nodes);
+        let above_max = part.max_nodes.is_some_and(|m| shape.min_nodes > m);
+        if below_min || above_max || shape.min_nodes as usize > part.nodes.len() {
+            return Err(bad_count());
+        }
+    }
+
+    let order = view.preference_order(part);
+    let eligible: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&i| fit::node_allowed(view, job, i))
+        .collect();
+    if let Some(c) = &job.constraint {
+        if eligible.is_empty() || required.iter().any(|i| !eligible.contains(i)) {
+            return Err(SubmitRejection::InvalidFeature {
+                partition: name(),
+                constraint: c.to_string(),
+            });
+        }
+    }
+    // More nodes than the partition has: accepted, waits with PartitionConfig.
+    if shape.min_nodes as usize > order.len() {
+        return Ok(());
+    }
+
+    // Per-node checks first, so the rejection names the resource at fault.
+    let nodes = || eligible.iter().filter_map(|&i| view.nodes.get(i));
+    if !nodes().any(|n| n.cpus >= shape.cpus_per_task) {
+        return Err(unsatisfiable(Unsatisfiable::CpusPerNode));
+    }
+    let mem_per_node = |cpus: u32| match shape.mem {
+        MemNeed::Nothing | MemNeed::WholeNode => 0,
+        MemNeed::PerNode(m) => m,
+        MemNeed::PerCpu(m) => m.saturating_mul(u64::from(cpus)),
+    };
+    let fits_memory = |n: &crate::view::NodeView| {
+        let cpus = if shape.exclusive {
+            n.cpus
+        } else {
+            shape.cpus_per_task
+        };
+        mem_per_node(cpus) <= n.real_memory_mb
+    };
+    if !nodes().any(fits_memory) {
+        return Err(unsatisfiable(Unsatisfiable::Memory));
+    }
+    let empty = Pool::empty(view, true);
+    if fit::select(view, job, &shape, &empty, &order, None).is_none() {
+        return Err(unsatisfiable(Unsatisfiable::TotalSize));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constraint::Constraint;
+    use crate::request::MemReq;
+    use crate::testkit::{cluster, job};
+    use slurm_common::time::TimeLimit;
+
+    fn reject(view: &ClusterView, j: &JobRequest) -> SubmitRejection {
+        match check_submit(view, j) {
+            Err(e) => e,
+            Ok(()) => panic!("job {} accepted", j.id),
+        }
+    }
+
+    #[test]
+    fn golden_too_much_memory_is_rejected() {
+        // err_sbatch_too_much_mem: sbatch --mem=999999999 (CR_Core, no tracking)
+        let view = cluster(4, 2, 4000);
+        let mut j = job(12);
+        j.mem = Some(MemReq::PerNode(999_999_999));
+        let e = reject(&view, &j);
+        assert_eq!(
+            e,
+            SubmitRejection::NodeConfigUnavailable {
+                partition: "debug".into(),
+                cause: Unsatisfiable::Memory
+            }
+        );
+        assert_eq!(
+            e.slurm_error(),
+            "Requested node configuration is not available"
+        );
+        assert_eq!(
+            e.user_message(),
+            Some("Memory specification can not be satisfied")
+        );
+    }
+
+    #[test]
+    fn golden_too_many_nodes_is_accepted() {
+        // err_sbatch_too_many_nodes: sbatch -N 10 prints "Submitted batch job 11"
+        let view = cluster(4, 2, 4000);
+        let mut j = job(11);
+        j.min_nodes = 10;
+        j.max_nodes = Some(10);
+        j.ntasks = 10;
+        assert_eq!(check_submit(&view, &j), Ok(()));
+    }
+
+    #[test]
+    fn too_many_nodes_is_rejected_when_limits_are_enforced() {
+        let mut view = cluster(4, 2, 4000);
+        view.config.enforce_part_limits = true;
+        let mut j = job(11);
+        j.min_nodes = 10;
+        j.ntasks = 10;
+        let e = reject(&view, &j);
+        assert!(
+            matches!(e, SubmitRejection::InvalidNodeCount { .. }),
+            "{e:?}"
+        );
+        assert_eq!(e.slurm_error(), "Node count specification invalid");
+    }
+
+    #[test]
+    fn time_limit_only_checked_when_enforced() {
+        let mut view = cluster(1, 2, 4000);
+        view.partitions[0].max_time = TimeLimit::Minutes(60);
+        let mut j = job(1);
+        j.time_limit = Some(TimeLimit::Minutes(120));
+        assert_eq!(check_submit(&view, &j), Ok(()));
+        view.config.enforce_part_limits = true;
+        let e = reject(&view, &j);
+        assert_eq!(
+            e.slurm_error(),
+            "Requested time limit is invalid (missing or exceeds some limit)"
+        );
+        // A job without --time takes the partition's limit and is fine.
+        assert_eq!(check_submit(&view, &job(2)), Ok(()));
+    }
+
+    #[test]
+    fn partition_availability() {
+        let mut view = cluster(1, 2, 4000);
+        let mut j = job(1);
+        j.partition = 3;
+        let e = reject(&view, &j);
+        assert_eq!(e, SubmitRejection::InvalidPartition { index: 3 });
+        assert_eq!(e.slurm_error(), "Invalid partition name specified");
+        for state in [PartitionState::Drain, PartitionState::Inactive] {
+            view.partitions[0].state = state;
+            let e = reject(&view, &job(1));
+            assert_eq!(
+                e.slurm_error(),
+                "Required partition not available (inactive or drain)"
+            );
+        }
+        // A DOWN partition queues jobs (they wait with PartitionDown).
+        view.partitions[0].state = PartitionState::Down;
+        assert_eq!(check_submit(&view, &job(1)), Ok(()));
+    }
+
+    #[test]
+    fn features() {
+        let mut view = cluster(2, 2, 4000);
+        view.nodes[1].features = vec!["gpu".into()];
+        view.nodes[1].usable = false;
+        let mut j = job(1);
+        j.constraint = Some(Constraint::parse("gpu").unwrap());
+        assert_eq!(
+            check_submit(&view, &j),
+            Ok(()),
+            "node state does not matter"
+        );
+        j.constraint = Some(Constraint::parse("gpu&fast").unwrap());
+        let e = reject(&view, &j);
+        assert_eq!(
+            e,
+            SubmitRejection::InvalidFeature {
+                partition: "debug".into(),
+                constraint: "gpu&fast".into()
+            }
+        );
+        assert_eq!(e.slurm_error(), "Invalid feature specification");
+    }
+
+    #[test]
+    fn cpus_and_total_size() {
+        let view = cluster(4, 2, 4000);
+        let mut wide_task = job(1);
+        wide_task.cpus_per_task = 3;
+        assert_eq!(
+            reject(&view, &wide_task),
+            SubmitRejection::NodeConfigUnavailable {
+                partition: "debug".into(),
+                cause: Unsatisfiable::CpusPerNode
+            }
+        );
+        let mut many = job(2);
+        many.ntasks = 9;
+        assert_eq!(
+            reject(&view, &many),
+            SubmitRejection::NodeConfigUnavailable {
+                partition: "debug".into(),
+                cause: Unsatisfiable::TotalSize
+            }
+        );
+        many.ntasks = 8;
+        assert_eq!(check_submit(&view, &many), Ok(()));
+        many.overcommit = true;
+        many.ntasks = 100;
+        assert_eq!(check_submit(&view, &many), Ok(()));
+    }
+
+    #[test]
+    fn node_lists() {
+        let mut view = cluster(3, 2, 4000);
+        view.partitions[0].nodes = vec![0, 1];
+        let mut j = job(1);
+        j.required_nodes = vec![2];
+        assert!(matches!(
+            reject(&view, &j),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::RequiredNode,
+                ..
+            }
+        ));
+        j.required_nodes = vec![1];
+        j.excluded_nodes = vec![1];
+        assert!(matches!(
+            reject(&view, &j),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::RequiredNode,
+                ..
+            }
+        ));
+        j.excluded_nodes = vec![42];
+        assert!(matches!(
+            reject(&view, &j),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::UnknownNode,
+                ..
+            }
+        ));
+        let mut k = job(2);
+        k.min_nodes = 2;
+        k.max_nodes = Some(1);
+        assert_eq!(
+            reject(&view, &k).slurm_error(),
+            "Node count specification invalid"
+        );
+        let mut k = job(3);
+        k.required_nodes = vec![0, 1];
+        k.max_nodes = Some(1);
+        assert_eq!(
+            reject(&view, &k).slurm_error(),
+            "Node count specification invalid"
+        );
+    }
+
+    #[test]
+    fn down_nodes_do_not_matter() {
+        let mut view = cluster(2, 2, 4000);
+        for n in &mut view.nodes {
+            n.usable = false;
+            n.alloc_cpus = 2;
+        }
+        let mut j = job(1);
+        j.ntasks = 4;
+        assert_eq!(check_submit(&view, &j), Ok(()));
+    }
+
+    #[test]
+    fn memory_per_cpu_counts_cpus_per_task() {
+        let view = cluster(2, 4, 4000);
+        let mut j = job(1);
+        j.cpus_per_task = 2;
+        j.mem = Some(MemReq::PerCpu(2000));
+        assert_eq!(check_submit(&view, &j), Ok(()));
+        j.mem = Some(MemReq::PerCpu(2001));
+        assert!(matches!(
+            reject(&view, &j),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::Memory,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn messages_follow_house_style() {
+        let view = cluster(1, 2, 4000);
+        let mut j = job(1);
+        j.mem = Some(MemReq::PerNode(1 << 40));
+        let msg = reject(&view, &j).to_string();
+        assert!(
+            msg.starts_with("no node configuration of partition debug"),
+            "{msg}"
+        );
+        assert!(!msg.ends_with('.'));
+    }
+}
