@@ -131,7 +131,7 @@ word_enum! {
 
 word_enum! {
     /// AuthType / AuthAltTypes. auth/slurm is the built-in key scheme.
-    AuthPlugin, default Munge, expected "auth/munge, auth/slurm, auth/jwt or auth/none" {
+    AuthPlugin, default Slurm, expected "auth/munge, auth/slurm, auth/jwt or auth/none" {
         Munge => "auth/munge",
         Slurm => "auth/slurm",
         Jwt => "auth/jwt",
@@ -141,7 +141,7 @@ word_enum! {
 
 word_enum! {
     /// CredType: how job and step credentials are signed.
-    CredType, default Munge, expected "cred/munge, cred/slurm or cred/none" {
+    CredType, default Slurm, expected "cred/munge, cred/slurm or cred/none" {
         Munge => "cred/munge",
         Slurm => "cred/slurm",
         None => "cred/none",

