@@ -1,9 +1,20 @@
 //! slurmctld: the controller.
 //!
-//! Layout (filled in as the work lands):
-//! - `core/`: `Controller::handle(Event, now) -> Vec<Action>`, deterministic;
-//! - `persist/`: journal and snapshots in StateSaveLocation;
-//! - `ha/`: primary/backup roles;
-//! - `agent/`: fan-out to slurmd through the TreeWidth tree;
-//! - `rpc/`: tonic services;
-//! - `dbd/`: the spool of accounting records for slurmdbd.
+//! - [`core`]: `Controller::handle(Command, now) -> Outcome`, deterministic;
+//!   `apply(&Event)` is the only mutator and also rebuilds state on replay;
+//! - [`persist`]: the event journal in StateSaveLocation;
+//! - [`rpc`]: tonic services that turn requests into commands;
+//! - [`agent`]: sends launch/terminate/signal to slurmd;
+//! - [`server`]: the owner task (group commit), timer, startup and shutdown.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod core;
+pub mod persist;
+pub mod rpc;
+pub mod server;
+
+/// The version every daemon and command reports.
+pub const VERSION: &str = "22.05.8";

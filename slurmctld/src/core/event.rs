@@ -1,0 +1,720 @@
+//! Events: every accepted change of controller state, as journaled.
+//!
+//! An event carries every value `apply` needs (ids, times, the scheduler's
+//! allocation), so replaying the journal rebuilds exactly the same state
+//! without reading a clock or re-running the scheduler.
+//!
+//! Encoding (format version [`EVENT_FORMAT_VERSION`]): one tag byte, then the
+//! fields in declaration order. Integers are little endian and fixed width,
+//! strings and byte blobs are a `u32` length and the bytes, an `Option` is a
+//! presence byte and the value. The submitted job description is the one
+//! message that is not hand-encoded: it is the `slurm.v1.JobDescription`
+//! prost message, embedded as a blob, so every submission option survives a
+//! restart without a second definition here. Nodes and partitions are named,
+//! not numbered, so that a journal stays readable after slurm.conf reorders
+//! them. New events get new tags; an existing layout never changes without a
+//! new format version.
+
+use prost::Message;
+use slurm_common::state::{JobState, NodeUpdateState};
+use slurm_common::time::TimeLimit;
+use slurm_proto::v1::JobDescription;
+use slurm_sched::Hold;
+use thiserror::Error;
+
+/// Version of the event layout described in the module docs.
+pub const EVENT_FORMAT_VERSION: u32 = 1;
+
+/// One node's share of a started job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocRecord {
+    pub node: String,
+    pub cpus: u32,
+    pub mem_mb: u64,
+    pub tasks: u32,
+}
+
+/// A change of one job field (scontrol update).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobChange {
+    TimeLimit(TimeLimit),
+    Partition(String),
+    MinNodes(u32),
+    MaxNodes(Option<u32>),
+    Name(String),
+    Comment(String),
+    /// Explicit priority (operators).
+    Priority(u32),
+    Nice(i32),
+    BeginTime(i64),
+}
+
+/// Every state change of the controller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A job was accepted with id `job_id` at `time`.
+    JobSubmitted {
+        job_id: u32,
+        time: i64,
+        uid: u32,
+        gid: u32,
+        partition: String,
+        priority: u32,
+        desc: Box<JobDescription>,
+    },
+    /// The scheduler started a job on these nodes.
+    JobStarted {
+        job_id: u32,
+        time: i64,
+        time_limit: TimeLimit,
+        exclusive: bool,
+        allocs: Vec<AllocRecord>,
+    },
+    /// A job reached a final state. With `release` its resources are freed
+    /// at once; otherwise it stays COMPLETING until [`Event::JobReleased`].
+    JobEnded {
+        job_id: u32,
+        time: i64,
+        state: JobState,
+        exit_status: u32,
+        exit_signal: u32,
+        /// Reason name (`slurm_common::reason::PendingReason`), e.g. "None".
+        reason: String,
+        detail: String,
+        release: bool,
+    },
+    /// The nodes of a finished (or requeued) job have cleaned up.
+    JobReleased { job_id: u32, time: i64 },
+    /// Hold set (`Some`) or released (`None`).
+    JobHoldChanged { job_id: u32, hold: Option<Hold> },
+    /// Back to PENDING; a running job stays COMPLETING until released.
+    JobRequeued {
+        job_id: u32,
+        time: i64,
+        hold: Option<Hold>,
+        /// Set when the launch failed (counted for the retry rule).
+        launch_failed: bool,
+        detail: String,
+    },
+    JobUpdated {
+        job_id: u32,
+        changes: Vec<JobChange>,
+    },
+    /// slurmd registered the node.
+    NodeRegistered { node: String, time: i64 },
+    /// scontrol update NodeName=... State=...
+    NodeUpdated {
+        node: String,
+        update: NodeUpdateState,
+        reason: Option<String>,
+        uid: u32,
+        time: i64,
+    },
+    /// Finished jobs older than MinJobAge were forgotten.
+    JobsPurged { job_ids: Vec<u32> },
+}
+
+/// A record that does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DecodeError {
+    #[error("record ends early at byte {offset} while reading {what}")]
+    Truncated { offset: usize, what: &'static str },
+    #[error("unknown {what} {value} at byte {offset}")]
+    Unknown {
+        offset: usize,
+        what: &'static str,
+        value: u32,
+    },
+    #[error("invalid text in {what} at byte {offset}")]
+    Utf8 { offset: usize, what: &'static str },
+    #[error("embedded job description does not decode: {detail}")]
+    Description { detail: String },
+    #[error("{extra} trailing bytes after the event")]
+    Trailing { extra: usize },
+}
+
+const JOB_STATES: [JobState; 12] = JobState::ALL;
+const NODE_UPDATES: [NodeUpdateState; 10] = NodeUpdateState::ALL;
+
+impl Event {
+    /// Appends the encoding of this event to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut w = Writer(out);
+        match self {
+            Event::JobSubmitted {
+                job_id,
+                time,
+                uid,
+                gid,
+                partition,
+                priority,
+                desc,
+            } => {
+                w.u8(1);
+                w.u32(*job_id);
+                w.i64(*time);
+                w.u32(*uid);
+                w.u32(*gid);
+                w.str(partition);
+                w.u32(*priority);
+                w.bytes(&desc.encode_to_vec());
+            }
+            Event::JobStarted {
+                job_id,
+                time,
+                time_limit,
+                exclusive,
+                allocs,
+            } => {
+                w.u8(2);
+                w.u32(*job_id);
+                w.i64(*time);
+                w.limit(*time_limit);
+                w.bool(*exclusive);
+                w.len(allocs.len());
+                for a in allocs {
+                    w.str(&a.node);
+                    w.u32(a.cpus);
+                    w.u64(a.mem_mb);
+                    w.u32(a.tasks);
+                }
+            }
+            Event::JobEnded {
+                job_id,
+                time,
+                state,
+                exit_status,
+                exit_signal,
+                reason,
+                detail,
+                release,
+            } => {
+                w.u8(3);
+                w.u32(*job_id);
+                w.i64(*time);
+                w.u8(index_of(&JOB_STATES, state));
+                w.u32(*exit_status);
+                w.u32(*exit_signal);
+                w.str(reason);
+                w.str(detail);
+                w.bool(*release);
+            }
+            Event::JobReleased { job_id, time } => {
+                w.u8(4);
+                w.u32(*job_id);
+                w.i64(*time);
+            }
+            Event::JobHoldChanged { job_id, hold } => {
+                w.u8(5);
+                w.u32(*job_id);
+                w.hold(*hold);
+            }
+            Event::JobRequeued {
+                job_id,
+                time,
+                hold,
+                launch_failed,
+                detail,
+            } => {
+                w.u8(6);
+                w.u32(*job_id);
+                w.i64(*time);
+                w.hold(*hold);
+                w.bool(*launch_failed);
+                w.str(detail);
+            }
+            Event::JobUpdated { job_id, changes } => {
+                w.u8(7);
+                w.u32(*job_id);
+                w.len(changes.len());
+                for c in changes {
+                    match c {
+                        JobChange::TimeLimit(l) => {
+                            w.u8(1);
+                            w.limit(*l);
+                        }
+                        JobChange::Partition(p) => {
+                            w.u8(2);
+                            w.str(p);
+                        }
+                        JobChange::MinNodes(n) => {
+                            w.u8(3);
+                            w.u32(*n);
+                        }
+                        JobChange::MaxNodes(n) => {
+                            w.u8(4);
+                            w.opt_u32(*n);
+                        }
+                        JobChange::Name(s) => {
+                            w.u8(5);
+                            w.str(s);
+                        }
+                        JobChange::Comment(s) => {
+                            w.u8(6);
+                            w.str(s);
+                        }
+                        JobChange::Priority(p) => {
+                            w.u8(7);
+                            w.u32(*p);
+                        }
+                        JobChange::Nice(n) => {
+                            w.u8(8);
+                            w.i64(i64::from(*n));
+                        }
+                        JobChange::BeginTime(t) => {
+                            w.u8(9);
+                            w.i64(*t);
+                        }
+                    }
+                }
+            }
+            Event::NodeRegistered { node, time } => {
+                w.u8(8);
+                w.str(node);
+                w.i64(*time);
+            }
+            Event::NodeUpdated {
+                node,
+                update,
+                reason,
+                uid,
+                time,
+            } => {
+                w.u8(9);
+                w.str(node);
+                w.u8(index_of(&NODE_UPDATES, update));
+                match reason {
+                    Some(r) => {
+                        w.bool(true);
+                        w.str(r);
+                    }
+                    None => w.bool(false),
+                }
+                w.u32(*uid);
+                w.i64(*time);
+            }
+            Event::JobsPurged { job_ids } => {
+                w.u8(10);
+                w.len(job_ids.len());
+                for id in job_ids {
+                    w.u32(*id);
+                }
+            }
+        }
+    }
+
+    /// Decodes one whole record.
+    pub fn decode(bytes: &[u8]) -> Result<Event, DecodeError> {
+        let mut r = Reader { bytes, pos: 0 };
+        let tag = r.u8("event tag")?;
+        let event = match tag {
+            1 => Event::JobSubmitted {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+                uid: r.u32("uid")?,
+                gid: r.u32("gid")?,
+                partition: r.string("partition")?,
+                priority: r.u32("priority")?,
+                desc: {
+                    let blob = r.bytes("job description")?;
+                    Box::new(JobDescription::decode(blob).map_err(|e| {
+                        DecodeError::Description {
+                            detail: e.to_string(),
+                        }
+                    })?)
+                },
+            },
+            2 => {
+                let job_id = r.u32("job id")?;
+                let time = r.i64("time")?;
+                let time_limit = r.limit()?;
+                let exclusive = r.bool("exclusive")?;
+                let n = r.u32("alloc count")?;
+                let mut allocs = Vec::with_capacity(usize::try_from(n.min(4096)).unwrap_or(0));
+                for _ in 0..n {
+                    allocs.push(AllocRecord {
+                        node: r.string("node")?,
+                        cpus: r.u32("cpus")?,
+                        mem_mb: r.u64("memory")?,
+                        tasks: r.u32("tasks")?,
+                    });
+                }
+                Event::JobStarted {
+                    job_id,
+                    time,
+                    time_limit,
+                    exclusive,
+                    allocs,
+                }
+            }
+            3 => Event::JobEnded {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+                state: r.pick(&JOB_STATES, "job state")?,
+                exit_status: r.u32("exit status")?,
+                exit_signal: r.u32("exit signal")?,
+                reason: r.string("reason")?,
+                detail: r.string("detail")?,
+                release: r.bool("release")?,
+            },
+            4 => Event::JobReleased {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+            },
+            5 => Event::JobHoldChanged {
+                job_id: r.u32("job id")?,
+                hold: r.hold()?,
+            },
+            6 => Event::JobRequeued {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+                hold: r.hold()?,
+                launch_failed: r.bool("launch failed")?,
+                detail: r.string("detail")?,
+            },
+            7 => {
+                let job_id = r.u32("job id")?;
+                let n = r.u32("change count")?;
+                let mut changes = Vec::new();
+                for _ in 0..n {
+                    let at = r.pos;
+                    let change = match r.u8("change tag")? {
+                        1 => JobChange::TimeLimit(r.limit()?),
+                        2 => JobChange::Partition(r.string("partition")?),
+                        3 => JobChange::MinNodes(r.u32("min nodes")?),
+                        4 => JobChange::MaxNodes(r.opt_u32("max nodes")?),
+                        5 => JobChange::Name(r.string("name")?),
+                        6 => JobChange::Comment(r.string("comment")?),
+                        7 => JobChange::Priority(r.u32("priority")?),
+                        8 => {
+                            let v = r.i64("nice")?;
+                            JobChange::Nice(i32::try_from(v).unwrap_or(0))
+                        }
+                        9 => JobChange::BeginTime(r.i64("begin time")?),
+                        other => {
+                            return Err(DecodeError::Unknown {
+                                offset: at,
+                                what: "job change tag",
+                                value: u32::from(other),
+                            })
+                        }
+                    };
+                    changes.push(change);
+                }
+                Event::JobUpdated { job_id, changes }
+            }
+            8 => Event::NodeRegistered {
+                node: r.string("node")?,
+                time: r.i64("time")?,
+            },
+            9 => Event::NodeUpdated {
+                node: r.string("node")?,
+                update: r.pick(&NODE_UPDATES, "node update")?,
+                reason: if r.bool("reason present")? {
+                    Some(r.string("reason")?)
+                } else {
+                    None
+                },
+                uid: r.u32("uid")?,
+                time: r.i64("time")?,
+            },
+            10 => {
+                let n = r.u32("job count")?;
+                let mut job_ids = Vec::new();
+                for _ in 0..n {
+                    job_ids.push(r.u32("job id")?);
+                }
+                Event::JobsPurged { job_ids }
+            }
+            other => {
+                return Err(DecodeError::Unknown {
+                    offset: 0,
+                    what: "event tag",
+                    value: u32::from(other),
+                })
+            }
+        };
+        if r.pos != bytes.len() {
+            return Err(DecodeError::Trailing {
+                extra: bytes.len() - r.pos,
+            });
+        }
+        Ok(event)
+    }
+}
+
+fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
+    all.iter()
+        .position(|x| x == v)
+        .and_then(|i| u8::try_from(i).ok())
+        .unwrap_or(u8::MAX)
+}
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Writer<'_> {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn bool(&mut self, v: bool) {
+        self.0.push(u8::from(v));
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn len(&mut self, n: usize) {
+        self.u32(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.len(b.len());
+        self.0.extend_from_slice(b);
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    fn opt_u32(&mut self, v: Option<u32>) {
+        match v {
+            Some(v) => {
+                self.bool(true);
+                self.u32(v);
+            }
+            None => self.bool(false),
+        }
+    }
+    fn limit(&mut self, l: TimeLimit) {
+        match l {
+            TimeLimit::Minutes(m) => self.opt_u32(Some(m)),
+            TimeLimit::Infinite => self.opt_u32(None),
+        }
+    }
+    fn hold(&mut self, h: Option<Hold>) {
+        self.u8(match h {
+            None => 0,
+            Some(Hold::User) => 1,
+            Some(Hold::Admin) => 2,
+        });
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|e| *e <= self.bytes.len())
+            .ok_or(DecodeError::Truncated {
+                offset: self.pos,
+                what,
+            })?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn arr<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], DecodeError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, what)?);
+        Ok(a)
+    }
+    fn u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
+        Ok(self.arr::<1>(what)?[0])
+    }
+    fn bool(&mut self, what: &'static str) -> Result<bool, DecodeError> {
+        let at = self.pos;
+        match self.u8(what)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            v => Err(DecodeError::Unknown {
+                offset: at,
+                what,
+                value: u32::from(v),
+            }),
+        }
+    }
+    fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.arr(what)?))
+    }
+    fn u64(&mut self, what: &'static str) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.arr(what)?))
+    }
+    fn i64(&mut self, what: &'static str) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(self.arr(what)?))
+    }
+    fn bytes(&mut self, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        let n = self.u32(what)?;
+        self.take(usize::try_from(n).unwrap_or(usize::MAX), what)
+    }
+    fn string(&mut self, what: &'static str) -> Result<String, DecodeError> {
+        let at = self.pos;
+        let b = self.bytes(what)?;
+        std::str::from_utf8(b)
+            .map(str::to_owned)
+            .map_err(|_| DecodeError::Utf8 { offset: at, what })
+    }
+    fn opt_u32(&mut self, what: &'static str) -> Result<Option<u32>, DecodeError> {
+        if self.bool(what)? {
+            Ok(Some(self.u32(what)?))
+        } else {
+            Ok(None)
+        }
+    }
+    fn limit(&mut self) -> Result<TimeLimit, DecodeError> {
+        Ok(match self.opt_u32("time limit")? {
+            Some(m) => TimeLimit::Minutes(m),
+            None => TimeLimit::Infinite,
+        })
+    }
+    fn hold(&mut self) -> Result<Option<Hold>, DecodeError> {
+        let at = self.pos;
+        match self.u8("hold")? {
+            0 => Ok(None),
+            1 => Ok(Some(Hold::User)),
+            2 => Ok(Some(Hold::Admin)),
+            v => Err(DecodeError::Unknown {
+                offset: at,
+                what: "hold",
+                value: u32::from(v),
+            }),
+        }
+    }
+    fn pick<T: Copy>(&mut self, all: &[T], what: &'static str) -> Result<T, DecodeError> {
+        let at = self.pos;
+        let i = self.u8(what)?;
+        all.get(usize::from(i))
+            .copied()
+            .ok_or(DecodeError::Unknown {
+                offset: at,
+                what,
+                value: u32::from(i),
+            })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Event> {
+        vec![
+            Event::JobSubmitted {
+                job_id: 7,
+                time: 1_700_000_000,
+                uid: 1000,
+                gid: 100,
+                partition: "debug".into(),
+                priority: 4_294_901_753,
+                desc: Box::new(JobDescription {
+                    script: "#!/bin/sh\ntrue\n".into(),
+                    name: "caf\u{e9}".into(),
+                    min_nodes: Some(2),
+                    ..JobDescription::default()
+                }),
+            },
+            Event::JobStarted {
+                job_id: 7,
+                time: 5,
+                time_limit: TimeLimit::Minutes(10),
+                exclusive: true,
+                allocs: vec![AllocRecord {
+                    node: "n1".into(),
+                    cpus: 2,
+                    mem_mb: 4000,
+                    tasks: 1,
+                }],
+            },
+            Event::JobEnded {
+                job_id: 7,
+                time: 9,
+                state: JobState::Timeout,
+                exit_status: 0,
+                exit_signal: 15,
+                reason: "TimeLimit".into(),
+                detail: String::new(),
+                release: false,
+            },
+            Event::JobReleased {
+                job_id: 7,
+                time: 10,
+            },
+            Event::JobHoldChanged {
+                job_id: 8,
+                hold: Some(Hold::Admin),
+            },
+            Event::JobRequeued {
+                job_id: 8,
+                time: 11,
+                hold: None,
+                launch_failed: true,
+                detail: "launch failed".into(),
+            },
+            Event::JobUpdated {
+                job_id: 8,
+                changes: vec![
+                    JobChange::TimeLimit(TimeLimit::Infinite),
+                    JobChange::Partition("p".into()),
+                    JobChange::MinNodes(3),
+                    JobChange::MaxNodes(None),
+                    JobChange::Name("n".into()),
+                    JobChange::Comment("c".into()),
+                    JobChange::Priority(5),
+                    JobChange::Nice(-3),
+                    JobChange::BeginTime(99),
+                ],
+            },
+            Event::NodeRegistered {
+                node: "n2".into(),
+                time: 3,
+            },
+            Event::NodeUpdated {
+                node: "n2".into(),
+                update: NodeUpdateState::Drain,
+                reason: Some("disk".into()),
+                uid: 0,
+                time: 4,
+            },
+            Event::JobsPurged {
+                job_ids: vec![1, 2, 3],
+            },
+        ]
+    }
+
+    #[test]
+    fn every_event_round_trips() {
+        for e in samples() {
+            let mut buf = Vec::new();
+            e.encode(&mut buf);
+            assert_eq!(Event::decode(&buf).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn truncated_and_padded_records_are_errors() {
+        for e in samples() {
+            let mut buf = Vec::new();
+            e.encode(&mut buf);
+            for cut in 0..buf.len() {
+                assert!(Event::decode(&buf[..cut]).is_err(), "{e:?} cut at {cut}");
+            }
+            buf.push(0);
+            assert!(matches!(
+                Event::decode(&buf),
+                Err(DecodeError::Trailing { extra: 1 })
+            ));
+        }
+        assert!(matches!(
+            Event::decode(&[200]),
+            Err(DecodeError::Unknown { .. })
+        ));
+    }
+}

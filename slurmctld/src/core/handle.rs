@@ -1,0 +1,1016 @@
+//! Command handlers: validation with Slurm's error codes, then events.
+
+use std::sync::Arc;
+
+use slurm_common::ids::JobId;
+use slurm_common::reason::PendingReason;
+use slurm_common::state::{JobState, NodeUpdateState};
+use slurm_common::time::TimeLimit;
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+use slurm_sched::{Hold, SubmitRejection};
+
+use super::{Action, Caller, Command, Controller, Event, Job, JobChange, JobShape, Outcome, Reply};
+
+/// Per-job result of a multi-job operation.
+type JobResult = Result<(), (ErrorCode, String)>;
+
+impl Controller {
+    /// Validates and performs one command at time `now`.
+    pub fn handle(&mut self, cmd: Command, now: i64) -> Outcome {
+        let mut out = Outcome::default();
+        out.reply = match cmd {
+            Command::Submit { caller, desc } => self.submit(&mut out, caller, *desc, now),
+            Command::Cancel {
+                caller,
+                filter,
+                signal,
+            } => self.for_each_job(&mut out, caller, &filter, |c, out, job| match signal {
+                None => c.cancel(out, job, now),
+                Some(sig) => c.signal(out, job, sig),
+            }),
+            Command::Hold {
+                caller,
+                filter,
+                user_hold,
+            } => {
+                let hold = if user_hold || !self.is_operator(caller) {
+                    Hold::User
+                } else {
+                    Hold::Admin
+                };
+                self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+                    c.hold(out, job, hold)
+                })
+            }
+            Command::Release { caller, filter } => {
+                let op = self.is_operator(caller);
+                self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+                    c.release_hold(out, job, op)
+                })
+            }
+            Command::Requeue {
+                caller,
+                filter,
+                hold,
+            } => self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+                c.requeue(out, job, hold, now)
+            }),
+            Command::UpdateJob { caller, request } => {
+                let op = self.is_operator(caller);
+                let filter = request.filter.clone().unwrap_or_default();
+                self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+                    c.update_job(out, job, &request, op)
+                })
+            }
+            Command::UpdateNode { caller, request } => {
+                self.update_node(&mut out, caller, &request, now)
+            }
+            Command::RegisterNode { caller, request } => {
+                self.register_node(&mut out, caller, &request, now)
+            }
+            Command::JobComplete { caller, request } => {
+                self.job_complete(&mut out, caller, &request, now)
+            }
+            Command::LaunchFailed { job_id, detail } => {
+                self.launch_failed(&mut out, job_id, detail, now);
+                Reply::None
+            }
+            Command::Tick => {
+                self.tick(&mut out, now);
+                Reply::None
+            }
+        };
+        out
+    }
+
+    // ---------------------------------------------------------------- submit
+
+    fn submit(
+        &mut self,
+        out: &mut Outcome,
+        caller: Caller,
+        desc: v1::JobDescription,
+        now: i64,
+    ) -> Reply {
+        match self.check_submit(caller, desc, now) {
+            Err(reply) => reply,
+            Ok((desc, partition, uid, gid)) => {
+                if desc.test_only {
+                    return self.estimate(&desc, partition, now);
+                }
+                let Some(job_id) = self.free_job_id() else {
+                    return Reply::error(ErrorCode::Internal, "no free job id");
+                };
+                let priority = match desc.priority {
+                    Some(p) => p,
+                    None => self.next_priority,
+                };
+                let event = Event::JobSubmitted {
+                    job_id,
+                    time: now,
+                    uid,
+                    gid,
+                    partition: self.partitions[partition].name().to_string(),
+                    priority,
+                    desc: Box::new(desc),
+                };
+                if self.emit(out, event) {
+                    Reply::Submitted {
+                        job_id,
+                        estimate: None,
+                    }
+                } else {
+                    Reply::error(ErrorCode::Internal, "job could not be recorded")
+                }
+            }
+        }
+    }
+
+    /// Everything Slurm refuses at submission. On success: the description
+    /// to store (uid/gid resolved), the partition index, uid and gid.
+    fn check_submit(
+        &self,
+        caller: Caller,
+        mut desc: v1::JobDescription,
+        _now: i64,
+    ) -> Result<(v1::JobDescription, usize, u32, u32), Reply> {
+        let op = self.is_operator(caller);
+        if desc.script.trim().is_empty() {
+            return Err(Reply::error(ErrorCode::JobScriptMissing, ""));
+        }
+        let (uid, gid) = if op {
+            (desc.user_id, desc.group_id)
+        } else if desc.user_id == caller.uid || desc.user_id == 0 {
+            (caller.uid, caller.gid)
+        } else {
+            return Err(Reply::error(
+                ErrorCode::AccessDenied,
+                format!(
+                    "user {} may not submit jobs as user {}",
+                    caller.uid, desc.user_id
+                ),
+            ));
+        };
+        desc.user_id = uid;
+        desc.group_id = gid;
+        if desc.priority.is_some() && !op {
+            return Err(Reply::error(ErrorCode::AccessDenied, ""));
+        }
+        if desc.nice.is_some_and(|n| n < 0) && !op {
+            return Err(Reply::error(ErrorCode::AccessDenied, ""));
+        }
+        let partition = if desc.partitions.is_empty() {
+            self.default_part
+                .ok_or_else(|| Reply::error(ErrorCode::DefaultPartitionNotSet, ""))?
+        } else {
+            let mut chosen = None;
+            for name in &desc.partitions {
+                match self.part_index.get(name.trim()) {
+                    Some(&i) => {
+                        chosen.get_or_insert(i);
+                    }
+                    None => {
+                        return Err(Reply::error(
+                            ErrorCode::InvalidPartitionName,
+                            format!("invalid partition specified: {name}"),
+                        ))
+                    }
+                }
+            }
+            chosen.ok_or_else(|| Reply::error(ErrorCode::InvalidPartitionName, ""))?
+        };
+        if slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref()).is_err() {
+            return Err(Reply::error(ErrorCode::InvalidTimeLimit, ""));
+        }
+        for expr in [&desc.required_nodes, &desc.excluded_nodes] {
+            if let Err(bad) = self.node_list(expr) {
+                return Err(Reply::error(
+                    ErrorCode::InvalidNodeName,
+                    format!("invalid node name specified: {bad}"),
+                ));
+            }
+        }
+        if !desc.constraint.is_empty() && slurm_sched::Constraint::parse(&desc.constraint).is_err()
+        {
+            return Err(Reply::error(ErrorCode::InvalidFeature, ""));
+        }
+        if desc.max_nodes.is_some_and(|m| m == 0) || desc.min_nodes == Some(0) {
+            return Err(Reply::error(ErrorCode::InvalidNodeCount, ""));
+        }
+        // The same resolution replay will do, checked by the scheduler's
+        // admission rules.
+        let probe = self.probe_job(&desc, partition, uid, gid);
+        let request = self.job_request(&probe);
+        let view = self.cluster_view();
+        if let Err(rejection) = slurm_sched::check_submit(&view, &request) {
+            return Err(rejection_reply(&rejection));
+        }
+        Ok((desc, partition, uid, gid))
+    }
+
+    fn probe_job(&self, desc: &v1::JobDescription, partition: usize, uid: u32, gid: u32) -> Job {
+        Job {
+            id: JobId::new(0),
+            uid,
+            gid,
+            desc: Arc::new(desc.clone()),
+            name: desc.name.clone(),
+            partition: Some(partition),
+            partition_name: String::new(),
+            shape: JobShape::from_desc(desc),
+            status: slurm_common::state::JobStatus::pending(),
+            reason: PendingReason::None,
+            reason_detail: String::new(),
+            base_priority: 1,
+            nice: 0,
+            hold: None,
+            requeue: false,
+            restart_count: 0,
+            launch_failures: 0,
+            comment: String::new(),
+            submit_time: 0,
+            eligible_time: 0,
+            start_time: 0,
+            end_time: 0,
+            last_sched_eval: 0,
+            run_limit: None,
+            exit_status: 0,
+            exit_signal: 0,
+            alloc: Vec::new(),
+            exclusive_alloc: false,
+        }
+    }
+
+    /// --test-only: where and when the job would start if submitted now.
+    fn estimate(&self, desc: &v1::JobDescription, partition: usize, now: i64) -> Reply {
+        let probe = self.probe_job(desc, partition, desc.user_id, desc.group_id);
+        let mut request = self.job_request(&probe);
+        request.priority = u32::MAX;
+        let view = self.cluster_view();
+        let plan = slurm_sched::schedule(&view, &[request], now);
+        let estimate = plan.starts.first().map(|s| v1::StartEstimate {
+            start_time: now,
+            nodes: slurm_common::hostlist::compress(
+                s.nodes
+                    .iter()
+                    .filter_map(|a| self.nodes.get(a.node_index))
+                    .map(|n| n.name.as_str()),
+            ),
+            cpus: u32::try_from(s.total_cpus()).unwrap_or(u32::MAX),
+            partition: self.partitions[partition].name().to_string(),
+            preempted_job_ids: Vec::new(),
+        });
+        Reply::Submitted {
+            job_id: 0,
+            estimate: Some(estimate.unwrap_or_else(|| v1::StartEstimate {
+                start_time: now,
+                partition: self.partitions[partition].name().to_string(),
+                ..v1::StartEstimate::default()
+            })),
+        }
+    }
+
+    fn free_job_id(&self) -> Option<u32> {
+        let mut id = self.next_job_id;
+        let span = self.cfg.max_job_id.saturating_sub(self.cfg.first_job_id);
+        for _ in 0..=span {
+            if !self.jobs.contains_key(&id) {
+                return Some(id);
+            }
+            id = self.id_after(id);
+        }
+        None
+    }
+
+    // ------------------------------------------------------ job operations
+
+    /// Resolves `filter` and runs `op` on each job the caller may touch.
+    fn for_each_job(
+        &mut self,
+        out: &mut Outcome,
+        caller: Caller,
+        filter: &v1::JobFilter,
+        mut op: impl FnMut(&mut Controller, &mut Outcome, u32) -> JobResult,
+    ) -> Reply {
+        let op_caller = self.is_operator(caller);
+        let mut results = Vec::new();
+        let mut ids: Vec<u32> = Vec::new();
+        for &id in &filter.job_ids {
+            if self.jobs.contains_key(&id) {
+                ids.push(id);
+            } else {
+                results.push(result(id, Err((ErrorCode::InvalidJobId, String::new()))));
+            }
+        }
+        for sel in &filter.array_tasks {
+            if self.jobs.contains_key(&sel.array_job_id) {
+                ids.push(sel.array_job_id);
+            } else {
+                results.push(result(
+                    sel.array_job_id,
+                    Err((ErrorCode::InvalidJobId, String::new())),
+                ));
+            }
+        }
+        let named = !filter.job_ids.is_empty() || !filter.array_tasks.is_empty();
+        if !named {
+            if filter.user_ids.is_empty()
+                && filter.names.is_empty()
+                && filter.partitions.is_empty()
+                && filter.states.is_empty()
+            {
+                return Reply::error(ErrorCode::InvalidJobId, "no job selected");
+            }
+            ids = self.jobs.keys().copied().collect();
+        }
+        ids.dedup();
+        for id in ids {
+            let Some(job) = self.jobs.get(&id) else {
+                continue;
+            };
+            if !matches_filter(job, filter) {
+                continue;
+            }
+            if job.uid != caller.uid && !op_caller {
+                if named {
+                    results.push(result(id, Err((ErrorCode::AccessDenied, String::new()))));
+                }
+                continue;
+            }
+            let r = op(self, out, id);
+            results.push(result(id, r));
+        }
+        results.sort_by_key(|r| r.job_id);
+        Reply::JobResults(results)
+    }
+
+    fn cancel(&mut self, out: &mut Outcome, id: u32, now: i64) -> JobResult {
+        let Some(job) = self.jobs.get(&id) else {
+            return Err((ErrorCode::InvalidJobId, String::new()));
+        };
+        match job.status.state {
+            JobState::Pending if !job.status.is_completing() => {
+                self.end_job(out, id, now, JobState::Cancelled, (0, 0), "None", true);
+                Ok(())
+            }
+            JobState::Running | JobState::Suspended => {
+                self.end_job(out, id, now, JobState::Cancelled, (0, 0), "None", false);
+                self.push_terminate(out, id, v1::JobState::Cancelled, now);
+                Ok(())
+            }
+            _ => Err((ErrorCode::AlreadyDone, String::new())),
+        }
+    }
+
+    fn signal(&mut self, out: &mut Outcome, id: u32, signal: u32) -> JobResult {
+        let Some(job) = self.jobs.get(&id) else {
+            return Err((ErrorCode::InvalidJobId, String::new()));
+        };
+        match job.status.state {
+            JobState::Running | JobState::Suspended => {
+                out.actions.push(Action::SignalJob {
+                    job_id: id,
+                    nodes: job.alloc.iter().map(|a| a.node_index).collect(),
+                    request: v1::NodeSignalJobRequest {
+                        job_id: id,
+                        step_id: None,
+                        signal,
+                        batch_only: false,
+                        full: false,
+                    },
+                });
+                Ok(())
+            }
+            JobState::Pending => Err((ErrorCode::JobPending, String::new())),
+            _ => Err((ErrorCode::AlreadyDone, String::new())),
+        }
+    }
+
+    fn hold(&mut self, out: &mut Outcome, id: u32, hold: Hold) -> JobResult {
+        let Some(job) = self.jobs.get(&id) else {
+            return Err((ErrorCode::InvalidJobId, String::new()));
+        };
+        if job.status.state != JobState::Pending {
+            return Err((ErrorCode::JobNotPending, String::new()));
+        }
+        if job.hold != Some(hold) {
+            self.emit(
+                out,
+                Event::JobHoldChanged {
+                    job_id: id,
+                    hold: Some(hold),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn release_hold(&mut self, out: &mut Outcome, id: u32, operator: bool) -> JobResult {
+        let Some(job) = self.jobs.get(&id) else {
+            return Err((ErrorCode::InvalidJobId, String::new()));
+        };
+        if job.status.state != JobState::Pending {
+            return Err((ErrorCode::JobNotPending, String::new()));
+        }
+        match job.hold {
+            None => Ok(()),
+            Some(Hold::Admin) if !operator => Err((ErrorCode::AccessDenied, String::new())),
+            Some(_) => {
+                self.emit(
+                    out,
+                    Event::JobHoldChanged {
+                        job_id: id,
+                        hold: None,
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    fn requeue(&mut self, out: &mut Outcome, id: u32, hold: bool, now: i64) -> JobResult {
+        let Some(job) = self.jobs.get(&id) else {
+            return Err((ErrorCode::InvalidJobId, String::new()));
+        };
+        if !job.requeue {
+            return Err((ErrorCode::Disabled, String::new()));
+        }
+        if job.status.is_completing() {
+            return Err((ErrorCode::TransitionStateNoUpdate, String::new()));
+        }
+        let running = job.status.state.holds_resources();
+        if job.status.state == JobState::Pending {
+            return Err((ErrorCode::JobPending, String::new()));
+        }
+        self.emit(
+            out,
+            Event::JobRequeued {
+                job_id: id,
+                time: now,
+                hold: hold.then_some(Hold::User),
+                launch_failed: false,
+                detail: String::new(),
+            },
+        );
+        if running {
+            self.push_terminate(out, id, v1::JobState::Pending, now);
+        }
+        Ok(())
+    }
+
+    fn update_job(
+        &mut self,
+        out: &mut Outcome,
+        id: u32,
+        req: &v1::UpdateJobRequest,
+        operator: bool,
+    ) -> JobResult {
+        let Some(job) = self.jobs.get(&id) else {
+            return Err((ErrorCode::InvalidJobId, String::new()));
+        };
+        let pending = job.status.state == JobState::Pending;
+        if job.status.state.is_finished() && !pending {
+            return Err((ErrorCode::AlreadyDone, String::new()));
+        }
+        let mut changes = Vec::new();
+        if let Some(limit) = req.time_limit.as_ref() {
+            let limit = slurm_proto::convert::time_limit("time_limit", Some(limit))
+                .ok()
+                .flatten()
+                .ok_or((ErrorCode::InvalidTimeLimit, String::new()))?;
+            let current =
+                super::effective_limit(job, job.partition.and_then(|p| self.partitions.get(p)));
+            if !operator && limit > current {
+                return Err((ErrorCode::AccessDenied, String::new()));
+            }
+            changes.push(JobChange::TimeLimit(limit));
+        }
+        if let Some(p) = &req.partition {
+            if !pending {
+                return Err((ErrorCode::JobNotPending, String::new()));
+            }
+            if !self.part_index.contains_key(p) {
+                return Err((ErrorCode::InvalidPartitionName, String::new()));
+            }
+            changes.push(JobChange::Partition(p.clone()));
+        }
+        if req.min_nodes.is_some() || req.max_nodes.is_some() {
+            if !pending {
+                return Err((ErrorCode::JobNotPending, String::new()));
+            }
+            if let Some(n) = req.min_nodes {
+                if n == 0 {
+                    return Err((ErrorCode::InvalidNodeCount, String::new()));
+                }
+                changes.push(JobChange::MinNodes(n));
+            }
+            if let Some(n) = req.max_nodes {
+                changes.push(JobChange::MaxNodes((n > 0).then_some(n)));
+            }
+        }
+        if let Some(n) = &req.name {
+            changes.push(JobChange::Name(n.clone()));
+        }
+        if let Some(c) = &req.comment {
+            changes.push(JobChange::Comment(c.clone()));
+        }
+        if let Some(p) = req.priority {
+            if !operator {
+                return Err((ErrorCode::AccessDenied, String::new()));
+            }
+            changes.push(JobChange::Priority(p));
+        }
+        if let Some(n) = req.nice {
+            if n < 0 && !operator {
+                return Err((ErrorCode::AccessDenied, String::new()));
+            }
+            changes.push(JobChange::Nice(n));
+        }
+        if let Some(t) = req.begin_time {
+            if !pending {
+                return Err((ErrorCode::JobNotPending, String::new()));
+            }
+            changes.push(JobChange::BeginTime(t));
+        }
+        if !changes.is_empty() {
+            self.emit(
+                out,
+                Event::JobUpdated {
+                    job_id: id,
+                    changes,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------- node side
+
+    fn update_node(
+        &mut self,
+        out: &mut Outcome,
+        caller: Caller,
+        req: &v1::UpdateNodeRequest,
+        now: i64,
+    ) -> Reply {
+        if !self.is_operator(caller) {
+            return Reply::error(ErrorCode::AccessDenied, "");
+        }
+        let nodes = match self.node_list(&req.nodes) {
+            Ok(n) if !n.is_empty() => n,
+            Ok(_) => return Reply::error(ErrorCode::InvalidNodeName, ""),
+            Err(bad) => {
+                return Reply::error(
+                    ErrorCode::InvalidNodeName,
+                    format!("invalid node name specified: {bad}"),
+                )
+            }
+        };
+        let Some(update) = node_update(req.state) else {
+            return Reply::Ok;
+        };
+        let reason = req.reason.clone().filter(|r| !r.trim().is_empty());
+        if update.needs_reason() && reason.is_none() {
+            return Reply::error(
+                ErrorCode::InvalidNodeState,
+                "you must specify a reason when DOWNING or DRAINING a node",
+            );
+        }
+        for &i in &nodes {
+            if let Err(e) = self.nodes[i].state.apply_update(update) {
+                return Reply::error(ErrorCode::InvalidNodeState, e.to_string());
+            }
+        }
+        for &i in &nodes {
+            let name = self.nodes[i].name.clone();
+            if update == NodeUpdateState::Down {
+                // Jobs on a node set DOWN fail with NODE_FAIL.
+                let victims: Vec<u32> = self
+                    .jobs
+                    .values()
+                    .filter(|j| {
+                        j.status.state.holds_resources()
+                            && j.alloc.iter().any(|a| a.node_index == i)
+                    })
+                    .map(|j| j.id.get())
+                    .collect();
+                for id in victims {
+                    self.push_terminate(out, id, v1::JobState::NodeFail, now);
+                    self.end_job(out, id, now, JobState::NodeFail, (0, 0), "None", true);
+                }
+            }
+            self.emit(
+                out,
+                Event::NodeUpdated {
+                    node: name,
+                    update,
+                    reason: reason.clone(),
+                    uid: caller.uid,
+                    time: now,
+                },
+            );
+        }
+        Reply::Ok
+    }
+
+    fn register_node(
+        &mut self,
+        out: &mut Outcome,
+        caller: Caller,
+        req: &v1::RegisterNodeRequest,
+        now: i64,
+    ) -> Reply {
+        if !self.is_operator(caller) {
+            return Reply::error(ErrorCode::AccessDenied, "");
+        }
+        let Some(&i) = self.node_index.get(&req.node_name) else {
+            return Reply::error(
+                ErrorCode::InvalidNodeName,
+                format!("invalid node name specified: {}", req.node_name),
+            );
+        };
+        self.emit(
+            out,
+            Event::NodeRegistered {
+                node: req.node_name.clone(),
+                time: now,
+            },
+        );
+        let reported: Vec<u32> = req.running_jobs.iter().map(|r| r.job_id).collect();
+        // Jobs the node runs that we do not know as running here: abort.
+        let abort_job_ids = reported
+            .iter()
+            .copied()
+            .filter(|id| {
+                self.jobs.get(id).is_none_or(|j| {
+                    !(j.status.state.holds_resources() || j.status.is_completing())
+                        || !j.alloc.iter().any(|a| a.node_index == i)
+                })
+            })
+            .collect();
+        // Jobs we believe run here that the node lost: batch host restarted
+        // after they started -> NODE_FAIL; completing ones are done.
+        let lost: Vec<(u32, bool)> = self
+            .jobs
+            .values()
+            .filter(|j| {
+                j.alloc.first().is_some_and(|a| a.node_index == i)
+                    && !reported.contains(&j.id.get())
+            })
+            .filter_map(|j| {
+                if j.status.is_completing() {
+                    Some((j.id.get(), false))
+                } else if j.status.state == JobState::Running
+                    && req.slurmd_start_time > j.start_time
+                {
+                    Some((j.id.get(), true))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        for (id, running) in lost {
+            if running {
+                self.end_job(out, id, now, JobState::NodeFail, (0, 0), "None", true);
+            } else {
+                self.emit(
+                    out,
+                    Event::JobReleased {
+                        job_id: id,
+                        time: now,
+                    },
+                );
+            }
+        }
+        Reply::Registered { abort_job_ids }
+    }
+
+    fn job_complete(
+        &mut self,
+        out: &mut Outcome,
+        caller: Caller,
+        req: &v1::JobCompleteRequest,
+        now: i64,
+    ) -> Reply {
+        if !self.is_operator(caller) {
+            return Reply::error(ErrorCode::AccessDenied, "");
+        }
+        let Some(job) = self.jobs.get(&req.job_id) else {
+            // Already purged or never known: acknowledge so slurmd stops.
+            return Reply::Ok;
+        };
+        if job.status.is_completing() {
+            self.emit(
+                out,
+                Event::JobReleased {
+                    job_id: req.job_id,
+                    time: now,
+                },
+            );
+            return Reply::Ok;
+        }
+        if job.status.state != JobState::Running {
+            return Reply::Ok;
+        }
+        if req.launch_error != 0 {
+            self.launch_failed(out, req.job_id, "launch failed".into(), now);
+            return Reply::Ok;
+        }
+        let exit = req.exit_code.unwrap_or_default();
+        let (state, reason) = if req.oom_killed {
+            (JobState::OutOfMemory, "OutOfMemory")
+        } else if exit.signal != 0 {
+            (JobState::Failed, "RaisedSignal")
+        } else if exit.status != 0 {
+            (JobState::Failed, "NonZeroExitCode")
+        } else {
+            (JobState::Completed, "None")
+        };
+        let end = if req.end_time > 0 {
+            req.end_time.min(now)
+        } else {
+            now
+        };
+        self.end_job(
+            out,
+            req.job_id,
+            end.max(job.start_time),
+            state,
+            (exit.status, exit.signal),
+            reason,
+            true,
+        );
+        Reply::Ok
+    }
+
+    fn launch_failed(&mut self, out: &mut Outcome, job_id: u32, detail: String, now: i64) {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        if job.status.state != JobState::Running || job.status.is_completing() {
+            return;
+        }
+        if job.launch_failures == 0 && job.requeue {
+            self.emit(
+                out,
+                Event::JobRequeued {
+                    job_id,
+                    time: now,
+                    hold: None,
+                    launch_failed: true,
+                    detail,
+                },
+            );
+            self.emit(out, Event::JobReleased { job_id, time: now });
+        } else {
+            self.emit(
+                out,
+                Event::JobEnded {
+                    job_id,
+                    time: now,
+                    state: JobState::Failed,
+                    exit_status: 1,
+                    exit_signal: 0,
+                    reason: PendingReason::JobLaunchFailure.as_str().to_string(),
+                    detail,
+                    release: true,
+                },
+            );
+        }
+    }
+
+    // ---------------------------------------------------------------- timer
+
+    fn tick(&mut self, out: &mut Outcome, now: i64) {
+        let mut timeouts = Vec::new();
+        let mut stuck = Vec::new();
+        let mut purge = Vec::new();
+        for job in self.jobs.values() {
+            let id = job.id.get();
+            if job.deadline().is_some_and(|d| d <= now) {
+                timeouts.push(id);
+            } else if job.status.is_completing() {
+                if job
+                    .end_time
+                    .saturating_add(self.cfg.completing_timeout_secs)
+                    <= now
+                {
+                    stuck.push(id);
+                }
+            } else if job.status.state.is_finished()
+                && job.end_time.saturating_add(self.cfg.min_job_age_secs) <= now
+            {
+                purge.push(id);
+            }
+        }
+        for id in timeouts {
+            self.end_job(out, id, now, JobState::Timeout, (0, 0), "TimeLimit", false);
+            self.push_terminate(out, id, v1::JobState::Timeout, now);
+        }
+        for id in stuck {
+            tracing::warn!(job_id = id, "nodes never confirmed cleanup; releasing");
+            self.emit(
+                out,
+                Event::JobReleased {
+                    job_id: id,
+                    time: now,
+                },
+            );
+        }
+        if !purge.is_empty() {
+            self.emit(out, Event::JobsPurged { job_ids: purge });
+        }
+    }
+
+    // -------------------------------------------------------------- helpers
+
+    #[allow(clippy::too_many_arguments)]
+    fn end_job(
+        &mut self,
+        out: &mut Outcome,
+        job_id: u32,
+        time: i64,
+        state: JobState,
+        exit: (u32, u32),
+        reason: &str,
+        release: bool,
+    ) {
+        self.emit(
+            out,
+            Event::JobEnded {
+                job_id,
+                time,
+                state,
+                exit_status: exit.0,
+                exit_signal: exit.1,
+                reason: reason.to_string(),
+                detail: String::new(),
+                release,
+            },
+        );
+    }
+
+    fn push_terminate(&self, out: &mut Outcome, job_id: u32, why: v1::JobState, now: i64) {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        let nodes: Vec<usize> = job.alloc.iter().map(|a| a.node_index).collect();
+        if nodes.is_empty() {
+            return;
+        }
+        let names = slurm_common::hostlist::compress(
+            nodes
+                .iter()
+                .filter_map(|&i| self.nodes.get(i))
+                .map(|n| n.name.as_str()),
+        );
+        out.actions.push(Action::TerminateJob {
+            job_id,
+            nodes,
+            request: v1::NodeTerminateJobRequest {
+                job_id,
+                reason: why as i32,
+                time: now,
+                user_id: job.uid,
+                group_id: job.gid,
+                nodes: names,
+                partition: job.partition_name.clone(),
+                kill_wait_secs: self.cfg.kill_wait_secs,
+                not_started: false,
+            },
+        });
+    }
+
+    /// The LaunchBatch action for a job that just started.
+    pub(crate) fn launch_action(&self, job_id: u32) -> Option<Action> {
+        let job = self.jobs.get(&job_id)?;
+        let first = job.alloc.first()?;
+        let d = &job.desc;
+        let names: Vec<&str> = job
+            .alloc
+            .iter()
+            .filter_map(|a| self.nodes.get(a.node_index))
+            .map(|n| n.name.as_str())
+            .collect();
+        let memory = match job.shape.mem {
+            Some(slurm_sched::MemReq::PerNode(mb)) => {
+                Some(v1::launch_batch_request::Memory::MemPerNodeMb(mb))
+            }
+            Some(slurm_sched::MemReq::PerCpu(mb)) => {
+                Some(v1::launch_batch_request::Memory::MemPerCpuMb(mb))
+            }
+            None => None,
+        };
+        let limit = job.run_limit.unwrap_or(TimeLimit::Infinite);
+        let request = v1::LaunchBatchRequest {
+            job_id,
+            array: None,
+            credential: Vec::new(),
+            name: job.name.clone(),
+            user_id: job.uid,
+            group_id: job.gid,
+            user_name: d.user_name.clone(),
+            extra_group_ids: Vec::new(),
+            script: d.script.clone(),
+            argv: d.argv.clone(),
+            environment: d.environment.clone(),
+            work_dir: d.work_dir.clone(),
+            stdin_path: d.stdin_path.clone(),
+            stdout_path: d.stdout_path.clone(),
+            stderr_path: d.stderr_path.clone(),
+            open_mode: d.open_mode,
+            nodes: slurm_common::hostlist::compress(names),
+            cpus_per_node: job.alloc.iter().map(|a| a.cpus).collect(),
+            tasks_per_node: job.alloc.iter().map(|a| a.tasks).collect(),
+            ntasks: Some(job.shape.ntasks),
+            cpus_per_task: d.cpus_per_task,
+            ntasks_per_node: d.ntasks_per_node,
+            memory,
+            resources: Some(v1::JobResources {
+                nodes: job
+                    .alloc
+                    .iter()
+                    .filter_map(|a| {
+                        self.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
+                            node: n.name.clone(),
+                            cpu_ids: Vec::new(),
+                            memory_mb: a.mem_mb,
+                            gres: Vec::new(),
+                            tasks: a.tasks,
+                        })
+                    })
+                    .collect(),
+            }),
+            time_limit: Some(limit.into()),
+            partition: job.partition_name.clone(),
+            account: d.account.clone(),
+            qos: d.qos.clone(),
+            reservation: d.reservation.clone(),
+            cluster_name: self.cfg.cluster_name.clone(),
+            submit_host: d.submit_host.clone(),
+            submit_dir: d.work_dir.clone(),
+            nice: job.nice,
+            restart_count: job.restart_count,
+            constraint: d.constraint.clone(),
+        };
+        Some(Action::LaunchBatch {
+            job_id,
+            node: first.node_index,
+            request: Box::new(request),
+        })
+    }
+}
+
+fn result(job_id: u32, r: JobResult) -> v1::JobActionResult {
+    let (code, detail) = match r {
+        Ok(()) => (0, String::new()),
+        Err((code, detail)) => (code.number(), detail),
+    };
+    v1::JobActionResult {
+        job_id,
+        array_task_id: None,
+        error_code: code,
+        error_detail: detail,
+    }
+}
+
+fn matches_filter(job: &Job, f: &v1::JobFilter) -> bool {
+    (f.user_ids.is_empty() || f.user_ids.contains(&job.uid))
+        && (f.names.is_empty() || f.names.contains(&job.name))
+        && (f.partitions.is_empty() || f.partitions.contains(&job.partition_name))
+        && (f.states.is_empty()
+            || f.states
+                .iter()
+                .any(|&s| s == v1::JobState::from(job.status.state) as i32))
+}
+
+fn node_update(raw: i32) -> Option<NodeUpdateState> {
+    use v1::NodeStateUpdate as U;
+    Some(match U::try_from(raw).ok()? {
+        U::Unspecified => return None,
+        U::Drain => NodeUpdateState::Drain,
+        U::Resume => NodeUpdateState::Resume,
+        U::Undrain => NodeUpdateState::Undrain,
+        U::Down => NodeUpdateState::Down,
+        U::Fail => NodeUpdateState::Fail,
+        U::Idle => NodeUpdateState::Idle,
+        U::PowerDown => NodeUpdateState::PowerDown,
+        U::PowerUp => NodeUpdateState::PowerUp,
+        U::CancelReboot => NodeUpdateState::CancelReboot,
+        U::Future => NodeUpdateState::Future,
+    })
+}
+
+/// The reply for a submission the scheduler's admission refuses.
+fn rejection_reply(r: &SubmitRejection) -> Reply {
+    let code = match r {
+        SubmitRejection::InvalidPartition { .. } => ErrorCode::InvalidPartitionName,
+        SubmitRejection::PartitionNotAvailable { .. } => ErrorCode::PartitionNotAvailable,
+        SubmitRejection::InvalidNodeCount { .. } => ErrorCode::InvalidNodeCount,
+        SubmitRejection::InvalidTimeLimit { .. } => ErrorCode::InvalidTimeLimit,
+        SubmitRejection::InvalidFeature { .. } => ErrorCode::InvalidFeature,
+        SubmitRejection::NodeConfigUnavailable { .. } => ErrorCode::RequestedNodeConfigUnavailable,
+    };
+    Reply::error(code, r.user_message().unwrap_or_default())
+}

@@ -1,0 +1,151 @@
+//! One job as the controller keeps it.
+//!
+//! The submitted [`JobDescription`] is kept whole (it is also what the
+//! journal stores), behind an `Arc` so that snapshots and launch requests
+//! share it. What scheduling needs is resolved from it once, at submission,
+//! into plain numbers ([`JobShape`]); the same pure function runs again on
+//! replay, so the resolved values never need their own journal fields.
+//!
+//! Life of a job (base state; flags as in `slurm_common::state`):
+//!
+//! ```text
+//!   submit ──> PENDING ──start──> RUNNING ──complete──> COMPLETED | FAILED
+//!                │  ^                │  │                 (exit 0 | exit != 0)
+//!       cancel   │  └──requeue───────┘  ├──time limit──> TIMEOUT (+COMPLETING)
+//!                v                      └──cancel──────> CANCELLED (+COMPLETING)
+//!            CANCELLED                      COMPLETING ends when the node reports
+//! ```
+
+use std::sync::Arc;
+
+use slurm_common::ids::JobId;
+use slurm_common::reason::PendingReason;
+use slurm_common::state::{JobState, JobStatus};
+use slurm_common::time::TimeLimit;
+use slurm_proto::v1::{self, JobDescription};
+use slurm_sched::{Hold, MemReq, NodeAlloc};
+
+/// Sizes and placement options resolved from a description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobShape {
+    pub min_nodes: u32,
+    pub max_nodes: Option<u32>,
+    pub ntasks: u32,
+    pub ntasks_per_node: Option<u32>,
+    pub cpus_per_task: u32,
+    pub mem: Option<MemReq>,
+    pub exclusive: bool,
+    pub overcommit: bool,
+    /// `None` takes the partition's default.
+    pub time_limit: Option<TimeLimit>,
+    pub begin_time: Option<i64>,
+}
+
+impl JobShape {
+    /// Resolves what `desc` asks for. Pure; invalid values were refused at
+    /// submission, so anything odd here falls back to the plain default.
+    pub fn from_desc(desc: &JobDescription) -> JobShape {
+        let min_nodes = desc.min_nodes.unwrap_or(1).max(1);
+        let ntasks = desc.ntasks.unwrap_or_else(|| {
+            desc.ntasks_per_node
+                .map_or(min_nodes, |n| n.max(1).saturating_mul(min_nodes))
+        });
+        let mem = match desc.memory {
+            Some(v1::job_description::Memory::MemPerNodeMb(mb)) => Some(MemReq::PerNode(mb)),
+            Some(v1::job_description::Memory::MemPerCpuMb(mb)) => Some(MemReq::PerCpu(mb)),
+            None => None,
+        };
+        let time_limit = slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref())
+            .ok()
+            .flatten()
+            .map(TimeLimit::for_job_request);
+        JobShape {
+            min_nodes,
+            max_nodes: desc.max_nodes,
+            ntasks: ntasks.max(1),
+            ntasks_per_node: desc.ntasks_per_node,
+            cpus_per_task: desc.cpus_per_task.unwrap_or(1).max(1),
+            mem,
+            exclusive: desc.sharing == v1::NodeSharing::Exclusive as i32,
+            overcommit: desc.overcommit,
+            time_limit,
+            begin_time: (desc.begin_time > 0).then_some(desc.begin_time),
+        }
+    }
+}
+
+/// One allocation slice, by node index.
+pub type Alloc = NodeAlloc;
+
+/// A job record. Mutated only by `Controller::apply`.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: JobId,
+    pub uid: u32,
+    pub gid: u32,
+    pub desc: Arc<JobDescription>,
+    pub name: String,
+    /// Index into the controller's partitions; `None` when the partition of
+    /// a replayed job no longer exists.
+    pub partition: Option<usize>,
+    pub partition_name: String,
+    pub shape: JobShape,
+    pub status: JobStatus,
+    /// Why it waits (or why it ended); derived by the scheduler for pending
+    /// jobs, recorded by events for ended ones.
+    pub reason: PendingReason,
+    /// Extra text shown after the reason, e.g. "launch failed".
+    pub reason_detail: String,
+    /// Priority before holds and nice.
+    pub base_priority: u32,
+    pub nice: i32,
+    pub hold: Option<Hold>,
+    pub requeue: bool,
+    pub restart_count: u32,
+    pub launch_failures: u32,
+    pub comment: String,
+    pub submit_time: i64,
+    pub eligible_time: i64,
+    pub start_time: i64,
+    pub end_time: i64,
+    pub last_sched_eval: i64,
+    /// Limit fixed at start (job's or partition default).
+    pub run_limit: Option<TimeLimit>,
+    pub exit_status: u32,
+    pub exit_signal: u32,
+    /// Nodes and CPUs held; non-empty while RUNNING or COMPLETING.
+    pub alloc: Vec<Alloc>,
+    pub exclusive_alloc: bool,
+}
+
+impl Job {
+    /// Scheduling priority as shown: 0 while held.
+    pub fn priority(&self) -> u32 {
+        if self.hold.is_some() {
+            return 0;
+        }
+        let p = i64::from(self.base_priority) - i64::from(self.nice);
+        u32::try_from(p.clamp(1, i64::from(u32::MAX))).unwrap_or(1)
+    }
+
+    pub fn state(&self) -> JobState {
+        self.status.state
+    }
+
+    /// Pending and not still releasing a previous allocation.
+    pub fn is_schedulable(&self) -> bool {
+        self.status.state == JobState::Pending && !self.status.is_completing()
+    }
+
+    /// The effective time limit in seconds while running.
+    pub fn deadline(&self) -> Option<i64> {
+        if self.status.state != JobState::Running {
+            return None;
+        }
+        let secs = self.run_limit?.as_secs()?;
+        Some(
+            self.start_time
+                .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
+        )
+    }
+}

@@ -1,0 +1,738 @@
+//! The deterministic heart of the controller.
+//!
+//! [`Controller`] owns every job, node and partition. Two entry points change
+//! it, and only [`Controller::apply`] writes:
+//!
+//! * [`Controller::handle`] validates a [`Command`] against the current
+//!   state and produces an [`Outcome`]: the events to journal (already
+//!   applied), the actions for the shell, and the reply;
+//! * [`Controller::apply`] performs one [`Event`]; replaying the journal
+//!   calls it alone and rebuilds the same state.
+//!
+//! Scheduling ([`Controller::schedule`]) is a command-like pass the shell runs
+//! after each batch that changed something: it builds a `slurm_sched`
+//! view, asks for a plan and commits the starts as `JobStarted` events. The
+//! pending reasons it records are derived data and are not journaled; the
+//! first pass after a restart recomputes them.
+//!
+//! No clock is read here: `now` comes from the caller and travels in events.
+
+pub mod command;
+pub mod event;
+mod handle;
+pub mod job;
+mod node;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use slurm_common::conf::{NodeConfState, SlurmConf};
+use slurm_common::ids::JobId;
+use slurm_common::reason::PendingReason;
+use slurm_common::state::{JobState, NodeBaseState, NodeFlag, NodeState};
+use slurm_common::time::TimeLimit;
+use slurm_sched::{ClusterView, MemReq, NodeAlloc, NodeView, SchedConfig};
+use thiserror::Error;
+
+pub use command::{Action, Caller, Command, Outcome, Reply};
+pub use event::{AllocRecord, Event, JobChange};
+pub use job::{Job, JobShape};
+pub use node::{NodeRec, PartRec};
+
+/// Priority of the first job under priority/basic; each later submission
+/// gets one less (Slurm shows 4294901759 for job 1).
+pub const TOP_PRIORITY: u32 = 0xFFFF_0000 - 1;
+
+/// Settings the core needs, resolved from slurm.conf by the shell.
+#[derive(Debug, Clone)]
+pub struct CtlConfig {
+    pub cluster_name: String,
+    pub first_job_id: u32,
+    pub max_job_id: u32,
+    pub min_job_age_secs: i64,
+    pub kill_wait_secs: u32,
+    /// JobRequeue: the default of `--requeue`.
+    pub job_requeue: bool,
+    /// Root, SlurmUser (and the controller's own uid): operators.
+    pub operators: Vec<u32>,
+    pub sched: SchedConfig,
+    /// A job whose nodes never confirm cleanup is released after this.
+    pub completing_timeout_secs: i64,
+}
+
+impl CtlConfig {
+    /// Reads the settings of `conf`; `operators` are uids that act as
+    /// administrators besides root.
+    pub fn from_conf(conf: &SlurmConf, operators: Vec<u32>) -> CtlConfig {
+        let secs = |d: std::time::Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        let track_memory = conf
+            .select_type_parameters
+            .resource
+            .is_some_and(|r| r.tracks_memory());
+        let def_mem = conf.def_mem.map(|m| match m {
+            slurm_common::conf::MemPer::Cpu(mb) => MemReq::PerCpu(mb),
+            slurm_common::conf::MemPer::Node(mb) => MemReq::PerNode(mb),
+        });
+        CtlConfig {
+            cluster_name: conf.cluster_name.clone(),
+            first_job_id: conf.first_job_id.max(1),
+            max_job_id: conf.max_job_id.max(conf.first_job_id.max(1)),
+            min_job_age_secs: secs(conf.min_job_age),
+            kill_wait_secs: u32::try_from(conf.kill_wait.as_secs()).unwrap_or(u32::MAX),
+            job_requeue: conf.job_requeue,
+            operators,
+            sched: SchedConfig {
+                track_memory,
+                enforce_part_limits: !matches!(
+                    conf.enforce_part_limits,
+                    slurm_common::conf::EnforcePartLimits::No
+                ),
+                def_mem,
+            },
+            completing_timeout_secs: secs(conf.kill_wait)
+                .saturating_add(secs(conf.message_timeout).saturating_mul(2))
+                .saturating_add(60),
+        }
+    }
+}
+
+/// An event that does not fit the current state (replay of a damaged or
+/// foreign journal). The core never emits such events itself.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ApplyError {
+    #[error("event refers to unknown job {job_id}")]
+    UnknownJob { job_id: u32 },
+    #[error("event refers to unknown node {node}")]
+    UnknownNode { node: String },
+    #[error("job {job_id}: {detail}")]
+    IllegalTransition { job_id: u32, detail: String },
+    #[error("job {job_id} already exists")]
+    DuplicateJob { job_id: u32 },
+}
+
+/// A broken invariant found by [`Controller::sanity_check`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("controller invariant violated: {0}")]
+pub struct SanityError(pub String);
+
+/// The controller state.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    pub(crate) cfg: CtlConfig,
+    pub(crate) nodes: Vec<NodeRec>,
+    pub(crate) node_index: HashMap<String, usize>,
+    pub(crate) partitions: Vec<PartRec>,
+    pub(crate) part_index: HashMap<String, usize>,
+    pub(crate) default_part: Option<usize>,
+    pub(crate) jobs: BTreeMap<u32, Arc<Job>>,
+    pub(crate) next_job_id: u32,
+    pub(crate) next_priority: u32,
+    /// Time of the last applied event that carried one.
+    pub(crate) last_update: i64,
+}
+
+/// What queries read: an immutable copy, cheap to make because job records
+/// are shared (`Arc`) and copied only when they change.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub jobs: BTreeMap<u32, Arc<Job>>,
+    pub nodes: Arc<Vec<NodeRec>>,
+    pub partitions: Arc<Vec<PartRec>>,
+    pub last_update: i64,
+    pub cluster_name: String,
+}
+
+impl Controller {
+    /// A controller with the nodes and partitions of `conf` and no jobs.
+    pub fn new(conf: &SlurmConf, cfg: CtlConfig) -> Controller {
+        let mut nodes: Vec<NodeRec> = conf.nodes.iter().map(NodeRec::from_conf).collect();
+        let node_index: HashMap<String, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
+        let mut partitions = Vec::new();
+        let mut part_index = HashMap::new();
+        let mut default_part = None;
+        for p in &conf.partitions {
+            let idx = partitions.len();
+            let members: Vec<usize> = p
+                .nodes
+                .iter()
+                .filter_map(|n| node_index.get(n).copied())
+                .collect();
+            for &m in &members {
+                if let Some(n) = nodes.get_mut(m) {
+                    n.partitions.push(idx);
+                }
+            }
+            if p.default && default_part.is_none() {
+                default_part = Some(idx);
+            }
+            part_index.insert(p.name.clone(), idx);
+            partitions.push(PartRec::from_conf(p, members));
+        }
+        for n in &mut nodes {
+            if matches!(n.conf_state, NodeConfState::Idle) {
+                n.state = NodeState::new(NodeBaseState::Idle);
+            }
+        }
+        Controller {
+            next_job_id: cfg.first_job_id,
+            next_priority: TOP_PRIORITY,
+            cfg,
+            nodes,
+            node_index,
+            partitions,
+            part_index,
+            default_part,
+            jobs: BTreeMap::new(),
+            last_update: 0,
+        }
+    }
+
+    pub fn config(&self) -> &CtlConfig {
+        &self.cfg
+    }
+
+    pub fn job(&self, id: u32) -> Option<&Job> {
+        self.jobs.get(&id).map(Arc::as_ref)
+    }
+
+    pub fn jobs(&self) -> impl Iterator<Item = &Job> {
+        self.jobs.values().map(Arc::as_ref)
+    }
+
+    pub fn nodes(&self) -> &[NodeRec] {
+        &self.nodes
+    }
+
+    pub fn partitions(&self) -> &[PartRec] {
+        &self.partitions
+    }
+
+    pub fn next_job_id(&self) -> u32 {
+        self.next_job_id
+    }
+
+    /// An immutable copy for readers.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            jobs: self.jobs.clone(),
+            nodes: Arc::new(self.nodes.clone()),
+            partitions: Arc::new(self.partitions.clone()),
+            last_update: self.last_update,
+            cluster_name: self.cfg.cluster_name.clone(),
+        }
+    }
+
+    pub(crate) fn is_operator(&self, caller: Caller) -> bool {
+        caller.uid == 0 || self.cfg.operators.contains(&caller.uid)
+    }
+
+    fn job_mut(&mut self, job_id: u32) -> Result<&mut Job, ApplyError> {
+        self.jobs
+            .get_mut(&job_id)
+            .map(Arc::make_mut)
+            .ok_or(ApplyError::UnknownJob { job_id })
+    }
+
+    /// Performs one event. The only function that changes the state.
+    pub fn apply(&mut self, event: &Event) -> Result<(), ApplyError> {
+        match event {
+            Event::JobSubmitted {
+                job_id,
+                time,
+                uid,
+                gid,
+                partition,
+                priority,
+                desc,
+            } => {
+                if self.jobs.contains_key(job_id) {
+                    return Err(ApplyError::DuplicateJob { job_id: *job_id });
+                }
+                let shape = JobShape::from_desc(desc);
+                let hold = desc.hold.then_some(slurm_sched::Hold::User);
+                let job = Job {
+                    id: JobId::new(*job_id),
+                    uid: *uid,
+                    gid: *gid,
+                    name: desc.name.clone(),
+                    partition: self.part_index.get(partition).copied(),
+                    partition_name: partition.clone(),
+                    status: slurm_common::state::JobStatus::pending(),
+                    reason: if hold.is_some() {
+                        PendingReason::JobHeldUser
+                    } else {
+                        PendingReason::None
+                    },
+                    reason_detail: String::new(),
+                    base_priority: *priority,
+                    nice: desc.nice.unwrap_or(0),
+                    hold,
+                    requeue: desc.requeue.unwrap_or(self.cfg.job_requeue),
+                    restart_count: 0,
+                    launch_failures: 0,
+                    comment: desc.comment.clone(),
+                    submit_time: *time,
+                    eligible_time: shape.begin_time.unwrap_or(*time).max(*time),
+                    start_time: 0,
+                    end_time: 0,
+                    last_sched_eval: 0,
+                    run_limit: None,
+                    exit_status: 0,
+                    exit_signal: 0,
+                    alloc: Vec::new(),
+                    exclusive_alloc: false,
+                    shape,
+                    desc: Arc::new((**desc).clone()),
+                };
+                self.jobs.insert(*job_id, Arc::new(job));
+                self.next_job_id = self.id_after(*job_id);
+                if desc.priority.is_none() {
+                    self.next_priority = self.next_priority.min(priority.saturating_sub(1)).max(1);
+                }
+                self.last_update = *time;
+            }
+            Event::JobStarted {
+                job_id,
+                time,
+                time_limit,
+                exclusive,
+                allocs,
+            } => {
+                let mut alloc = Vec::with_capacity(allocs.len());
+                for a in allocs {
+                    let Some(&i) = self.node_index.get(&a.node) else {
+                        return Err(ApplyError::UnknownNode {
+                            node: a.node.clone(),
+                        });
+                    };
+                    alloc.push(NodeAlloc {
+                        node_index: i,
+                        cpus: a.cpus,
+                        mem_mb: a.mem_mb,
+                        tasks: a.tasks,
+                    });
+                }
+                let job = self.job_mut(*job_id)?;
+                job.status = job
+                    .status
+                    .apply(JobState::Running)
+                    .map_err(|e| illegal(*job_id, e))?;
+                job.start_time = *time;
+                job.last_sched_eval = *time;
+                job.run_limit = Some(*time_limit);
+                job.reason = PendingReason::None;
+                job.reason_detail.clear();
+                job.alloc = alloc.clone();
+                job.exclusive_alloc = *exclusive;
+                let id = job.id;
+                for a in &alloc {
+                    self.nodes[a.node_index].take(a, *exclusive, id);
+                }
+                self.last_update = *time;
+            }
+            Event::JobEnded {
+                job_id,
+                time,
+                state,
+                exit_status,
+                exit_signal,
+                reason,
+                detail,
+                release,
+            } => {
+                let job = self.job_mut(*job_id)?;
+                job.status = job.status.apply(*state).map_err(|e| illegal(*job_id, e))?;
+                job.end_time = *time;
+                job.exit_status = *exit_status;
+                job.exit_signal = *exit_signal;
+                job.reason = reason.parse().unwrap_or(PendingReason::None);
+                job.reason_detail.clone_from(detail);
+                if job.start_time == 0 {
+                    job.start_time = *time;
+                }
+                self.last_update = *time;
+                if *release {
+                    self.release(*job_id)?;
+                }
+            }
+            Event::JobReleased { job_id, time } => {
+                self.release(*job_id)?;
+                self.last_update = *time;
+            }
+            Event::JobHoldChanged { job_id, hold } => {
+                let job = self.job_mut(*job_id)?;
+                job.hold = *hold;
+                job.reason = match hold {
+                    Some(slurm_sched::Hold::User) => PendingReason::JobHeldUser,
+                    Some(slurm_sched::Hold::Admin) => PendingReason::JobHeldAdmin,
+                    None => PendingReason::None,
+                };
+            }
+            Event::JobRequeued {
+                job_id,
+                time,
+                hold,
+                launch_failed,
+                detail,
+            } => {
+                let job = self.job_mut(*job_id)?;
+                let was_running = job.status.state.holds_resources();
+                let status = if job.status.is_completing() {
+                    // A finished job still cleaning up goes back at once.
+                    job.status.completing_done()
+                } else {
+                    job.status
+                };
+                job.status = status
+                    .apply(JobState::Pending)
+                    .map_err(|e| illegal(*job_id, e))?;
+                if !was_running {
+                    job.status = job.status.completing_done();
+                }
+                job.restart_count = job.restart_count.saturating_add(1);
+                if *launch_failed {
+                    job.launch_failures = job.launch_failures.saturating_add(1);
+                }
+                job.hold = *hold;
+                job.reason = match hold {
+                    Some(slurm_sched::Hold::Admin) => PendingReason::JobHeldAdmin,
+                    Some(slurm_sched::Hold::User) => PendingReason::JobHeldUser,
+                    None => PendingReason::None,
+                };
+                job.reason_detail.clone_from(detail);
+                job.end_time = *time;
+                job.start_time = 0;
+                job.exit_status = 0;
+                job.exit_signal = 0;
+                job.eligible_time = *time;
+                self.last_update = *time;
+            }
+            Event::JobUpdated { job_id, changes } => {
+                let part_index = self.part_index.clone();
+                let job = self.job_mut(*job_id)?;
+                for c in changes {
+                    match c {
+                        JobChange::TimeLimit(l) => {
+                            job.shape.time_limit = Some(*l);
+                            if job.status.state.holds_resources() {
+                                job.run_limit = Some(*l);
+                            }
+                        }
+                        JobChange::Partition(p) => {
+                            job.partition = part_index.get(p).copied();
+                            job.partition_name.clone_from(p);
+                        }
+                        JobChange::MinNodes(n) => {
+                            job.shape.min_nodes = (*n).max(1);
+                            job.shape.ntasks = job.shape.ntasks.max(job.shape.min_nodes);
+                        }
+                        JobChange::MaxNodes(n) => job.shape.max_nodes = *n,
+                        JobChange::Name(s) => job.name.clone_from(s),
+                        JobChange::Comment(s) => job.comment.clone_from(s),
+                        JobChange::Priority(p) => {
+                            job.base_priority = *p;
+                            job.nice = 0;
+                        }
+                        JobChange::Nice(n) => job.nice = *n,
+                        JobChange::BeginTime(t) => {
+                            job.shape.begin_time = (*t > 0).then_some(*t);
+                            job.eligible_time = (*t).max(job.submit_time);
+                        }
+                    }
+                }
+            }
+            Event::NodeRegistered { node, time } => {
+                let i = self.node_idx(node)?;
+                self.nodes[i].registered(*time);
+                self.last_update = *time;
+            }
+            Event::NodeUpdated {
+                node,
+                update,
+                reason,
+                uid,
+                time,
+            } => {
+                let i = self.node_idx(node)?;
+                self.nodes[i].admin_update(*update, reason.as_deref(), *uid, *time);
+                self.last_update = *time;
+            }
+            Event::JobsPurged { job_ids } => {
+                for id in job_ids {
+                    self.jobs.remove(id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn node_idx(&self, node: &str) -> Result<usize, ApplyError> {
+        self.node_index
+            .get(node)
+            .copied()
+            .ok_or_else(|| ApplyError::UnknownNode {
+                node: node.to_string(),
+            })
+    }
+
+    /// Frees the job's nodes and ends COMPLETING.
+    fn release(&mut self, job_id: u32) -> Result<(), ApplyError> {
+        let job = self.job_mut(job_id)?;
+        let alloc = std::mem::take(&mut job.alloc);
+        let exclusive = std::mem::replace(&mut job.exclusive_alloc, false);
+        job.status = job.status.completing_done();
+        let id = job.id;
+        for a in &alloc {
+            if let Some(n) = self.nodes.get_mut(a.node_index) {
+                n.give_back(a, exclusive, id);
+            }
+        }
+        Ok(())
+    }
+
+    fn id_after(&self, id: u32) -> u32 {
+        if id >= self.cfg.max_job_id {
+            self.cfg.first_job_id
+        } else {
+            id + 1
+        }
+    }
+
+    /// The scheduler's view of the cluster now.
+    pub fn cluster_view(&self) -> ClusterView {
+        ClusterView {
+            nodes: self
+                .nodes
+                .iter()
+                .map(|n| NodeView {
+                    name: n.name.clone(),
+                    cpus: n.cpus,
+                    real_memory_mb: n.real_memory_mb,
+                    features: n.features.clone(),
+                    weight: n.weight,
+                    usable: n.state.is_schedulable(),
+                    alloc_cpus: n.alloc_cpus,
+                    alloc_mem_mb: if self.cfg.sched.track_memory {
+                        n.alloc_mem_mb
+                    } else {
+                        0
+                    },
+                    exclusive_owner: n.exclusive_owner,
+                })
+                .collect(),
+            partitions: self.partitions.iter().map(|p| p.view.clone()).collect(),
+            config: self.cfg.sched,
+        }
+    }
+
+    /// The scheduler's request for a pending job.
+    pub(crate) fn job_request(&self, job: &Job) -> slurm_sched::JobRequest {
+        let mut r = slurm_sched::JobRequest::new(job.id, job.partition.unwrap_or(usize::MAX));
+        r.priority = job.priority();
+        r.submit_time = job.submit_time;
+        r.min_nodes = job.shape.min_nodes;
+        r.max_nodes = job.shape.max_nodes;
+        r.ntasks = job.shape.ntasks;
+        r.ntasks_per_node = job.shape.ntasks_per_node;
+        r.cpus_per_task = job.shape.cpus_per_task;
+        r.mem = job.shape.mem;
+        r.exclusive = job.shape.exclusive;
+        r.overcommit = job.shape.overcommit;
+        r.required_nodes = self.node_list(&job.desc.required_nodes).unwrap_or_default();
+        r.excluded_nodes = self.node_list(&job.desc.excluded_nodes).unwrap_or_default();
+        r.constraint = if job.desc.constraint.is_empty() {
+            None
+        } else {
+            slurm_sched::Constraint::parse(&job.desc.constraint).ok()
+        };
+        r.time_limit = job.shape.time_limit;
+        r.begin_time = job.shape.begin_time;
+        r.hold = job.hold;
+        r
+    }
+
+    /// Node indices of a hostlist expression; `Err` names the first unknown
+    /// node (or the expression when it does not parse).
+    pub(crate) fn node_list(&self, expr: &str) -> Result<Vec<usize>, String> {
+        if expr.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let names = slurm_common::hostlist::expand(expr).map_err(|_| expr.to_string())?;
+        names
+            .iter()
+            .map(|n| self.node_index.get(n).copied().ok_or_else(|| n.clone()))
+            .collect()
+    }
+
+    /// One scheduling pass: starts what fits, records why the rest waits.
+    pub fn schedule(&mut self, now: i64) -> Outcome {
+        let mut out = Outcome::default();
+        let queue: Vec<slurm_sched::JobRequest> = self
+            .jobs
+            .values()
+            .filter(|j| j.is_schedulable())
+            .map(|j| self.job_request(j))
+            .collect();
+        if queue.is_empty() {
+            return out;
+        }
+        let view = self.cluster_view();
+        let plan = slurm_sched::schedule(&view, &queue, now);
+        for start in &plan.starts {
+            let allocs = start
+                .nodes
+                .iter()
+                .filter_map(|a| {
+                    self.nodes.get(a.node_index).map(|n| AllocRecord {
+                        node: n.name.clone(),
+                        cpus: a.cpus,
+                        mem_mb: a.mem_mb,
+                        tasks: a.tasks,
+                    })
+                })
+                .collect();
+            let event = Event::JobStarted {
+                job_id: start.job.get(),
+                time: now,
+                time_limit: start.time_limit,
+                exclusive: start.exclusive,
+                allocs,
+            };
+            if self.emit(&mut out, event) {
+                if let Some(action) = self.launch_action(start.job.get()) {
+                    out.actions.push(action);
+                }
+            }
+        }
+        for (id, reason) in plan.pending {
+            if let Some(job) = self.jobs.get_mut(&id.get()) {
+                if job.reason != reason || job.last_sched_eval == 0 {
+                    let job = Arc::make_mut(job);
+                    job.reason = reason;
+                    job.last_sched_eval = now;
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies `event` and records it in `out`; false (and nothing
+    /// recorded) when it does not fit, which is a bug in `handle`.
+    pub(crate) fn emit(&mut self, out: &mut Outcome, event: Event) -> bool {
+        match self.apply(&event) {
+            Ok(()) => {
+                out.events.push(event);
+                true
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "internal: refused own event");
+                false
+            }
+        }
+    }
+
+    /// The earliest future time the timer must look at: a time limit, a
+    /// `--begin`, a purge or a stuck cleanup.
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.jobs
+            .values()
+            .filter_map(|j| {
+                if let Some(d) = j.deadline() {
+                    return Some(d);
+                }
+                if j.status.is_completing() {
+                    return Some(j.end_time.saturating_add(self.cfg.completing_timeout_secs));
+                }
+                if j.status.state == JobState::Pending {
+                    return j.shape.begin_time;
+                }
+                Some(j.end_time.saturating_add(self.cfg.min_job_age_secs))
+            })
+            .min()
+    }
+
+    /// Checks cross-table invariants: node counters equal the sum of the
+    /// allocations of the jobs holding them, and no node is oversubscribed.
+    pub fn sanity_check(&self) -> Result<(), SanityError> {
+        let mut cpus = vec![0u64; self.nodes.len()];
+        let mut mem = vec![0u64; self.nodes.len()];
+        for job in self.jobs.values() {
+            let holds = job.status.state.holds_resources() || job.status.is_completing();
+            if !holds && !job.alloc.is_empty() {
+                return Err(SanityError(format!(
+                    "job {} in state {} still holds nodes",
+                    job.id, job.status
+                )));
+            }
+            if job.status.state == JobState::Running && job.alloc.is_empty() {
+                return Err(SanityError(format!("running job {} has no nodes", job.id)));
+            }
+            for a in &job.alloc {
+                let Some(c) = cpus.get_mut(a.node_index) else {
+                    return Err(SanityError(format!(
+                        "job {} uses node index {}",
+                        job.id, a.node_index
+                    )));
+                };
+                *c += u64::from(a.cpus);
+                mem[a.node_index] += a.mem_mb;
+            }
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if u64::from(n.alloc_cpus) != cpus[i] || n.alloc_mem_mb != mem[i] {
+                return Err(SanityError(format!(
+                    "node {} counts {} cpus/{} MB, jobs hold {}/{}",
+                    n.name, n.alloc_cpus, n.alloc_mem_mb, cpus[i], mem[i]
+                )));
+            }
+            if n.alloc_cpus > n.cpus {
+                return Err(SanityError(format!(
+                    "node {} oversubscribed: {} of {} cpus",
+                    n.name, n.alloc_cpus, n.cpus
+                )));
+            }
+            if n.exclusive_owner.is_some() && n.alloc_cpus == 0 {
+                return Err(SanityError(format!(
+                    "node {} has an exclusive owner and no allocation",
+                    n.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn illegal(job_id: u32, e: slurm_common::state::IllegalTransition) -> ApplyError {
+    ApplyError::IllegalTransition {
+        job_id,
+        detail: e.to_string(),
+    }
+}
+
+/// The state a node has once registered, from its allocation.
+pub(crate) fn up_state(flags: NodeState, alloc_cpus: u32, cpus: u32) -> NodeState {
+    NodeState {
+        base: NodeBaseState::from_alloc(alloc_cpus, cpus),
+        flags: flags.flags,
+    }
+    .without(NodeFlag::NotResponding)
+}
+
+/// Limit shown for a job: its own or the partition default.
+pub fn effective_limit(job: &Job, part: Option<&PartRec>) -> TimeLimit {
+    if let Some(l) = job.run_limit {
+        return l;
+    }
+    job.shape.time_limit.unwrap_or_else(|| {
+        part.map_or(TimeLimit::Infinite, |p| {
+            p.view.default_time.unwrap_or(p.view.max_time)
+        })
+    })
+}

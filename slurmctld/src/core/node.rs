@@ -1,0 +1,203 @@
+//! Nodes and partitions as the controller keeps them.
+//!
+//! A node's base state follows its allocation once it is up (IDLE, MIXED,
+//! ALLOCATED); DOWN, UNKNOWN and FUTURE are kept until a registration or an
+//! administrator changes them. Flags (DRAIN, FAIL, ...) are orthogonal, as in
+//! `slurm_common::state`.
+
+use slurm_common::conf::{NodeConf, NodeConfState, PartitionConf};
+use slurm_common::ids::JobId;
+use slurm_common::state::{NodeBaseState, NodeFlag, NodeState, NodeUpdateState};
+use slurm_sched::{MemReq, NodeAlloc, OverSubscribe, PartitionState, PartitionView};
+
+use super::up_state;
+
+/// One node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRec {
+    pub name: String,
+    pub addr: String,
+    pub hostname: String,
+    /// slurmd's port for this node.
+    pub port: u16,
+    pub cpus: u32,
+    pub boards: u16,
+    pub sockets: u16,
+    pub cores_per_socket: u16,
+    pub threads_per_core: u16,
+    pub real_memory_mb: u64,
+    pub tmp_disk_mb: u64,
+    pub weight: u32,
+    pub features: Vec<String>,
+    pub conf_state: NodeConfState,
+    pub state: NodeState,
+    pub reason: Option<String>,
+    pub reason_uid: u32,
+    pub reason_time: i64,
+    pub alloc_cpus: u32,
+    pub alloc_mem_mb: u64,
+    pub exclusive_owner: Option<JobId>,
+    /// Indices of the partitions holding it.
+    pub partitions: Vec<usize>,
+    pub last_registration: i64,
+}
+
+impl NodeRec {
+    pub fn from_conf(c: &NodeConf) -> NodeRec {
+        let state = match c.state {
+            NodeConfState::Down => NodeState::new(NodeBaseState::Down),
+            NodeConfState::Drain => NodeState::new(NodeBaseState::Unknown).with(NodeFlag::Drain),
+            NodeConfState::Fail | NodeConfState::Failing => {
+                NodeState::new(NodeBaseState::Unknown).with(NodeFlag::Fail)
+            }
+            NodeConfState::Future => NodeState::new(NodeBaseState::Future),
+            NodeConfState::Cloud => NodeState::new(NodeBaseState::Unknown).with(NodeFlag::Cloud),
+            NodeConfState::Unknown | NodeConfState::Idle => NodeState::new(NodeBaseState::Unknown),
+        };
+        NodeRec {
+            name: c.name.clone(),
+            addr: c.addr.clone(),
+            hostname: c.hostname.clone(),
+            port: c.port,
+            cpus: c.cpus,
+            boards: c.boards,
+            sockets: c.sockets,
+            cores_per_socket: c.cores_per_socket,
+            threads_per_core: c.threads_per_core,
+            real_memory_mb: c.real_memory,
+            tmp_disk_mb: c.tmp_disk,
+            weight: c.weight,
+            features: c.features.clone(),
+            conf_state: c.state,
+            state,
+            reason: c.reason.clone(),
+            reason_uid: 0,
+            reason_time: 0,
+            alloc_cpus: 0,
+            alloc_mem_mb: 0,
+            exclusive_owner: None,
+            partitions: Vec::new(),
+            last_registration: 0,
+        }
+    }
+
+    fn is_up(&self) -> bool {
+        matches!(
+            self.state.base,
+            NodeBaseState::Idle | NodeBaseState::Mixed | NodeBaseState::Allocated
+        )
+    }
+
+    fn refresh(&mut self) {
+        if self.is_up() {
+            self.state = up_state(self.state, self.alloc_cpus, self.cpus);
+        }
+    }
+
+    pub(crate) fn take(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId) {
+        self.alloc_cpus = self.alloc_cpus.saturating_add(a.cpus);
+        self.alloc_mem_mb = self.alloc_mem_mb.saturating_add(a.mem_mb);
+        if exclusive {
+            self.exclusive_owner = Some(job);
+        }
+        self.refresh();
+    }
+
+    pub(crate) fn give_back(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId) {
+        self.alloc_cpus = self.alloc_cpus.saturating_sub(a.cpus);
+        self.alloc_mem_mb = self.alloc_mem_mb.saturating_sub(a.mem_mb);
+        if exclusive && self.exclusive_owner == Some(job) {
+            self.exclusive_owner = None;
+        }
+        self.refresh();
+    }
+
+    /// slurmd registered: an UNKNOWN node, or one DOWN because it stopped
+    /// answering, comes up; an administrator's DOWN stays.
+    pub(crate) fn registered(&mut self, time: i64) {
+        self.last_registration = time;
+        let silent_down = self.state.base == NodeBaseState::Down
+            && self.reason.as_deref().is_none_or(|r| r == "Not responding");
+        if matches!(self.state.base, NodeBaseState::Unknown) || silent_down {
+            self.state = up_state(self.state, self.alloc_cpus, self.cpus);
+            if silent_down {
+                self.reason = None;
+            }
+        } else {
+            self.state = self.state.without(NodeFlag::NotResponding);
+            self.refresh();
+        }
+    }
+
+    /// scontrol update NodeName=... State=...; validated by the caller.
+    pub(crate) fn admin_update(
+        &mut self,
+        update: NodeUpdateState,
+        reason: Option<&str>,
+        uid: u32,
+        time: i64,
+    ) {
+        if let Ok(next) = self.state.apply_update(update) {
+            self.state = next;
+        }
+        match update {
+            NodeUpdateState::Resume | NodeUpdateState::Undrain | NodeUpdateState::Idle => {
+                if !self.state.has(NodeFlag::Drain) && !self.state.has(NodeFlag::Fail) {
+                    self.reason = None;
+                    self.reason_uid = 0;
+                    self.reason_time = 0;
+                }
+            }
+            _ => {
+                if let Some(r) = reason {
+                    self.reason = Some(r.to_string());
+                    self.reason_uid = uid;
+                    self.reason_time = time;
+                }
+            }
+        }
+        self.refresh();
+    }
+}
+
+/// One partition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartRec {
+    pub conf: PartitionConf,
+    pub view: PartitionView,
+}
+
+impl PartRec {
+    pub fn from_conf(p: &PartitionConf, members: Vec<usize>) -> PartRec {
+        let mut view = PartitionView::new(p.name.clone(), members);
+        view.state = match p.state {
+            slurm_common::conf::PartitionState::Up => PartitionState::Up,
+            slurm_common::conf::PartitionState::Down => PartitionState::Down,
+            slurm_common::conf::PartitionState::Drain => PartitionState::Drain,
+            slurm_common::conf::PartitionState::Inactive => PartitionState::Inactive,
+        };
+        view.max_time = p.max_time;
+        view.default_time = p.default_time;
+        view.min_nodes = p.min_nodes;
+        view.max_nodes = p.max_nodes;
+        view.priority_tier = p.priority_tier;
+        view.oversubscribe = match p.over_subscribe {
+            slurm_common::conf::OverSubscribe::No => OverSubscribe::No,
+            slurm_common::conf::OverSubscribe::Exclusive => OverSubscribe::Exclusive,
+            slurm_common::conf::OverSubscribe::Yes(_) => OverSubscribe::Yes,
+            slurm_common::conf::OverSubscribe::Force(_) => OverSubscribe::Force,
+        };
+        view.def_mem = p.def_mem.map(|m| match m {
+            slurm_common::conf::MemPer::Cpu(mb) => MemReq::PerCpu(mb),
+            slurm_common::conf::MemPer::Node(mb) => MemReq::PerNode(mb),
+        });
+        PartRec {
+            conf: p.clone(),
+            view,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.view.name
+    }
+}

@@ -1,0 +1,715 @@
+//! Component tests of the core: commands in, exact events and actions out,
+//! invariants checked after every step, replay compared with the original.
+
+use slurm_common::conf::SlurmConf;
+use slurm_common::reason::PendingReason;
+use slurm_common::state::{JobFlag, JobState, NodeBaseState, NodeFlag};
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+
+use super::*;
+
+pub(crate) const CONF: &str = "\
+ClusterName=ref
+SlurmctldHost=vm
+SlurmUser=root
+MinJobAge=300
+KillWait=30
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+NodeName=n[1-4] CPUs=2 RealMemory=4000 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=short Nodes=n[1-2] MaxTime=10 State=UP
+";
+
+const ALICE: Caller = Caller {
+    uid: 1000,
+    gid: 1000,
+};
+const BOB: Caller = Caller {
+    uid: 1001,
+    gid: 1001,
+};
+
+/// A controller, the clock, and everything it emitted.
+pub(crate) struct Env {
+    pub ctl: Controller,
+    pub now: i64,
+    pub events: Vec<Event>,
+    pub actions: Vec<Action>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env::with_conf(CONF)
+    }
+
+    pub fn with_conf(text: &str) -> Env {
+        let conf = SlurmConf::parse(text, "slurm.conf").unwrap().conf;
+        let cfg = CtlConfig::from_conf(&conf, vec![]);
+        Env {
+            ctl: Controller::new(&conf, cfg),
+            now: 1_700_000_000,
+            events: Vec::new(),
+            actions: Vec::new(),
+        }
+    }
+
+    /// Handles `cmd`, then schedules, as the owner task does.
+    pub fn run(&mut self, cmd: Command) -> Reply {
+        let out = self.ctl.handle(cmd, self.now);
+        self.ctl.sanity_check().unwrap();
+        self.events.extend(out.events);
+        self.actions.extend(out.actions);
+        let sched = self.ctl.schedule(self.now);
+        self.ctl.sanity_check().unwrap();
+        self.events.extend(sched.events);
+        self.actions.extend(sched.actions);
+        out.reply
+    }
+
+    pub fn register_all(&mut self) {
+        for n in ["n1", "n2", "n3", "n4"] {
+            let r = self.run(Command::RegisterNode {
+                caller: Caller::ROOT,
+                request: Box::new(v1::RegisterNodeRequest {
+                    node_name: n.into(),
+                    ..Default::default()
+                }),
+            });
+            assert_eq!(
+                r,
+                Reply::Registered {
+                    abort_job_ids: vec![]
+                }
+            );
+        }
+    }
+
+    pub fn submit_as(&mut self, caller: Caller, desc: v1::JobDescription) -> Reply {
+        self.run(Command::Submit {
+            caller,
+            desc: Box::new(desc),
+        })
+    }
+
+    pub fn submit(&mut self, desc: v1::JobDescription) -> u32 {
+        match self.submit_as(ALICE, desc) {
+            Reply::Submitted { job_id, .. } => job_id,
+            other => panic!("submit refused: {other:?}"),
+        }
+    }
+
+    pub fn take_actions(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.actions)
+    }
+
+    pub fn complete(&mut self, job_id: u32, status: u32, signal: u32) -> Reply {
+        self.run(Command::JobComplete {
+            caller: Caller::ROOT,
+            request: v1::JobCompleteRequest {
+                job_id,
+                node_name: "n1".into(),
+                exit_code: Some(v1::ExitCode {
+                    status,
+                    signal,
+                    core_dumped: false,
+                }),
+                ..Default::default()
+            },
+        })
+    }
+
+    pub fn job(&self, id: u32) -> &Job {
+        self.ctl.job(id).unwrap()
+    }
+}
+
+pub(crate) fn script() -> v1::JobDescription {
+    v1::JobDescription {
+        user_id: 1000,
+        group_id: 1000,
+        script: "#!/bin/sh\ntrue\n".into(),
+        name: "wrap".into(),
+        work_dir: "/tmp".into(),
+        ..Default::default()
+    }
+}
+
+fn filter(ids: &[u32]) -> v1::JobFilter {
+    v1::JobFilter {
+        job_ids: ids.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn launched(actions: &[Action]) -> Vec<(u32, usize)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::LaunchBatch { job_id, node, .. } => Some((*job_id, *node)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ok_results(r: &Reply) -> Vec<(u32, i32)> {
+    match r {
+        Reply::JobResults(v) => v.iter().map(|r| (r.job_id, r.error_code)).collect(),
+        other => panic!("not job results: {other:?}"),
+    }
+}
+
+#[test]
+fn submit_start_complete() {
+    let mut env = Env::new();
+    let id = env.submit(script());
+    assert_eq!(id, 1);
+    // No node has registered yet: pending, nothing launched.
+    assert_eq!(env.job(1).state(), JobState::Pending);
+    assert!(env.take_actions().is_empty());
+    env.register_all();
+    let actions = env.take_actions();
+    assert_eq!(launched(&actions), vec![(1, 0)]);
+    assert_eq!(actions.len(), 1);
+    let Action::LaunchBatch { request, .. } = &actions[0] else {
+        unreachable!()
+    };
+    assert_eq!(request.nodes, "n1");
+    assert_eq!(request.cpus_per_node, vec![1]);
+    assert_eq!(request.cluster_name, "ref");
+    assert_eq!(env.job(1).state(), JobState::Running);
+    assert_eq!(env.ctl.nodes()[0].state.base, NodeBaseState::Mixed);
+
+    env.now += 5;
+    assert_eq!(env.complete(1, 0, 0), Reply::Ok);
+    let job = env.job(1);
+    assert_eq!(job.state(), JobState::Completed);
+    assert!(!job.status.is_completing());
+    assert_eq!(job.end_time, env.now);
+    assert_eq!(env.ctl.nodes()[0].state.base, NodeBaseState::Idle);
+    assert!(env.take_actions().is_empty());
+
+    // A second report (slurmd retry) is acknowledged and changes nothing.
+    let before = env.events.len();
+    assert_eq!(env.complete(1, 0, 0), Reply::Ok);
+    assert_eq!(env.events.len(), before);
+}
+
+#[test]
+fn nonzero_exit_fails_with_exit_code() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.complete(id, 3, 0);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Failed);
+    assert_eq!((job.exit_status, job.exit_signal), (3, 0));
+    assert_eq!(job.reason, PendingReason::NonZeroExitCode);
+}
+
+#[test]
+fn priorities_decrease_with_submit_order() {
+    let mut env = Env::new();
+    let a = env.submit(script());
+    let b = env.submit(script());
+    assert_eq!(env.job(a).priority(), 4_294_901_759);
+    assert_eq!(env.job(b).priority(), 4_294_901_758);
+    // --priority is for operators only.
+    let mut d = script();
+    d.priority = Some(5);
+    assert!(matches!(
+        env.submit_as(ALICE, d.clone()),
+        Reply::Error {
+            code: ErrorCode::AccessDenied,
+            ..
+        }
+    ));
+    let Reply::Submitted { job_id, .. } = env.submit_as(Caller::ROOT, d) else {
+        panic!("root may set a priority")
+    };
+    assert_eq!(env.job(job_id).priority(), 5);
+}
+
+#[test]
+fn submission_errors_use_slurm_codes() {
+    let mut env = Env::new();
+    let mut d = script();
+    d.partitions = vec!["nope".into()];
+    assert_eq!(
+        env.submit_as(ALICE, d),
+        Reply::error(
+            ErrorCode::InvalidPartitionName,
+            "invalid partition specified: nope"
+        )
+    );
+    let mut d = script();
+    d.memory = Some(v1::job_description::Memory::MemPerNodeMb(999_999_999));
+    assert_eq!(
+        env.submit_as(ALICE, d),
+        Reply::error(
+            ErrorCode::RequestedNodeConfigUnavailable,
+            "Memory specification can not be satisfied"
+        )
+    );
+    let mut d = script();
+    d.script.clear();
+    assert!(matches!(
+        env.submit_as(ALICE, d),
+        Reply::Error {
+            code: ErrorCode::JobScriptMissing,
+            ..
+        }
+    ));
+    let mut d = script();
+    d.user_id = 1001;
+    assert!(matches!(
+        env.submit_as(ALICE, d),
+        Reply::Error {
+            code: ErrorCode::AccessDenied,
+            ..
+        }
+    ));
+    let mut d = script();
+    d.required_nodes = "n9".into();
+    assert!(matches!(
+        env.submit_as(ALICE, d),
+        Reply::Error {
+            code: ErrorCode::InvalidNodeName,
+            ..
+        }
+    ));
+    // Nothing was journaled for refused jobs.
+    assert!(env.events.is_empty());
+    assert_eq!(env.ctl.next_job_id(), 1);
+}
+
+#[test]
+fn too_many_nodes_is_accepted_and_waits() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut d = script();
+    d.min_nodes = Some(10);
+    d.max_nodes = Some(10);
+    let id = env.submit(d);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert_eq!(env.job(id).reason, PendingReason::PartitionConfig);
+}
+
+#[test]
+fn time_over_partition_max_waits() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut d = script();
+    d.partitions = vec!["short".into()];
+    d.time_limit = Some(v1::TimeLimit {
+        limit: Some(v1::time_limit::Limit::Minutes(60)),
+    });
+    let id = env.submit(d);
+    assert_eq!(env.job(id).reason, PendingReason::PartitionTimeLimit);
+}
+
+#[test]
+fn cancel_pending_and_running() {
+    let mut env = Env::new();
+    let pending = env.submit(script());
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[pending, 999_999]),
+        signal: None,
+    });
+    assert_eq!(
+        ok_results(&r),
+        vec![(pending, 0), (999_999, ErrorCode::InvalidJobId.number())]
+    );
+    assert_eq!(env.job(pending).state(), JobState::Cancelled);
+    assert!(env.take_actions().is_empty());
+
+    env.register_all();
+    let running = env.submit(script());
+    assert_eq!(env.job(running).state(), JobState::Running);
+    env.take_actions();
+    // Bob may not cancel Alice's job.
+    let r = env.run(Command::Cancel {
+        caller: BOB,
+        filter: filter(&[running]),
+        signal: None,
+    });
+    assert_eq!(
+        ok_results(&r),
+        vec![(running, ErrorCode::AccessDenied.number())]
+    );
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[running]),
+        signal: None,
+    });
+    assert_eq!(ok_results(&r), vec![(running, 0)]);
+    let job = env.job(running);
+    assert_eq!(job.state(), JobState::Cancelled);
+    assert!(job.status.flags.contains(JobFlag::Completing));
+    let actions = env.take_actions();
+    assert_eq!(actions.len(), 1);
+    assert!(matches!(
+        &actions[0],
+        Action::TerminateJob { job_id, nodes, .. } if *job_id == running && nodes == &vec![0]
+    ));
+    // Cancelling again: already done.
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[running]),
+        signal: None,
+    });
+    assert_eq!(
+        ok_results(&r),
+        vec![(running, ErrorCode::AlreadyDone.number())]
+    );
+    // The node reports the end: resources are released, state stays.
+    env.complete(running, 0, 15);
+    let job = env.job(running);
+    assert_eq!(job.state(), JobState::Cancelled);
+    assert!(!job.status.is_completing());
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
+}
+
+#[test]
+fn signal_running_job() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[id]),
+        signal: Some(10),
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    let actions = env.take_actions();
+    assert!(matches!(
+        &actions[..],
+        [Action::SignalJob { request, .. }] if request.signal == 10
+    ));
+    assert_eq!(env.job(id).state(), JobState::Running);
+}
+
+#[test]
+fn hold_and_release() {
+    let mut env = Env::new();
+    let id = env.submit(script());
+    let r = env.run(Command::Hold {
+        caller: ALICE,
+        filter: filter(&[id]),
+        user_hold: false,
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    assert_eq!(env.job(id).priority(), 0);
+    assert_eq!(env.job(id).reason, PendingReason::JobHeldUser);
+    env.register_all();
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert_eq!(env.job(id).reason, PendingReason::JobHeldUser);
+
+    // An operator's hold is an admin hold that the owner cannot release.
+    env.run(Command::Hold {
+        caller: Caller::ROOT,
+        filter: filter(&[id]),
+        user_hold: false,
+    });
+    assert_eq!(env.job(id).reason, PendingReason::JobHeldAdmin);
+    let r = env.run(Command::Release {
+        caller: ALICE,
+        filter: filter(&[id]),
+    });
+    assert_eq!(ok_results(&r), vec![(id, ErrorCode::AccessDenied.number())]);
+    let r = env.run(Command::Release {
+        caller: Caller::ROOT,
+        filter: filter(&[id]),
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert_eq!(env.job(id).priority(), 4_294_901_759);
+}
+
+#[test]
+fn submit_held() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut d = script();
+    d.hold = true;
+    let id = env.submit(d);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert_eq!(env.job(id).priority(), 0);
+}
+
+#[test]
+fn time_limit_gives_timeout() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut d = script();
+    d.time_limit = Some(v1::TimeLimit {
+        limit: Some(v1::time_limit::Limit::Minutes(1)),
+    });
+    let id = env.submit(d);
+    env.take_actions();
+    assert_eq!(env.ctl.next_deadline(), Some(env.now + 60));
+    env.now += 59;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    env.now += 1;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Timeout);
+    assert_eq!(env.job(id).reason, PendingReason::TimeLimit);
+    let actions = env.take_actions();
+    assert!(matches!(
+        &actions[..],
+        [Action::TerminateJob { request, .. }] if request.reason == v1::JobState::Timeout as i32
+    ));
+}
+
+#[test]
+fn purge_after_min_job_age() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.complete(id, 0, 0);
+    env.now += 299;
+    env.run(Command::Tick);
+    assert!(env.ctl.job(id).is_some());
+    env.now += 1;
+    env.run(Command::Tick);
+    assert!(env.ctl.job(id).is_none());
+    // Ids keep increasing after a purge.
+    assert_eq!(env.submit(script()), id + 1);
+}
+
+#[test]
+fn launch_failure_requeues_once_then_fails() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    env.run(Command::LaunchFailed {
+        job_id: id,
+        detail: "connection refused".into(),
+    });
+    // Requeued and started again at once.
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert_eq!(env.job(id).restart_count, 1);
+    assert_eq!(launched(&env.take_actions()), vec![(id, 0)]);
+    env.run(Command::LaunchFailed {
+        job_id: id,
+        detail: "connection refused".into(),
+    });
+    assert_eq!(env.job(id).state(), JobState::Failed);
+    assert_eq!(env.job(id).reason, PendingReason::JobLaunchFailure);
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
+}
+
+#[test]
+fn requeue_running_job() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    let r = env.run(Command::Requeue {
+        caller: ALICE,
+        filter: filter(&[id]),
+        hold: false,
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert!(env.job(id).status.is_completing());
+    assert_eq!(env.take_actions().len(), 1);
+    // Once the node reports, the job runs again.
+    env.complete(id, 0, 15);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert_eq!(env.job(id).restart_count, 1);
+}
+
+#[test]
+fn update_job_fields_and_permissions() {
+    let mut env = Env::new();
+    let id = env.submit(script());
+    let upd = |caller, f: fn(&mut v1::UpdateJobRequest)| {
+        let mut r = v1::UpdateJobRequest {
+            filter: Some(filter(&[id])),
+            ..Default::default()
+        };
+        f(&mut r);
+        Command::UpdateJob {
+            caller,
+            request: Box::new(r),
+        }
+    };
+    let r = env.run(upd(ALICE, |r| {
+        r.name = Some("renamed".into());
+        r.comment = Some("hello".into());
+        r.partition = Some("short".into());
+        r.time_limit = Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(5)),
+        });
+    }));
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    let job = env.job(id);
+    assert_eq!(job.name, "renamed");
+    assert_eq!(job.comment, "hello");
+    assert_eq!(job.partition_name, "short");
+    // Raising the limit or the priority needs an operator.
+    let r = env.run(upd(ALICE, |r| {
+        r.time_limit = Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(50)),
+        });
+    }));
+    assert_eq!(ok_results(&r), vec![(id, ErrorCode::AccessDenied.number())]);
+    let r = env.run(upd(ALICE, |r| r.priority = Some(7)));
+    assert_eq!(ok_results(&r), vec![(id, ErrorCode::AccessDenied.number())]);
+    let r = env.run(upd(Caller::ROOT, |r| r.priority = Some(7)));
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    assert_eq!(env.job(id).priority(), 7);
+    let r = env.run(upd(ALICE, |r| r.partition = Some("nope".into())));
+    assert_eq!(
+        ok_results(&r),
+        vec![(id, ErrorCode::InvalidPartitionName.number())]
+    );
+}
+
+#[test]
+fn drain_resume_and_down() {
+    let mut env = Env::new();
+    env.register_all();
+    let upd = |state: v1::NodeStateUpdate, reason: Option<&str>| Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: "n[1-2]".into(),
+            state: state as i32,
+            reason: reason.map(str::to_string),
+            ..Default::default()
+        },
+    };
+    assert!(matches!(
+        env.run(upd(v1::NodeStateUpdate::Drain, None)),
+        Reply::Error {
+            code: ErrorCode::InvalidNodeState,
+            ..
+        }
+    ));
+    assert!(matches!(
+        env.run(Command::UpdateNode {
+            caller: ALICE,
+            request: v1::UpdateNodeRequest {
+                nodes: "n1".into(),
+                state: v1::NodeStateUpdate::Resume as i32,
+                ..Default::default()
+            }
+        }),
+        Reply::Error {
+            code: ErrorCode::AccessDenied,
+            ..
+        }
+    ));
+    assert_eq!(
+        env.run(upd(v1::NodeStateUpdate::Drain, Some("disk"))),
+        Reply::Ok
+    );
+    let n1 = &env.ctl.nodes()[0];
+    assert!(n1.state.has(NodeFlag::Drain));
+    assert_eq!(n1.reason.as_deref(), Some("disk"));
+    assert_eq!(n1.reason_time, env.now);
+    // A job now goes to n3.
+    let id = env.submit(script());
+    assert_eq!(launched(&env.take_actions()), vec![(id, 2)]);
+    assert_eq!(env.run(upd(v1::NodeStateUpdate::Resume, None)), Reply::Ok);
+    assert!(!env.ctl.nodes()[0].state.has(NodeFlag::Drain));
+    assert_eq!(env.ctl.nodes()[0].reason, None);
+
+    // DOWN kills the jobs on the node.
+    let r = env.run(Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: "n3".into(),
+            state: v1::NodeStateUpdate::Down as i32,
+            reason: Some("dead".into()),
+            ..Default::default()
+        },
+    });
+    assert_eq!(r, Reply::Ok);
+    assert_eq!(env.job(id).state(), JobState::NodeFail);
+    assert_eq!(env.ctl.nodes()[2].state.base, NodeBaseState::Down);
+    assert!(matches!(
+        &env.take_actions()[..],
+        [Action::TerminateJob { .. }]
+    ));
+}
+
+#[test]
+fn registration_reconciles_jobs() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    env.now += 10;
+    // slurmd restarted after the job started and does not know it.
+    let r = env.run(Command::RegisterNode {
+        caller: Caller::ROOT,
+        request: Box::new(v1::RegisterNodeRequest {
+            node_name: "n1".into(),
+            slurmd_start_time: env.now,
+            running_jobs: vec![v1::RunningJob {
+                job_id: 4242,
+                step_ids: vec![],
+            }],
+            ..Default::default()
+        }),
+    });
+    assert_eq!(
+        r,
+        Reply::Registered {
+            abort_job_ids: vec![4242]
+        }
+    );
+    assert_eq!(env.job(id).state(), JobState::NodeFail);
+}
+
+#[test]
+fn replay_rebuilds_the_same_state() {
+    let mut env = Env::new();
+    env.register_all();
+    for _ in 0..12 {
+        env.submit(script());
+    }
+    env.complete(1, 0, 0);
+    env.complete(2, 1, 0);
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[3, 11]),
+        signal: None,
+    });
+    env.run(Command::Hold {
+        caller: ALICE,
+        filter: filter(&[12]),
+        user_hold: true,
+    });
+    env.now += 400;
+    env.run(Command::Tick);
+
+    let conf = SlurmConf::parse(CONF, "slurm.conf").unwrap().conf;
+    let mut replayed = Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]));
+    for e in &env.events {
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        replayed.apply(&Event::decode(&buf).unwrap()).unwrap();
+    }
+    replayed.sanity_check().unwrap();
+    assert_eq!(replayed.next_job_id(), env.ctl.next_job_id());
+    assert_eq!(replayed.next_priority, env.ctl.next_priority);
+    let a: Vec<_> = env
+        .ctl
+        .jobs()
+        .map(|j| (j.id, j.status, j.alloc.clone(), j.priority(), j.end_time))
+        .collect();
+    let b: Vec<_> = replayed
+        .jobs()
+        .map(|j| (j.id, j.status, j.alloc.clone(), j.priority(), j.end_time))
+        .collect();
+    assert_eq!(a, b);
+    assert_eq!(replayed.nodes(), env.ctl.nodes());
+}

@@ -1,0 +1,263 @@
+//! Snapshot records to wire messages, for the query RPCs.
+//!
+//! These run on the RPC tasks, over an immutable snapshot, so building a
+//! large reply never delays the owner task.
+
+use slurm_common::state::JobState;
+use slurm_common::time::TimeLimit;
+use slurm_proto::convert::{job_flags_to_wire, node_flags_to_wire};
+use slurm_proto::v1;
+use slurm_sched::MemReq;
+
+use crate::core::{effective_limit, Job, NodeRec, PartRec, Snapshot};
+
+/// One job as squeue and scontrol show it. `now` gives RunTime.
+pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
+    let part = job.partition.and_then(|p| snap.partitions.get(p));
+    let d = &job.desc;
+    let node_names: Vec<&str> = job
+        .alloc
+        .iter()
+        .filter_map(|a| snap.nodes.get(a.node_index))
+        .map(|n| n.name.as_str())
+        .collect();
+    let run_time = match job.status.state {
+        JobState::Running | JobState::Suspended => now.saturating_sub(job.start_time),
+        s if s.is_finished() && job.start_time > 0 => job.end_time.saturating_sub(job.start_time),
+        _ => 0,
+    };
+    let limit = effective_limit(job, part);
+    let end_time = match (job.status.state, limit.as_secs()) {
+        (JobState::Running, Some(secs)) => job
+            .start_time
+            .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
+        (s, _) if s.is_finished() => job.end_time,
+        _ => 0,
+    };
+    let num_cpus: u32 = if job.alloc.is_empty() {
+        job.shape
+            .ntasks
+            .saturating_mul(job.shape.cpus_per_task)
+            .max(job.shape.min_nodes)
+    } else {
+        job.alloc.iter().map(|a| a.cpus).sum()
+    };
+    let memory = job.shape.mem.map(|m| match m {
+        MemReq::PerNode(mb) => v1::job_info::Memory::MemPerNodeMb(mb),
+        MemReq::PerCpu(mb) => v1::job_info::Memory::MemPerCpuMb(mb),
+    });
+    let stdout = if d.stdout_path.is_empty() {
+        format!("{}/slurm-%j.out", d.work_dir)
+    } else {
+        d.stdout_path.clone()
+    };
+    let stderr = if d.stderr_path.is_empty() {
+        stdout.clone()
+    } else {
+        d.stderr_path.clone()
+    };
+    v1::JobInfo {
+        job_id: job.id.get(),
+        name: job.name.clone(),
+        user_id: job.uid,
+        user_name: d.user_name.clone(),
+        group_id: job.gid,
+        state: v1::JobState::from(job.status.state) as i32,
+        state_flags: job_flags_to_wire(job.status.flags),
+        state_reason: job.reason.as_str().to_string(),
+        state_description: job.reason_detail.clone(),
+        priority: job.priority(),
+        nice: job.nice,
+        account: d.account.clone(),
+        qos: d.qos.clone(),
+        requeue: job.requeue,
+        restart_count: job.restart_count,
+        batch: true,
+        exit_code: Some(v1::ExitCode {
+            status: job.exit_status,
+            signal: job.exit_signal,
+            core_dumped: false,
+        }),
+        derived_exit_code: Some(v1::ExitCode::default()),
+        scheduled_by: if job.start_time > 0 || job.last_sched_eval > 0 {
+            "Main".to_string()
+        } else {
+            String::new()
+        },
+        run_time_secs: u64::try_from(run_time.max(0)).unwrap_or(0),
+        time_limit: Some(limit.into()),
+        submit_time: job.submit_time,
+        eligible_time: job.eligible_time,
+        accrue_time: job.eligible_time,
+        start_time: job.start_time,
+        end_time,
+        last_sched_eval: job.last_sched_eval,
+        begin_time: job.shape.begin_time.unwrap_or(0),
+        partition: job.partition_name.clone(),
+        alloc_node: d.submit_host.clone(),
+        alloc_sid: d.submit_sid,
+        required_nodes: d.required_nodes.clone(),
+        excluded_nodes: d.excluded_nodes.clone(),
+        nodes: slurm_common::hostlist::compress(node_names.iter().copied()),
+        batch_host: node_names
+            .first()
+            .map(|n| (*n).to_string())
+            .unwrap_or_default(),
+        num_nodes: if job.alloc.is_empty() {
+            job.shape.min_nodes
+        } else {
+            u32::try_from(job.alloc.len()).unwrap_or(u32::MAX)
+        },
+        max_nodes: job.shape.max_nodes.unwrap_or(0),
+        num_cpus,
+        num_tasks: job.shape.ntasks,
+        cpus_per_task: job.shape.cpus_per_task,
+        ntasks_per_node: job.shape.ntasks_per_node.unwrap_or(0),
+        min_cpus_per_node: d.min_cpus_per_node.unwrap_or(job.shape.cpus_per_task),
+        memory,
+        resources: Some(v1::JobResources {
+            nodes: job
+                .alloc
+                .iter()
+                .filter_map(|a| {
+                    snap.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
+                        node: n.name.clone(),
+                        cpu_ids: Vec::new(),
+                        memory_mb: a.mem_mb,
+                        gres: Vec::new(),
+                        tasks: a.tasks,
+                    })
+                })
+                .collect(),
+        }),
+        features: d.constraint.clone(),
+        sharing: d.sharing,
+        contiguous: d.contiguous,
+        overcommit: d.overcommit,
+        command: d.command_path.clone(),
+        work_dir: d.work_dir.clone(),
+        stdin_path: if d.stdin_path.is_empty() {
+            "/dev/null".to_string()
+        } else {
+            d.stdin_path.clone()
+        },
+        stdout_path: stdout,
+        stderr_path: stderr,
+        comment: job.comment.clone(),
+        submit_line: d.submit_line.clone(),
+        mail_type: d.mail_type.clone(),
+        mail_user: d.mail_user.clone(),
+        cluster: snap.cluster_name.clone(),
+        ..v1::JobInfo::default()
+    }
+}
+
+/// One node as sinfo and scontrol show it.
+pub fn node_info(snap: &Snapshot, node: &NodeRec) -> v1::NodeInfo {
+    v1::NodeInfo {
+        name: node.name.clone(),
+        node_addr: node.addr.clone(),
+        node_hostname: node.hostname.clone(),
+        port: u32::from(node.port),
+        version: crate::VERSION.to_string(),
+        state: v1::NodeState::from(node.state.base) as i32,
+        state_flags: node_flags_to_wire(node.state.flags),
+        reason: node.reason.clone().unwrap_or_default(),
+        reason_uid: node.reason_uid,
+        reason_time: node.reason_time,
+        cpus: node.cpus,
+        cpus_effective: node.cpus,
+        boards: u32::from(node.boards),
+        sockets: u32::from(node.sockets),
+        cores_per_socket: u32::from(node.cores_per_socket),
+        threads_per_core: u32::from(node.threads_per_core),
+        real_memory_mb: node.real_memory_mb,
+        tmp_disk_mb: node.tmp_disk_mb,
+        weight: node.weight,
+        features: node.features.clone(),
+        active_features: node.features.clone(),
+        cpus_allocated: node.alloc_cpus,
+        memory_allocated_mb: node.alloc_mem_mb,
+        partitions: node
+            .partitions
+            .iter()
+            .filter_map(|&p| snap.partitions.get(p))
+            .map(|p| p.name().to_string())
+            .collect(),
+        slurmd_start_time: node.last_registration,
+        boot_time: node.last_registration,
+        ..v1::NodeInfo::default()
+    }
+}
+
+fn limit_to_wire(l: TimeLimit) -> Option<v1::TimeLimit> {
+    Some(l.into())
+}
+
+/// One partition as sinfo and scontrol show it.
+pub fn partition_info(snap: &Snapshot, part: &PartRec) -> v1::PartitionInfo {
+    let c = &part.conf;
+    let names: Vec<&str> = part
+        .view
+        .nodes
+        .iter()
+        .filter_map(|&i| snap.nodes.get(i))
+        .map(|n| n.name.as_str())
+        .collect();
+    let total_cpus = part
+        .view
+        .nodes
+        .iter()
+        .filter_map(|&i| snap.nodes.get(i))
+        .map(|n| n.cpus)
+        .sum();
+    let state = match c.state {
+        slurm_common::conf::PartitionState::Up => v1::PartitionState::Up,
+        slurm_common::conf::PartitionState::Down => v1::PartitionState::Down,
+        slurm_common::conf::PartitionState::Drain => v1::PartitionState::Drain,
+        slurm_common::conf::PartitionState::Inactive => v1::PartitionState::Inactive,
+    };
+    let (mode, max_share) = match c.over_subscribe {
+        slurm_common::conf::OverSubscribe::No => (v1::over_subscribe::Mode::No, 1),
+        slurm_common::conf::OverSubscribe::Exclusive => (v1::over_subscribe::Mode::Exclusive, 0),
+        slurm_common::conf::OverSubscribe::Yes(n) => (v1::over_subscribe::Mode::Yes, u32::from(n)),
+        slurm_common::conf::OverSubscribe::Force(n) => {
+            (v1::over_subscribe::Mode::Force, u32::from(n))
+        }
+    };
+    v1::PartitionInfo {
+        name: c.name.clone(),
+        state: state as i32,
+        is_default: c.default,
+        hidden: c.hidden,
+        nodes: slurm_common::hostlist::compress(names.iter().copied()),
+        total_nodes: u32::try_from(names.len()).unwrap_or(u32::MAX),
+        total_cpus,
+        allow_groups: c.allow_groups.clone().unwrap_or_default(),
+        allow_accounts: c.allow_accounts.clone().unwrap_or_default(),
+        allow_qos: c.allow_qos.clone().unwrap_or_default(),
+        allow_alloc_nodes: c.alloc_nodes.clone().unwrap_or_default(),
+        deny_accounts: c.deny_accounts.clone(),
+        deny_qos: c.deny_qos.clone(),
+        qos: c.qos.clone().unwrap_or_default(),
+        default_time: c.default_time.and_then(limit_to_wire),
+        max_time: limit_to_wire(c.max_time),
+        over_time_limit: c.over_time_limit.and_then(limit_to_wire),
+        min_nodes: c.min_nodes,
+        max_nodes: c.max_nodes,
+        max_cpus_per_node: c.max_cpus_per_node,
+        priority_job_factor: u32::from(c.priority_job_factor),
+        priority_tier: u32::from(c.priority_tier),
+        oversubscribe: Some(v1::OverSubscribe {
+            mode: mode as i32,
+            max_share,
+        }),
+        exclusive_user: c.exclusive_user,
+        disable_root_jobs: c.disable_root_jobs,
+        root_only: c.root_only,
+        req_resv: c.req_resv,
+        lln: c.lln,
+        grace_time_secs: u32::try_from(c.grace_time.as_secs()).unwrap_or(u32::MAX),
+        ..v1::PartitionInfo::default()
+    }
+}

@@ -1,0 +1,475 @@
+//! The gRPC services: `SlurmController` (commands) and `SlurmNodeReports`
+//! (slurmd).
+//!
+//! Every call first proves who calls: the `x-slurm-auth` credential is
+//! verified and the uid/gid come from it, never from the body. Changes
+//! become a [`Command`] for the owner task, and the handler waits for the
+//! reply, which the owner sends only after the change is in the journal.
+//! Queries read the latest published [`Snapshot`] and never wait for the
+//! owner.
+
+pub mod convert;
+
+use std::sync::{Arc, RwLock};
+
+use slurm_common::auth::{unix_now, Authenticator};
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+use tokio::sync::{mpsc, oneshot, watch};
+use tonic::{Request, Response, Status};
+
+use crate::core::{Caller, Command, Reply, Snapshot};
+
+/// A command and where its reply goes.
+pub type Envelope = (Command, oneshot::Sender<Reply>);
+
+/// What every RPC handler shares.
+#[derive(Debug)]
+pub struct Shared {
+    pub snapshot: RwLock<Arc<Snapshot>>,
+    pub commands: mpsc::Sender<Envelope>,
+    pub auth: Arc<dyn Authenticator>,
+    /// `scontrol show config` entries, computed once at startup.
+    pub config: Vec<v1::ConfigEntry>,
+    pub start_time: i64,
+    pub ping: v1::PingReply,
+    /// Set to true to begin a graceful shutdown (scontrol shutdown).
+    pub shutdown: watch::Sender<bool>,
+    /// Uids allowed to stop the controller (root, SlurmUser).
+    pub operators: Vec<u32>,
+}
+
+impl Shared {
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        match self.snapshot.read() {
+            Ok(s) => Arc::clone(&s),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    pub fn publish(&self, snap: Snapshot) {
+        let snap = Arc::new(snap);
+        match self.snapshot.write() {
+            Ok(mut s) => *s = snap,
+            Err(poisoned) => *poisoned.into_inner() = snap,
+        }
+    }
+}
+
+/// Both services over one [`Shared`].
+#[derive(Debug, Clone)]
+pub struct Service {
+    shared: Arc<Shared>,
+}
+
+impl Service {
+    pub fn new(shared: Arc<Shared>) -> Service {
+        Service { shared }
+    }
+
+    fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        let token = slurm_proto::auth_credential(req.metadata())
+            .ok_or_else(|| ErrorCode::ProtocolAuthentication.to_status("missing credential"))?;
+        let claims = self
+            .shared
+            .auth
+            .verify(token, unix_now())
+            .map_err(|e| ErrorCode::ProtocolAuthentication.to_status(e.to_string()))?;
+        Ok(Caller {
+            uid: claims.uid.get(),
+            gid: claims.gid.get(),
+        })
+    }
+
+    async fn ask(&self, cmd: Command) -> Result<Reply, Status> {
+        let (tx, rx) = oneshot::channel();
+        self.shared
+            .commands
+            .send((cmd, tx))
+            .await
+            .map_err(|_| ErrorCode::ShuttingDown.to_status(""))?;
+        let reply = rx
+            .await
+            .map_err(|_| ErrorCode::ShuttingDown.to_status(""))?;
+        match reply {
+            Reply::Error { code, detail } => Err(code.to_status(detail)),
+            other => Ok(other),
+        }
+    }
+
+    async fn job_action(&self, cmd: Command) -> Result<Response<v1::JobActionReply>, Status> {
+        match self.ask(cmd).await? {
+            Reply::JobResults(results) => Ok(Response::new(v1::JobActionReply { results })),
+            other => Err(unexpected(&other)),
+        }
+    }
+}
+
+fn unexpected(reply: &Reply) -> Status {
+    ErrorCode::Internal.to_status(format!("unexpected reply {reply:?}"))
+}
+
+#[tonic::async_trait]
+impl slurm_proto::SlurmController for Service {
+    async fn submit_job(
+        &self,
+        request: Request<v1::SubmitJobRequest>,
+    ) -> Result<Response<v1::SubmitJobReply>, Status> {
+        let caller = self.caller(&request)?;
+        let mut desc = request
+            .into_inner()
+            .job
+            .ok_or_else(|| ErrorCode::MalformedRequest.to_status("no job description"))?;
+        if desc.user_name.is_empty() {
+            // Resolved here, at the edge, so the core stays free of passwd
+            // lookups; the name is journaled with the job.
+            let uid = if desc.user_id == 0 {
+                caller.uid
+            } else {
+                desc.user_id
+            };
+            desc.user_name = crate::server::user_name_of(uid).unwrap_or_else(|| uid.to_string());
+        }
+        match self
+            .ask(Command::Submit {
+                caller,
+                desc: Box::new(desc),
+            })
+            .await?
+        {
+            Reply::Submitted { job_id, estimate } => Ok(Response::new(v1::SubmitJobReply {
+                job_id,
+                user_messages: Vec::new(),
+                estimate,
+            })),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn get_jobs(
+        &self,
+        request: Request<v1::GetJobsRequest>,
+    ) -> Result<Response<v1::GetJobsReply>, Status> {
+        self.caller(&request)?;
+        let req = request.into_inner();
+        let snap = self.shared.snapshot();
+        if req.changed_since > 0 && snap.last_update <= req.changed_since {
+            return Ok(Response::new(v1::GetJobsReply {
+                jobs: Vec::new(),
+                last_update: snap.last_update,
+                unchanged: true,
+            }));
+        }
+        let now = unix_now();
+        let f = req.filter.unwrap_or_default();
+        let named: Vec<u32> = f
+            .job_ids
+            .iter()
+            .copied()
+            .chain(f.array_tasks.iter().map(|a| a.array_job_id))
+            .collect();
+        let node_filter: Vec<usize> = if f.nodelist.is_empty() {
+            Vec::new()
+        } else {
+            let names = slurm_common::hostlist::expand(&f.nodelist).unwrap_or_default();
+            snap.nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| names.contains(&n.name))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let wanted = |job: &crate::core::Job| {
+            (f.user_ids.is_empty() || f.user_ids.contains(&job.uid))
+                && (f.names.is_empty() || f.names.contains(&job.name))
+                && (f.partitions.is_empty() || f.partitions.contains(&job.partition_name))
+                && (f.accounts.is_empty() || f.accounts.contains(&job.desc.account))
+                && (f.states.is_empty()
+                    || f.states
+                        .contains(&(v1::JobState::from(job.status.state) as i32)))
+                && (f.nodelist.is_empty()
+                    || job
+                        .alloc
+                        .iter()
+                        .any(|a| node_filter.contains(&a.node_index)))
+        };
+        let jobs: Vec<v1::JobInfo> = if named.is_empty() {
+            snap.jobs
+                .values()
+                .filter(|j| wanted(j))
+                .map(|j| convert::job_info(&snap, j, now))
+                .collect()
+        } else {
+            named
+                .iter()
+                .filter_map(|id| snap.jobs.get(id))
+                .filter(|j| wanted(j))
+                .map(|j| convert::job_info(&snap, j, now))
+                .collect()
+        };
+        if !named.is_empty() && jobs.is_empty() {
+            return Err(ErrorCode::InvalidJobId.to_status(""));
+        }
+        Ok(Response::new(v1::GetJobsReply {
+            jobs,
+            last_update: snap.last_update,
+            unchanged: false,
+        }))
+    }
+
+    async fn get_nodes(
+        &self,
+        request: Request<v1::GetNodesRequest>,
+    ) -> Result<Response<v1::GetNodesReply>, Status> {
+        self.caller(&request)?;
+        let req = request.into_inner();
+        let snap = self.shared.snapshot();
+        let mut names: Vec<String> = Vec::new();
+        for expr in &req.names {
+            match slurm_common::hostlist::expand(expr) {
+                Ok(n) => names.extend(n),
+                Err(_) => return Err(ErrorCode::InvalidNodeName.to_status(expr.clone())),
+            }
+        }
+        let nodes: Vec<v1::NodeInfo> = snap
+            .nodes
+            .iter()
+            .filter(|n| names.is_empty() || names.contains(&n.name))
+            .filter(|n| {
+                req.partitions.is_empty()
+                    || n.partitions.iter().any(|&p| {
+                        snap.partitions
+                            .get(p)
+                            .is_some_and(|p| req.partitions.iter().any(|w| w == p.name()))
+                    })
+            })
+            .map(|n| convert::node_info(&snap, n))
+            .collect();
+        if !names.is_empty() && nodes.is_empty() {
+            return Err(ErrorCode::InvalidNodeName.to_status(""));
+        }
+        Ok(Response::new(v1::GetNodesReply {
+            nodes,
+            last_update: snap.last_update,
+            unchanged: false,
+        }))
+    }
+
+    async fn get_partitions(
+        &self,
+        request: Request<v1::GetPartitionsRequest>,
+    ) -> Result<Response<v1::GetPartitionsReply>, Status> {
+        self.caller(&request)?;
+        let req = request.into_inner();
+        let snap = self.shared.snapshot();
+        let partitions: Vec<v1::PartitionInfo> = snap
+            .partitions
+            .iter()
+            .filter(|p| req.names.is_empty() || req.names.iter().any(|n| n == p.name()))
+            .map(|p| convert::partition_info(&snap, p))
+            .collect();
+        if !req.names.is_empty() && partitions.is_empty() {
+            return Err(ErrorCode::InvalidPartitionName.to_status(""));
+        }
+        Ok(Response::new(v1::GetPartitionsReply {
+            partitions,
+            last_update: snap.last_update,
+            unchanged: false,
+        }))
+    }
+
+    async fn get_config(
+        &self,
+        request: Request<v1::GetConfigRequest>,
+    ) -> Result<Response<v1::GetConfigReply>, Status> {
+        self.caller(&request)?;
+        Ok(Response::new(v1::GetConfigReply {
+            entries: self.shared.config.clone(),
+            last_update: unix_now(),
+        }))
+    }
+
+    async fn cancel_job(
+        &self,
+        request: Request<v1::CancelJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        let caller = self.caller(&request)?;
+        let req = request.into_inner();
+        self.job_action(Command::Cancel {
+            caller,
+            filter: req.filter.unwrap_or_default(),
+            signal: None,
+        })
+        .await
+    }
+
+    async fn signal_job(
+        &self,
+        request: Request<v1::SignalJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        let caller = self.caller(&request)?;
+        let req = request.into_inner();
+        self.job_action(Command::Cancel {
+            caller,
+            filter: req.filter.unwrap_or_default(),
+            signal: Some(req.signal),
+        })
+        .await
+    }
+
+    async fn hold_job(
+        &self,
+        request: Request<v1::HoldJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        let caller = self.caller(&request)?;
+        let req = request.into_inner();
+        self.job_action(Command::Hold {
+            caller,
+            filter: req.filter.unwrap_or_default(),
+            user_hold: req.user_hold,
+        })
+        .await
+    }
+
+    async fn release_job(
+        &self,
+        request: Request<v1::ReleaseJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        let caller = self.caller(&request)?;
+        let req = request.into_inner();
+        self.job_action(Command::Release {
+            caller,
+            filter: req.filter.unwrap_or_default(),
+        })
+        .await
+    }
+
+    async fn requeue_job(
+        &self,
+        request: Request<v1::RequeueJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        let caller = self.caller(&request)?;
+        let req = request.into_inner();
+        self.job_action(Command::Requeue {
+            caller,
+            filter: req.filter.unwrap_or_default(),
+            hold: req.hold,
+        })
+        .await
+    }
+
+    async fn update_job(
+        &self,
+        request: Request<v1::UpdateJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        let caller = self.caller(&request)?;
+        self.job_action(Command::UpdateJob {
+            caller,
+            request: Box::new(request.into_inner()),
+        })
+        .await
+    }
+
+    async fn update_node(
+        &self,
+        request: Request<v1::UpdateNodeRequest>,
+    ) -> Result<Response<v1::UpdateNodeReply>, Status> {
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::UpdateNode {
+                caller,
+                request: request.into_inner(),
+            })
+            .await?
+        {
+            Reply::Ok => Ok(Response::new(v1::UpdateNodeReply {})),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn ping(
+        &self,
+        request: Request<v1::PingRequest>,
+    ) -> Result<Response<v1::PingReply>, Status> {
+        self.caller(&request)?;
+        Ok(Response::new(self.shared.ping.clone()))
+    }
+
+    async fn reconfigure(
+        &self,
+        request: Request<v1::ReconfigureRequest>,
+    ) -> Result<Response<v1::ReconfigureReply>, Status> {
+        self.caller(&request)?;
+        Err(ErrorCode::NotSupported
+            .to_status("reconfigure is not supported yet; restart slurmctld"))
+    }
+
+    async fn shutdown(
+        &self,
+        request: Request<v1::ShutdownRequest>,
+    ) -> Result<Response<v1::ShutdownReply>, Status> {
+        let caller = self.caller(&request)?;
+        if caller.uid != 0 && !self.shared.operators.contains(&caller.uid) {
+            return Err(ErrorCode::AccessDenied.to_status(""));
+        }
+        let _ = self.shared.shutdown.send(true);
+        Ok(Response::new(v1::ShutdownReply {}))
+    }
+
+    async fn takeover(
+        &self,
+        request: Request<v1::TakeoverRequest>,
+    ) -> Result<Response<v1::TakeoverReply>, Status> {
+        self.caller(&request)?;
+        Err(ErrorCode::NotSupported.to_status("no backup controller support yet"))
+    }
+}
+
+#[tonic::async_trait]
+impl slurm_proto::SlurmNodeReports for Service {
+    async fn register_node(
+        &self,
+        request: Request<v1::RegisterNodeRequest>,
+    ) -> Result<Response<v1::RegisterNodeReply>, Status> {
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::RegisterNode {
+                caller,
+                request: Box::new(request.into_inner()),
+            })
+            .await?
+        {
+            Reply::Registered { abort_job_ids } => Ok(Response::new(v1::RegisterNodeReply {
+                abort_job_ids,
+                invalid: false,
+                invalid_reason: String::new(),
+            })),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn job_complete(
+        &self,
+        request: Request<v1::JobCompleteRequest>,
+    ) -> Result<Response<v1::JobCompleteReply>, Status> {
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::JobComplete {
+                caller,
+                request: request.into_inner(),
+            })
+            .await?
+        {
+            Reply::Ok => Ok(Response::new(v1::JobCompleteReply {})),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn epilog_complete(
+        &self,
+        request: Request<v1::EpilogCompleteRequest>,
+    ) -> Result<Response<v1::EpilogCompleteReply>, Status> {
+        self.caller(&request)?;
+        Ok(Response::new(v1::EpilogCompleteReply {}))
+    }
+}

@@ -1,0 +1,481 @@
+//! The imperative shell: startup, the owner task, the timer, shutdown.
+//!
+//! ```text
+//!  RPC handlers ──(Command, reply tx)──> mpsc ──> owner task
+//!  agent (launch failed) ───────────────────────┘     │ drain queue
+//!  timer (1 s) ── Tick ─────────────────────────┘     │ handle each, schedule
+//!                                                     │ journal.append + fdatasync (blocking thread)
+//!                                                     │ publish snapshot
+//!                                                     └ replies, then actions -> agent
+//! ```
+//!
+//! Shutdown (SIGTERM, SIGINT, scontrol shutdown): the gRPC server stops
+//! accepting and finishes in-flight calls, the owner drains what is queued,
+//! makes it durable and exits; the process exits 0.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use slurm_common::auth::{authenticator_for, unix_now, AuthInfo, AuthType, Authenticator};
+use slurm_common::conf::{AuthPlugin, SlurmConf};
+use slurm_proto::v1;
+use tokio::sync::{mpsc, watch};
+
+use crate::agent::{Agent, Identity};
+use crate::core::{Command, Controller, CtlConfig, Reply};
+use crate::persist::{check_cluster_name, Journal, JournalError};
+use crate::rpc::{Envelope, Service, Shared};
+
+/// Most commands handled in one group commit.
+const MAX_BATCH: usize = 4096;
+
+/// Everything `run` needs, resolved by the binary.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub conf_path: PathBuf,
+    pub conf: SlurmConf,
+    pub ignore_state_errors: bool,
+}
+
+/// Where the configuration comes from: `-f`, else `$SLURM_CONF`, else
+/// `/etc/slurm/slurm.conf`.
+pub fn conf_path(flag: Option<&Path>) -> PathBuf {
+    if let Some(p) = flag {
+        return p.to_path_buf();
+    }
+    match std::env::var_os("SLURM_CONF") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from("/etc/slurm/slurm.conf"),
+    }
+}
+
+/// The authenticator slurm.conf asks for.
+pub fn authenticator(conf: &SlurmConf, conf_path: &Path) -> Result<Arc<dyn Authenticator>> {
+    let auth_type = match conf.auth_type {
+        AuthPlugin::Slurm => AuthType::Slurm,
+        AuthPlugin::Munge => AuthType::Munge,
+        other => bail!("AuthType={} is not supported by slurmctld", other.as_str()),
+    };
+    let info_text = conf
+        .auth_info
+        .0
+        .iter()
+        .map(|(k, v)| match v {
+            Some(v) => format!("{k}={v}"),
+            None => k.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let info = AuthInfo::parse(&info_text).context("invalid AuthInfo")?;
+    let key = info.key_path(conf_path);
+    let auth = authenticator_for(auth_type, &key, &info)
+        .with_context(|| format!("cannot set up {}", auth_type.as_str()))?;
+    Ok(Arc::from(auth))
+}
+
+/// Runs the controller until a shutdown signal.
+pub async fn run(settings: Settings) -> Result<()> {
+    let conf = &settings.conf;
+    let auth = authenticator(conf, &settings.conf_path)?;
+    let my_uid = current_uid();
+    let mut operators = vec![0, my_uid];
+    if let Some(uid) = uid_of(&conf.slurm_user) {
+        operators.push(uid);
+    }
+    operators.sort_unstable();
+    operators.dedup();
+
+    // Role: which SlurmctldHost entry this host is.
+    let host = short_hostname();
+    let index = conf
+        .slurmctld_hosts
+        .iter()
+        .position(|h| h.name == host || h.name == "localhost")
+        .unwrap_or_else(|| {
+            tracing::warn!(%host, "this host is not a SlurmctldHost entry; acting as primary");
+            0
+        });
+    let me = conf
+        .slurmctld_hosts
+        .get(index)
+        .context("slurm.conf has no SlurmctldHost")?;
+
+    // State.
+    let state_dir = PathBuf::from(&conf.state_save_location);
+    check_cluster_name(&state_dir, &conf.cluster_name)?;
+    let started = std::time::Instant::now();
+    let (journal, replay) = match Journal::open(&state_dir) {
+        Ok(j) => j,
+        Err(e @ (JournalError::Corrupt { .. } | JournalError::Decode { .. }))
+            if settings.ignore_state_errors =>
+        {
+            let aside = state_dir.join(format!("journal.damaged.{}", unix_now()));
+            tracing::error!(error = %e, aside = %aside.display(), "setting damaged journal aside (-i)");
+            std::fs::rename(state_dir.join(crate::persist::JOURNAL_FILE), &aside)
+                .with_context(|| format!("cannot move the journal to {}", aside.display()))?;
+            Journal::open(&state_dir)?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if replay.dropped_tail > 0 {
+        tracing::warn!(
+            bytes = replay.dropped_tail,
+            "dropped a torn record at the end of the journal"
+        );
+    }
+    let mut ctl = Controller::new(conf, CtlConfig::from_conf(conf, operators.clone()));
+    let mut bad = 0usize;
+    for event in &replay.events {
+        if let Err(e) = ctl.apply(event) {
+            bad += 1;
+            tracing::warn!(error = %e, "journal event does not apply; skipped");
+        }
+    }
+    tracing::info!(
+        events = replay.events.len(),
+        jobs = ctl.jobs().count(),
+        skipped = bad,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "state recovered"
+    );
+    if let Err(e) = ctl.sanity_check() {
+        tracing::error!(error = %e, "recovered state is inconsistent");
+    }
+
+    // Shared parts.
+    let (tx, rx) = mpsc::channel::<Envelope>(MAX_BATCH);
+    let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
+    let start_time = unix_now();
+    let runtime = crate::config::Runtime {
+        conf_path: settings.conf_path.display().to_string(),
+        boot_time: format_iso(start_time),
+        next_job_id: ctl.next_job_id(),
+        slurm_user: format!(
+            "{}({})",
+            conf.slurm_user,
+            uid_of(&conf.slurm_user).map_or_else(|| "?".to_string(), |u| u.to_string())
+        ),
+    };
+    let shared = Arc::new(Shared {
+        snapshot: RwLock::new(Arc::new(ctl.snapshot())),
+        commands: tx.clone(),
+        auth: Arc::clone(&auth),
+        config: crate::config::entries(conf, &runtime),
+        start_time,
+        ping: v1::PingReply {
+            role: if index == 0 {
+                v1::ControllerRole::Primary as i32
+            } else {
+                v1::ControllerRole::Backup as i32
+            },
+            index: u32::try_from(index).unwrap_or(u32::MAX),
+            in_control: index == 0,
+            epoch: 1,
+            hostname: me.name.clone(),
+            version: crate::VERSION.to_string(),
+            start_time,
+        },
+        shutdown: shutdown_tx,
+        operators,
+    });
+    let timeout = conf.message_timeout.max(Duration::from_secs(1));
+    let agent = Agent::new(
+        &ctl.nodes()
+            .iter()
+            .map(|n| {
+                let host = if n.addr.is_empty() {
+                    n.name.clone()
+                } else {
+                    n.addr.clone()
+                };
+                let port = if n.port == 0 {
+                    conf.slurmd_port
+                } else {
+                    n.port
+                };
+                (n.name.clone(), host, port)
+            })
+            .collect::<Vec<_>>(),
+        Arc::clone(&auth),
+        Identity {
+            uid: my_uid,
+            gid: current_gid(),
+            host: host.clone(),
+            ttl_secs: 300,
+        },
+        tx.clone(),
+        timeout,
+    );
+    drop(tx);
+
+    // Listen.
+    let port = conf.slurmctld_port.first;
+    let addr = resolve(me.contact(), port).await;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr().context("listener address")?;
+    tracing::info!(%local, cluster = %conf.cluster_name, "slurmctld version {} started", crate::VERSION);
+    if !conf.slurmctld_pid_file.is_empty() {
+        let pid = std::process::id();
+        if let Err(e) = std::fs::write(&conf.slurmctld_pid_file, format!("{pid}\n")) {
+            tracing::error!(path = %conf.slurmctld_pid_file, error = %e, "cannot write pid file");
+        }
+    }
+
+    let (done_tx, done_rx) = watch::channel(false);
+    let owner = tokio::spawn(owner_loop(
+        ctl,
+        journal,
+        rx,
+        Arc::clone(&shared),
+        agent,
+        done_rx,
+    ));
+
+    // Signals.
+    {
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot watch SIGTERM");
+                        return;
+                    }
+                };
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received, shutting down"),
+                _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received, shutting down"),
+            }
+            let _ = shared.shutdown.send(true);
+        });
+    }
+
+    let service = Service::new(Arc::clone(&shared));
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let serve = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_service(slurm_proto::SlurmControllerServer::new(service.clone()))
+        .add_service(slurm_proto::SlurmNodeReportsServer::new(service))
+        .serve_with_incoming_shutdown(incoming, async move {
+            let _ = shutdown_rx.wait_for(|v| *v).await;
+        });
+    let served = serve.await;
+    // No call is in flight any more: let the owner drain what is queued,
+    // make it durable and stop.
+    drop(shared);
+    let _ = done_tx.send(true);
+    match owner.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(e) => bail!("owner task failed: {e}"),
+    }
+    served.context("gRPC server failed")?;
+    if !settings.conf.slurmctld_pid_file.is_empty() {
+        let _ = std::fs::remove_file(&settings.conf.slurmctld_pid_file);
+    }
+    tracing::info!("slurmctld shut down");
+    Ok(())
+}
+
+/// The one task that owns the controller.
+async fn owner_loop(
+    mut ctl: Controller,
+    mut journal: Journal,
+    mut rx: mpsc::Receiver<Envelope>,
+    shared: Arc<Shared>,
+    agent: Agent,
+    mut done: watch::Receiver<bool>,
+) -> Result<()> {
+    let shared_weak = Arc::downgrade(&shared);
+    drop(shared);
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stopping = false;
+    loop {
+        let mut batch: Vec<Envelope> = Vec::new();
+        let mut tick = false;
+        if stopping {
+            // Drain what is left, then stop.
+            while let Ok(env) = rx.try_recv() {
+                batch.push(env);
+                if batch.len() >= MAX_BATCH {
+                    break;
+                }
+            }
+            if batch.is_empty() {
+                return Ok(());
+            }
+        } else {
+            tokio::select! {
+                biased;
+                env = rx.recv() => match env {
+                    Some(env) => batch.push(env),
+                    None => return Ok(()),
+                },
+                _ = ticker.tick() => tick = true,
+                _ = done.wait_for(|v| *v) => {
+                    stopping = true;
+                    continue;
+                }
+            }
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(env) => batch.push(env),
+                    Err(_) => break,
+                }
+            }
+        }
+
+        let now = unix_now();
+        let mut events = Vec::new();
+        let mut actions = Vec::new();
+        let mut replies = Vec::with_capacity(batch.len());
+        let handled_any = !batch.is_empty();
+        for (cmd, reply_tx) in batch {
+            let out = ctl.handle(cmd, now);
+            events.extend(out.events);
+            actions.extend(out.actions);
+            replies.push((reply_tx, out.reply));
+        }
+        if tick {
+            let out = ctl.handle(Command::Tick, now);
+            events.extend(out.events);
+            actions.extend(out.actions);
+        }
+        if !events.is_empty() || tick || handled_any {
+            let out = ctl.schedule(now);
+            events.extend(out.events);
+            actions.extend(out.actions);
+        }
+        if cfg!(debug_assertions) {
+            if let Err(e) = ctl.sanity_check() {
+                tracing::error!(error = %e, "invariant violated");
+            }
+        }
+        if !events.is_empty() {
+            let n = events.len();
+            let (j, result) = tokio::task::spawn_blocking(move || {
+                let r = journal.append(&events);
+                (journal, r)
+            })
+            .await
+            .context("journal writer task failed")?;
+            journal = j;
+            if let Err(e) = result {
+                // The state in memory is ahead of the disk: nothing more may
+                // be acknowledged. Fail every waiting client and stop.
+                for (tx, _) in replies {
+                    let _ = tx.send(Reply::error(
+                        slurm_proto::ErrorCode::WritingToFile,
+                        e.to_string(),
+                    ));
+                }
+                return Err(e).context("cannot write the journal");
+            }
+            tracing::trace!(events = n, "journal batch committed");
+        }
+        if let Some(s) = shared_weak.upgrade() {
+            s.publish(ctl.snapshot());
+        }
+        for (tx, reply) in replies {
+            let _ = tx.send(reply);
+        }
+        for action in actions {
+            agent.run(action);
+        }
+    }
+}
+
+async fn resolve(host: &str, port: u16) -> std::net::SocketAddr {
+    match tokio::net::lookup_host((host, port)).await {
+        Ok(mut addrs) => {
+            if let Some(a) = addrs.next() {
+                return a;
+            }
+        }
+        Err(e) => {
+            tracing::warn!(%host, error = %e, "cannot resolve the controller address; listening on all")
+        }
+    }
+    std::net::SocketAddr::from(([0, 0, 0, 0], port))
+}
+
+fn format_iso(unix: i64) -> String {
+    slurm_common::time::format_timestamp(unix)
+}
+
+pub fn current_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+pub fn current_gid() -> u32 {
+    // SAFETY: getgid has no preconditions and cannot fail.
+    unsafe { libc::getgid() }
+}
+
+/// The uid of user `name`, if the passwd database knows it.
+pub fn uid_of(name: &str) -> Option<u32> {
+    if let Ok(uid) = name.parse::<u32>() {
+        return Some(uid);
+    }
+    let cname = std::ffi::CString::new(name).ok()?;
+    let mut pwd: libc::passwd = unsafe {
+        // SAFETY: passwd is a plain C struct; all-zero is a valid value
+        // that getpwnam_r overwrites.
+        std::mem::zeroed()
+    };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; buf outlives it and its
+    // length is passed; result is checked before use.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            cname.as_ptr(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
+}
+
+/// The login name of `uid`, if the passwd database knows it.
+pub fn user_name_of(uid: u32) -> Option<String> {
+    let mut pwd: libc::passwd = unsafe {
+        // SAFETY: passwd is a plain C struct; all-zero is a valid value
+        // that getpwuid_r overwrites.
+        std::mem::zeroed()
+    };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; buf outlives it and its
+    // length is passed; result is checked before use.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: on success pw_name points at a NUL-terminated string in buf.
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// This host's name up to the first dot.
+pub fn short_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is valid for buf.len() bytes; gethostname NUL-terminates
+    // on success when the name fits.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    name.split('.').next().unwrap_or("localhost").to_string()
+}
