@@ -1,4 +1,44 @@
 //! slurmd and slurmstepd: the compute-node agent.
 //!
-//! Registration with detected hardware, relay of tree messages, and the step
-//! launch pipeline (prolog -> cgroup -> gres -> exec as user -> I/O -> epilog).
+//! slurmd registers its node with the controller, serves the controller's
+//! requests (launch, signal, terminate, ping) and starts one detached
+//! `slurmstepd` per batch job, so that restarting slurmd never touches
+//! running jobs. slurmstepd turns the job's launch request into a plan
+//! (environment, files, identity: pure code in [`stepd`]), executes it
+//! through a narrow syscall seam, waits, and reports completion.
+
+pub mod client;
+pub mod config;
+pub mod control;
+pub mod hw;
+pub mod logging;
+pub mod spool;
+pub mod stepd;
+pub mod users;
+
+/// Errors of the daemons' set-up, for their `run` functions.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error(transparent)]
+    Client(#[from] client::ClientError),
+    #[error(transparent)]
+    Hw(#[from] hw::HwError),
+    #[error("cannot listen on {addr}: {detail}")]
+    Listen { addr: String, detail: String },
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write pid file {}: {source}", path.display())]
+    PidFile {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the async runtime: {source}")]
+    Runtime { source: std::io::Error },
+}
+pub mod daemon;
+pub mod forward;

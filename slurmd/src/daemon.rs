@@ -1,0 +1,913 @@
+//! The slurmd daemon: command line, registration with the controller, and
+//! the SlurmNode service.
+//!
+//! ```text
+//! start -> load slurm.conf, pick the node (-N or host name) -> listen on
+//! NodeAddr:Port -> register (each SlurmctldHost in order, retried with
+//! backoff; again on Reconfigure or when the controller has been silent for
+//! SlurmdTimeout)
+//! LaunchBatch  -> verify -> spool/jobNNNNN/launch.pb -> spawn slurmstepd
+//!                 (new session, stdio detached) -> reply when it says
+//!                 "started" (or "failed": it reports JobComplete itself)
+//! SignalJob    -> "signal N" on the job's control socket
+//! TerminateJob -> "terminate ..." on the socket; when it says "done" (or
+//!                 there is no slurmstepd) -> EpilogComplete, retried
+//! ```
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use prost::Message;
+use slurm_common::auth::{Authenticator, Claims};
+use slurm_proto::v1::{
+    EpilogCompleteRequest, ForwardReply, ForwardRequest, LaunchBatchReply, LaunchBatchRequest,
+    NodeSignalJobReply, NodeSignalJobRequest, NodeTerminateJobReply, NodeTerminateJobRequest,
+    PingNodeReply, PingNodeRequest, ReconfigureNodeReply, ReconfigureNodeRequest,
+    RegisterNodeRequest, RunningJob,
+};
+use slurm_proto::{ErrorCode, SlurmNode, SlurmNodeServer};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Notify;
+use tonic::{Request, Response, Status};
+
+use crate::client::{retry, ControllerClient};
+use crate::config::NodeSetup;
+use crate::control::{self, EndReason};
+use crate::hw::{HwInfo, HwProbe};
+use crate::spool;
+use crate::Error;
+
+/// Version slurmd reports and prints.
+pub const VERSION: &str = "22.05.8";
+
+/// Step id of the batch step, as Slurm numbers it.
+pub const BATCH_STEP_ID: u32 = 4_294_967_294;
+
+/// How long slurmstepd may take to say whether the script started.
+const STEPD_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The command line of slurmd.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Args {
+    pub foreground: bool,
+    pub node: Option<String>,
+    pub conf: Option<PathBuf>,
+    pub log_file: Option<PathBuf>,
+    pub verbose: u8,
+    pub print_hw: bool,
+    pub version: bool,
+    pub help: bool,
+}
+
+/// What to do instead of running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+pub const USAGE: &str = "\
+Usage: slurmd [OPTIONS]
+  -C            print the node's detected hardware configuration and exit
+  -D            run in the foreground, log to stderr unless -L is given
+  -f file       read configuration from file (default $SLURM_CONF or /etc/slurm/slurm.conf)
+  -h            print this help and exit
+  -L logfile    log to logfile
+  -N nodename   run as the node called nodename
+  -v            verbose; repeat for more
+  -V            print version and exit
+";
+
+/// Parses slurmd's options (Slurm's letters; `-vvv` and `-fFILE` work).
+pub fn parse_args(args: &[String]) -> Result<Args, UsageError> {
+    let mut a = Args::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            return Err(UsageError(format!("slurmd: unexpected argument {arg:?}")));
+        };
+        match flags {
+            "-help" => {
+                a.help = true;
+                continue;
+            }
+            "-version" => {
+                a.version = true;
+                continue;
+            }
+            _ => {}
+        }
+        for (i, c) in flags.char_indices() {
+            match c {
+                'C' => a.print_hw = true,
+                'D' => a.foreground = true,
+                'h' => a.help = true,
+                'v' => a.verbose = a.verbose.saturating_add(1),
+                'V' => a.version = true,
+                'f' | 'L' | 'N' => {
+                    let rest = &flags[i + c.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        it.next().cloned().ok_or_else(|| {
+                            UsageError(format!("slurmd: option requires an argument -- '{c}'"))
+                        })?
+                    } else {
+                        rest.to_string()
+                    };
+                    match c {
+                        'f' => a.conf = Some(PathBuf::from(value)),
+                        'L' => a.log_file = Some(PathBuf::from(value)),
+                        _ => a.node = Some(value),
+                    }
+                    break;
+                }
+                other => {
+                    return Err(UsageError(format!("slurmd: invalid option -- '{other}'")));
+                }
+            }
+        }
+    }
+    Ok(a)
+}
+
+/// The configuration path: `-f`, else `$SLURM_CONF`, else the default.
+pub fn conf_path(args: &Args) -> PathBuf {
+    args.conf
+        .clone()
+        .or_else(|| std::env::var_os("SLURM_CONF").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/etc/slurm/slurm.conf"))
+}
+
+/// Shared state of the daemon.
+pub struct Node {
+    pub setup: NodeSetup,
+    auth: Arc<dyn Authenticator>,
+    privileged: HashSet<u32>,
+    pub client: ControllerClient,
+    probe: Arc<dyn HwProbe>,
+    stepd_path: PathBuf,
+    start_time: i64,
+    /// Wakes the registration task to register again.
+    pub reregister: Notify,
+    last_contact: Mutex<Instant>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("node", &self.setup.node.name)
+            .finish()
+    }
+}
+
+impl Node {
+    pub fn new(
+        setup: NodeSetup,
+        probe: Arc<dyn HwProbe>,
+        stepd_path: PathBuf,
+    ) -> Result<Self, Error> {
+        let auth = setup.authenticator()?;
+        let ttl = setup.auth_info()?.credential_ttl();
+        let client = ControllerClient::new(
+            &setup.controller_endpoints()?,
+            auth.clone(),
+            crate::hw::short_host_name(),
+            ttl,
+            setup.conf.message_timeout,
+        )?;
+        let mut privileged = HashSet::from([0, crate::users::euid()]);
+        if let Some((uid, _)) = crate::users::uid_of(&setup.conf.slurm_user) {
+            privileged.insert(uid);
+        }
+        Ok(Self {
+            setup,
+            auth,
+            privileged,
+            client,
+            probe,
+            stepd_path,
+            start_time: slurm_common::auth::unix_now(),
+            reregister: Notify::new(),
+            last_contact: Mutex::new(Instant::now()),
+        })
+    }
+
+    pub fn spool(&self) -> &Path {
+        &self.setup.spool_dir
+    }
+
+    /// Checks the caller's credential: root, SlurmUser or slurmd's own user.
+    fn authorize<T>(&self, req: &Request<T>) -> Result<Claims, Status> {
+        let token = slurm_proto::auth_credential(req.metadata()).ok_or_else(|| {
+            ErrorCode::ProtocolAuthentication.to_status("missing x-slurm-auth credential")
+        })?;
+        let claims = self
+            .auth
+            .verify_now(token)
+            .map_err(|e| ErrorCode::AuthCredentialInvalid.to_status(e.to_string()))?;
+        if !self.privileged.contains(&claims.uid.get()) {
+            return Err(ErrorCode::AccessDenied.to_status(format!(
+                "uid {} may not send requests to slurmd",
+                claims.uid.get()
+            )));
+        }
+        if let Ok(mut t) = self.last_contact.lock() {
+            *t = Instant::now();
+        }
+        Ok(claims)
+    }
+
+    /// Verifies the job credential when the controller sent one: a token
+    /// from a privileged uid whose payload, when present, is `job_id=<id>`
+    /// or `job=<id>` (further `;key=value` items are ignored).
+    fn check_job_credential(&self, req: &LaunchBatchRequest) -> Result<(), Status> {
+        if req.credential.is_empty() {
+            return Ok(());
+        }
+        let bad = |detail: String| ErrorCode::InvalidJobCredential.to_status(detail);
+        let token = std::str::from_utf8(&req.credential)
+            .map_err(|_| bad(format!("job {}: credential is not text", req.job_id)))?;
+        let claims = self
+            .auth
+            .verify_now(token)
+            .map_err(|e| bad(format!("job {}: {e}", req.job_id)))?;
+        if !self.privileged.contains(&claims.uid.get()) {
+            return Err(bad(format!(
+                "job {}: credential issued by unprivileged uid {}",
+                req.job_id,
+                claims.uid.get()
+            )));
+        }
+        if let Some(bound) = credential_job_id(&claims.payload) {
+            if bound != req.job_id {
+                return Err(bad(format!(
+                    "credential is for job {bound}, not job {}",
+                    req.job_id
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn hw(&self) -> HwInfo {
+        match self.probe.probe() {
+            Ok(hw) => hw,
+            Err(e) => {
+                tracing::warn!(error = %e, "hardware probe failed; reporting the configuration");
+                configured_hw(&self.setup)
+            }
+        }
+    }
+
+    /// The registration message: detected hardware (or the configured one
+    /// with SlurmdParameters=config_overrides) and the running jobs.
+    pub fn registration(&self) -> RegisterNodeRequest {
+        let detected = self.hw();
+        let reported = if self.setup.config_overrides() {
+            HwInfo {
+                free_memory_mb: detected.free_memory_mb,
+                boot_time: detected.boot_time,
+                uptime_secs: detected.uptime_secs,
+                cpu_load_hundredths: detected.cpu_load_hundredths,
+                ..configured_hw(&self.setup)
+            }
+        } else {
+            detected
+        };
+        let (arch, os) = crate::hw::uname();
+        let node = &self.setup.node;
+        RegisterNodeRequest {
+            node_name: node.name.clone(),
+            hostname: crate::hw::short_host_name(),
+            version: VERSION.to_string(),
+            arch,
+            os,
+            port: u32::from(node.port),
+            cpus: reported.cpus,
+            boards: reported.boards,
+            sockets: reported.boards.saturating_mul(reported.sockets_per_board),
+            cores_per_socket: reported.cores_per_socket,
+            threads_per_core: reported.threads_per_core,
+            real_memory_mb: reported.real_memory_mb,
+            tmp_disk_mb: if self.setup.config_overrides() {
+                node.tmp_disk
+            } else {
+                0
+            },
+            boot_time: reported.boot_time,
+            slurmd_start_time: self.start_time,
+            running_jobs: spool::running_jobs(self.spool())
+                .into_iter()
+                .map(|job_id| RunningJob {
+                    job_id,
+                    step_ids: vec![BATCH_STEP_ID],
+                })
+                .collect(),
+            free_memory_mb: reported.free_memory_mb,
+            cpu_load_hundredths: reported.cpu_load_hundredths,
+            config_hash: config_hash(&self.setup.conf_path),
+            ..Default::default()
+        }
+    }
+
+    /// Ends a job's processes here; EpilogComplete once they are gone.
+    async fn terminate(
+        self: &Arc<Self>,
+        job_id: u32,
+        kill_wait_secs: u32,
+        reason: EndReason,
+        time: i64,
+    ) {
+        let dir = spool::job_dir(self.spool(), job_id);
+        let req = control::Request::Terminate {
+            kill_wait_secs,
+            reason,
+            time,
+        };
+        let pending = match control::send(&dir, req).await {
+            Ok(p) => Some(p),
+            Err(control::SendError::Connect { .. }) => None,
+            Err(e) => {
+                tracing::warn!(job_id, error = %e, "terminate request failed");
+                None
+            }
+        };
+        let node = self.clone();
+        tokio::spawn(async move {
+            if let Some(p) = pending {
+                p.finished().await;
+            }
+            let body = EpilogCompleteRequest {
+                job_id,
+                node_name: node.setup.node.name.clone(),
+                error_code: 0,
+                error_detail: String::new(),
+            };
+            if let Err(e) = retry("EpilogComplete", Duration::from_secs(10), || {
+                node.client.epilog_complete(body.clone())
+            })
+            .await
+            {
+                tracing::warn!(job_id, error = %e, "controller refused EpilogComplete");
+            }
+        });
+    }
+
+    /// Writes the job's spool directory and starts its slurmstepd. `None`
+    /// when the job already runs here. Blocking: file writes and fork.
+    fn start_stepd(
+        &self,
+        req: &LaunchBatchRequest,
+    ) -> Result<Option<(tokio::process::Child, PathBuf)>, Status> {
+        let job_id = req.job_id;
+        let own = crate::users::euid();
+        if own != 0 && req.user_id != own {
+            return Err(ErrorCode::SetUidOrGid.to_status(format!(
+                "slurmd on node {} runs as uid {own}, not root, and cannot start job {job_id} of uid {}",
+                self.setup.node.name, req.user_id
+            )));
+        }
+        let dir = spool::job_dir(self.spool(), job_id);
+        if spool::read_pid(&dir).is_some_and(spool::stepd_alive) {
+            // A repeated launch of a job already running here.
+            tracing::info!(job_id, "job already running; launch ignored");
+            return Ok(None);
+        }
+        let io_err = |what: &str, path: &Path, e: std::io::Error| {
+            ErrorCode::CreateBatchDir.to_status(format!(
+                "job {job_id}: cannot {what} {}: {e}",
+                path.display()
+            ))
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(self.spool()).map_err(|e| io_err("create", self.spool(), e))?;
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o711)
+                .create(&dir)
+                .map_err(|e| io_err("create", &dir, e))?;
+        }
+        let spec = dir.join(spool::SPEC_FILE);
+        {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&spec)
+                .map_err(|e| io_err("create", &spec, e))?;
+            f.write_all(&req.encode_to_vec())
+                .map_err(|e| io_err("write", &spec, e))?;
+        }
+
+        let mut cmd = tokio::process::Command::new(&self.stepd_path);
+        cmd.arg("-f")
+            .arg(&self.setup.conf_path)
+            .arg("-N")
+            .arg(&self.setup.node.name)
+            .arg("-J")
+            .arg(&dir);
+        if let Some(log) = &self.setup.log_file {
+            cmd.arg("-L").arg(log);
+        }
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(false);
+        // SAFETY: setsid is async-signal-safe; the closure touches nothing else.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|e| {
+            ErrorCode::ExecveFailed.to_status(format!(
+                "job {job_id}: cannot start {}: {e}",
+                self.stepd_path.display()
+            ))
+        })?;
+        if let Some(pid) = child.id() {
+            let pid_file = dir.join(spool::PID_FILE);
+            if let Err(e) = std::fs::write(&pid_file, format!("{pid}\n")) {
+                tracing::warn!(job_id, error = %e, "cannot record the slurmstepd pid");
+            }
+        }
+        Ok(Some((child, dir)))
+    }
+
+    async fn launch(self: &Arc<Self>, req: LaunchBatchRequest) -> Result<(), Status> {
+        let job_id = req.job_id;
+        let node = self.clone();
+        let started = tokio::task::spawn_blocking(move || node.start_stepd(&req))
+            .await
+            .map_err(|e| {
+                ErrorCode::Internal.to_status(format!("job {job_id}: launch task: {e}"))
+            })??;
+        let Some((mut child, dir)) = started else {
+            return Ok(());
+        };
+        let stdout = child.stdout.take();
+        // Reap slurmstepd whenever it ends; a restarted slurmd leaves this
+        // to init.
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+        });
+        let mut line = String::new();
+        if let Some(out) = stdout {
+            let mut reader = BufReader::new(out);
+            let read = tokio::time::timeout(STEPD_START_TIMEOUT, reader.read_line(&mut line)).await;
+            if read.is_err() {
+                return Err(ErrorCode::SocketTimeout.to_status(format!(
+                    "job {job_id}: slurmstepd did not report within {}s",
+                    STEPD_START_TIMEOUT.as_secs()
+                )));
+            }
+        }
+        let line = line.trim_end();
+        if line.starts_with("started ") {
+            tracing::info!(job_id, "batch script started");
+            return Ok(());
+        }
+        if let Some(msg) = line.strip_prefix("failed ") {
+            // slurmstepd reports this launch failure through JobComplete.
+            tracing::warn!(job_id, error = msg, "batch launch failed");
+            return Ok(());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Err(ErrorCode::ExecveFailed.to_status(format!(
+            "job {job_id}: slurmstepd failed before launching: {}",
+            if line.is_empty() { "no report" } else { line }
+        )))
+    }
+}
+
+/// The job id a job credential's payload binds (`job=42` or `job_id=42`,
+/// possibly followed by `;key=value` items).
+pub fn credential_job_id(payload: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(payload).ok()?;
+    text.split(';')
+        .find_map(|item| {
+            let item = item.trim();
+            item.strip_prefix("job_id=")
+                .or_else(|| item.strip_prefix("job="))
+        })
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The node's sizes as slurm.conf states them.
+pub fn configured_hw(setup: &NodeSetup) -> HwInfo {
+    let n = &setup.node;
+    HwInfo {
+        cpus: n.cpus,
+        boards: u32::from(n.boards),
+        sockets_per_board: u32::from(n.sockets_per_board),
+        cores_per_socket: u32::from(n.cores_per_socket),
+        threads_per_core: u32::from(n.threads_per_core),
+        real_memory_mb: n.real_memory,
+        free_memory_mb: 0,
+        boot_time: 0,
+        uptime_secs: 0,
+        cpu_load_hundredths: 0,
+    }
+}
+
+/// FNV-1a of slurm.conf, hex: lets the controller spot a node whose
+/// configuration differs from its own.
+pub fn config_hash(path: &Path) -> String {
+    let Ok(bytes) = std::fs::read(path) else {
+        return String::new();
+    };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The gRPC face of [`Node`].
+#[derive(Debug, Clone)]
+pub struct NodeService(pub Arc<Node>);
+
+#[tonic::async_trait]
+impl SlurmNode for NodeService {
+    async fn launch_batch(
+        &self,
+        request: Request<LaunchBatchRequest>,
+    ) -> Result<Response<LaunchBatchReply>, Status> {
+        self.0.authorize(&request)?;
+        let req = request.into_inner();
+        let span = tracing::info_span!("launch_batch", job_id = req.job_id, node = %self.0.setup.node.name);
+        let _e = span.enter();
+        self.0.check_job_credential(&req)?;
+        drop(_e);
+        self.0.launch(req).await?;
+        Ok(Response::new(LaunchBatchReply {}))
+    }
+
+    async fn signal_job(
+        &self,
+        request: Request<NodeSignalJobRequest>,
+    ) -> Result<Response<NodeSignalJobReply>, Status> {
+        self.0.authorize(&request)?;
+        self.0.signal(request.into_inner()).await.map(Response::new)
+    }
+
+    async fn terminate_job(
+        &self,
+        request: Request<NodeTerminateJobRequest>,
+    ) -> Result<Response<NodeTerminateJobReply>, Status> {
+        self.0.authorize(&request)?;
+        Ok(Response::new(
+            self.0.terminate_request(request.into_inner()).await,
+        ))
+    }
+
+    async fn ping_node(
+        &self,
+        request: Request<PingNodeRequest>,
+    ) -> Result<Response<PingNodeReply>, Status> {
+        self.0.authorize(&request)?;
+        Ok(Response::new(self.0.ping()))
+    }
+
+    async fn reconfigure(
+        &self,
+        request: Request<ReconfigureNodeRequest>,
+    ) -> Result<Response<ReconfigureNodeReply>, Status> {
+        self.0.authorize(&request)?;
+        self.0.reregister.notify_one();
+        Ok(Response::new(ReconfigureNodeReply {}))
+    }
+
+    async fn forward(
+        &self,
+        request: Request<ForwardRequest>,
+    ) -> Result<Response<ForwardReply>, Status> {
+        self.0.authorize(&request)?;
+        let token = slurm_proto::auth_credential(request.metadata())
+            .unwrap_or_default()
+            .to_string();
+        let results = crate::forward::relay(&self.0, request.into_inner(), &token).await?;
+        Ok(Response::new(ForwardReply { results }))
+    }
+}
+
+impl Node {
+    /// SignalJob: the signal goes to the job's process group through its
+    /// slurmstepd; a job without one here has nothing to signal.
+    pub async fn signal(&self, req: NodeSignalJobRequest) -> Result<NodeSignalJobReply, Status> {
+        let signal = i32::try_from(req.signal)
+            .ok()
+            .filter(|s| (1..=64).contains(s))
+            .ok_or_else(|| {
+                ErrorCode::KillTaskFailed.to_status(format!("invalid signal number {}", req.signal))
+            })?;
+        let dir = spool::job_dir(self.spool(), req.job_id);
+        match control::send(&dir, control::Request::Signal { signal }).await {
+            Ok(_) | Err(control::SendError::Connect { .. }) => Ok(NodeSignalJobReply {}),
+            Err(e) => Err(ErrorCode::KillTaskFailed.to_status(format!("job {}: {e}", req.job_id))),
+        }
+    }
+
+    /// TerminateJob with KillWait defaulting to slurm.conf's.
+    pub async fn terminate_request(
+        self: &Arc<Self>,
+        req: NodeTerminateJobRequest,
+    ) -> NodeTerminateJobReply {
+        let kill_wait = if req.kill_wait_secs > 0 {
+            req.kill_wait_secs
+        } else {
+            u32::try_from(self.setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX)
+        };
+        self.terminate(
+            req.job_id,
+            kill_wait,
+            EndReason::from_job_state(req.reason),
+            req.time,
+        )
+        .await;
+        NodeTerminateJobReply {}
+    }
+
+    pub fn ping(&self) -> PingNodeReply {
+        let hw = self.hw();
+        PingNodeReply {
+            node_name: self.setup.node.name.clone(),
+            cpu_load_hundredths: hw.cpu_load_hundredths,
+            free_memory_mb: hw.free_memory_mb,
+            boot_time: hw.boot_time,
+            running_job_ids: spool::running_jobs(self.spool()),
+        }
+    }
+}
+
+/// Registers, then again whenever asked or when the controller has not
+/// been heard from for SlurmdTimeout. Runs for the daemon's lifetime.
+pub async fn registration_loop(node: Arc<Node>) {
+    let silence = node.setup.conf.slurmd_timeout;
+    loop {
+        let reply = retry("RegisterNode", Duration::from_secs(5), || {
+            node.client.register_node(node.registration())
+        })
+        .await;
+        match reply {
+            Ok(r) => {
+                if let Ok(mut t) = node.last_contact.lock() {
+                    *t = Instant::now();
+                }
+                if r.invalid {
+                    tracing::warn!(reason = %r.invalid_reason, "controller marked this node invalid");
+                } else {
+                    tracing::info!("registered with the controller");
+                }
+                let kill_wait =
+                    u32::try_from(node.setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX);
+                for job_id in r.abort_job_ids {
+                    tracing::info!(job_id, "controller does not know this job; ending it");
+                    node.terminate(
+                        job_id,
+                        kill_wait,
+                        EndReason::Other,
+                        slurm_common::auth::unix_now(),
+                    )
+                    .await;
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "controller refused the registration"),
+        }
+        if silence.is_zero() {
+            node.reregister.notified().await;
+            continue;
+        }
+        loop {
+            let since = node
+                .last_contact
+                .lock()
+                .map(|t| t.elapsed())
+                .unwrap_or_default();
+            let left = silence.saturating_sub(since);
+            if left.is_zero() {
+                tracing::info!("no word from the controller for SlurmdTimeout; registering again");
+                break;
+            }
+            tokio::select! {
+                () = node.reregister.notified() => break,
+                () = tokio::time::sleep(left) => {}
+            }
+        }
+    }
+}
+
+/// Binds the listener, serves SlurmNode and registers; returns when the
+/// server stops (SIGTERM or SIGINT).
+pub async fn serve(node: Arc<Node>) -> Result<(), Error> {
+    let addr = node.setup.listen_addr();
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|e| Error::Listen {
+            addr: addr.clone(),
+            detail: e.to_string(),
+        })?;
+    tracing::info!(node = %node.setup.node.name, %addr, "slurmd listening");
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let reg = tokio::spawn(registration_loop(node.clone()));
+    let shutdown = async {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+        tracing::info!("shutting down; running jobs keep running");
+    };
+    let result = tonic::transport::Server::builder()
+        .add_service(SlurmNodeServer::new(NodeService(node)))
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await
+        .map_err(|e| Error::Listen {
+            addr,
+            detail: e.to_string(),
+        });
+    reg.abort();
+    result
+}
+
+/// Detaches from the terminal (no -D): fork, the parent exits, the child
+/// starts a new session. Must run before any thread is started.
+pub fn daemonize() -> std::io::Result<()> {
+    // SAFETY: called while single-threaded; the child only continues normal
+    // Rust execution, the parent exits immediately.
+    match unsafe { libc::fork() } {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => {
+            // SAFETY: plain syscall.
+            unsafe { libc::setsid() };
+            if let Ok(null) = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")
+            {
+                use std::os::fd::AsRawFd;
+                for fd in 0..3 {
+                    // SAFETY: dup2 onto the standard descriptors.
+                    unsafe { libc::dup2(null.as_raw_fd(), fd) };
+                }
+            }
+            Ok(())
+        }
+        // SAFETY: the parent leaves without running destructors or atexit
+        // handlers that belong to the child now.
+        _ => unsafe { libc::_exit(0) },
+    }
+}
+
+/// Runs slurmd with parsed arguments; the process exit status.
+pub fn run(args: Args) -> i32 {
+    let print = |text: &str| {
+        use std::io::Write;
+        let mut out = std::io::stdout();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    };
+    if args.help {
+        print(USAGE);
+        return 0;
+    }
+    if args.version {
+        print(&format!("slurm-wlm {VERSION}\n"));
+        return 0;
+    }
+    let probe: Arc<dyn HwProbe> = Arc::new(crate::hw::ProcProbe::default());
+    if args.print_hw {
+        return match probe.probe() {
+            Ok(hw) => {
+                let name = args.node.clone().unwrap_or_else(crate::hw::short_host_name);
+                print(&crate::hw::format_node_line(&name, &hw));
+                0
+            }
+            Err(e) => {
+                eprintln!("slurmd: error: {e}");
+                1
+            }
+        };
+    }
+    let conf = conf_path(&args);
+    let host = crate::hw::short_host_name();
+    let setup = match NodeSetup::load(&conf, args.node.as_deref(), &host) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("slurmd: fatal: {e}");
+            return 1;
+        }
+    };
+    if !args.foreground {
+        if let Err(e) = daemonize() {
+            eprintln!("slurmd: fatal: cannot daemonize: {e}");
+            return 1;
+        }
+    }
+    let log_file = args.log_file.clone().or_else(|| setup.log_file.clone());
+    crate::logging::init(log_file.as_deref(), args.verbose);
+    match run_daemon(setup, probe) {
+        Ok(()) => 0,
+        Err(e) => {
+            tracing::error!(error = %e, "slurmd stopped");
+            eprintln!("slurmd: fatal: {e}");
+            1
+        }
+    }
+}
+
+fn run_daemon(setup: NodeSetup, probe: Arc<dyn HwProbe>) -> Result<(), Error> {
+    if let Some(pid_file) = &setup.pid_file {
+        std::fs::write(pid_file, format!("{}\n", std::process::id())).map_err(|source| {
+            Error::PidFile {
+                path: pid_file.clone(),
+                source,
+            }
+        })?;
+    }
+    std::fs::create_dir_all(&setup.spool_dir).map_err(|source| Error::CreateDir {
+        path: setup.spool_dir.clone(),
+        source,
+    })?;
+    let stepd_path = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("slurmstepd")))
+        .unwrap_or_else(|| PathBuf::from("slurmstepd"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Runtime { source })?;
+    runtime.block_on(async move {
+        let node = Arc::new(Node::new(setup, probe, stepd_path)?);
+        let running = spool::running_jobs(&node.setup.spool_dir);
+        if !running.is_empty() {
+            tracing::info!(?running, "found running jobs from an earlier slurmd");
+        }
+        serve(node).await
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Result<Args, UsageError> {
+        parse_args(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn options() {
+        let a = args(&["-D", "-N", "n1", "-f", "/c", "-vvv", "-L/log"]).unwrap();
+        assert!(a.foreground);
+        assert_eq!(a.node.as_deref(), Some("n1"));
+        assert_eq!(a.conf, Some(PathBuf::from("/c")));
+        assert_eq!(a.log_file, Some(PathBuf::from("/log")));
+        assert_eq!(a.verbose, 3);
+        assert!(args(&["-C"]).unwrap().print_hw);
+        assert!(args(&["-V"]).unwrap().version);
+        assert!(args(&["--version"]).unwrap().version);
+        assert!(args(&["-DNn2"]).unwrap().node.as_deref() == Some("n2"));
+        assert_eq!(
+            args(&["-x"]).unwrap_err().0,
+            "slurmd: invalid option -- 'x'"
+        );
+        assert!(args(&["-N"]).is_err());
+        assert!(args(&["stray"]).is_err());
+    }
+
+    #[test]
+    fn conf_path_default() {
+        let a = Args {
+            conf: Some("/x".into()),
+            ..Default::default()
+        };
+        assert_eq!(conf_path(&a), PathBuf::from("/x"));
+    }
+
+    #[test]
+    fn credential_payload() {
+        assert_eq!(credential_job_id(b"job_id=42"), Some(42));
+        assert_eq!(credential_job_id(b"job=43"), Some(43));
+        assert_eq!(credential_job_id(b"uid=1; job_id=7 ;x"), Some(7));
+        assert_eq!(credential_job_id(b"job_id=x"), None);
+        assert_eq!(credential_job_id(b""), None);
+        assert_eq!(credential_job_id(&[0xff, 0xfe]), None);
+    }
+
+    #[test]
+    fn hash_is_stable() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c");
+        std::fs::write(&p, "a").unwrap();
+        assert_eq!(config_hash(&p), "af63dc4c8601ec8c");
+        assert_eq!(config_hash(&dir.path().join("none")), "");
+    }
+}

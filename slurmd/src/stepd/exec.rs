@@ -1,0 +1,702 @@
+//! Carrying a [`LaunchPlan`] out: the script file, the standard streams, the
+//! fork and exec, and signals to the job's process group.
+//!
+//! Every privileged or process-level call goes through the [`Syscalls`]
+//! trait. [`RealSyscalls`] is the one implementation that talks to the
+//! kernel; [`RecordingSyscalls`] records the calls so the order of
+//! operations and the handling of failures are tested without root.
+//!
+//! The fork happens while slurmstepd is still single-threaded (before its
+//! async runtime starts), and the child only makes async-signal-safe calls
+//! between fork and exec: everything it needs (argv, environment, groups) is
+//! allocated beforehand. The child becomes a session and process-group
+//! leader, so signalling `-pid` reaches the script and everything it
+//! started that did not leave the group.
+
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::env::TASK_PID_VAR;
+use super::plan::{Identity, LaunchPlan, StderrTarget};
+
+/// A step of the launch that failed, with the file or call involved.
+#[derive(Debug, Error)]
+pub enum ExecError {
+    #[error("cannot write batch script {}: {source}", path.display())]
+    Script {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open {what} file {}: {source}", path.display())]
+    Stdio {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot switch to uid {uid} gid {gid}: {source}")]
+    Identity {
+        uid: u32,
+        gid: u32,
+        source: std::io::Error,
+    },
+    #[error("cannot fork for job {job_id}: {source}")]
+    Fork { job_id: u32, source: std::io::Error },
+    #[error("cannot execute {}: {source}", path.display())]
+    Exec {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{what} contains a NUL byte")]
+    Nul { what: &'static str },
+}
+
+/// The three standard streams of the script, opened.
+#[derive(Debug)]
+pub struct Stdio {
+    pub stdin: OwnedFd,
+    pub stdout: OwnedFd,
+    /// `None`: standard error shares standard output.
+    pub stderr: Option<OwnedFd>,
+}
+
+/// The process-level operations of a launch.
+pub trait Syscalls {
+    /// Writes the script: mode 0700, owned by the job's user.
+    fn write_script(&mut self, plan: &LaunchPlan) -> Result<(), ExecError>;
+    /// Opens (creating as needed) the streams with the job user's rights.
+    fn open_stdio(&mut self, plan: &LaunchPlan) -> Result<Stdio, ExecError>;
+    /// Starts the script in a new session; returns its pid, which is also
+    /// its process group id.
+    fn spawn(&mut self, plan: &LaunchPlan, stdio: &Stdio) -> Result<i32, ExecError>;
+    /// Sends `signal` to process group `pgid`; a group that is gone is fine.
+    fn kill_group(&mut self, pgid: i32, signal: i32) -> Result<(), std::io::Error>;
+}
+
+/// Writes the script, opens the streams and starts the script, in that
+/// order. Returns the script's pid and the streams (the caller keeps them to
+/// add its own lines to the job's error file).
+pub fn launch(plan: &LaunchPlan, sys: &mut dyn Syscalls) -> Result<(i32, Stdio), ExecError> {
+    sys.write_script(plan)?;
+    let stdio = sys.open_stdio(plan)?;
+    let pid = sys.spawn(plan, &stdio)?;
+    Ok((pid, stdio))
+}
+
+/// Signals sent to end a job: SIGCONT first so stopped processes can handle
+/// SIGTERM, then SIGTERM; SIGKILL follows after KillWait.
+pub const TERMINATE_SIGNALS: [i32; 2] = [libc::SIGCONT, libc::SIGTERM];
+
+/// One recorded call of [`RecordingSyscalls`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    WriteScript(PathBuf),
+    OpenStdio {
+        stdout: PathBuf,
+        stderr: Option<PathBuf>,
+    },
+    Spawn(Vec<String>),
+    KillGroup(i32, i32),
+}
+
+/// Records calls; fails the named call when asked to.
+#[derive(Debug, Default)]
+pub struct RecordingSyscalls {
+    pub calls: Vec<Call>,
+    pub fail_open: bool,
+    pub pid: i32,
+}
+
+impl Syscalls for RecordingSyscalls {
+    fn write_script(&mut self, plan: &LaunchPlan) -> Result<(), ExecError> {
+        self.calls.push(Call::WriteScript(plan.script_path.clone()));
+        Ok(())
+    }
+
+    fn open_stdio(&mut self, plan: &LaunchPlan) -> Result<Stdio, ExecError> {
+        self.calls.push(Call::OpenStdio {
+            stdout: plan.stdout.path.clone(),
+            stderr: match &plan.stderr {
+                StderrTarget::Stdout => None,
+                StderrTarget::File(f) => Some(f.path.clone()),
+            },
+        });
+        if self.fail_open {
+            return Err(ExecError::Stdio {
+                what: "output",
+                path: plan.stdout.path.clone(),
+                source: std::io::Error::from_raw_os_error(libc::EACCES),
+            });
+        }
+        let null = |what| {
+            File::open("/dev/null")
+                .map(OwnedFd::from)
+                .map_err(|source| ExecError::Stdio {
+                    what,
+                    path: "/dev/null".into(),
+                    source,
+                })
+        };
+        Ok(Stdio {
+            stdin: null("input")?,
+            stdout: null("output")?,
+            stderr: None,
+        })
+    }
+
+    fn spawn(&mut self, plan: &LaunchPlan, _stdio: &Stdio) -> Result<i32, ExecError> {
+        self.calls.push(Call::Spawn(plan.argv.clone()));
+        Ok(self.pid)
+    }
+
+    fn kill_group(&mut self, pgid: i32, signal: i32) -> Result<(), std::io::Error> {
+        self.calls.push(Call::KillGroup(pgid, signal));
+        Ok(())
+    }
+}
+
+/// The kernel.
+#[derive(Debug, Default)]
+pub struct RealSyscalls;
+
+fn cstring(s: &str, what: &'static str) -> Result<CString, ExecError> {
+    CString::new(s).map_err(|_| ExecError::Nul { what })
+}
+
+fn path_cstring(p: &Path, what: &'static str) -> Result<CString, ExecError> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| ExecError::Nul { what })
+}
+
+fn last_os_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// Runs `f` with the effective uid/gid/groups of the job's user, when the
+/// plan switches identity. Only sound while the process is single-threaded
+/// (glibc applies set*id to every thread, but the saved ids must be ours).
+fn as_user<T>(plan: &LaunchPlan, f: impl FnOnce() -> Result<T, ExecError>) -> Result<T, ExecError> {
+    if plan.identity == Identity::Keep {
+        return f();
+    }
+    let ident_err = |source| ExecError::Identity {
+        uid: plan.uid,
+        gid: plan.gid,
+        source,
+    };
+    let groups: Vec<libc::gid_t> = plan.extra_gids.clone();
+    // SAFETY: plain syscalls on valid arguments; `groups` outlives the call.
+    unsafe {
+        if libc::setgroups(groups.len(), groups.as_ptr()) != 0 {
+            return Err(ident_err(last_os_error()));
+        }
+        if libc::setegid(plan.gid) != 0 {
+            return Err(ident_err(last_os_error()));
+        }
+        if libc::seteuid(plan.uid) != 0 {
+            let e = last_os_error();
+            libc::setegid(0);
+            return Err(ident_err(e));
+        }
+    }
+    let result = f();
+    // SAFETY: returning to root, which the saved set-user-id still is.
+    unsafe {
+        libc::seteuid(0);
+        libc::setegid(0);
+        let root_groups: [libc::gid_t; 1] = [0];
+        libc::setgroups(1, root_groups.as_ptr());
+    }
+    result
+}
+
+impl Syscalls for RealSyscalls {
+    fn write_script(&mut self, plan: &LaunchPlan) -> Result<(), ExecError> {
+        let err = |source| ExecError::Script {
+            path: plan.script_path.clone(),
+            source,
+        };
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o700)
+            .open(&plan.script_path)
+            .map_err(err)?;
+        f.write_all(plan.script.as_bytes()).map_err(err)?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o700))
+            .map_err(err)?;
+        if plan.identity == Identity::SwitchTo {
+            std::os::unix::fs::fchown(&f, Some(plan.uid), Some(plan.gid)).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn open_stdio(&mut self, plan: &LaunchPlan) -> Result<Stdio, ExecError> {
+        as_user(plan, || {
+            let stdin = File::open(&plan.stdin).map_err(|source| ExecError::Stdio {
+                what: "input",
+                path: plan.stdin.clone(),
+                source,
+            })?;
+            let open_out = |what, f: &super::plan::OutputFile| {
+                let mut o = OpenOptions::new();
+                o.write(true).create(true).mode(0o644);
+                if f.append {
+                    o.append(true);
+                } else {
+                    o.truncate(true);
+                }
+                o.open(&f.path).map_err(|source| ExecError::Stdio {
+                    what,
+                    path: f.path.clone(),
+                    source,
+                })
+            };
+            let stdout = open_out("output", &plan.stdout)?;
+            let stderr = match &plan.stderr {
+                StderrTarget::Stdout => None,
+                StderrTarget::File(f) => Some(OwnedFd::from(open_out("error", f)?)),
+            };
+            Ok(Stdio {
+                stdin: stdin.into(),
+                stdout: stdout.into(),
+                stderr,
+            })
+        })
+    }
+
+    fn spawn(&mut self, plan: &LaunchPlan, stdio: &Stdio) -> Result<i32, ExecError> {
+        // Everything the child needs is allocated here, before fork.
+        let path = path_cstring(&plan.script_path, "the script path")?;
+        let argv: Vec<CString> = plan
+            .argv
+            .iter()
+            .map(|a| cstring(a, "an argument"))
+            .collect::<Result<_, _>>()?;
+        let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+        argv_ptrs.push(std::ptr::null());
+
+        let mut env: Vec<Vec<u8>> = Vec::with_capacity(plan.env.vars().len());
+        let mut pid_slot: Option<(usize, usize)> = None;
+        for (k, v) in plan.env.vars() {
+            if k == TASK_PID_VAR {
+                // Room for any pid, filled in by the child.
+                let mut buf = format!("{k}=").into_bytes();
+                let start = buf.len();
+                buf.extend_from_slice(&[0u8; 12]);
+                pid_slot = Some((env.len(), start));
+                env.push(buf);
+                continue;
+            }
+            let entry = format!("{k}={v}");
+            if entry.contains('\0') {
+                return Err(ExecError::Nul {
+                    what: "an environment variable",
+                });
+            }
+            let mut b = entry.into_bytes();
+            b.push(0);
+            env.push(b);
+        }
+        let mut env_ptrs: Vec<*const libc::c_char> =
+            env.iter().map(|e| e.as_ptr().cast()).collect();
+        env_ptrs.push(std::ptr::null());
+        let pid_buf: *mut u8 = match pid_slot {
+            Some((i, start)) => env[i][start..].as_mut_ptr(),
+            None => std::ptr::null_mut(),
+        };
+
+        let work_dir = path_cstring(&plan.work_dir, "the working directory")?;
+        let tmp = c"/tmp";
+        let groups: Vec<libc::gid_t> = plan.extra_gids.clone();
+        let switch = plan.identity == Identity::SwitchTo;
+        let (uid, gid) = (plan.uid, plan.gid);
+        let stdin_fd = stdio.stdin.as_raw_fd();
+        let stdout_fd = stdio.stdout.as_raw_fd();
+        let stderr_fd = stdio.stderr.as_ref().map_or(stdout_fd, |fd| fd.as_raw_fd());
+
+        // Exec failures travel back through a close-on-exec pipe: EOF means
+        // the exec happened, four bytes are the errno.
+        let mut pipe_fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe_fds has room for two descriptors.
+        if unsafe { libc::pipe2(pipe_fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(ExecError::Fork {
+                job_id: plan.job_id,
+                source: last_os_error(),
+            });
+        }
+        // SAFETY: both descriptors were just created and are owned here.
+        let (read_end, write_end) = unsafe {
+            (
+                File::from_raw_fd(pipe_fds[0]),
+                OwnedFd::from_raw_fd(pipe_fds[1]),
+            )
+        };
+        let err_fd = write_end.as_raw_fd();
+
+        // SAFETY: the process is single-threaded here (slurmstepd forks
+        // before starting its runtime), and the child below only calls
+        // async-signal-safe functions on memory allocated before fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(ExecError::Fork {
+                job_id: plan.job_id,
+                source: last_os_error(),
+            });
+        }
+        if pid == 0 {
+            // SAFETY: child side; see above. Never returns.
+            unsafe {
+                child_exec(ChildArgs {
+                    path: path.as_ptr(),
+                    argv: argv_ptrs.as_ptr(),
+                    envp: env_ptrs.as_ptr(),
+                    pid_buf,
+                    work_dir: work_dir.as_ptr(),
+                    tmp: tmp.as_ptr(),
+                    groups: &groups,
+                    switch,
+                    uid,
+                    gid,
+                    stdio: [stdin_fd, stdout_fd, stderr_fd],
+                    err_fd,
+                })
+            }
+        }
+        drop(write_end);
+        let mut buf = [0u8; 4];
+        let mut read_end = read_end;
+        let mut got = 0;
+        while got < 4 {
+            match read_end.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if got == 4 {
+            let errno = i32::from_ne_bytes(buf);
+            let mut status = 0;
+            // SAFETY: reaping the child that failed to exec.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            let source = std::io::Error::from_raw_os_error(errno);
+            return Err(if errno == libc::EPERM && switch {
+                ExecError::Identity { uid, gid, source }
+            } else {
+                ExecError::Exec {
+                    path: plan.script_path.clone(),
+                    source,
+                }
+            });
+        }
+        Ok(pid)
+    }
+
+    fn kill_group(&mut self, pgid: i32, signal: i32) -> Result<(), std::io::Error> {
+        if pgid <= 1 {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: kill has no memory-safety preconditions.
+        if unsafe { libc::kill(-pgid, signal) } != 0 {
+            let e = last_os_error();
+            if e.raw_os_error() != Some(libc::ESRCH) {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+struct ChildArgs<'a> {
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    pid_buf: *mut u8,
+    work_dir: *const libc::c_char,
+    tmp: *const libc::c_char,
+    groups: &'a [libc::gid_t],
+    switch: bool,
+    uid: u32,
+    gid: u32,
+    stdio: [libc::c_int; 3],
+    err_fd: libc::c_int,
+}
+
+/// The child between fork and exec. Async-signal-safe calls only.
+///
+/// # Safety
+/// Must only run in a freshly forked child; every pointer in `a` must be
+/// valid (they point into the parent's memory, copied by fork).
+unsafe fn child_exec(a: ChildArgs<'_>) -> ! {
+    let fail = |err_fd: libc::c_int| -> ! {
+        // SAFETY: errno location and write/_exit are async-signal-safe.
+        unsafe {
+            let errno = *libc::__errno_location();
+            let bytes = errno.to_ne_bytes();
+            libc::write(err_fd, bytes.as_ptr().cast(), bytes.len());
+            libc::_exit(127)
+        }
+    };
+    // SAFETY: each call is async-signal-safe and given valid arguments.
+    unsafe {
+        libc::setsid();
+        for (target, fd) in a.stdio.iter().enumerate() {
+            let target = target as libc::c_int;
+            if *fd != target && libc::dup2(*fd, target) < 0 {
+                fail(a.err_fd);
+            }
+        }
+        if a.switch
+            && (libc::setgroups(a.groups.len(), a.groups.as_ptr()) != 0
+                || libc::setgid(a.gid) != 0
+                || libc::setuid(a.uid) != 0)
+        {
+            fail(a.err_fd);
+        }
+        if libc::chdir(a.work_dir) != 0 && libc::chdir(a.tmp) != 0 {
+            fail(a.err_fd);
+        }
+        // Rust ignores SIGPIPE and the runtime may block signals; the script
+        // must start with default dispositions and an empty mask.
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+        if !a.pid_buf.is_null() {
+            write_decimal(a.pid_buf, libc::getpid());
+        }
+        libc::execve(a.path, a.argv, a.envp);
+        fail(a.err_fd)
+    }
+}
+
+/// Writes `n` in decimal at `buf` (which has room for 11 digits and a NUL).
+///
+/// # Safety
+/// `buf` must be valid for 12 bytes of writes.
+unsafe fn write_decimal(buf: *mut u8, n: libc::pid_t) {
+    let mut digits = [0u8; 11];
+    let mut len = 0;
+    let mut v = n.unsigned_abs();
+    loop {
+        digits[len] = b'0' + (v % 10) as u8;
+        len += 1;
+        v /= 10;
+        if v == 0 || len == digits.len() {
+            break;
+        }
+    }
+    for i in 0..len {
+        // SAFETY: i < len <= 11 < 12.
+        unsafe { *buf.add(i) = digits[len - 1 - i] };
+    }
+    // SAFETY: len <= 11 < 12.
+    unsafe { *buf.add(len) = 0 };
+}
+
+/// How a waited-for process ended, as Slurm's ExitCode=status:signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Exit {
+    pub status: u32,
+    pub signal: u32,
+    pub core_dumped: bool,
+}
+
+impl Exit {
+    /// From a raw `waitpid` status.
+    pub fn from_wait_status(status: i32) -> Self {
+        if libc::WIFEXITED(status) {
+            Exit {
+                status: u32::try_from(libc::WEXITSTATUS(status)).unwrap_or(0),
+                signal: 0,
+                core_dumped: false,
+            }
+        } else if libc::WIFSIGNALED(status) {
+            Exit {
+                status: 0,
+                signal: u32::try_from(libc::WTERMSIG(status)).unwrap_or(0),
+                core_dumped: libc::WCOREDUMP(status),
+            }
+        } else {
+            Exit::default()
+        }
+    }
+}
+
+/// CPU time and peak memory of a waited-for process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub user_cpu_usec: u64,
+    pub system_cpu_usec: u64,
+    pub max_rss_kib: u64,
+}
+
+fn timeval_usec(t: libc::timeval) -> u64 {
+    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+    let usec = u64::try_from(t.tv_usec).unwrap_or(0);
+    secs.saturating_mul(1_000_000).saturating_add(usec)
+}
+
+/// Blocks until process `pid` ends; its exit.
+pub fn wait_for(pid: i32) -> Result<Exit, std::io::Error> {
+    wait_with_usage(pid).map(|(exit, _)| exit)
+}
+
+/// Blocks until process `pid` ends; its exit and resource usage.
+pub fn wait_with_usage(pid: i32) -> Result<(Exit, Usage), std::io::Error> {
+    let mut status = 0;
+    loop {
+        // SAFETY: rusage is plain old data filled by wait4.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: status and ru are valid out pointers.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if rc == pid {
+            let usage = Usage {
+                user_cpu_usec: timeval_usec(ru.ru_utime),
+                system_cpu_usec: timeval_usec(ru.ru_stime),
+                max_rss_kib: u64::try_from(ru.ru_maxrss).unwrap_or(0),
+            };
+            return Ok((Exit::from_wait_status(status), usage));
+        }
+        let e = last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::stepd::env::Env;
+    use crate::stepd::plan::OutputFile;
+
+    fn plan(dir: &Path) -> LaunchPlan {
+        let mut env = Env::from_entries(["PATH=/usr/bin:/bin"]);
+        env.set(TASK_PID_VAR, "");
+        env.set("SLURM_JOB_ID", "7");
+        LaunchPlan {
+            job_id: 7,
+            uid: 0,
+            gid: 0,
+            extra_gids: vec![],
+            identity: Identity::Keep,
+            work_dir: dir.to_path_buf(),
+            script_path: dir.join("slurm_script"),
+            script: "#!/bin/sh\necho \"out $1 $SLURM_JOB_ID $SLURM_TASK_PID $$ $(pwd)\"\necho err >&2\nexit 3\n".into(),
+            argv: vec![dir.join("slurm_script").display().to_string(), "arg1".into()],
+            env,
+            stdin: "/dev/null".into(),
+            stdout: OutputFile { path: dir.join("out.txt"), append: false },
+            stderr: StderrTarget::Stdout,
+        }
+    }
+
+    #[test]
+    fn launch_order_and_failure_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(dir.path());
+        let mut sys = RecordingSyscalls {
+            pid: 42,
+            ..Default::default()
+        };
+        assert_eq!(launch(&p, &mut sys).unwrap().0, 42);
+        assert_eq!(
+            sys.calls,
+            vec![
+                Call::WriteScript(p.script_path.clone()),
+                Call::OpenStdio {
+                    stdout: p.stdout.path.clone(),
+                    stderr: None
+                },
+                Call::Spawn(p.argv.clone()),
+            ]
+        );
+        let mut sys = RecordingSyscalls {
+            fail_open: true,
+            ..Default::default()
+        };
+        assert!(matches!(launch(&p, &mut sys), Err(ExecError::Stdio { .. })));
+        assert!(!sys.calls.iter().any(|c| matches!(c, Call::Spawn(_))));
+    }
+
+    #[test]
+    fn real_launch_runs_the_script_with_env_and_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(dir.path());
+        let mut sys = RealSyscalls;
+        let (pid, _stdio) = launch(&p, &mut sys).unwrap();
+        let exit = wait_for(pid).unwrap();
+        assert_eq!(
+            exit,
+            Exit {
+                status: 3,
+                signal: 0,
+                core_dumped: false
+            }
+        );
+        let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+        let want = format!("out arg1 7 {pid} {pid} {}\nerr\n", dir.path().display());
+        assert_eq!(out, want);
+        let mode = std::fs::metadata(&p.script_path)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn real_launch_reports_exec_failure_and_separate_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.script = "no shebang line\n".into();
+        let err = launch(&p, &mut RealSyscalls).unwrap_err();
+        assert!(matches!(err, ExecError::Exec { .. }), "{err}");
+
+        let mut p = plan(dir.path());
+        p.stderr = StderrTarget::File(OutputFile {
+            path: dir.path().join("err.txt"),
+            append: true,
+        });
+        std::fs::write(dir.path().join("err.txt"), "old\n").unwrap();
+        let (pid, _stdio) = launch(&p, &mut RealSyscalls).unwrap();
+        wait_for(pid).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("err.txt")).unwrap(),
+            "old\nerr\n"
+        );
+    }
+
+    #[test]
+    fn kill_group_terminates_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.script = "#!/bin/sh\nsleep 600 &\nwait\n".into();
+        let mut sys = RealSyscalls;
+        let (pid, _stdio) = launch(&p, &mut sys).unwrap();
+        for sig in TERMINATE_SIGNALS {
+            sys.kill_group(pid, sig).unwrap();
+        }
+        let exit = wait_for(pid).unwrap();
+        assert_eq!(exit.signal, libc::SIGTERM as u32);
+        // The group is gone or going; a second signal is not an error.
+        sys.kill_group(pid, libc::SIGKILL).unwrap();
+        assert!(sys.kill_group(0, libc::SIGKILL).is_err());
+    }
+
+    #[test]
+    fn decimal_writer() {
+        let mut buf = [0xffu8; 12];
+        // SAFETY: 12-byte buffer.
+        unsafe { write_decimal(buf.as_mut_ptr(), 1234567) };
+        assert_eq!(&buf[..8], b"1234567\0");
+    }
+}

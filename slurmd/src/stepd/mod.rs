@@ -1,0 +1,10 @@
+//! slurmstepd: runs one batch script and reports how it ended.
+//!
+//! Split in a pure planning layer ([`plan`], [`env`], [`pattern`]) and a
+//! thin layer that carries the plan out through the [`exec::Syscalls`] seam.
+
+pub mod env;
+pub mod exec;
+pub mod pattern;
+pub mod plan;
+pub mod run;

@@ -1,0 +1,97 @@
+//! User database look-ups (passwd), through the C library so that NSS
+//! sources (LDAP, sssd) work as they do for every other program.
+
+use std::ffi::{CStr, CString};
+
+/// Size of the scratch buffer for getpw*_r; grown when too small.
+const INITIAL_BUF: usize = 1024;
+const MAX_BUF: usize = 1 << 20;
+
+fn lookup(
+    mut call: impl FnMut(*mut libc::passwd, *mut libc::c_char, usize, *mut *mut libc::passwd) -> i32,
+) -> Option<(u32, u32, String)> {
+    let mut size = INITIAL_BUF;
+    loop {
+        let mut buf = vec![0 as libc::c_char; size];
+        // SAFETY: passwd is plain old data filled by the call.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = call(&mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
+        if rc == libc::ERANGE && size < MAX_BUF {
+            size *= 4;
+            continue;
+        }
+        if rc != 0 || result.is_null() {
+            return None;
+        }
+        // SAFETY: on success pw_name points to a NUL-terminated string in buf.
+        let name = unsafe { CStr::from_ptr(pwd.pw_name) }
+            .to_string_lossy()
+            .into_owned();
+        return Some((pwd.pw_uid, pwd.pw_gid, name));
+    }
+}
+
+/// uid and primary gid of the user called `name`.
+pub fn uid_of(name: &str) -> Option<(u32, u32)> {
+    let c = CString::new(name).ok()?;
+    lookup(|pwd, buf, len, result| {
+        // SAFETY: every pointer is valid for the call; len is buf's size.
+        unsafe { libc::getpwnam_r(c.as_ptr(), pwd, buf, len, result) }
+    })
+    .map(|(uid, gid, _)| (uid, gid))
+}
+
+/// Login name of `uid`.
+pub fn name_of(uid: u32) -> Option<String> {
+    lookup(|pwd, buf, len, result| {
+        // SAFETY: every pointer is valid for the call; len is buf's size.
+        unsafe { libc::getpwuid_r(uid, pwd, buf, len, result) }
+    })
+    .map(|(_, _, name)| name)
+}
+
+/// Every group `user` belongs to, `gid` included (what initgroups would
+/// set). Empty when the user is unknown.
+pub fn group_list(user: &str, gid: u32) -> Vec<u32> {
+    let Ok(c) = CString::new(user) else {
+        return Vec::new();
+    };
+    let mut n: libc::c_int = 32;
+    loop {
+        let mut groups: Vec<libc::gid_t> = vec![0; usize::try_from(n).unwrap_or(32)];
+        let mut count = n;
+        // SAFETY: groups has room for `count` entries; getgrouplist writes at
+        // most that many and reports the needed size when it is too small.
+        let rc = unsafe { libc::getgrouplist(c.as_ptr(), gid, groups.as_mut_ptr(), &mut count) };
+        if rc >= 0 {
+            groups.truncate(usize::try_from(count).unwrap_or(0));
+            return groups;
+        }
+        if count <= n || count > 65_536 {
+            return Vec::new();
+        }
+        n = count;
+    }
+}
+
+/// Effective uid of this process.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_and_self() {
+        assert_eq!(uid_of("root"), Some((0, 0)));
+        assert_eq!(name_of(0).as_deref(), Some("root"));
+        assert_eq!(uid_of("no-such-user-\u{e9}"), None);
+        assert_eq!(uid_of("a\0b"), None);
+        assert!(group_list("root", 0).contains(&0));
+    }
+}

@@ -1,0 +1,550 @@
+//! slurmd and slurmstepd end to end: the real binaries, a fake controller
+//! in the test (a SlurmNodeReports server recording what it is told), and
+//! LaunchBatch/TerminateJob calls signed like the controller signs them.
+//!
+//! Waiting is done on channels fed by the fake controller (with a
+//! deadline), or by polling with a deadline for files; never by sleeping.
+
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use slurm_common::auth::{generate_key, unix_now, Authenticator, Claims, SlurmKeyAuth};
+use slurm_common::ids::{Gid, Uid};
+use slurm_proto::v1::{
+    EpilogCompleteReply, EpilogCompleteRequest, JobCompleteReply, JobCompleteRequest, JobState,
+    LaunchBatchRequest, NodeTerminateJobRequest, PingNodeRequest, RegisterNodeReply,
+    RegisterNodeRequest,
+};
+use slurm_proto::{SlurmNodeClient, SlurmNodeReports, SlurmNodeReportsServer};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tonic::transport::Channel;
+use tonic::{Request, Response, Status};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// Polls `probe` with a growing pause until it yields or `DEADLINE` passes.
+fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+async fn next<T>(rx: &mut UnboundedReceiver<T>, what: &str) -> T {
+    tokio::time::timeout(DEADLINE, rx.recv())
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+        .unwrap_or_else(|| panic!("channel closed waiting for {what}"))
+}
+
+/// Kills its process when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[derive(Clone)]
+struct FakeController {
+    registers: UnboundedSender<RegisterNodeRequest>,
+    completes: UnboundedSender<JobCompleteRequest>,
+    epilogs: UnboundedSender<EpilogCompleteRequest>,
+    auth: Arc<SlurmKeyAuth>,
+}
+
+impl FakeController {
+    fn check<T>(&self, r: &Request<T>) -> Result<(), Status> {
+        let token = slurm_proto::auth_credential(r.metadata())
+            .ok_or_else(|| Status::unauthenticated("no credential"))?;
+        self.auth
+            .verify_now(token)
+            .map_err(|e| Status::unauthenticated(e.to_string()))?;
+        Ok(())
+    }
+}
+
+#[tonic::async_trait]
+impl SlurmNodeReports for FakeController {
+    async fn register_node(
+        &self,
+        r: Request<RegisterNodeRequest>,
+    ) -> Result<Response<RegisterNodeReply>, Status> {
+        self.check(&r)?;
+        let _ = self.registers.send(r.into_inner());
+        Ok(Response::new(RegisterNodeReply::default()))
+    }
+
+    async fn job_complete(
+        &self,
+        r: Request<JobCompleteRequest>,
+    ) -> Result<Response<JobCompleteReply>, Status> {
+        self.check(&r)?;
+        let _ = self.completes.send(r.into_inner());
+        Ok(Response::new(JobCompleteReply {}))
+    }
+
+    async fn epilog_complete(
+        &self,
+        r: Request<EpilogCompleteRequest>,
+    ) -> Result<Response<EpilogCompleteReply>, Status> {
+        self.check(&r)?;
+        let _ = self.epilogs.send(r.into_inner());
+        Ok(Response::new(EpilogCompleteReply {}))
+    }
+}
+
+struct Cluster {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    conf: PathBuf,
+    slurmd_port: u16,
+    /// Ports of further nodes n2, n3, ... (only started on request).
+    other_ports: Vec<u16>,
+    auth: Arc<SlurmKeyAuth>,
+    registers: UnboundedReceiver<RegisterNodeRequest>,
+    completes: UnboundedReceiver<JobCompleteRequest>,
+    epilogs: UnboundedReceiver<EpilogCompleteRequest>,
+}
+
+impl Cluster {
+    async fn start() -> Self {
+        Self::start_nodes(1).await
+    }
+
+    async fn start_nodes(count: usize) -> Self {
+        let tmp = tempfile::Builder::new()
+            .prefix("slurmd-test-")
+            .tempdir()
+            .expect("tmp");
+        let root = tmp.path().to_path_buf();
+        // Jobs of other users must be able to reach their script and files.
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        for d in ["spool", "log", "run", "work"] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        std::fs::set_permissions(root.join("work"), std::fs::Permissions::from_mode(0o1777))
+            .expect("chmod");
+        let ctl_port = free_port();
+        let slurmd_port = free_port();
+        let other_ports: Vec<u16> = (1..count).map(|_| free_port()).collect();
+        let mut node_lines = String::new();
+        for (i, port) in other_ports.iter().enumerate() {
+            node_lines.push_str(&format!(
+                "NodeName=n{} NodeHostname=localhost NodeAddr=127.0.0.1 Port={port} CPUs=2 RealMemory=4000\n",
+                i + 2
+            ));
+        }
+        let r = root.display();
+        let conf_text = format!(
+            "ClusterName=ref\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort={ctl_port}\n\
+             AuthType=auth/slurm\nSlurmdSpoolDir={r}/spool/%n\nSlurmdPidFile={r}/run/slurmd.%n.pid\n\
+             SlurmdLogFile={r}/log/slurmd.%n.log\nSelectType=select/cons_tres\nKillWait=5\n\
+             SlurmdParameters=config_overrides\n\
+             NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port={slurmd_port} CPUs=2 RealMemory=4000\n\
+             {node_lines}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
+        );
+        let conf = root.join("slurm.conf");
+        std::fs::write(&conf, conf_text).expect("write conf");
+        let key = root.join("slurm.key");
+        generate_key(&key).expect("key");
+        let auth = Arc::new(SlurmKeyAuth::load(&key).expect("load key"));
+
+        let (reg_tx, registers) = unbounded_channel();
+        let (done_tx, completes) = unbounded_channel();
+        let (epi_tx, epilogs) = unbounded_channel();
+        let fake = FakeController {
+            registers: reg_tx,
+            completes: done_tx,
+            epilogs: epi_tx,
+            auth: auth.clone(),
+        };
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", ctl_port))
+            .await
+            .expect("bind controller");
+        tokio::spawn(async move {
+            let incoming = tonic::transport::server::TcpIncoming::from(listener);
+            let _ = tonic::transport::Server::builder()
+                .add_service(SlurmNodeReportsServer::new(fake))
+                .serve_with_incoming(incoming)
+                .await;
+        });
+        Cluster {
+            _tmp: tmp,
+            root,
+            conf,
+            slurmd_port,
+            other_ports,
+            auth,
+            registers,
+            completes,
+            epilogs,
+        }
+    }
+
+    fn start_slurmd(&self) -> Guard {
+        self.start_slurmd_as("n1")
+    }
+
+    fn start_slurmd_as(&self, node: &str) -> Guard {
+        let child = Command::new(env!("CARGO_BIN_EXE_slurmd"))
+            .args(["-D", "-N", node, "-f"])
+            .arg(&self.conf)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start slurmd");
+        Guard(child)
+    }
+
+    fn signed<T>(&self, body: T) -> Request<T> {
+        // SAFETY: geteuid/getegid cannot fail.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let claims = Claims::new(Uid::new(uid), Gid::new(gid), "localhost", unix_now(), 300);
+        let token = self.auth.create(&claims).expect("token");
+        let mut r = Request::new(body);
+        slurm_proto::set_auth_credential(r.metadata_mut(), &token).expect("metadata");
+        r
+    }
+
+    async fn node_client(&self) -> SlurmNodeClient<Channel> {
+        let ep = format!("http://127.0.0.1:{}", self.slurmd_port);
+        SlurmNodeClient::connect(ep)
+            .await
+            .expect("connect to slurmd")
+    }
+
+    fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    fn job_dir(&self, job_id: u32) -> PathBuf {
+        self.root.join("spool/n1").join(format!("job{job_id:05}"))
+    }
+
+    fn launch(&self, job_id: u32, script: &str, uid: u32, gid: u32) -> LaunchBatchRequest {
+        LaunchBatchRequest {
+            job_id,
+            name: "job.sh".into(),
+            user_id: uid,
+            group_id: gid,
+            user_name: String::new(),
+            script: script.into(),
+            argv: vec!["world".into()],
+            environment: vec!["PATH=/usr/bin:/bin".into(), "FROM_SUBMIT=yes".into()],
+            work_dir: self.work().display().to_string(),
+            nodes: "n1".into(),
+            cpus_per_node: vec![1],
+            partition: "debug".into(),
+            account: "root".into(),
+            qos: "normal".into(),
+            cluster_name: "ref".into(),
+            submit_host: "localhost".into(),
+            submit_dir: self.work().display().to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+fn read(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+fn own_ids() -> (u32, u32) {
+    // SAFETY: geteuid/getegid cannot fail.
+    unsafe { (libc::geteuid(), libc::getegid()) }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_job_runs_reports_and_cleans_up() {
+    let mut c = Cluster::start().await;
+    let _slurmd = c.start_slurmd();
+    let reg = next(&mut c.registers, "RegisterNode").await;
+    assert_eq!(reg.node_name, "n1");
+    assert_eq!(reg.version, "22.05.8");
+    // config_overrides: the configured sizes, whatever this host has.
+    assert_eq!((reg.cpus, reg.real_memory_mb), (2, 4000));
+    assert!(reg.running_jobs.is_empty());
+
+    let mut node = c.node_client().await;
+    let (uid, gid) = own_ids();
+    let script = "#!/bin/sh\necho \"hello $SLURM_JOB_ID $1 $FROM_SUBMIT $SLURM_JOB_NODELIST $ENVIRONMENT\"\necho oops >&2\nexit 3\n";
+    node.launch_batch(c.signed(c.launch(5, script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    let done = next(&mut c.completes, "JobComplete").await;
+    assert_eq!(done.job_id, 5);
+    assert_eq!(done.node_name, "n1");
+    assert_eq!(done.launch_error, 0);
+    let exit = done.exit_code.expect("exit code");
+    assert_eq!((exit.status, exit.signal), (3, 0));
+    let out = read(&c.work().join("slurm-5.out")).expect("output file");
+    assert_eq!(out, "hello 5 world yes n1 BATCH\noops\n");
+    wait_for("job dir removal", || (!c.job_dir(5).exists()).then_some(()));
+
+    // After completion the controller terminates the job everywhere; with
+    // nothing left to kill the node answers with EpilogComplete at once.
+    node.terminate_job(c.signed(NodeTerminateJobRequest {
+        job_id: 5,
+        reason: JobState::Completed as i32,
+        ..Default::default()
+    }))
+    .await
+    .expect("terminate");
+    let epi = next(&mut c.epilogs, "EpilogComplete").await;
+    assert_eq!(
+        (epi.job_id, epi.node_name.as_str(), epi.error_code),
+        (5, "n1", 0)
+    );
+
+    let ping = node
+        .ping_node(c.signed(PingNodeRequest {}))
+        .await
+        .expect("ping")
+        .into_inner();
+    assert_eq!(ping.node_name, "n1");
+    assert!(ping.running_job_ids.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_kills_a_long_job_that_survived_a_slurmd_restart() {
+    let mut c = Cluster::start().await;
+    let slurmd = c.start_slurmd();
+    next(&mut c.registers, "first RegisterNode").await;
+    let (uid, gid) = own_ids();
+    let mut node = c.node_client().await;
+    node.launch_batch(c.signed(c.launch(6, "#!/bin/sh\necho started\nsleep 600\n", uid, gid)))
+        .await
+        .expect("launch accepted");
+    let out = c.work().join("slurm-6.out");
+    wait_for("job output", || {
+        read(&out).filter(|t| t.contains("started"))
+    });
+
+    // slurmd dies hard and comes back: the job keeps running and is reported.
+    drop(slurmd);
+    let _slurmd = c.start_slurmd();
+    let reg = next(&mut c.registers, "RegisterNode after restart").await;
+    let running: Vec<u32> = reg.running_jobs.iter().map(|j| j.job_id).collect();
+    assert_eq!(running, vec![6]);
+
+    let mut node = c.node_client().await;
+    node.terminate_job(c.signed(NodeTerminateJobRequest {
+        job_id: 6,
+        reason: JobState::Cancelled as i32,
+        time: unix_now(),
+        kill_wait_secs: 5,
+        ..Default::default()
+    }))
+    .await
+    .expect("terminate");
+    let done = next(&mut c.completes, "JobComplete").await;
+    assert_eq!(done.job_id, 6);
+    assert_eq!(done.exit_code.expect("exit").signal, libc::SIGTERM as u32);
+    let epi = next(&mut c.epilogs, "EpilogComplete").await;
+    assert_eq!(epi.job_id, 6);
+    let text = read(&out).expect("output");
+    assert!(
+        text.contains("slurmstepd: error: *** JOB 6 ON n1 CANCELLED AT "),
+        "{text}"
+    );
+    wait_for("job dir removal", || (!c.job_dir(6).exists()).then_some(()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_and_launch_failures() {
+    let mut c = Cluster::start().await;
+    let _slurmd = c.start_slurmd();
+    next(&mut c.registers, "RegisterNode").await;
+    let mut node = c.node_client().await;
+    let (uid, gid) = own_ids();
+
+    // No credential at all.
+    let err = node
+        .launch_batch(Request::new(c.launch(7, "#!/bin/sh\n", uid, gid)))
+        .await
+        .expect_err("unauthenticated launch");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+
+    // A job credential bound to another job.
+    let (euid, egid) = own_ids();
+    let cred = c
+        .auth
+        .create(
+            &Claims::new(Uid::new(euid), Gid::new(egid), "localhost", unix_now(), 300)
+                .with_payload(b"job_id=99".to_vec()),
+        )
+        .expect("cred");
+    let mut req = c.launch(8, "#!/bin/sh\n", uid, gid);
+    req.credential = cred.into_bytes();
+    let err = node
+        .launch_batch(c.signed(req))
+        .await
+        .expect_err("wrong job credential");
+    assert!(
+        err.message().contains("credential is for job 99"),
+        "{err:?}"
+    );
+
+    // An output file that cannot be created: the launch is accepted and the
+    // failure arrives as JobComplete with a launch error.
+    let mut req = c.launch(9, "#!/bin/sh\necho hi\n", uid, gid);
+    req.stdout_path = "/nonexistent-dir/out".into();
+    node.launch_batch(c.signed(req))
+        .await
+        .expect("launch accepted");
+    let done = next(&mut c.completes, "JobComplete").await;
+    assert_eq!(done.job_id, 9);
+    assert_eq!(done.launch_error, slurm_proto::ErrorCode::IoError.number());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn root_slurmd_runs_jobs_as_their_user() {
+    let (euid, _) = own_ids();
+    let nobody = slurmd::users::uid_of("nobody");
+    let (Some((uid, gid)), 0) = (nobody, euid) else {
+        eprintln!("needs root and a user called nobody; skipped");
+        return;
+    };
+    let mut c = Cluster::start().await;
+    let _slurmd = c.start_slurmd();
+    next(&mut c.registers, "RegisterNode").await;
+    let mut node = c.node_client().await;
+    node.launch_batch(c.signed(c.launch(
+        10,
+        "#!/bin/sh\nid -u\nid -g\necho $SLURM_JOB_USER\n",
+        uid,
+        gid,
+    )))
+    .await
+    .expect("launch accepted");
+    let done = next(&mut c.completes, "JobComplete").await;
+    assert_eq!(done.exit_code.expect("exit").status, 0);
+    let out = c.work().join("slurm-10.out");
+    let text = read(&out).expect("output");
+    assert_eq!(text, format!("{uid}\n{gid}\nnobody\n"));
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&out).expect("stat");
+    assert_eq!((meta.uid(), meta.gid()), (uid, gid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signal_job_reaches_the_script() {
+    let mut c = Cluster::start().await;
+    let _slurmd = c.start_slurmd();
+    next(&mut c.registers, "RegisterNode").await;
+    let mut node = c.node_client().await;
+    let (uid, gid) = own_ids();
+    let script = "#!/bin/sh\ntrap 'echo got-usr1; exit 0' USR1\necho ready\nsleep 600 &\nwait\n";
+    node.launch_batch(c.signed(c.launch(11, script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    let out = c.work().join("slurm-11.out");
+    wait_for("trap installed", || {
+        read(&out).filter(|t| t.contains("ready"))
+    });
+    node.signal_job(c.signed(slurm_proto::v1::NodeSignalJobRequest {
+        job_id: 11,
+        signal: libc::SIGUSR1 as u32,
+        ..Default::default()
+    }))
+    .await
+    .expect("signal");
+    let done = next(&mut c.completes, "JobComplete").await;
+    let exit = done.exit_code.expect("exit");
+    assert_eq!((done.job_id, exit.status, exit.signal), (11, 0, 0));
+    assert_eq!(read(&out).expect("output"), "ready\ngot-usr1\n");
+    // A job this node does not run: nothing to signal, not an error.
+    node.signal_job(c.signed(slurm_proto::v1::NodeSignalJobRequest {
+        job_id: 12345,
+        signal: libc::SIGUSR1 as u32,
+        ..Default::default()
+    }))
+    .await
+    .expect("signal to an unknown job");
+    let err = node
+        .signal_job(c.signed(slurm_proto::v1::NodeSignalJobRequest {
+            job_id: 1,
+            signal: 0,
+            ..Default::default()
+        }))
+        .await
+        .expect_err("signal 0 is refused");
+    assert_eq!(
+        err.code(),
+        slurm_proto::ErrorCode::KillTaskFailed.grpc_code()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forward_reaches_every_node_and_reports_the_unreachable() {
+    use slurm_proto::v1::{node_message, node_reply, ForwardRequest, NodeMessage};
+    let mut c = Cluster::start_nodes(4).await;
+    let _n1 = c.start_slurmd_as("n1");
+    let _n2 = c.start_slurmd_as("n2");
+    let _n3 = c.start_slurmd_as("n3");
+    // n4 is configured but never started.
+    let mut registered = Vec::new();
+    for _ in 0..3 {
+        registered.push(next(&mut c.registers, "RegisterNode").await.node_name);
+    }
+    registered.sort();
+    assert_eq!(registered, vec!["n1", "n2", "n3"]);
+    assert_eq!(c.other_ports.len(), 3);
+
+    let mut node = c.node_client().await;
+    let reply = node
+        .forward(c.signed(ForwardRequest {
+            message: Some(NodeMessage {
+                body: Some(node_message::Body::Ping(PingNodeRequest {})),
+            }),
+            nodes: "n[1-4]".into(),
+            tree_width: 2,
+            timeout_ms: 5000,
+        }))
+        .await
+        .expect("forward")
+        .into_inner();
+    let mut got: Vec<(String, i32)> = reply
+        .results
+        .iter()
+        .map(|r| (r.node.clone(), r.error_code))
+        .collect();
+    got.sort();
+    let conn = slurm_proto::ErrorCode::CommunicationConnection.number();
+    assert_eq!(
+        got,
+        vec![
+            ("n1".to_string(), 0),
+            ("n2".to_string(), 0),
+            ("n3".to_string(), 0),
+            ("n4".to_string(), conn)
+        ]
+    );
+    for r in reply.results.iter().filter(|r| r.error_code == 0) {
+        match r.reply.as_ref().and_then(|x| x.body.as_ref()) {
+            Some(node_reply::Body::Ping(p)) => assert_eq!(p.node_name, r.node),
+            other => panic!("unexpected reply {other:?}"),
+        }
+    }
+}
