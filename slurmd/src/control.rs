@@ -183,6 +183,14 @@ pub enum SendError {
     Refused { path: String, text: String },
 }
 
+impl SendError {
+    /// The connection closed before slurmstepd answered: it is going away
+    /// (or was not serving yet), not refusing.
+    pub fn is_eof(&self) -> bool {
+        matches!(self, SendError::Refused { text, .. } if text.is_empty())
+    }
+}
+
 /// An accepted terminate request; [`Pending::finished`] resolves once the
 /// job's processes are gone.
 #[derive(Debug)]

@@ -13,6 +13,13 @@
 //! TerminateJob -> "terminate ..." on the socket; when it says "done" (or
 //!                 there is no slurmstepd) -> EpilogComplete, retried
 //! ```
+//!
+//! A request for a job whose launch is still in progress waits in
+//! [`crate::jobs::JobTable`] and is delivered once slurmstepd has said
+//! "started" (its socket is bound by then); one for a slurmstepd that is
+//! alive but not listening is retried until it listens, exits, or a
+//! deadline passes; a terminate that finds nothing is remembered for a
+//! launch still on its way. So no terminate is lost to a race with a launch.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -36,6 +43,7 @@ use crate::client::{retry, ControllerClient};
 use crate::config::NodeSetup;
 use crate::control::{self, EndReason};
 use crate::hw::{HwInfo, HwProbe};
+use crate::jobs::{JobTable, LaunchGate};
 use crate::spool;
 use crate::Error;
 
@@ -47,6 +55,23 @@ pub const BATCH_STEP_ID: u32 = 4_294_967_294;
 
 /// How long slurmstepd may take to say whether the script started.
 const STEPD_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long past KillWait a terminate (and a signal) waits for a live
+/// slurmstepd that does not listen yet.
+const LISTEN_GRACE: Duration = Duration::from_secs(5);
+
+/// Where a request for a job's slurmstepd went.
+#[derive(Debug)]
+enum Delivery {
+    /// slurmstepd accepted it.
+    Accepted(control::Pending),
+    /// The job's launch is in progress and delivers it afterwards.
+    Held,
+    /// Nothing runs the job here (or its slurmstepd never listened).
+    NoStepd,
+    /// slurmstepd refused it.
+    Refused(control::SendError),
+}
 
 /// The command line of slurmd.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -148,6 +173,8 @@ pub struct Node {
     /// Wakes the registration task to register again.
     pub reregister: Notify,
     last_contact: Mutex<Instant>,
+    /// Launches in progress and the requests waiting for them.
+    jobs: Mutex<JobTable>,
 }
 
 impl std::fmt::Debug for Node {
@@ -187,6 +214,7 @@ impl Node {
             start_time: slurm_common::auth::unix_now(),
             reregister: Notify::new(),
             last_contact: Mutex::new(Instant::now()),
+            jobs: Mutex::new(JobTable::default()),
         })
     }
 
@@ -217,10 +245,11 @@ impl Node {
 
     /// Verifies the job credential when the controller sent one: a token
     /// from a privileged uid whose payload, when present, is `job_id=<id>`
-    /// or `job=<id>` (further `;key=value` items are ignored).
-    fn check_job_credential(&self, req: &LaunchBatchRequest) -> Result<(), Status> {
+    /// or `job=<id>` (further `;key=value` items are ignored). Returns when
+    /// the credential was issued.
+    fn check_job_credential(&self, req: &LaunchBatchRequest) -> Result<Option<i64>, Status> {
         if req.credential.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let bad = |detail: String| ErrorCode::InvalidJobCredential.to_status(detail);
         let token = std::str::from_utf8(&req.credential)
@@ -244,7 +273,7 @@ impl Node {
                 )));
             }
         }
-        Ok(())
+        Ok(Some(claims.issued_at))
     }
 
     fn hw(&self) -> HwInfo {
@@ -308,7 +337,50 @@ impl Node {
         }
     }
 
-    /// Ends a job's processes here; EpilogComplete once they are gone.
+    fn lock_jobs(&self) -> std::sync::MutexGuard<'_, JobTable> {
+        // The table stays consistent even if a holder panicked mid-way:
+        // every method leaves it valid.
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands `req` to the job's slurmstepd. Waits for one that is alive
+    /// but not listening yet (starting) or any more (ending) until it
+    /// listens, exits, or `deadline` passes.
+    async fn deliver(&self, job_id: u32, req: control::Request, deadline: Instant) -> Delivery {
+        let dir = spool::job_dir(self.spool(), job_id);
+        let mut pause = Duration::from_millis(5);
+        loop {
+            {
+                // Decided under the lock, so a launch starting meanwhile
+                // either sees the remembered terminate or holds the request.
+                let mut jobs = self.lock_jobs();
+                if jobs.hold(job_id, req) {
+                    return Delivery::Held;
+                }
+                if !spool::read_pid(&dir).is_some_and(spool::stepd_alive) {
+                    jobs.remember_ended(job_id, req, Instant::now());
+                    return Delivery::NoStepd;
+                }
+            }
+            match control::send(&dir, req).await {
+                Ok(p) => return Delivery::Accepted(p),
+                Err(e @ control::SendError::Refused { .. }) if !e.is_eof() => {
+                    return Delivery::Refused(e)
+                }
+                Err(e) => {
+                    if Instant::now() >= deadline {
+                        tracing::warn!(job_id, error = %e, "slurmstepd is alive but takes no requests; giving up");
+                        return Delivery::NoStepd;
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+
+    /// Ends a job's processes here (in the background); EpilogComplete
+    /// once they are gone, or at once when nothing runs the job here.
     async fn terminate(
         self: &Arc<Self>,
         job_id: u32,
@@ -316,39 +388,63 @@ impl Node {
         reason: EndReason,
         time: i64,
     ) {
-        let dir = spool::job_dir(self.spool(), job_id);
         let req = control::Request::Terminate {
             kill_wait_secs,
             reason,
             time,
         };
-        let pending = match control::send(&dir, req).await {
-            Ok(p) => Some(p),
-            Err(control::SendError::Connect { .. }) => None,
-            Err(e) => {
-                tracing::warn!(job_id, error = %e, "terminate request failed");
-                None
+        tokio::spawn(self.clone().end_job(job_id, req));
+    }
+
+    async fn end_job(self: Arc<Self>, job_id: u32, req: control::Request) {
+        let kill_wait = match req {
+            control::Request::Terminate { kill_wait_secs, .. } => {
+                Duration::from_secs(u64::from(kill_wait_secs))
             }
+            control::Request::Signal { .. } => Duration::ZERO,
         };
+        let deadline = Instant::now() + kill_wait + LISTEN_GRACE;
+        match self.deliver(job_id, req, deadline).await {
+            // The launch in progress delivers it and comes back here.
+            Delivery::Held => {
+                tracing::info!(job_id, "terminate waits for the launch in progress");
+                return;
+            }
+            Delivery::Accepted(p) => p.finished().await,
+            Delivery::NoStepd => {}
+            Delivery::Refused(e) => tracing::warn!(job_id, error = %e, "terminate refused"),
+        }
+        let body = EpilogCompleteRequest {
+            job_id,
+            node_name: self.setup.node.name.clone(),
+            error_code: 0,
+            error_detail: String::new(),
+        };
+        if let Err(e) = retry("EpilogComplete", Duration::from_secs(10), || {
+            self.client.epilog_complete(body.clone())
+        })
+        .await
+        {
+            tracing::warn!(job_id, error = %e, "controller refused EpilogComplete");
+        }
+    }
+
+    /// Delivers a request that waited for the job's launch.
+    fn deliver_later(self: &Arc<Self>, job_id: u32, req: control::Request) {
         let node = self.clone();
-        tokio::spawn(async move {
-            if let Some(p) = pending {
-                p.finished().await;
+        match req {
+            control::Request::Terminate { .. } => {
+                tokio::spawn(node.end_job(job_id, req));
             }
-            let body = EpilogCompleteRequest {
-                job_id,
-                node_name: node.setup.node.name.clone(),
-                error_code: 0,
-                error_detail: String::new(),
-            };
-            if let Err(e) = retry("EpilogComplete", Duration::from_secs(10), || {
-                node.client.epilog_complete(body.clone())
-            })
-            .await
-            {
-                tracing::warn!(job_id, error = %e, "controller refused EpilogComplete");
+            control::Request::Signal { .. } => {
+                tokio::spawn(async move {
+                    let deadline = Instant::now() + LISTEN_GRACE;
+                    if let Delivery::Refused(e) = node.deliver(job_id, req, deadline).await {
+                        tracing::warn!(job_id, error = %e, "signal refused");
+                    }
+                });
             }
-        });
+        }
     }
 
     /// Writes the job's spool directory and starts its slurmstepd. `None`
@@ -438,7 +534,46 @@ impl Node {
         Ok(Some((child, dir)))
     }
 
-    async fn launch(self: &Arc<Self>, req: LaunchBatchRequest) -> Result<(), Status> {
+    /// Starts the job's slurmstepd, then delivers what arrived for the job
+    /// meanwhile. Runs in its own task: a caller that gives up must not
+    /// leave the job marked as launching.
+    async fn launch(
+        self: &Arc<Self>,
+        req: LaunchBatchRequest,
+        issued_at: i64,
+    ) -> Result<(), Status> {
+        let job_id = req.job_id;
+        match self
+            .lock_jobs()
+            .begin_launch(job_id, issued_at, Instant::now())
+        {
+            LaunchGate::Duplicate => {
+                tracing::info!(job_id, "launch already in progress; repeat ignored");
+                return Ok(());
+            }
+            LaunchGate::StartTerminated => {
+                tracing::info!(
+                    job_id,
+                    "job was ended before its launch arrived; it ends once started"
+                );
+            }
+            LaunchGate::Start => {}
+        }
+        let node = self.clone();
+        let result = tokio::spawn(async move {
+            let result = node.start_job(req).await;
+            for r in node.lock_jobs().finish_launch(job_id) {
+                node.deliver_later(job_id, r);
+            }
+            result
+        })
+        .await;
+        result.unwrap_or_else(|e| {
+            Err(ErrorCode::Internal.to_status(format!("job {job_id}: launch task: {e}")))
+        })
+    }
+
+    async fn start_job(self: &Arc<Self>, req: LaunchBatchRequest) -> Result<(), Status> {
         let job_id = req.job_id;
         let node = self.clone();
         let started = tokio::task::spawn_blocking(move || node.start_stepd(&req))
@@ -542,9 +677,12 @@ impl SlurmNode for NodeService {
         let req = request.into_inner();
         let span = tracing::info_span!("launch_batch", job_id = req.job_id, node = %self.0.setup.node.name);
         let _e = span.enter();
-        self.0.check_job_credential(&req)?;
+        let issued_at = self
+            .0
+            .check_job_credential(&req)?
+            .unwrap_or_else(slurm_common::auth::unix_now);
         drop(_e);
-        self.0.launch(req).await?;
+        self.0.launch(req, issued_at).await?;
         Ok(Response::new(LaunchBatchReply {}))
     }
 
@@ -598,7 +736,8 @@ impl SlurmNode for NodeService {
 
 impl Node {
     /// SignalJob: the signal goes to the job's process group through its
-    /// slurmstepd; a job without one here has nothing to signal.
+    /// slurmstepd (after the launch, when one is in progress); a job
+    /// without one here has nothing to signal.
     pub async fn signal(&self, req: NodeSignalJobRequest) -> Result<NodeSignalJobReply, Status> {
         let signal = i32::try_from(req.signal)
             .ok()
@@ -606,10 +745,15 @@ impl Node {
             .ok_or_else(|| {
                 ErrorCode::KillTaskFailed.to_status(format!("invalid signal number {}", req.signal))
             })?;
-        let dir = spool::job_dir(self.spool(), req.job_id);
-        match control::send(&dir, control::Request::Signal { signal }).await {
-            Ok(_) | Err(control::SendError::Connect { .. }) => Ok(NodeSignalJobReply {}),
-            Err(e) => Err(ErrorCode::KillTaskFailed.to_status(format!("job {}: {e}", req.job_id))),
+        let deadline = Instant::now() + LISTEN_GRACE;
+        match self
+            .deliver(req.job_id, control::Request::Signal { signal }, deadline)
+            .await
+        {
+            Delivery::Accepted(_) | Delivery::Held | Delivery::NoStepd => Ok(NodeSignalJobReply {}),
+            Delivery::Refused(e) => {
+                Err(ErrorCode::KillTaskFailed.to_status(format!("job {}: {e}", req.job_id)))
+            }
         }
     }
 

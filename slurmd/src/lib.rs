@@ -11,6 +11,7 @@ pub mod client;
 pub mod config;
 pub mod control;
 pub mod hw;
+pub mod jobs;
 pub mod logging;
 pub mod spool;
 pub mod stepd;

@@ -285,6 +285,14 @@ async fn batch_job_runs_reports_and_cleans_up() {
     // config_overrides: the configured sizes, whatever this host has.
     assert_eq!((reg.cpus, reg.real_memory_mb), (2, 4000));
     assert!(reg.running_jobs.is_empty());
+    // Arch and OS as scontrol show node prints them (uname -m, uname -srv).
+    let (arch, os) = slurmd::hw::uname();
+    assert!(!arch.is_empty() && !arch.contains(' '), "{arch:?}");
+    assert_eq!(
+        (reg.arch.as_str(), reg.os.as_str()),
+        (arch.as_str(), os.as_str())
+    );
+    assert!(reg.os.starts_with("Linux "), "{:?}", reg.os);
 
     let mut node = c.node_client().await;
     let (uid, gid) = own_ids();
@@ -547,4 +555,71 @@ async fn forward_reaches_every_node_and_reports_the_unreachable() {
             other => panic!("unexpected reply {other:?}"),
         }
     }
+}
+
+/// The next message on `rx` about `job_id`, skipping the others (a job
+/// ended before its launch arrived gets an early EpilogComplete as well).
+async fn next_for<T>(
+    rx: &mut UnboundedReceiver<T>,
+    job_id: u32,
+    id_of: impl Fn(&T) -> u32,
+    what: &str,
+) -> T {
+    loop {
+        let m = next(rx, what).await;
+        if id_of(&m) == job_id {
+            return m;
+        }
+    }
+}
+
+/// The controller marks a job running when it sends LaunchBatch, so a
+/// cancel can race the launch: reach slurmd before it, during it (while
+/// slurmstepd starts and has no socket yet), or just after it. Whatever
+/// the order, the script must be ended and both JobComplete and
+/// EpilogComplete must follow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_racing_the_launch_is_never_lost() {
+    let mut c = Cluster::start().await;
+    let _slurmd = c.start_slurmd();
+    next(&mut c.registers, "RegisterNode").await;
+    let node = c.node_client().await;
+    let (uid, gid) = own_ids();
+    for job_id in 100..120u32 {
+        let mut req = c.launch(job_id, "#!/bin/sh\nsleep 600\n", uid, gid);
+        let cred = Claims::new(Uid::new(uid), Gid::new(gid), "localhost", unix_now(), 300)
+            .with_payload(format!("job={job_id}").into_bytes());
+        req.credential = c.auth.create(&cred).expect("cred").into_bytes();
+        let launch = c.signed(req);
+        let terminate = c.signed(NodeTerminateJobRequest {
+            job_id,
+            reason: JobState::Cancelled as i32,
+            time: unix_now(),
+            kill_wait_secs: 5,
+            ..Default::default()
+        });
+        let (mut a, mut b) = (node.clone(), node.clone());
+        let launch = async move { a.launch_batch(launch).await.map(|_| ()) };
+        let terminate = async move { b.terminate_job(terminate).await.map(|_| ()) };
+        // Alternate which request leaves first; neither waits for the other.
+        let (l, t) = if job_id % 2 == 0 {
+            tokio::join!(launch, terminate)
+        } else {
+            let (t, l) = tokio::join!(terminate, launch);
+            (l, t)
+        };
+        l.unwrap_or_else(|e| panic!("job {job_id}: launch refused: {e:?}"));
+        t.unwrap_or_else(|e| panic!("job {job_id}: terminate refused: {e:?}"));
+
+        let done = next_for(&mut c.completes, job_id, |m| m.job_id, "JobComplete").await;
+        assert_eq!(done.launch_error, 0, "job {job_id}");
+        let exit = done.exit_code.expect("exit code");
+        assert_eq!(exit.signal, libc::SIGTERM as u32, "job {job_id}: {exit:?}");
+        next_for(&mut c.epilogs, job_id, |m| m.job_id, "EpilogComplete").await;
+        wait_for("job dir removal", || {
+            (!c.job_dir(job_id).exists()).then_some(())
+        });
+    }
+    // Exactly one JobComplete per launch.
+    assert!(c.completes.try_recv().is_err(), "a second JobComplete");
 }

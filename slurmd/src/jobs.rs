@@ -1,0 +1,240 @@
+//! Requests for jobs whose slurmstepd cannot take them yet.
+//!
+//! The controller counts a job as running as soon as it sends LaunchBatch,
+//! so a TerminateJob or SignalJob can reach slurmd before that launch, or
+//! while slurmstepd is still starting and has no control socket. Dropping
+//! such a request is not harmless: a script started after its cancel runs
+//! with nobody to stop it, and the controller waits for its JobComplete
+//! forever. This table keeps those requests until they can be delivered.
+//!
+//! ```text
+//!                 begin_launch                      finish_launch
+//!  (idle) ───────────────────────▶ Launching(queue) ──────────────▶ queue handed
+//!    │ terminate, nothing runs          ▲   │ hold(request)          back to be
+//!    ▼                                  │   └──▶ appended            delivered
+//!  Ended(terminate, when) ──────────────┘
+//!        (a launch issued no later than the terminate, and arriving
+//!         within REMEMBER, starts with that terminate queued)
+//! ```
+//!
+//! A remembered terminate only stops a launch that is older than it (its
+//! credential was issued at or before the terminate's time): a job
+//! requeued and started again later runs normally. The table is plain data:
+//! the caller passes the clock in.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::control::Request;
+
+/// How long a terminate for a job that ran nothing here is remembered.
+pub const REMEMBER: Duration = Duration::from_secs(120);
+
+/// Most signals queued for one starting job; later ones are dropped.
+pub const MAX_QUEUED: usize = 16;
+
+/// What [`JobTable::begin_launch`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchGate {
+    /// Go ahead.
+    Start,
+    /// Go ahead; the job was already terminated, so it is ended as soon as
+    /// its slurmstepd listens (the terminate is queued).
+    StartTerminated,
+    /// Another launch of this job is in progress.
+    Duplicate,
+}
+
+#[derive(Debug, Clone)]
+struct Ended {
+    request: Request,
+    at: Instant,
+}
+
+/// Jobs being launched and jobs terminated before their launch arrived.
+#[derive(Debug, Default)]
+pub struct JobTable {
+    launching: HashMap<u32, Vec<Request>>,
+    ended: HashMap<u32, Ended>,
+}
+
+impl JobTable {
+    /// Marks `job_id` as launching. `issued_at` is when the controller
+    /// issued the launch (its credential's time), unix seconds.
+    pub fn begin_launch(&mut self, job_id: u32, issued_at: i64, now: Instant) -> LaunchGate {
+        if self.launching.contains_key(&job_id) {
+            return LaunchGate::Duplicate;
+        }
+        self.prune(now);
+        let mut queue = Vec::new();
+        let mut gate = LaunchGate::Start;
+        if let Some(e) = self.ended.remove(&job_id) {
+            match e.request {
+                Request::Terminate { time, .. } if issued_at <= time => {
+                    queue.push(e.request);
+                    gate = LaunchGate::StartTerminated;
+                }
+                _ => {}
+            }
+        }
+        self.launching.insert(job_id, queue);
+        gate
+    }
+
+    /// Queues `request` when `job_id` is launching; false otherwise (the
+    /// caller delivers it itself). A second terminate is not queued twice.
+    pub fn hold(&mut self, job_id: u32, request: Request) -> bool {
+        let Some(queue) = self.launching.get_mut(&job_id) else {
+            return false;
+        };
+        let is_terminate = |r: &Request| matches!(r, Request::Terminate { .. });
+        let duplicate = is_terminate(&request) && queue.iter().any(is_terminate);
+        if !duplicate && (is_terminate(&request) || queue.len() < MAX_QUEUED) {
+            queue.push(request);
+        }
+        true
+    }
+
+    /// Ends the launch of `job_id`; the requests that arrived meanwhile, in
+    /// order of arrival.
+    pub fn finish_launch(&mut self, job_id: u32) -> Vec<Request> {
+        self.launching.remove(&job_id).unwrap_or_default()
+    }
+
+    /// Whether a launch of `job_id` is in progress.
+    pub fn is_launching(&self, job_id: u32) -> bool {
+        self.launching.contains_key(&job_id)
+    }
+
+    /// Records a terminate that found nothing running, for a launch that
+    /// may still be on its way. Signals are not remembered.
+    pub fn remember_ended(&mut self, job_id: u32, request: Request, now: Instant) {
+        if !matches!(request, Request::Terminate { .. }) {
+            return;
+        }
+        self.prune(now);
+        self.ended.insert(job_id, Ended { request, at: now });
+    }
+
+    /// Number of remembered terminates (for tests and logs).
+    pub fn remembered(&self) -> usize {
+        self.ended.len()
+    }
+
+    fn prune(&mut self, now: Instant) {
+        self.ended
+            .retain(|_, e| now.saturating_duration_since(e.at) < REMEMBER);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::control::EndReason;
+    use proptest::prelude::*;
+
+    fn term(time: i64) -> Request {
+        Request::Terminate {
+            kill_wait_secs: 5,
+            reason: EndReason::Cancelled,
+            time,
+        }
+    }
+
+    #[test]
+    fn requests_during_a_launch_are_queued_in_order() {
+        let now = Instant::now();
+        let mut t = JobTable::default();
+        assert!(!t.hold(7, term(1)), "nothing launching yet");
+        assert_eq!(t.begin_launch(7, 100, now), LaunchGate::Start);
+        assert_eq!(t.begin_launch(7, 100, now), LaunchGate::Duplicate);
+        assert!(t.is_launching(7));
+        assert!(t.hold(7, Request::Signal { signal: 10 }));
+        assert!(t.hold(7, term(101)));
+        assert!(t.hold(7, term(102)));
+        assert!(!t.hold(8, term(1)));
+        assert_eq!(
+            t.finish_launch(7),
+            vec![Request::Signal { signal: 10 }, term(101)]
+        );
+        assert!(!t.is_launching(7));
+        assert!(t.finish_launch(7).is_empty());
+        assert!(!t.hold(7, term(1)));
+    }
+
+    #[test]
+    fn signals_are_bounded_but_a_terminate_always_fits() {
+        let mut t = JobTable::default();
+        t.begin_launch(1, 0, Instant::now());
+        for _ in 0..MAX_QUEUED + 5 {
+            assert!(t.hold(1, Request::Signal { signal: 10 }));
+        }
+        assert!(t.hold(1, term(0)));
+        let q = t.finish_launch(1);
+        assert_eq!(q.len(), MAX_QUEUED + 1);
+        assert_eq!(q.last(), Some(&term(0)));
+    }
+
+    #[test]
+    fn an_early_terminate_ends_an_older_launch_only() {
+        let now = Instant::now();
+        let mut t = JobTable::default();
+        t.remember_ended(3, term(100), now);
+        t.remember_ended(3, Request::Signal { signal: 9 }, now);
+        assert_eq!(t.remembered(), 1);
+        assert_eq!(t.begin_launch(3, 100, now), LaunchGate::StartTerminated);
+        assert_eq!(t.finish_launch(3), vec![term(100)]);
+        assert_eq!(t.remembered(), 0, "used once");
+
+        // A launch issued after the terminate (a requeued job) runs.
+        t.remember_ended(4, term(100), now);
+        assert_eq!(t.begin_launch(4, 101, now), LaunchGate::Start);
+        assert!(t.finish_launch(4).is_empty());
+    }
+
+    #[test]
+    fn remembered_terminates_expire() {
+        let now = Instant::now();
+        let mut t = JobTable::default();
+        t.remember_ended(5, term(100), now);
+        let later = now + REMEMBER;
+        assert_eq!(t.begin_launch(5, 0, later), LaunchGate::Start);
+        assert_eq!(t.remembered(), 0);
+    }
+
+    proptest! {
+        /// Whatever the interleaving, a terminate held during a launch
+        /// comes back exactly once from finish_launch.
+        #[test]
+        fn a_held_terminate_is_never_lost(ops in proptest::collection::vec(0u8..4, 0..40)) {
+            let now = Instant::now();
+            let mut t = JobTable::default();
+            let mut held_terminate = false;
+            let mut launching = false;
+            for op in ops {
+                match op {
+                    0 => {
+                        if t.begin_launch(1, 0, now) == LaunchGate::Start {
+                            prop_assert!(!launching);
+                            launching = true;
+                        }
+                    }
+                    1 => {
+                        let queued = t.hold(1, term(0));
+                        prop_assert_eq!(queued, launching);
+                        held_terminate |= queued;
+                    }
+                    2 => { t.hold(1, Request::Signal { signal: 2 }); }
+                    _ => {
+                        let q = t.finish_launch(1);
+                        let terms = q.iter().filter(|r| matches!(r, Request::Terminate { .. })).count();
+                        prop_assert_eq!(terms, usize::from(held_terminate));
+                        held_terminate = false;
+                        launching = false;
+                    }
+                }
+            }
+        }
+    }
+}
