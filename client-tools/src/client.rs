@@ -1,0 +1,738 @@
+//! What every command needs to talk to slurmctld: the configuration, a
+//! credential on every call, and the controller list tried in order.
+//!
+//! Commands are short-lived processes that a script may run thousands of
+//! times a minute, so setting up must be cheap: one read of slurm.conf, one
+//! read of the key, a single-threaded tokio runtime ([`block_on`]) and one
+//! connection, made on the first call and reused for the next ones (the
+//! polling of `sbatch --wait`).
+//!
+//! Errors are [`RpcError`]s carrying Slurm's [`ErrorCode`], so a command
+//! prints Slurm's wording with its own prefix, e.g. `slurm_load_jobs error:
+//! Unable to contact slurm controller (connect failure)`. A controller that
+//! cannot be reached, or a backup in standby, makes the client try the next
+//! `SlurmctldHost`; any other answer is final.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use slurm_common::auth::{
+    authenticator_for, unix_now, AuthError, AuthInfo, AuthType, Authenticator, Claims,
+};
+use slurm_common::conf::{AuthPlugin, ConfError, SlurmConf};
+use slurm_common::ids::{Gid, Uid};
+use slurm_proto::{set_auth_credential, ErrorCode, SlurmControllerClient};
+use tonic::service::interceptor::InterceptedService;
+use tonic::service::Interceptor;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::output::Output;
+
+/// Where slurm.conf is read from when `$SLURM_CONF` is not set.
+pub const DEFAULT_CONF_PATH: &str = "/etc/slurm/slurm.conf";
+
+/// Reads an environment variable; a parameter so tests need not touch the
+/// process environment.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+
+/// The process environment as an [`EnvLookup`].
+pub fn process_env(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+/// Why a command could not prepare to talk to the controller.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot load configuration file {}: {source}", path.display())]
+    Config {
+        path: PathBuf,
+        #[source]
+        source: ConfError,
+    },
+    #[error("invalid AuthInfo in {}: {source}", path.display())]
+    AuthInfo {
+        path: PathBuf,
+        #[source]
+        source: AuthError,
+    },
+    #[error("AuthType={plugin} in {} is not supported by the commands", path.display())]
+    UnsupportedAuthType { path: PathBuf, plugin: String },
+    #[error("cannot set up authentication: {source}")]
+    Auth {
+        #[source]
+        source: AuthError,
+    },
+    #[error("no SlurmctldHost in {}", path.display())]
+    NoController { path: PathBuf },
+}
+
+/// slurm.conf as the commands see it, with the path it came from (the
+/// auth/slurm key lives beside it).
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub path: PathBuf,
+    pub conf: SlurmConf,
+}
+
+impl ClientConfig {
+    /// The configuration path: `$SLURM_CONF`, else [`DEFAULT_CONF_PATH`].
+    pub fn path_from(env: EnvLookup<'_>) -> PathBuf {
+        env("SLURM_CONF")
+            .filter(|p| !p.is_empty())
+            .map_or_else(|| PathBuf::from(DEFAULT_CONF_PATH), PathBuf::from)
+    }
+
+    /// Loads the configuration named by the process environment.
+    pub fn load() -> Result<ClientConfig, ClientError> {
+        Self::load_with(&process_env)
+    }
+
+    /// Loads the configuration named by `env`.
+    pub fn load_with(env: EnvLookup<'_>) -> Result<ClientConfig, ClientError> {
+        Self::load_path(&Self::path_from(env))
+    }
+
+    /// Loads the configuration at `path`. Warnings are dropped: the daemons
+    /// report them, a command would only repeat them on every run.
+    pub fn load_path(path: &Path) -> Result<ClientConfig, ClientError> {
+        let text = path.to_string_lossy();
+        let parsed = SlurmConf::load(&text).map_err(|source| ClientError::Config {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(ClientConfig {
+            path: path.to_owned(),
+            conf: parsed.conf,
+        })
+    }
+
+    /// The configuration given as a value (tests, tools that already have it).
+    pub fn from_conf(path: impl Into<PathBuf>, conf: SlurmConf) -> ClientConfig {
+        ClientConfig {
+            path: path.into(),
+            conf,
+        }
+    }
+
+    /// The `AuthInfo` options as the auth module reads them.
+    fn auth_info(&self) -> Result<AuthInfo, ClientError> {
+        let text = self
+            .conf
+            .auth_info
+            .0
+            .iter()
+            .map(|(k, v)| match v {
+                Some(v) => format!("{k}={v}"),
+                None => k.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        AuthInfo::parse(&text).map_err(|source| ClientError::AuthInfo {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// The authenticator `AuthType` asks for (auth/slurm reads the key
+    /// beside slurm.conf unless `AuthInfo=key=` names another).
+    pub fn authenticator(&self) -> Result<Arc<dyn Authenticator>, ClientError> {
+        let info = self.auth_info()?;
+        let auth_type = match self.conf.auth_type {
+            AuthPlugin::Slurm => AuthType::Slurm,
+            AuthPlugin::Munge => AuthType::Munge,
+            other => {
+                return Err(ClientError::UnsupportedAuthType {
+                    path: self.path.clone(),
+                    plugin: format!("{other:?}"),
+                })
+            }
+        };
+        let key = info.key_path(&self.path);
+        let auth = authenticator_for(auth_type, &key, &info)
+            .map_err(|source| ClientError::Auth { source })?;
+        Ok(Arc::from(auth))
+    }
+
+    /// Lifetime of the credentials this host creates (`AuthInfo=ttl=`).
+    pub fn credential_ttl(&self) -> u32 {
+        self.auth_info().map_or_else(
+            |_| AuthInfo::default().credential_ttl(),
+            |i| i.credential_ttl(),
+        )
+    }
+
+    /// Every controller in `SlurmctldHost` order.
+    pub fn controllers(&self) -> Vec<ControllerAddr> {
+        let port = self.conf.slurmctld_port.first;
+        self.conf
+            .slurmctld_hosts
+            .iter()
+            .enumerate()
+            .map(|(index, host)| ControllerAddr {
+                index,
+                name: host.name.clone(),
+                contact: host.contact().to_owned(),
+                port,
+            })
+            .collect()
+    }
+}
+
+/// One `SlurmctldHost` entry and where to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerAddr {
+    /// Position in the `SlurmctldHost` list (0 is the primary).
+    pub index: usize,
+    /// The host name as written (what `scontrol ping` prints).
+    pub name: String,
+    /// The address in parentheses, else the name.
+    pub contact: String,
+    pub port: u16,
+}
+
+impl ControllerAddr {
+    /// The gRPC endpoint URI. IPv6 addresses need brackets.
+    pub fn uri(&self) -> String {
+        if self.contact.contains(':') && !self.contact.starts_with('[') {
+            format!("http://[{}]:{}", self.contact, self.port)
+        } else {
+            format!("http://{}:{}", self.contact, self.port)
+        }
+    }
+}
+
+/// The caller's identity as credentials assert it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: Uid,
+    pub gid: Gid,
+    pub host: String,
+}
+
+impl Identity {
+    /// The real uid and gid of this process and the host name.
+    pub fn current() -> Identity {
+        Identity {
+            uid: Uid::new(current_uid()),
+            gid: Gid::new(current_gid()),
+            host: short_hostname(),
+        }
+    }
+}
+
+/// The process's real uid.
+pub fn current_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The process's real gid.
+pub fn current_gid() -> u32 {
+    // SAFETY: getgid has no preconditions and cannot fail.
+    unsafe { libc::getgid() }
+}
+
+/// The host name up to its first dot, as Slurm names hosts; "localhost"
+/// when it cannot be read.
+pub fn short_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the pointer and length describe `buf`, which outlives the call.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".to_owned();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let full = String::from_utf8_lossy(&buf[..end]);
+    let short = full.split('.').next().unwrap_or("");
+    if short.is_empty() {
+        "localhost".to_owned()
+    } else {
+        short.to_owned()
+    }
+}
+
+/// The session id of this process (Slurm's `AllocSid`); 0 if unknown.
+pub fn session_id() -> u32 {
+    // SAFETY: getsid(0) only reads the calling process's session.
+    let sid = unsafe { libc::getsid(0) };
+    u32::try_from(sid).unwrap_or(0)
+}
+
+/// The login name of `uid` from the local user database.
+pub fn user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: all-zero bytes are a valid `passwd` (null pointers, zero ids).
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: the pointers describe live buffers of the given length; the
+    // strings returned in `pwd` point into `buf`, read before it is dropped.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: pw_name is a NUL-terminated string inside `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// The name of group `gid`, if the system knows it.
+pub fn group_name(gid: u32) -> Option<String> {
+    let mut buf = vec![0u8; 16384];
+    // SAFETY: all-zero bytes are a valid `group` (null pointers, zero id).
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: the pointers describe live buffers of the given length; the
+    // strings returned in `grp` point into `buf`, read before it is dropped.
+    let rc = unsafe {
+        libc::getgrgid_r(
+            gid,
+            &mut grp,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() || grp.gr_name.is_null() {
+        return None;
+    }
+    // SAFETY: gr_name is a NUL-terminated string inside `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(grp.gr_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// The uid of the user called `name`, or `name` itself when it is a number.
+pub fn uid_for_name(name: &str) -> Option<u32> {
+    if let Ok(uid) = name.parse::<u32>() {
+        return Some(uid);
+    }
+    let c_name = std::ffi::CString::new(name).ok()?;
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: all-zero bytes are a valid `passwd`.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: as in `user_name`; `c_name` is NUL-terminated and outlives the call.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            c_name.as_ptr(),
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
+}
+
+/// Puts a fresh credential for the caller on every request.
+#[derive(Clone)]
+pub struct AuthInterceptor {
+    auth: Arc<dyn Authenticator>,
+    identity: Identity,
+    ttl: u32,
+}
+
+impl fmt::Debug for AuthInterceptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthInterceptor")
+            .field("auth", &self.auth.name())
+            .field("identity", &self.identity)
+            .finish()
+    }
+}
+
+impl AuthInterceptor {
+    pub fn new(auth: Arc<dyn Authenticator>, identity: Identity, ttl: u32) -> Self {
+        Self {
+            auth,
+            identity,
+            ttl,
+        }
+    }
+}
+
+impl Interceptor for AuthInterceptor {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        let claims = Claims::new(
+            self.identity.uid,
+            self.identity.gid,
+            self.identity.host.clone(),
+            unix_now(),
+            self.ttl,
+        );
+        let token = self
+            .auth
+            .create(&claims)
+            .map_err(|e| ErrorCode::ProtocolAuthentication.to_status(e.to_string()))?;
+        set_auth_credential(request.metadata_mut(), &token)
+            .map_err(|e| ErrorCode::ProtocolAuthentication.to_status(e.to_string()))?;
+        Ok(request)
+    }
+}
+
+/// The generated client with credentials attached.
+pub type ControllerClient = SlurmControllerClient<InterceptedService<Channel, AuthInterceptor>>;
+
+/// A failed call: Slurm's code, and the server's detail text (empty or equal
+/// to the code's text when there is nothing more to say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcError {
+    pub code: ErrorCode,
+    pub detail: String,
+}
+
+impl RpcError {
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        Self {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    /// Reads a status from the controller. Transport failures become
+    /// Slurm's "Unable to contact slurm controller" codes.
+    pub fn from_status(status: &tonic::Status) -> Self {
+        let has_errno = status
+            .metadata()
+            .get(slurm_proto::ERRNO_METADATA_KEY)
+            .is_some();
+        let (code, detail) = ErrorCode::from_status(status);
+        let code = match code {
+            ErrorCode::CommunicationConnection if !has_errno => ErrorCode::ControllerConnect,
+            ErrorCode::SocketTimeout if !has_errno => ErrorCode::SocketTimeout,
+            c => c,
+        };
+        Self { code, detail }
+    }
+
+    /// The server's detail when it says more than the code's own text (a
+    /// message meant for the user, as Slurm's `err_msg`).
+    pub fn extra_detail(&self) -> Option<&str> {
+        let d = self.detail.trim();
+        (!d.is_empty() && d != self.code.message()).then_some(d)
+    }
+
+    /// Whether the next controller should be tried.
+    fn try_next(&self) -> bool {
+        matches!(
+            self.code,
+            ErrorCode::ControllerConnect
+                | ErrorCode::ControllerSend
+                | ErrorCode::ControllerReceive
+                | ErrorCode::CommunicationConnection
+                | ErrorCode::InStandbyMode
+        )
+    }
+}
+
+impl fmt::Display for RpcError {
+    /// Slurm's text for the code, as commands print it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code.message())
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// A connection to whichever controller answers.
+#[derive(Debug)]
+pub struct Controller {
+    controllers: Vec<ControllerAddr>,
+    timeout: Duration,
+    interceptor: AuthInterceptor,
+    /// The controller that answered last and its client.
+    current: Option<(usize, ControllerClient)>,
+}
+
+impl Controller {
+    /// Prepares to talk to the configured controllers as the current user.
+    /// Nothing is connected until the first call.
+    pub fn new(config: &ClientConfig) -> Result<Controller, ClientError> {
+        let auth = config.authenticator()?;
+        let controllers = config.controllers();
+        if controllers.is_empty() {
+            return Err(ClientError::NoController {
+                path: config.path.clone(),
+            });
+        }
+        let interceptor = AuthInterceptor::new(auth, Identity::current(), config.credential_ttl());
+        Ok(Self::with_parts(
+            controllers,
+            config.conf.message_timeout,
+            interceptor,
+        ))
+    }
+
+    /// A controller list, timeout and credential source given directly.
+    pub fn with_parts(
+        controllers: Vec<ControllerAddr>,
+        timeout: Duration,
+        interceptor: AuthInterceptor,
+    ) -> Controller {
+        Controller {
+            controllers,
+            timeout,
+            interceptor,
+            current: None,
+        }
+    }
+
+    pub fn controllers(&self) -> &[ControllerAddr] {
+        &self.controllers
+    }
+
+    /// Opens a connection to one controller.
+    pub async fn connect_to(&self, addr: &ControllerAddr) -> Result<ControllerClient, RpcError> {
+        let endpoint = Endpoint::from_shared(addr.uri())
+            .map_err(|e| RpcError::new(ErrorCode::ControllerConnect, e.to_string()))?
+            .connect_timeout(self.timeout)
+            .timeout(self.timeout)
+            .tcp_nodelay(true);
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| RpcError::new(ErrorCode::ControllerConnect, e.to_string()))?;
+        Ok(SlurmControllerClient::with_interceptor(
+            channel,
+            self.interceptor.clone(),
+        ))
+    }
+
+    /// Runs `call` against the controller that answered last, else each
+    /// controller in order until one answers. Only connection failures and
+    /// standby backups move on to the next controller.
+    pub async fn call<T, F, Fut>(&mut self, mut call: F) -> Result<T, RpcError>
+    where
+        F: FnMut(ControllerClient) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        if let Some((_, client)) = &self.current {
+            match call(client.clone()).await {
+                Ok(reply) => return Ok(reply.into_inner()),
+                Err(status) => {
+                    let err = RpcError::from_status(&status);
+                    if !err.try_next() {
+                        return Err(err);
+                    }
+                    self.current = None;
+                }
+            }
+        }
+        let mut last = RpcError::new(ErrorCode::ControllerConnect, "");
+        for i in 0..self.controllers.len() {
+            let addr = self.controllers[i].clone();
+            let client = match self.connect_to(&addr).await {
+                Ok(c) => c,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            match call(client.clone()).await {
+                Ok(reply) => {
+                    self.current = Some((i, client));
+                    return Ok(reply.into_inner());
+                }
+                Err(status) => {
+                    let err = RpcError::from_status(&status);
+                    if !err.try_next() {
+                        self.current = Some((i, client));
+                        return Err(err);
+                    }
+                    last = err;
+                }
+            }
+        }
+        Err(last)
+    }
+
+    /// Runs `call` against one controller only (`scontrol ping` asks each).
+    pub async fn call_one<T, F, Fut>(&self, addr: &ControllerAddr, call: F) -> Result<T, RpcError>
+    where
+        F: FnOnce(ControllerClient) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let client = self.connect_to(addr).await?;
+        call(client)
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(|s| RpcError::from_status(&s))
+    }
+}
+
+/// Runs `future` to completion on a single-threaded runtime: commands make
+/// a handful of sequential calls, and starting worker threads would cost
+/// more than the calls themselves.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(future),
+        // Building a runtime only fails when the OS refuses an epoll or
+        // timer descriptor; nothing sensible can run then.
+        Err(e) => {
+            eprintln!("error: cannot start the I/O runtime: {e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// Writes `<prog>: error: <message>` to standard error, as Slurm's
+/// commands report errors.
+pub fn print_error(out: &mut Output<'_>, prog: &str, message: impl fmt::Display) {
+    out.error_line(&format!("{prog}: error: {message}"));
+}
+
+/// Writes a line to standard output; a closed pipe is not an error, any
+/// other failure is reported and gives exit status 1.
+pub fn print_line(out: &mut Output<'_>, prog: &str, text: &str) -> Result<(), i32> {
+    out.line(text).map_err(|e| {
+        print_error(out, prog, e);
+        1
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use slurm_common::auth::SlurmKeyAuth;
+
+    const CONF: &str = "ClusterName=c\nSlurmctldHost=a(10.0.0.1)\nSlurmctldHost=b\n\
+        SlurmctldPort=7000\nAuthType=auth/slurm\nMessageTimeout=3\n\
+        NodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n";
+
+    fn config(text: &str) -> ClientConfig {
+        let parsed = SlurmConf::parse(text, "slurm.conf").unwrap();
+        ClientConfig::from_conf("/etc/x/slurm.conf", parsed.conf)
+    }
+
+    #[test]
+    fn conf_path_from_environment() {
+        let env = |n: &str| (n == "SLURM_CONF").then(|| OsString::from("/tmp/s.conf"));
+        assert_eq!(ClientConfig::path_from(&env), PathBuf::from("/tmp/s.conf"));
+        assert_eq!(
+            ClientConfig::path_from(&|_| None),
+            PathBuf::from(DEFAULT_CONF_PATH)
+        );
+        let empty = |_: &str| Some(OsString::new());
+        assert_eq!(
+            ClientConfig::path_from(&empty),
+            PathBuf::from(DEFAULT_CONF_PATH)
+        );
+    }
+
+    #[test]
+    fn missing_conf_names_the_path() {
+        let err = ClientConfig::load_path(Path::new("/nonexistent/slurm.conf")).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/slurm.conf"), "{err}");
+    }
+
+    #[test]
+    fn controllers_in_order_with_addresses() {
+        let c = config(CONF);
+        let list = c.controllers();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].name, "a");
+        assert_eq!(list[0].uri(), "http://10.0.0.1:7000");
+        assert_eq!(list[1].uri(), "http://b:7000");
+        assert_eq!(list[1].index, 1);
+        let v6 = ControllerAddr {
+            index: 0,
+            name: "x".into(),
+            contact: "::1".into(),
+            port: 1,
+        };
+        assert_eq!(v6.uri(), "http://[::1]:1");
+    }
+
+    #[test]
+    fn missing_key_is_an_auth_error() {
+        let err = config(CONF).authenticator().unwrap_err();
+        assert!(matches!(err, ClientError::Auth { .. }), "{err:?}");
+        assert!(err.to_string().contains("/etc/x/slurm.key"), "{err}");
+    }
+
+    #[test]
+    fn interceptor_attaches_a_verifiable_credential() {
+        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::from_key(&[7u8; 32]).unwrap());
+        let identity = Identity {
+            uid: Uid::new(1234),
+            gid: Gid::new(99),
+            host: "login".into(),
+        };
+        let mut i = AuthInterceptor::new(auth.clone(), identity, 60);
+        let req = i.call(tonic::Request::new(())).unwrap();
+        let token = slurm_proto::auth_credential(req.metadata()).unwrap();
+        let claims = auth.verify_now(token).unwrap();
+        assert_eq!(claims.uid, Uid::new(1234));
+        assert_eq!(claims.gid, Gid::new(99));
+    }
+
+    #[test]
+    fn passwd_lookups() {
+        assert_eq!(user_name(0).as_deref(), Some("root"));
+        assert_eq!(uid_for_name("root"), Some(0));
+        assert_eq!(uid_for_name("1234"), Some(1234));
+        assert_eq!(uid_for_name("no-such-user-here"), None);
+        assert_eq!(uid_for_name("a\0b"), None);
+    }
+
+    #[test]
+    fn status_mapping() {
+        let s = ErrorCode::InvalidJobId.to_status("job 5");
+        let e = RpcError::from_status(&s);
+        assert_eq!(e.code, ErrorCode::InvalidJobId);
+        assert_eq!(e.to_string(), "Invalid job id specified");
+        assert_eq!(e.extra_detail(), Some("job 5"));
+        let plain = RpcError::from_status(&ErrorCode::InvalidJobId.to_status(""));
+        assert_eq!(plain.extra_detail(), None);
+        let transport = RpcError::from_status(&tonic::Status::unavailable("tcp connect error"));
+        assert_eq!(transport.code, ErrorCode::ControllerConnect);
+        assert!(transport.try_next());
+        assert!(!e.try_next());
+    }
+
+    #[test]
+    fn unreachable_controllers_give_connect_failure() {
+        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::from_key(&[7u8; 32]).unwrap());
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let addr = ControllerAddr {
+            index: 0,
+            name: "vm".into(),
+            contact: "127.0.0.1".into(),
+            port,
+        };
+        let mut c = Controller::with_parts(
+            vec![addr.clone(), addr],
+            Duration::from_secs(2),
+            AuthInterceptor::new(auth, Identity::current(), 60),
+        );
+        let err = block_on(
+            c.call(|mut cl| async move { cl.ping(slurm_proto::v1::PingRequest {}).await }),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::ControllerConnect);
+        assert_eq!(
+            format!("slurm_load_jobs error: {err}"),
+            "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
+        );
+    }
+}

@@ -1,0 +1,440 @@
+//! `squeue --json` and `sinfo --json` as Slurm 22.05 prints them
+//! (data_parser v0.0.38): two-space indentation, `/` escaped as `\/`,
+//! empty arrays opened and closed on separate lines, and the fields in
+//! Slurm's order. Written by hand because the layout, not just the data, is
+//! what scripts and tests compare.
+
+use std::fmt::Write as _;
+
+use slurm_common::hostlist;
+use slurm_proto::v1::{job_info::Memory, JobInfo, NodeInfo, NodeSharing};
+
+use super::scontrol::node_state;
+use super::{base_state, limit_minutes, shown_state, write_tres, Ctx};
+
+/// A JSON text under construction.
+struct W {
+    out: String,
+    /// Per open container: whether it has a member yet.
+    open: Vec<bool>,
+}
+
+impl W {
+    fn new(capacity: usize) -> Self {
+        W {
+            out: String::with_capacity(capacity),
+            open: Vec::new(),
+        }
+    }
+
+    fn indent(&mut self) {
+        for _ in 0..self.open.len() {
+            self.out.push_str("  ");
+        }
+    }
+
+    /// Starts a member: comma, newline, indentation, key.
+    fn member(&mut self, key: Option<&str>) {
+        if let Some(has) = self.open.last_mut() {
+            if *has {
+                self.out.push(',');
+            }
+            *has = true;
+            self.out.push('\n');
+        }
+        self.indent();
+        if let Some(key) = key {
+            string(&mut self.out, key);
+            self.out.push_str(": ");
+        }
+    }
+
+    fn open(&mut self, key: Option<&str>, bracket: char) {
+        self.member(key);
+        self.out.push(bracket);
+        self.open.push(false);
+    }
+
+    fn close(&mut self, bracket: char) {
+        self.open.pop();
+        self.out.push('\n');
+        self.indent();
+        self.out.push(bracket);
+    }
+
+    fn raw(&mut self, key: &str, value: impl std::fmt::Display) {
+        self.member(Some(key));
+        let _ = write!(self.out, "{value}");
+    }
+
+    fn str(&mut self, key: &str, value: &str) {
+        self.member(Some(key));
+        string(&mut self.out, value);
+    }
+
+    fn opt(&mut self, key: &str, value: Option<impl std::fmt::Display>) {
+        match value {
+            Some(v) => self.raw(key, v),
+            None => self.raw(key, "null"),
+        }
+    }
+
+    fn strings(&mut self, key: &str, values: &[&str]) {
+        self.open(Some(key), '[');
+        for v in values {
+            self.member(None);
+            string(&mut self.out, v);
+        }
+        self.close(']');
+    }
+
+    fn meta(&mut self) {
+        self.open(Some("meta"), '{');
+        self.open(Some("plugin"), '{');
+        self.str("type", "openapi/v0.0.38");
+        self.str("name", "Slurm OpenAPI v0.0.38");
+        self.close('}');
+        self.open(Some("Slurm"), '{');
+        self.open(Some("version"), '{');
+        self.raw("major", 22);
+        self.raw("micro", 8);
+        self.raw("minor", 5);
+        self.close('}');
+        self.str("release", crate::output::SLURM_VERSION);
+        self.close('}');
+        self.close('}');
+        self.open(Some("errors"), '[');
+        self.close(']');
+    }
+}
+
+fn string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '/' => out.push_str("\\/"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn billing(job: &JobInfo) -> Option<u64> {
+    job.tres_allocated
+        .as_ref()
+        .filter(|t| !t.items.is_empty())
+        .and_then(|t| t.items.iter().find(|i| i.r#type == "billing"))
+        .map(|i| i.count)
+}
+
+fn write_job(w: &mut W, job: &JobInfo) {
+    w.open(None, '{');
+    w.str("account", &job.account);
+    w.raw("accrue_time", job.accrue_time);
+    w.str("admin_comment", "");
+    w.raw("array_job_id", job.array_job_id.unwrap_or(0));
+    w.opt("array_task_id", job.array_task_id);
+    w.raw("array_max_tasks", job.array_task_throttle);
+    w.str("array_task_string", &job.array_task_spec);
+    w.raw("association_id", 0);
+    w.str("batch_features", "");
+    w.raw("batch_flag", job.batch);
+    w.str("batch_host", &job.batch_host);
+    if base_state(job).holds_resources() {
+        w.strings("flags", &["JOB_WAS_RUNNING"]);
+    } else {
+        w.strings("flags", &[]);
+    }
+    w.str("burst_buffer", "");
+    w.str("burst_buffer_state", "");
+    w.str("cluster", &job.cluster);
+    w.str("cluster_features", "");
+    w.str("command", &job.command);
+    w.str("comment", &job.comment);
+    w.str("container", "");
+    w.raw("contiguous", job.contiguous);
+    w.raw("core_spec", "null");
+    w.raw("thread_spec", "null");
+    w.raw("cores_per_socket", "null");
+    w.opt("billable_tres", billing(job).map(|b| format!("{b}.0")));
+    w.opt(
+        "cpus_per_task",
+        (job.cpus_per_task > 1).then_some(job.cpus_per_task),
+    );
+    w.raw("cpu_frequency_minimum", "null");
+    w.raw("cpu_frequency_maximum", "null");
+    w.raw("cpu_frequency_governor", "null");
+    w.str("cpus_per_tres", "");
+    w.raw("deadline", job.deadline);
+    w.raw("delay_boot", 0);
+    w.str("dependency", &job.dependency);
+    w.raw(
+        "derived_exit_code",
+        job.derived_exit_code.map_or(0, |e| e.status),
+    );
+    w.raw("eligible_time", job.eligible_time);
+    w.raw("end_time", job.end_time);
+    w.str("excluded_nodes", &job.excluded_nodes);
+    w.raw("exit_code", job.exit_code.map_or(0, |e| e.status));
+    w.str("features", &job.features);
+    w.str("federation_origin", "");
+    w.str("federation_siblings_active", "");
+    w.str("federation_siblings_viable", "");
+    w.strings("gres_detail", &[]);
+    w.raw("group_id", job.group_id);
+    w.str("group_name", &job.group_name);
+    w.raw("job_id", job.job_id);
+    if !job.nodes.is_empty() {
+        let names = hostlist::expand(&job.nodes).unwrap_or_default();
+        let per_node = if names.is_empty() {
+            0
+        } else {
+            job.num_cpus as usize / names.len()
+        };
+        w.open(Some("job_resources"), '{');
+        w.str("nodes", &job.nodes);
+        w.raw("allocated_cores", job.num_cpus);
+        w.raw("allocated_hosts", names.len());
+        w.open(Some("allocated_nodes"), '[');
+        for name in &names {
+            let alloc = job
+                .resources
+                .as_ref()
+                .and_then(|r| r.nodes.iter().find(|n| n.node == *name));
+            w.open(None, '{');
+            w.open(Some("sockets"), '{');
+            w.open(Some("0"), '{');
+            w.open(Some("cores"), '{');
+            match alloc {
+                Some(a) => {
+                    for id in &a.cpu_ids {
+                        w.str(&id.to_string(), "allocated");
+                    }
+                }
+                None => {
+                    for id in 0..per_node.max(1) {
+                        w.str(&id.to_string(), "allocated");
+                    }
+                }
+            }
+            w.close('}');
+            w.close('}');
+            w.close('}');
+            w.str("nodename", name);
+            w.raw("cpus_used", 0);
+            w.raw("memory_used", 0);
+            w.raw("memory_allocated", alloc.map_or(0, |a| a.memory_mb));
+            w.close('}');
+        }
+        w.close(']');
+        w.close('}');
+    }
+    w.str("job_state", shown_state(job).long_name());
+    w.raw("last_sched_evaluation", job.last_sched_eval);
+    w.str("licenses", &job.licenses);
+    w.raw("max_cpus", 0);
+    w.raw("max_nodes", job.max_nodes);
+    w.str("mcs_label", &job.mcs_label);
+    w.str("memory_per_tres", "");
+    w.str("name", &job.name);
+    w.str("nodes", &job.nodes);
+    w.opt("nice", (job.nice != 0).then_some(job.nice));
+    w.raw("tasks_per_core", "null");
+    w.raw("tasks_per_node", job.ntasks_per_node);
+    w.raw("tasks_per_socket", "null");
+    w.raw("tasks_per_board", 0);
+    w.raw("cpus", job.num_cpus);
+    w.raw("node_count", job.num_nodes);
+    w.raw("tasks", job.num_tasks);
+    w.raw("het_job_id", 0);
+    w.str("het_job_id_set", "");
+    w.raw("het_job_offset", 0);
+    w.str("partition", &job.partition);
+    w.str("prefer", "");
+    match job.memory {
+        Some(Memory::MemPerNodeMb(m)) => {
+            w.raw("memory_per_node", m);
+            w.raw("memory_per_cpu", "null");
+        }
+        Some(Memory::MemPerCpuMb(m)) => {
+            w.raw("memory_per_node", "null");
+            w.raw("memory_per_cpu", m);
+        }
+        None => {
+            w.raw("memory_per_node", "null");
+            w.raw("memory_per_cpu", "null");
+        }
+    }
+    w.raw("minimum_cpus_per_node", job.min_cpus_per_node);
+    w.raw("minimum_tmp_disk_per_node", job.min_tmp_disk_mb);
+    w.raw("preempt_time", job.preempt_time);
+    w.raw("pre_sus_time", job.pre_suspend_secs);
+    w.raw("priority", job.priority);
+    w.raw("profile", "null");
+    w.str("qos", &job.qos);
+    w.raw("reboot", job.reboot);
+    w.str("required_nodes", &job.required_nodes);
+    w.raw("requeue", job.requeue);
+    w.raw("resize_time", 0);
+    w.raw("restart_cnt", job.restart_count);
+    w.str("resv_name", &job.reservation);
+    match NodeSharing::try_from(job.sharing).unwrap_or(NodeSharing::Unspecified) {
+        NodeSharing::Exclusive => w.str("shared", "none"),
+        NodeSharing::ExclusiveUser => w.str("shared", "user"),
+        NodeSharing::ExclusiveMcs => w.str("shared", "mcs"),
+        NodeSharing::Oversubscribe => w.str("shared", "oversubscribe"),
+        NodeSharing::Shared | NodeSharing::Unspecified => w.raw("shared", "null"),
+    }
+    w.strings("show_flags", &["SHOW_ALL", "SHOW_DETAIL", "SHOW_LOCAL"]);
+    w.raw("sockets_per_board", 0);
+    w.raw("sockets_per_node", "null");
+    w.raw("start_time", job.start_time);
+    w.str("state_description", &job.state_description);
+    w.str(
+        "state_reason",
+        if job.state_reason.is_empty() {
+            "None"
+        } else {
+            &job.state_reason
+        },
+    );
+    w.str("standard_error", &job.stderr_path);
+    let stdin = if job.stdin_path.is_empty() && job.batch {
+        "/dev/null"
+    } else {
+        &job.stdin_path
+    };
+    w.str("standard_input", stdin);
+    w.str("standard_output", &job.stdout_path);
+    w.raw("submit_time", job.submit_time);
+    w.raw("suspend_time", job.suspend_time);
+    w.str("system_comment", "");
+    w.opt("time_limit", limit_minutes(job.time_limit.as_ref()));
+    w.raw("time_minimum", job.time_min_minutes.unwrap_or(0));
+    w.raw("threads_per_core", "null");
+    w.str("tres_bind", "");
+    w.str("tres_freq", "");
+    w.str("tres_per_job", "");
+    w.str("tres_per_node", &job.gres);
+    w.str("tres_per_socket", "");
+    w.str("tres_per_task", "");
+    let mut tres = String::new();
+    write_tres(&mut tres, job.tres_requested.as_ref());
+    w.str("tres_req_str", &tres);
+    tres.clear();
+    write_tres(&mut tres, job.tres_allocated.as_ref());
+    w.str("tres_alloc_str", &tres);
+    w.raw("user_id", job.user_id);
+    w.str("user_name", &job.user_name);
+    w.str("wckey", &job.wckey);
+    w.str("current_working_directory", &job.work_dir);
+    w.close('}');
+}
+
+/// `squeue --json`.
+pub fn jobs(jobs: &[&JobInfo], _ctx: &Ctx) -> String {
+    let mut w = W::new(512 + jobs.len() * 3000);
+    w.open(None, '{');
+    w.meta();
+    w.open(Some("jobs"), '[');
+    for job in jobs {
+        write_job(&mut w, job);
+    }
+    w.close(']');
+    w.close('}');
+    w.out.push('\n');
+    w.out
+}
+
+fn write_node(w: &mut W, node: &NodeInfo) {
+    let state = node_state(node);
+    w.open(None, '{');
+    w.str("architecture", &node.arch);
+    w.str("burstbuffer_network_address", "");
+    w.raw("boards", node.boards);
+    w.raw("boot_time", node.boot_time);
+    w.str("comment", &node.comment);
+    w.raw("cores", node.cores_per_socket);
+    w.raw("cpu_binding", 0);
+    w.raw("cpu_load", node.cpu_load_hundredths.unwrap_or(0));
+    w.str("extra", "");
+    w.raw("free_memory", node.free_memory_mb.unwrap_or(0));
+    w.raw("cpus", node.cpus);
+    w.raw("last_busy", node.last_busy_time);
+    w.str("features", &node.features.join(","));
+    w.str("active_features", &node.active_features.join(","));
+    w.str("gres", &node.gres.join(","));
+    w.str("gres_drained", "N/A");
+    w.str("gres_used", &node.gres_used.join(","));
+    w.str("mcs_label", &node.mcs_label);
+    w.str("name", &node.name);
+    w.str("next_state_after_reboot", "invalid");
+    w.str("address", &node.node_addr);
+    w.str("hostname", &node.node_hostname);
+    w.str("state", &state.base.name().to_ascii_lowercase());
+    let flags: Vec<&str> = state.flags.iter().map(|f| f.name()).collect();
+    w.strings("state_flags", &flags);
+    w.strings("next_state_after_reboot_flags", &[]);
+    w.str("operating_system", &node.os);
+    w.opt("owner", node.owner_uid);
+    let parts: Vec<&str> = node.partitions.iter().map(String::as_str).collect();
+    w.strings("partitions", &parts);
+    w.raw("port", node.port);
+    w.raw("real_memory", node.real_memory_mb);
+    w.str("reason", &node.reason);
+    w.raw("reason_changed_at", node.reason_time);
+    if node.reason_user.is_empty() {
+        w.raw("reason_set_by_user", "null");
+    } else {
+        w.str("reason_set_by_user", &node.reason_user);
+    }
+    w.raw("slurmd_start_time", node.slurmd_start_time);
+    w.raw("sockets", node.sockets);
+    w.raw("threads", node.threads_per_core);
+    w.raw("temporary_disk", node.tmp_disk_mb);
+    w.raw("weight", node.weight);
+    let mut tres = String::new();
+    write_tres(&mut tres, node.tres_configured.as_ref());
+    w.str("tres", &tres);
+    w.str("slurmd_version", &node.version);
+    w.raw("alloc_memory", node.memory_allocated_mb);
+    w.raw("alloc_cpus", node.cpus_allocated);
+    w.raw("idle_cpus", node.cpus.saturating_sub(node.cpus_allocated));
+    tres.clear();
+    write_tres(&mut tres, node.tres_allocated.as_ref());
+    if tres.is_empty() {
+        w.raw("tres_used", "null");
+    } else {
+        w.str("tres_used", &tres);
+    }
+    let weighted = node
+        .tres_allocated
+        .as_ref()
+        .and_then(|t| t.items.iter().find(|i| i.r#type == "cpu"))
+        .map_or(0, |i| i.count);
+    w.raw("tres_weighted", format!("{weighted}.0"));
+    w.close('}');
+}
+
+/// `sinfo --json`.
+pub fn nodes(nodes: &[NodeInfo], _ctx: &Ctx) -> String {
+    let mut w = W::new(512 + nodes.len() * 1500);
+    w.open(None, '{');
+    w.meta();
+    w.open(Some("nodes"), '[');
+    for node in nodes {
+        write_node(&mut w, node);
+    }
+    w.close(']');
+    w.close('}');
+    w.out.push('\n');
+    w.out
+}

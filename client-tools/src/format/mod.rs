@@ -1,0 +1,256 @@
+//! Pure renderers for the query commands (`squeue`, `sinfo`, `scontrol
+//! show`).
+//!
+//! They take the controller's reply messages plus the current time and a
+//! time zone, and return text. Keeping them free of I/O and of the clock is
+//! what lets the golden tests compare them byte for byte with real Slurm's
+//! output without a cluster. Each renderer appends to one `String` and
+//! reuses one scratch buffer per row, so 10,000 jobs render in a few
+//! milliseconds.
+
+pub mod json;
+pub mod scontrol;
+pub mod sinfo;
+pub mod spec;
+pub mod squeue;
+
+use std::fmt::Write as _;
+
+use slurm_common::size::{format_size_exact, SizeUnit};
+use slurm_common::time::{format_ctime_in, format_timestamp_in, FixedZone, SystemZone};
+use slurm_proto::v1::{JobInfo, JobState, JobStateFlag, TimeLimit, TresList};
+
+pub use spec::{FormatError, Item};
+
+/// What every renderer needs besides the data: the time the reply is shown
+/// at (Unix seconds) and the zone timestamps are printed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ctx {
+    pub now: i64,
+    pub zone: Zone,
+}
+
+/// The zone timestamps are printed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zone {
+    /// The host's zone (`TZ`, else `/etc/localtime`): what the commands use.
+    System,
+    /// A fixed offset: what tests use.
+    Fixed(FixedZone),
+}
+
+impl Ctx {
+    /// The commands' context: the host's zone at `now`.
+    pub fn system(now: i64) -> Ctx {
+        Ctx {
+            now,
+            zone: Zone::System,
+        }
+    }
+
+    /// `2026-11-21T07:01:01`.
+    pub fn timestamp(&self, unix: i64) -> String {
+        match self.zone {
+            Zone::System => format_timestamp_in(unix, &SystemZone),
+            Zone::Fixed(z) => format_timestamp_in(unix, &z),
+        }
+    }
+
+    /// The `-l` date line: `Sat Nov 21 07:01:06 2026`.
+    pub fn ctime_now(&self) -> String {
+        match self.zone {
+            Zone::System => format_ctime_in(self.now, &SystemZone),
+            Zone::Fixed(z) => format_ctime_in(self.now, &z),
+        }
+    }
+}
+
+/// Appends `value` padded or cut to `width` characters (`None`: as it is),
+/// right-justified when `right`.
+pub(crate) fn pad(out: &mut String, value: &str, width: Option<usize>, right: bool) {
+    let Some(width) = width else {
+        out.push_str(value);
+        return;
+    };
+    let len = if value.is_ascii() {
+        value.len()
+    } else {
+        value.chars().count()
+    };
+    if len >= width {
+        if value.is_ascii() {
+            out.push_str(&value[..width]);
+        } else {
+            out.extend(value.chars().take(width));
+        }
+        return;
+    }
+    const SPACES: &str = "                                                                ";
+    let push_spaces = |out: &mut String, mut n: usize| {
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            out.push_str(&SPACES[..k]);
+            n -= k;
+        }
+    };
+    if right {
+        push_spaces(out, width - len);
+        out.push_str(value);
+    } else {
+        out.push_str(value);
+        push_spaces(out, width - len);
+    }
+}
+
+/// The base state of a job; an unknown number reads as PENDING, the state
+/// in which a job shows the least.
+pub(crate) fn base_state(job: &JobInfo) -> slurm_common::state::JobState {
+    use slurm_common::state::JobState as S;
+    match JobState::try_from(job.state).unwrap_or(JobState::Pending) {
+        JobState::Unspecified | JobState::Pending => S::Pending,
+        JobState::Running => S::Running,
+        JobState::Suspended => S::Suspended,
+        JobState::Completed => S::Completed,
+        JobState::Cancelled => S::Cancelled,
+        JobState::Failed => S::Failed,
+        JobState::Timeout => S::Timeout,
+        JobState::NodeFail => S::NodeFail,
+        JobState::Preempted => S::Preempted,
+        JobState::BootFail => S::BootFail,
+        JobState::Deadline => S::Deadline,
+        JobState::OutOfMemory => S::OutOfMemory,
+    }
+}
+
+fn has_flag(job: &JobInfo, flag: JobStateFlag) -> bool {
+    job.state_flags.contains(&(flag as i32))
+}
+
+/// The state a job is shown in, flags taking precedence over the base
+/// state as in Slurm (a cancelled job still cleaning up is COMPLETING).
+pub(crate) fn shown_state(job: &JobInfo) -> slurm_common::state::JobStateCode {
+    use slurm_common::state::JobStateCode as C;
+    if job.state_flags.is_empty() {
+        return C::Base(base_state(job));
+    }
+    const ORDER: [(JobStateFlag, C); 9] = [
+        (JobStateFlag::Completing, C::Completing),
+        (JobStateFlag::Configuring, C::Configuring),
+        (JobStateFlag::StageOut, C::StageOut),
+        (JobStateFlag::Resizing, C::Resizing),
+        (JobStateFlag::Requeued, C::Requeued),
+        (JobStateFlag::RequeueHold, C::RequeueHold),
+        (JobStateFlag::SpecialExit, C::SpecialExit),
+        (JobStateFlag::Stopped, C::Stopped),
+        (JobStateFlag::Signaling, C::Signaling),
+    ];
+    for (flag, code) in ORDER {
+        if has_flag(job, flag) {
+            return code;
+        }
+    }
+    if has_flag(job, JobStateFlag::Revoked) {
+        return C::Revoked;
+    }
+    if has_flag(job, JobStateFlag::ResvDelHold) {
+        return C::ResvDelHold;
+    }
+    C::Base(base_state(job))
+}
+
+/// `cpu=1,mem=4000M,node=1,billing=1`; empty for an empty list.
+pub(crate) fn write_tres(out: &mut String, tres: Option<&TresList>) {
+    let Some(tres) = tres else { return };
+    for (i, t) in tres.items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&t.r#type);
+        if !t.name.is_empty() {
+            out.push('/');
+            out.push_str(&t.name);
+        }
+        out.push('=');
+        if t.r#type == "mem" {
+            out.push_str(&format_size_exact(t.count, SizeUnit::Mega));
+        } else {
+            let _ = write!(out, "{}", t.count);
+        }
+    }
+}
+
+/// A time limit in minutes, `None` for unlimited (or not set).
+pub(crate) fn limit_minutes(limit: Option<&TimeLimit>) -> Option<u32> {
+    use slurm_proto::v1::time_limit::Limit;
+    match limit.and_then(|l| l.limit) {
+        Some(Limit::Minutes(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// Converts a wire time limit; absent reads as unlimited.
+pub(crate) fn common_limit(limit: Option<&TimeLimit>) -> slurm_common::time::TimeLimit {
+    match limit_minutes(limit) {
+        Some(m) => slurm_common::time::TimeLimit::Minutes(m),
+        None => slurm_common::time::TimeLimit::Infinite,
+    }
+}
+
+/// Whether a job shows `(Reason)` instead of its node list.
+pub(crate) fn shows_reason(job: &JobInfo) -> bool {
+    use slurm_common::state::JobState as S;
+    matches!(
+        base_state(job),
+        S::Pending | S::Timeout | S::OutOfMemory | S::Deadline | S::Failed
+    ) && !has_flag(job, JobStateFlag::Completing)
+}
+
+/// The reason a job is waiting: the free text when there is one, else the
+/// reason's name.
+pub(crate) fn reason_text(job: &JobInfo) -> &str {
+    if !job.state_description.is_empty() {
+        &job.state_description
+    } else if job.state_reason.is_empty() {
+        "None"
+    } else {
+        &job.state_reason
+    }
+}
+
+/// A job's id as squeue's `%i` shows it: `12`, `15_3`, `15_[0-3%2]`.
+pub(crate) fn write_job_id(out: &mut String, job: &JobInfo) {
+    match (job.array_job_id, job.array_task_id) {
+        (Some(master), Some(task)) => {
+            let _ = write!(out, "{master}_{task}");
+        }
+        (Some(master), None) if !job.array_task_spec.is_empty() => {
+            let _ = write!(out, "{master}_[{}]", job.array_task_spec);
+        }
+        _ => push_u64(out, job.job_id.into()),
+    }
+}
+
+/// Appends a number in decimal without going through `fmt`, which matters
+/// when it runs for every cell of 10,000 rows.
+pub(crate) fn push_u64(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("?"));
+}
+
+/// Appends `value`, or `(null)` when it is empty.
+pub(crate) fn or_null(value: &str) -> &str {
+    if value.is_empty() {
+        "(null)"
+    } else {
+        value
+    }
+}

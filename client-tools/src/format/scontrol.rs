@@ -1,0 +1,750 @@
+//! `scontrol show job|node|partition|config` records.
+//!
+//! A record is a list of lines of `Key=Value` pairs. Slurm prints the lines
+//! indented by three spaces, or joined by single spaces with `-o`
+//! (`--oneliner`); both layouts come from the same list so they never drift
+//! apart.
+
+use std::fmt::Write as _;
+
+use slurm_common::state::{NodeBaseState, NodeFlag, NodeState};
+use slurm_common::time::{format_duration_sacct, format_time_limit_scontrol, TimeLimit};
+use slurm_proto::v1::{
+    self, job_info::Memory, partition_info, GetConfigReply, JobInfo, NodeInfo, NodeSharing,
+    PartitionInfo,
+};
+
+use super::{common_limit, or_null, shown_state, write_tres, Ctx};
+
+/// Slurm's "no value" task id, printed in default output names of array
+/// masters (`slurm-15_4294967294.out`).
+const NO_VAL: u32 = 4_294_967_294;
+
+/// Builds one record, switching between the two layouts.
+struct Record<'o> {
+    out: &'o mut String,
+    oneliner: bool,
+    line_start: bool,
+}
+
+impl<'o> Record<'o> {
+    fn new(out: &'o mut String, oneliner: bool) -> Self {
+        Record {
+            out,
+            oneliner,
+            line_start: true,
+        }
+    }
+
+    /// Starts a new line (a space with `-o`).
+    fn line(&mut self) {
+        if self.oneliner {
+            self.out.push(' ');
+        } else {
+            self.out.push_str("\n   ");
+        }
+        self.line_start = true;
+    }
+
+    /// Appends `key=` and leaves the value to the caller, with a space
+    /// before it unless it opens a line.
+    fn key(&mut self, key: &str) -> &mut String {
+        if !self.line_start {
+            self.out.push(' ');
+        }
+        self.line_start = false;
+        self.out.push_str(key);
+        self.out.push('=');
+        self.out
+    }
+
+    fn kv(&mut self, key: &str, value: &str) {
+        self.key(key).push_str(value);
+    }
+
+    fn kv_num(&mut self, key: &str, value: impl std::fmt::Display) {
+        let out = self.key(key);
+        let _ = write!(out, "{value}");
+    }
+}
+
+fn time_or(unix: i64, none: &str, ctx: &Ctx) -> String {
+    if unix <= 0 {
+        none.to_owned()
+    } else {
+        ctx.timestamp(unix)
+    }
+}
+
+fn name_id(out: &mut String, name: &str, id: u32) {
+    if name.is_empty() {
+        let _ = write!(out, "{id}({id})");
+    } else {
+        let _ = write!(out, "{name}({id})");
+    }
+}
+
+/// Expands an output file pattern as scontrol does (`%j`, `%A`, `%a`, `%u`,
+/// `%x`, `%N`, `%%`) and puts a relative path under the work directory.
+pub fn expand_path(pattern: &str, job: &JobInfo) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    if !pattern.starts_with('/') && !job.work_dir.is_empty() {
+        out.push_str(&job.work_dir);
+        if !job.work_dir.ends_with('/') {
+            out.push('/');
+        }
+    }
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('j') => {
+                let _ = write!(out, "{}", job.job_id);
+            }
+            Some('A') => {
+                let _ = write!(out, "{}", job.array_job_id.unwrap_or(job.job_id));
+            }
+            Some('a') => {
+                let _ = write!(out, "{}", job.array_task_id.unwrap_or(NO_VAL));
+            }
+            Some('u') => out.push_str(&job.user_name),
+            Some('x') => out.push_str(&job.name),
+            Some('N') => out.push_str(&job.batch_host),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+fn default_output(job: &JobInfo) -> String {
+    if job.array_job_id.is_some() {
+        expand_path("slurm-%A_%a.out", job)
+    } else {
+        expand_path("slurm-%j.out", job)
+    }
+}
+
+fn sharing(job: &JobInfo) -> &'static str {
+    match NodeSharing::try_from(job.sharing).unwrap_or(NodeSharing::Unspecified) {
+        NodeSharing::Exclusive => "NO",
+        NodeSharing::ExclusiveUser => "USER",
+        NodeSharing::ExclusiveMcs => "MCS",
+        NodeSharing::Oversubscribe => "YES",
+        NodeSharing::Shared | NodeSharing::Unspecified => "OK",
+    }
+}
+
+/// `0-3,6`: ascending ids with runs collapsed.
+fn write_id_ranges(out: &mut String, ids: &[u32]) {
+    let mut i = 0;
+    while i < ids.len() {
+        let start = ids[i];
+        let mut end = start;
+        while i + 1 < ids.len() && ids[i + 1] == end.wrapping_add(1) && ids[i + 1] > end {
+            i += 1;
+            end = ids[i];
+        }
+        if !out.ends_with('=') {
+            out.push(',');
+        }
+        if start == end {
+            let _ = write!(out, "{start}");
+        } else {
+            let _ = write!(out, "{start}-{end}");
+        }
+        i += 1;
+    }
+}
+
+/// One job record.
+pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
+    let mut r = Record::new(out, oneliner);
+    r.kv_num("JobId", job.job_id);
+    if let Some(master) = job.array_job_id {
+        r.kv_num("ArrayJobId", master);
+        match job.array_task_id {
+            Some(task) => r.kv_num("ArrayTaskId", task),
+            None => r.kv("ArrayTaskId", &job.array_task_spec),
+        }
+        if job.array_task_throttle > 0 {
+            r.kv_num("ArrayTaskThrottle", job.array_task_throttle);
+        }
+    }
+    r.kv("JobName", &job.name);
+    r.line();
+    name_id(r.key("UserId"), &job.user_name, job.user_id);
+    name_id(r.key("GroupId"), &job.group_name, job.group_id);
+    r.kv(
+        "MCS_label",
+        if job.mcs_label.is_empty() {
+            "N/A"
+        } else {
+            &job.mcs_label
+        },
+    );
+    r.line();
+    r.kv_num("Priority", job.priority);
+    r.kv_num("Nice", job.nice);
+    r.kv("Account", or_null(&job.account));
+    r.kv("QOS", or_null(&job.qos));
+    r.line();
+    r.kv("JobState", shown_state(job).long_name());
+    r.kv(
+        "Reason",
+        if job.state_reason.is_empty() {
+            "None"
+        } else {
+            &job.state_reason
+        },
+    );
+    r.kv("Dependency", or_null(&job.dependency));
+    r.line();
+    r.kv_num("Requeue", u8::from(job.requeue));
+    r.kv_num("Restarts", job.restart_count);
+    r.kv_num("BatchFlag", u8::from(job.batch));
+    r.kv_num("Reboot", u8::from(job.reboot));
+    let exit = job.exit_code.unwrap_or_default();
+    let _ = write!(r.key("ExitCode"), "{}:{}", exit.status, exit.signal);
+    r.line();
+    r.kv("RunTime", &format_duration_sacct(job.run_time_secs));
+    r.kv(
+        "TimeLimit",
+        &format_time_limit_scontrol(common_limit(job.time_limit.as_ref())),
+    );
+    match job.time_min_minutes {
+        Some(m) if m > 0 => r.kv(
+            "TimeMin",
+            &format_time_limit_scontrol(TimeLimit::Minutes(m)),
+        ),
+        _ => r.kv("TimeMin", "N/A"),
+    }
+    r.line();
+    r.kv("SubmitTime", &time_or(job.submit_time, "Unknown", ctx));
+    r.kv("EligibleTime", &time_or(job.eligible_time, "Unknown", ctx));
+    r.line();
+    r.kv("AccrueTime", &time_or(job.accrue_time, "Unknown", ctx));
+    r.line();
+    r.kv("StartTime", &time_or(job.start_time, "Unknown", ctx));
+    r.kv("EndTime", &time_or(job.end_time, "Unknown", ctx));
+    r.kv("Deadline", &time_or(job.deadline, "N/A", ctx));
+    r.line();
+    r.kv("SuspendTime", &time_or(job.suspend_time, "None", ctx));
+    r.kv_num("SecsPreSuspend", job.pre_suspend_secs);
+    r.kv(
+        "LastSchedEval",
+        &time_or(job.last_sched_eval, "Unknown", ctx),
+    );
+    r.kv(
+        "Scheduler",
+        if job.scheduled_by.is_empty() {
+            "Main"
+        } else {
+            &job.scheduled_by
+        },
+    );
+    r.line();
+    r.kv("Partition", or_null(&job.partition));
+    let _ = write!(
+        r.key("AllocNode:Sid"),
+        "{}:{}",
+        or_null(&job.alloc_node),
+        job.alloc_sid
+    );
+    r.line();
+    r.kv("ReqNodeList", or_null(&job.required_nodes));
+    r.kv("ExcNodeList", or_null(&job.excluded_nodes));
+    r.line();
+    r.kv("NodeList", &job.nodes);
+    if !job.batch_host.is_empty() {
+        r.line();
+        r.kv("BatchHost", &job.batch_host);
+    }
+    r.line();
+    {
+        let out = r.key("NumNodes");
+        let _ = write!(out, "{}", job.num_nodes);
+        if job.max_nodes > 0 && job.nodes.is_empty() {
+            let _ = write!(out, "-{}", job.max_nodes);
+        }
+    }
+    r.kv_num("NumCPUs", job.num_cpus);
+    r.kv_num("NumTasks", job.num_tasks.max(1));
+    r.kv_num("CPUs/Task", job.cpus_per_task.max(1));
+    r.kv("ReqB:S:C:T", "0:0:*:*");
+    r.line();
+    {
+        let allocated = job.tres_allocated.as_ref().filter(|t| !t.items.is_empty());
+        let tres = allocated.or(job.tres_requested.as_ref());
+        write_tres(r.key("TRES"), tres);
+    }
+    r.line();
+    r.kv("Socks/Node", "*");
+    let _ = write!(r.key("NtasksPerN:B:S:C"), "{}:0:*:*", job.ntasks_per_node);
+    r.kv("CoreSpec", "*");
+    if let Some(resources) = job.resources.as_ref() {
+        for node in &resources.nodes {
+            r.line();
+            r.out.push_str("  ");
+            r.kv("Nodes", &node.node);
+            write_id_ranges(r.key("CPU_IDs"), &node.cpu_ids);
+            r.kv_num("Mem", node.memory_mb);
+            r.kv("GRES", &node.gres.join(","));
+        }
+    }
+    r.line();
+    r.kv_num("MinCPUsNode", job.min_cpus_per_node.max(1));
+    match job.memory {
+        Some(Memory::MemPerNodeMb(mb)) => {
+            let _ = write!(r.key("MinMemoryNode"), "{mb}M");
+        }
+        Some(Memory::MemPerCpuMb(mb)) => {
+            let _ = write!(r.key("MinMemoryCPU"), "{mb}M");
+        }
+        None => r.kv("MinMemoryNode", "0"),
+    }
+    if job.min_tmp_disk_mb > 0 {
+        let _ = write!(r.key("MinTmpDiskNode"), "{}M", job.min_tmp_disk_mb);
+    } else {
+        r.kv("MinTmpDiskNode", "0");
+    }
+    r.line();
+    r.kv("Features", or_null(&job.features));
+    r.kv("DelayBoot", "00:00:00");
+    r.line();
+    r.kv("OverSubscribe", sharing(job));
+    r.kv_num("Contiguous", u8::from(job.contiguous));
+    r.kv("Licenses", or_null(&job.licenses));
+    r.kv("Network", or_null(&job.network));
+    r.line();
+    r.kv("Command", or_null(&job.command));
+    r.line();
+    r.kv("WorkDir", &job.work_dir);
+    if !job.comment.is_empty() {
+        r.line();
+        r.kv("Comment", &job.comment);
+    }
+    let stdout = if job.stdout_path.is_empty() {
+        default_output(job)
+    } else {
+        expand_path(&job.stdout_path, job)
+    };
+    let stderr = if job.stderr_path.is_empty() {
+        stdout.clone()
+    } else {
+        expand_path(&job.stderr_path, job)
+    };
+    r.line();
+    r.kv("StdErr", &stderr);
+    r.line();
+    if job.stdin_path.is_empty() {
+        r.kv("StdIn", "/dev/null");
+    } else {
+        r.kv("StdIn", &expand_path(&job.stdin_path, job));
+    }
+    r.line();
+    r.kv("StdOut", &stdout);
+    r.line();
+    r.kv("Power", "");
+    if !job.mail_user.is_empty() || !job.mail_type.is_empty() {
+        r.line();
+        r.kv("MailUser", or_null(&job.mail_user));
+        r.kv(
+            "MailType",
+            if job.mail_type.is_empty() {
+                "NONE"
+            } else {
+                &job.mail_type
+            },
+        );
+    }
+    r.line();
+    out.push('\n');
+}
+
+/// `scontrol show job`: every record, each followed by a blank line
+/// (nothing between records with `-o`).
+pub fn show_jobs(jobs: &[JobInfo], oneliner: bool, ctx: &Ctx) -> String {
+    let mut out = String::with_capacity(jobs.len() * 1100);
+    for job in jobs {
+        write_job(&mut out, job, oneliner, ctx);
+        if !oneliner {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Converts a node's wire state to the shared vocabulary.
+pub fn node_state(node: &NodeInfo) -> NodeState {
+    use v1::NodeState as W;
+    use v1::NodeStateFlag as F;
+    let base = match W::try_from(node.state).unwrap_or(W::Unknown) {
+        W::Unspecified | W::Unknown => NodeBaseState::Unknown,
+        W::Down => NodeBaseState::Down,
+        W::Idle => NodeBaseState::Idle,
+        W::Allocated => NodeBaseState::Allocated,
+        W::Mixed => NodeBaseState::Mixed,
+        W::Future => NodeBaseState::Future,
+        W::Error => NodeBaseState::Error,
+    };
+    let mut state = NodeState::new(base);
+    for flag in &node.state_flags {
+        let f = match F::try_from(*flag).unwrap_or(F::Unspecified) {
+            F::Unspecified => continue,
+            F::Drain => NodeFlag::Drain,
+            F::Completing => NodeFlag::Completing,
+            F::NotResponding => NodeFlag::NotResponding,
+            F::Fail => NodeFlag::Fail,
+            F::Maint => NodeFlag::Maint,
+            F::Reserved => NodeFlag::Reserved,
+            F::PoweredDown => NodeFlag::PoweredDown,
+            F::PoweringUp => NodeFlag::PoweringUp,
+            F::PoweringDown => NodeFlag::PoweringDown,
+            F::RebootRequested => NodeFlag::RebootRequested,
+            F::RebootIssued => NodeFlag::RebootIssued,
+            F::Cloud => NodeFlag::Cloud,
+            F::InvalidReg => NodeFlag::InvalidReg,
+            F::Planned => NodeFlag::Planned,
+            F::DynamicFuture => NodeFlag::DynamicFuture,
+            F::DynamicNorm => NodeFlag::DynamicNorm,
+            F::PowerDown => NodeFlag::PowerDown,
+        };
+        state = state.with(f);
+    }
+    state
+}
+
+fn list_or_null(out: &mut String, items: &[String]) {
+    if items.is_empty() {
+        out.push_str("(null)");
+    } else {
+        out.push_str(&items.join(","));
+    }
+}
+
+/// One node record.
+pub fn write_node(out: &mut String, node: &NodeInfo, oneliner: bool, ctx: &Ctx) {
+    let mut r = Record::new(out, oneliner);
+    r.kv("NodeName", &node.name);
+    r.kv("Arch", or_null(&node.arch));
+    r.kv_num("CoresPerSocket", node.cores_per_socket);
+    r.out.push(' ');
+    r.line();
+    r.kv_num("CPUAlloc", node.cpus_allocated);
+    r.kv_num("CPUEfctv", node.cpus_effective);
+    r.kv_num("CPUTot", node.cpus);
+    match node.cpu_load_hundredths {
+        Some(l) => {
+            let _ = write!(r.key("CPULoad"), "{}.{:02}", l / 100, l % 100);
+        }
+        None => r.kv("CPULoad", "N/A"),
+    }
+    r.line();
+    list_or_null(r.key("AvailableFeatures"), &node.features);
+    r.line();
+    list_or_null(r.key("ActiveFeatures"), &node.active_features);
+    r.line();
+    list_or_null(r.key("Gres"), &node.gres);
+    r.line();
+    r.kv("NodeAddr", &node.node_addr);
+    r.kv("NodeHostName", &node.node_hostname);
+    r.kv_num("Port", node.port);
+    r.kv("Version", or_null(&node.version));
+    r.line();
+    r.kv("OS", or_null(&node.os));
+    r.out.push(' ');
+    r.line();
+    r.kv_num("RealMemory", node.real_memory_mb);
+    r.kv_num("AllocMem", node.memory_allocated_mb);
+    match node.free_memory_mb {
+        Some(m) => r.kv_num("FreeMem", m),
+        None => r.kv("FreeMem", "N/A"),
+    }
+    r.kv_num("Sockets", node.sockets);
+    r.kv_num("Boards", node.boards);
+    r.line();
+    r.kv("State", &node_state(node).display_long());
+    r.kv_num("ThreadsPerCore", node.threads_per_core);
+    r.kv_num("TmpDisk", node.tmp_disk_mb);
+    r.kv_num("Weight", node.weight);
+    match node.owner_uid {
+        Some(uid) => r.kv_num("Owner", uid),
+        None => r.kv("Owner", "N/A"),
+    }
+    r.kv(
+        "MCS_label",
+        if node.mcs_label.is_empty() {
+            "N/A"
+        } else {
+            &node.mcs_label
+        },
+    );
+    r.line();
+    r.kv("Partitions", &node.partitions.join(","));
+    r.out.push(' ');
+    r.line();
+    r.kv("BootTime", &time_or(node.boot_time, "None", ctx));
+    r.kv(
+        "SlurmdStartTime",
+        &time_or(node.slurmd_start_time, "None", ctx),
+    );
+    r.line();
+    r.kv(
+        "LastBusyTime",
+        &time_or(node.last_busy_time, "Unknown", ctx),
+    );
+    r.line();
+    write_tres(r.key("CfgTRES"), node.tres_configured.as_ref());
+    r.line();
+    write_tres(r.key("AllocTRES"), node.tres_allocated.as_ref());
+    r.line();
+    r.kv("CapWatts", "n/a");
+    r.line();
+    r.kv("CurrentWatts", "0");
+    r.kv("AveWatts", "0");
+    r.line();
+    r.kv("ExtSensorsJoules", "n/s");
+    r.kv("ExtSensorsWatts", "0");
+    r.kv("ExtSensorsTemp", "n/s");
+    if !node.comment.is_empty() {
+        r.line();
+        r.kv("Comment", &node.comment);
+    }
+    if !node.reason.is_empty() {
+        r.line();
+        let user = if node.reason_user.is_empty() {
+            node.reason_uid.to_string()
+        } else {
+            node.reason_user.clone()
+        };
+        let when = time_or(node.reason_time, "Unknown", ctx);
+        let _ = write!(r.key("Reason"), "{} [{user}@{when}]", node.reason);
+    }
+    out.push('\n');
+}
+
+/// `scontrol show node`: every record, each followed by a blank line
+/// (nothing between records with `-o`).
+pub fn show_nodes(nodes: &[NodeInfo], oneliner: bool, ctx: &Ctx) -> String {
+    let mut out = String::with_capacity(nodes.len() * 800);
+    for node in nodes {
+        write_node(&mut out, node, oneliner, ctx);
+        if !oneliner {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn yes_no(v: bool) -> &'static str {
+    if v {
+        "YES"
+    } else {
+        "NO"
+    }
+}
+
+fn list_or_all(out: &mut String, items: &[String]) {
+    if items.is_empty() {
+        out.push_str("ALL");
+    } else {
+        out.push_str(&items.join(","));
+    }
+}
+
+fn limit_or(limit: Option<&v1::TimeLimit>, none: &str) -> String {
+    match limit.and_then(|l| l.limit) {
+        None => none.to_owned(),
+        Some(v1::time_limit::Limit::Unlimited(_)) => "UNLIMITED".to_owned(),
+        Some(v1::time_limit::Limit::Minutes(m)) => {
+            format_time_limit_scontrol(TimeLimit::Minutes(m))
+        }
+    }
+}
+
+/// One partition record.
+pub fn write_partition(out: &mut String, p: &PartitionInfo, oneliner: bool) {
+    let mut r = Record::new(out, oneliner);
+    r.kv("PartitionName", &p.name);
+    r.line();
+    list_or_all(r.key("AllowGroups"), &p.allow_groups);
+    if p.deny_accounts.is_empty() {
+        list_or_all(r.key("AllowAccounts"), &p.allow_accounts);
+    } else {
+        r.kv("DenyAccounts", &p.deny_accounts.join(","));
+    }
+    if p.deny_qos.is_empty() {
+        list_or_all(r.key("AllowQos"), &p.allow_qos);
+    } else {
+        r.kv("DenyQos", &p.deny_qos.join(","));
+    }
+    r.line();
+    list_or_all(r.key("AllocNodes"), &p.allow_alloc_nodes);
+    r.kv("Default", yes_no(p.is_default));
+    r.kv("QoS", if p.qos.is_empty() { "N/A" } else { &p.qos });
+    r.line();
+    r.kv("DefaultTime", &limit_or(p.default_time.as_ref(), "NONE"));
+    r.kv("DisableRootJobs", yes_no(p.disable_root_jobs));
+    r.kv("ExclusiveUser", yes_no(p.exclusive_user));
+    r.kv_num("GraceTime", p.grace_time_secs);
+    r.kv("Hidden", yes_no(p.hidden));
+    r.line();
+    match p.max_nodes {
+        Some(n) => r.kv_num("MaxNodes", n),
+        None => r.kv("MaxNodes", "UNLIMITED"),
+    }
+    r.kv("MaxTime", &limit_or(p.max_time.as_ref(), "UNLIMITED"));
+    r.kv_num("MinNodes", p.min_nodes);
+    r.kv("LLN", yes_no(p.lln));
+    match p.max_cpus_per_node {
+        Some(n) => r.kv_num("MaxCPUsPerNode", n),
+        None => r.kv("MaxCPUsPerNode", "UNLIMITED"),
+    }
+    r.line();
+    r.kv("Nodes", or_null(&p.nodes));
+    r.line();
+    r.kv_num("PriorityJobFactor", p.priority_job_factor);
+    r.kv_num("PriorityTier", p.priority_tier);
+    r.kv("RootOnly", yes_no(p.root_only));
+    r.kv("ReqResv", yes_no(p.req_resv));
+    {
+        use v1::over_subscribe::Mode;
+        let os = p.oversubscribe.unwrap_or_default();
+        let out = r.key("OverSubscribe");
+        match Mode::try_from(os.mode).unwrap_or(Mode::Unspecified) {
+            Mode::Unspecified | Mode::No => out.push_str("NO"),
+            Mode::Exclusive => out.push_str("EXCLUSIVE"),
+            Mode::Yes => {
+                let _ = write!(out, "YES:{}", os.max_share);
+            }
+            Mode::Force => {
+                let _ = write!(out, "FORCE:{}", os.max_share);
+            }
+        }
+    }
+    r.line();
+    r.kv(
+        "OverTimeLimit",
+        &limit_or(p.over_time_limit.as_ref(), "NONE"),
+    );
+    r.kv(
+        "PreemptMode",
+        if p.preempt_mode.is_empty() {
+            "OFF"
+        } else {
+            &p.preempt_mode
+        },
+    );
+    r.line();
+    let state = match v1::PartitionState::try_from(p.state).unwrap_or(v1::PartitionState::Up) {
+        v1::PartitionState::Unspecified | v1::PartitionState::Up => "UP",
+        v1::PartitionState::Down => "DOWN",
+        v1::PartitionState::Drain => "DRAIN",
+        v1::PartitionState::Inactive => "INACTIVE",
+    };
+    r.kv("State", state);
+    r.kv_num("TotalCPUs", p.total_cpus);
+    r.kv_num("TotalNodes", p.total_nodes);
+    r.kv(
+        "SelectTypeParameters",
+        if p.select_type_parameters.is_empty() {
+            "NONE"
+        } else {
+            &p.select_type_parameters
+        },
+    );
+    r.line();
+    r.kv("JobDefaults", or_null(&p.job_defaults));
+    r.line();
+    {
+        use partition_info::{DefaultMemory, MaxMemory};
+        match p.default_memory {
+            Some(DefaultMemory::DefMemPerNodeMb(m)) => r.kv_num("DefMemPerNode", m),
+            Some(DefaultMemory::DefMemPerCpuMb(m)) => r.kv_num("DefMemPerCPU", m),
+            None => r.kv("DefMemPerNode", "UNLIMITED"),
+        }
+        match p.max_memory {
+            Some(MaxMemory::MaxMemPerNodeMb(m)) => r.kv_num("MaxMemPerNode", m),
+            Some(MaxMemory::MaxMemPerCpuMb(m)) => r.kv_num("MaxMemPerCPU", m),
+            None => r.kv("MaxMemPerNode", "UNLIMITED"),
+        }
+    }
+    r.line();
+    write_tres(r.key("TRES"), p.tres.as_ref());
+    if !p.billing_weights.is_empty() {
+        r.line();
+        r.kv("TRESBillingWeights", &p.billing_weights);
+    }
+    out.push('\n');
+}
+
+/// `scontrol show partition`.
+pub fn show_partitions(parts: &[PartitionInfo], oneliner: bool) -> String {
+    let mut out = String::with_capacity(parts.len() * 700);
+    for p in parts {
+        write_partition(&mut out, p, oneliner);
+        if !oneliner {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `scontrol show config`: the date line, then `Key = Value` with keys
+/// padded to 23 columns. An entry with an empty key is a section line: it
+/// is printed after a blank line, as is (`Cgroup Support Configuration:`).
+pub fn show_config(reply: &GetConfigReply, ctx: &Ctx) -> String {
+    let mut out = String::with_capacity(reply.entries.len() * 48 + 64);
+    let _ = writeln!(
+        out,
+        "Configuration data as of {}",
+        time_or(reply.last_update, "Unknown", ctx)
+    );
+    for entry in &reply.entries {
+        if entry.key.is_empty() {
+            out.push('\n');
+            out.push_str(&entry.value);
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "{:<23} = {}", entry.key, entry.value);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_ranges() {
+        let mut out = String::from("CPU_IDs=");
+        write_id_ranges(&mut out, &[0, 1, 2, 5, 7, 8, u32::MAX]);
+        assert_eq!(out, "CPU_IDs=0-2,5,7-8,4294967295");
+    }
+
+    #[test]
+    fn output_patterns_expand_under_work_dir() {
+        let job = JobInfo {
+            job_id: 7,
+            name: "x".into(),
+            user_name: "u".into(),
+            work_dir: "/w".into(),
+            ..JobInfo::default()
+        };
+        assert_eq!(
+            expand_path("o-%j-%x-%u-%a-%%-%q", &job),
+            "/w/o-7-x-u-4294967294-%-%q"
+        );
+        assert_eq!(expand_path("/abs/%A.out", &job), "/abs/7.out");
+        assert_eq!(expand_path("trailing%", &job), "/w/trailing%");
+    }
+}

@@ -1,0 +1,167 @@
+//! Where a command's text goes.
+//!
+//! Commands write through [`Output`] instead of printing, so a test can hand
+//! in two buffers and compare them byte for byte with real Slurm's output,
+//! and so the rules for a closed pipe live in one place: when the reader goes
+//! away (`scontrol show hostnames | head -1`) the command stops writing and
+//! ends normally instead of panicking or reporting an error.
+
+use std::io::{self, Write};
+
+/// The Slurm release whose behaviour the commands reproduce.
+pub const SLURM_VERSION: &str = "22.05.8";
+
+/// What `--version` prints, without the newline. The package name is the
+/// one of the Slurm build the reference outputs were taken from.
+pub fn version_line() -> String {
+    format!("slurm-wlm {SLURM_VERSION}")
+}
+
+/// Writing to standard output failed for a reason other than a closed pipe.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to standard output: {0}")]
+pub struct OutputError(#[source] io::Error);
+
+/// A command's standard output and standard error.
+pub struct Output<'a> {
+    stdout: &'a mut dyn Write,
+    stderr: &'a mut dyn Write,
+    stdout_closed: bool,
+}
+
+impl<'a> Output<'a> {
+    pub fn new(stdout: &'a mut dyn Write, stderr: &'a mut dyn Write) -> Self {
+        Self {
+            stdout,
+            stderr,
+            stdout_closed: false,
+        }
+    }
+
+    /// Writes `text` and a newline to standard output. After the reader has
+    /// closed the pipe this does nothing and succeeds.
+    pub fn line(&mut self, text: &str) -> Result<(), OutputError> {
+        if self.stdout_closed {
+            return Ok(());
+        }
+        let result = self
+            .stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| self.stdout.write_all(b"\n"));
+        self.check(result)
+    }
+
+    /// Writes `text` and a newline to standard error. Failures are ignored:
+    /// there is nowhere left to report them.
+    pub fn error_line(&mut self, text: &str) {
+        let _ = self
+            .stderr
+            .write_all(text.as_bytes())
+            .and_then(|()| self.stderr.write_all(b"\n"));
+    }
+
+    /// Whether the reader of standard output has gone away.
+    pub fn stdout_closed(&self) -> bool {
+        self.stdout_closed
+    }
+
+    /// Flushes both streams; a closed pipe is not an error.
+    pub fn flush(&mut self) -> Result<(), OutputError> {
+        let _ = self.stderr.flush();
+        if self.stdout_closed {
+            return Ok(());
+        }
+        let result = self.stdout.flush();
+        self.check(result)
+    }
+
+    fn check(&mut self, result: io::Result<()>) -> Result<(), OutputError> {
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.stdout_closed = true;
+                Ok(())
+            }
+            Err(e) => Err(OutputError(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A writer whose reader has gone away after `room` bytes.
+    struct ClosedPipe {
+        room: usize,
+        written: Vec<u8>,
+    }
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            self.written.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_go_to_their_streams() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut o = Output::new(&mut out, &mut err);
+        o.line("a").unwrap();
+        o.error_line("b");
+        o.flush().unwrap();
+        assert_eq!(out, b"a\n");
+        assert_eq!(err, b"b\n");
+    }
+
+    #[test]
+    fn closed_pipe_stops_output_quietly() {
+        let mut pipe = ClosedPipe {
+            room: 3,
+            written: Vec::new(),
+        };
+        let mut err = Vec::new();
+        let mut o = Output::new(&mut pipe, &mut err);
+        o.line("n1").unwrap();
+        assert!(!o.stdout_closed());
+        o.line("n2").unwrap();
+        assert!(o.stdout_closed());
+        o.line("n3").unwrap();
+        o.flush().unwrap();
+        assert_eq!(pipe.written, b"n1\n");
+        assert!(err.is_empty());
+    }
+
+    #[test]
+    fn other_write_errors_are_reported() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::from(io::ErrorKind::StorageFull))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let (mut full, mut err) = (Full, Vec::new());
+        let mut o = Output::new(&mut full, &mut err);
+        let e = o.line("x").unwrap_err();
+        assert!(e.to_string().starts_with("cannot write to standard output"));
+    }
+
+    #[test]
+    fn version_matches_reference() {
+        assert_eq!(version_line(), "slurm-wlm 22.05.8");
+    }
+}

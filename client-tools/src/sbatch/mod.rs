@@ -1,0 +1,923 @@
+//! `sbatch`: submit a batch script.
+//!
+//! The steps, each testable alone:
+//!
+//! 1. [`options::parse_command_line`] splits the arguments (options stop at
+//!    the script name; what follows is the script's own arguments).
+//! 2. [`read_script`] gets the script from the file, standard input or
+//!    `--wrap`, and [`check_script`] refuses what Slurm refuses.
+//! 3. [`options::resolve`] merges `SBATCH_*`, `#SBATCH` and the command line.
+//! 4. [`build_job`] turns the options into the wire's `JobDescription`,
+//!    leaving unset what the user did not ask for, so the controller
+//!    applies the partition and configuration defaults.
+//! 5. The job is submitted; with `--wait`, sbatch follows it to its end and
+//!    exits with its exit code.
+//!
+//! Everything up to the submission needs no configuration and no
+//! controller, so bad options and bad scripts fail fast and identically
+//! everywhere.
+
+pub mod directives;
+pub mod options;
+
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::path::Path;
+use std::time::Duration;
+
+use slurm_common::auth::unix_now;
+use slurm_common::time::{format_timestamp, TimeLimit};
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+
+use crate::client::{
+    self, block_on, current_gid, current_uid, print_error, session_id, short_hostname, user_name,
+    ClientConfig, Controller, RpcError,
+};
+use crate::output::{version_line, Output};
+use options::{CommandLine, Invocation, Memory, OpenMode, OptError, SbatchOpts, Sharing};
+
+const PROG: &str = "sbatch";
+
+/// Exit status of option errors (Slurm exits -1 there).
+pub const EXIT_USAGE: i32 = 255;
+/// Exit status of every other failure.
+pub const EXIT_ERROR: i32 = 1;
+
+/// Runs `sbatch` with the process's arguments (the program name first).
+pub fn run(args: Vec<OsString>) -> i32 {
+    let stdout = io::stdout();
+    let mut stdout = io::BufWriter::new(stdout.lock());
+    let stderr = io::stderr();
+    let mut stderr = stderr.lock();
+    let mut stdin = io::stdin().lock();
+    let mut out = Output::new(&mut stdout, &mut stderr);
+    let code = run_with(&args, &mut stdin, &mut out);
+    let _ = out.flush();
+    code
+}
+
+/// [`run`] with standard input and the output streams handed in.
+pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -> i32 {
+    let words: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let cli = match options::parse_command_line(&words) {
+        Ok(Invocation::Help) => return print_text(out, HELP),
+        Ok(Invocation::Usage) => return print_text(out, USAGE),
+        Ok(Invocation::Version) => return print_text(out, &version_line()),
+        Ok(Invocation::Submit(cli)) => cli,
+        Err(e) => return report_opt_error(out, &e),
+    };
+    let script = match read_script(&cli, stdin) {
+        Ok(s) => s,
+        Err(lines) => {
+            for line in lines {
+                print_error(out, PROG, line);
+            }
+            return EXIT_ERROR;
+        }
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let now = unix_now();
+    let opts = match options::resolve(&cli, Some(&script.text), &env, now) {
+        Ok(o) => o,
+        Err(e) => return report_opt_error(out, &e),
+    };
+    let process_env: Vec<(String, String)> = std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    let cwd = std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "/".to_owned());
+    let host = short_hostname();
+    let uid = current_uid();
+    let context = SubmitContext {
+        uid,
+        gid: current_gid(),
+        user_name: user_name(uid).unwrap_or_else(|| uid.to_string()),
+        host,
+        sid: session_id(),
+        cwd,
+        submit_line: words_to_line(&words),
+        env: process_env,
+        prio_process: process_priority(),
+    };
+    let job = match build_job(&opts, &cli, &script, &context) {
+        Ok(j) => j,
+        Err(e) => return report_opt_error(out, &e),
+    };
+    let config = match ClientConfig::load() {
+        Ok(c) => c,
+        Err(e) => {
+            print_error(out, PROG, e);
+            return EXIT_ERROR;
+        }
+    };
+    let mut controller = match Controller::new(&config) {
+        Ok(c) => c,
+        Err(e) => {
+            print_error(out, PROG, e);
+            return EXIT_ERROR;
+        }
+    };
+    block_on(submit(&mut controller, &config, &opts, job, out))
+}
+
+/// Prints an option error as Slurm does and gives its exit status.
+fn report_opt_error(out: &mut Output<'_>, e: &OptError) -> i32 {
+    match e {
+        OptError::Getopt(g) => {
+            out.error_line(&format!("{PROG}: {g}"));
+            out.error_line(&format!("Try \"{PROG} --help\" for more information"));
+        }
+        OptError::Invalid(_) | OptError::Directive { .. } => print_error(out, PROG, e),
+    }
+    EXIT_USAGE
+}
+
+fn print_text(out: &mut Output<'_>, text: &str) -> i32 {
+    match out.line(text.trim_end_matches('\n')) {
+        Ok(()) => 0,
+        Err(e) => {
+            print_error(out, PROG, e);
+            EXIT_ERROR
+        }
+    }
+}
+
+/// The arguments as one line, as Slurm records `SubmitLine`.
+fn words_to_line(words: &[String]) -> String {
+    std::iter::once(PROG)
+        .chain(words.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The scheduling priority (nice value) sbatch runs at, which the job
+/// inherits through `SLURM_PRIO_PROCESS`.
+fn process_priority() -> i32 {
+    // SAFETY: getpriority only reads the calling process's nice value.
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+}
+
+/// Where the script came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptSource {
+    File(String),
+    Stdin,
+    Wrap,
+}
+
+/// The batch script and its origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    pub text: String,
+    pub source: ScriptSource,
+}
+
+/// The script `--wrap` stands for.
+pub fn wrap_script(command: &str) -> String {
+    format!("#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{command}\n")
+}
+
+/// Reads the script; the error is the lines to print after `sbatch: error: `.
+pub fn read_script(cli: &CommandLine, stdin: &mut dyn Read) -> Result<Script, Vec<String>> {
+    if let Some(command) = &cli.wrap {
+        if cli.script.is_some() {
+            return Err(vec![
+                "Script arguments not permitted with --wrap option".to_owned()
+            ]);
+        }
+        return Ok(Script {
+            text: wrap_script(command),
+            source: ScriptSource::Wrap,
+        });
+    }
+    let (bytes, source) = match &cli.script {
+        Some(path) => match std::fs::read(path) {
+            Ok(b) => (b, ScriptSource::File(path.clone())),
+            Err(_) => return Err(vec![format!("Unable to open file {path}")]),
+        },
+        None => {
+            let mut b = Vec::new();
+            if stdin.read_to_end(&mut b).is_err() {
+                return Err(vec![
+                    "Unable to read batch script from standard input".to_owned()
+                ]);
+            }
+            (b, ScriptSource::Stdin)
+        }
+    };
+    check_script(&bytes)?;
+    Ok(Script {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        source,
+    })
+}
+
+/// Refuses scripts Slurm refuses, with its messages.
+pub fn check_script(bytes: &[u8]) -> Result<(), Vec<String>> {
+    if bytes.is_empty() {
+        return Err(vec!["Batch script is empty!".to_owned()]);
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(vec!["Batch script contains only whitespace!".to_owned()]);
+    }
+    if !bytes.starts_with(b"#!") {
+        return Err(vec![
+            "This does not look like a batch script.  The first".to_owned(),
+            "line must start with #! followed by the path to an interpreter.".to_owned(),
+            "For instance: #!/bin/sh".to_owned(),
+        ]);
+    }
+    if bytes.windows(2).any(|w| w == b"\r\n") {
+        return Err(vec![
+            "Batch script contains DOS line breaks (\\r\\n)".to_owned(),
+            "instead of expected UNIX line breaks (\\n).".to_owned(),
+        ]);
+    }
+    if bytes.contains(&0) {
+        return Err(vec![
+            "The Slurm controller does not allow scripts that contain a NULL character '\\0'."
+                .to_owned(),
+        ]);
+    }
+    Ok(())
+}
+
+/// Facts about the submitting process that go into the job.
+#[derive(Debug, Clone, Default)]
+pub struct SubmitContext {
+    pub uid: u32,
+    pub gid: u32,
+    pub user_name: String,
+    pub host: String,
+    pub sid: u32,
+    /// The submit directory.
+    pub cwd: String,
+    pub submit_line: String,
+    /// sbatch's own environment, in order.
+    pub env: Vec<(String, String)>,
+    pub prio_process: i32,
+}
+
+/// The environment the job gets, per `--export` (`spec`): `ALL` (the
+/// default) passes everything; `NONE` passes only `SLURM_*` variables; a
+/// list passes `SLURM_*` and the names listed (with `ALL` in the list,
+/// everything); `NAME=value` entries set values. `extra` is set last.
+pub fn job_environment(
+    spec: Option<&str>,
+    env: &[(String, String)],
+    extra: &[(String, String)],
+) -> Vec<String> {
+    let items: Vec<&str> = spec
+        .unwrap_or("ALL")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let all = items.is_empty() || items.iter().any(|i| i.eq_ignore_ascii_case("ALL"));
+    let mut vars: Vec<(String, String)> = env
+        .iter()
+        .filter(|(k, _)| all || k.starts_with("SLURM_"))
+        .cloned()
+        .collect();
+    let set = |vars: &mut Vec<(String, String)>, k: &str, v: &str| match vars
+        .iter_mut()
+        .find(|(name, _)| name == k)
+    {
+        Some(slot) => slot.1 = v.to_owned(),
+        None => vars.push((k.to_owned(), v.to_owned())),
+    };
+    for item in &items {
+        if item.eq_ignore_ascii_case("ALL") || item.eq_ignore_ascii_case("NONE") {
+            continue;
+        }
+        match item.split_once('=') {
+            Some((k, v)) => set(&mut vars, k, v),
+            None => {
+                if let Some((_, v)) = env.iter().find(|(k, _)| k == item) {
+                    set(&mut vars, item, v);
+                }
+            }
+        }
+    }
+    for (k, v) in extra {
+        set(&mut vars, k, v);
+    }
+    vars.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
+/// Makes `path` absolute against `cwd`.
+fn absolute(path: &str, cwd: &str) -> String {
+    if path.starts_with('/') {
+        path.to_owned()
+    } else {
+        format!("{}/{}", cwd.trim_end_matches('/'), path)
+    }
+}
+
+fn time_limit(t: TimeLimit) -> v1::TimeLimit {
+    v1::TimeLimit {
+        limit: Some(match t {
+            TimeLimit::Minutes(m) => v1::time_limit::Limit::Minutes(m),
+            TimeLimit::Infinite => v1::time_limit::Limit::Unlimited(true),
+        }),
+    }
+}
+
+fn or_empty(v: &Option<String>) -> String {
+    v.clone().unwrap_or_default()
+}
+
+/// The job description for the controller. Only `--export-file` can fail
+/// here (the file is read).
+pub fn build_job(
+    o: &SbatchOpts,
+    cli: &CommandLine,
+    script: &Script,
+    ctx: &SubmitContext,
+) -> Result<v1::JobDescription, OptError> {
+    let name = o.job_name.clone().unwrap_or_else(|| match &script.source {
+        ScriptSource::File(path) => Path::new(path)
+            .file_name()
+            .map_or_else(|| path.clone(), |n| n.to_string_lossy().into_owned()),
+        ScriptSource::Stdin => "sbatch".to_owned(),
+        ScriptSource::Wrap => "wrap".to_owned(),
+    });
+    let command_path = match &script.source {
+        ScriptSource::File(path) => absolute(path, &ctx.cwd),
+        _ => String::new(),
+    };
+    let mut extra: Vec<(String, String)> = Vec::new();
+    if let Some(file) = &o.export_file {
+        let text = std::fs::read(file)
+            .map_err(|_| OptError::Invalid(format!("Unable to read --export-file {file}")))?;
+        for entry in text.split(|&b| b == 0 || b == b'\n') {
+            let entry = String::from_utf8_lossy(entry);
+            if let Some((k, v)) = entry.split_once('=') {
+                extra.push((k.to_owned(), v.to_owned()));
+            }
+        }
+    }
+    let mut put = |k: &str, v: String| extra.push((k.to_owned(), v));
+    put("SLURM_PRIO_PROCESS", ctx.prio_process.to_string());
+    put("SLURM_SUBMIT_DIR", ctx.cwd.clone());
+    put("SLURM_SUBMIT_HOST", ctx.host.clone());
+    if let Some(n) = o.ntasks {
+        put("SLURM_NTASKS", n.to_string());
+        put("SLURM_NPROCS", n.to_string());
+    }
+    if let Some(c) = o.cpus_per_task {
+        put("SLURM_CPUS_PER_TASK", c.to_string());
+    }
+    if let Some(n) = o.ntasks_per_node {
+        put("SLURM_NTASKS_PER_NODE", n.to_string());
+    }
+    match o.memory {
+        Some(Memory::PerNode(mb)) => put("SLURM_MEM_PER_NODE", mb.to_string()),
+        Some(Memory::PerCpu(mb)) => put("SLURM_MEM_PER_CPU", mb.to_string()),
+        None => {}
+    }
+    if let Some(mode) = o.open_mode {
+        let m = match mode {
+            OpenMode::Append => "a",
+            OpenMode::Truncate => "t",
+        };
+        put("SLURM_OPEN_MODE", m.to_owned());
+    }
+    if let Some(spec) = &o.export {
+        put("SLURM_EXPORT_ENV", spec.clone());
+    }
+    let environment = job_environment(o.export.as_deref(), &ctx.env, &extra);
+    let (min_nodes, max_nodes) = match o.nodes {
+        Some((min, max)) => (Some(min), max),
+        None => (None, None),
+    };
+    Ok(v1::JobDescription {
+        user_id: ctx.uid,
+        group_id: ctx.gid,
+        user_name: ctx.user_name.clone(),
+        submit_host: ctx.host.clone(),
+        submit_sid: ctx.sid,
+        submit_line: ctx.submit_line.clone(),
+        script: script.text.clone(),
+        argv: cli.script_args.clone(),
+        environment,
+        work_dir: o
+            .chdir
+            .as_deref()
+            .map_or_else(|| ctx.cwd.clone(), |d| absolute(d, &ctx.cwd)),
+        name,
+        export_spec: o.export.clone().unwrap_or_else(|| "ALL".to_owned()),
+        command_path,
+        partitions: o
+            .partition
+            .as_deref()
+            .map(|p| {
+                p.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        account: or_empty(&o.account),
+        qos: or_empty(&o.qos),
+        reservation: or_empty(&o.reservation),
+        wckey: or_empty(&o.wckey),
+        time_limit: o.time.map(time_limit),
+        time_min_minutes: o.time_min.map(|t| match t {
+            TimeLimit::Minutes(m) => m,
+            TimeLimit::Infinite => u32::MAX - 2,
+        }),
+        begin_time: o.begin_time.unwrap_or(0),
+        deadline: o.deadline.unwrap_or(0),
+        min_nodes,
+        max_nodes,
+        ntasks: o.ntasks,
+        ntasks_per_node: o.ntasks_per_node,
+        cpus_per_task: o.cpus_per_task,
+        memory: o.memory.map(|m| match m {
+            Memory::PerNode(mb) => v1::job_description::Memory::MemPerNodeMb(mb),
+            Memory::PerCpu(mb) => v1::job_description::Memory::MemPerCpuMb(mb),
+        }),
+        tmp_disk_mb: o.tmp_mb,
+        min_cpus_per_node: o.mincpus,
+        ntasks_per_socket: o.ntasks_per_socket,
+        ntasks_per_core: o.ntasks_per_core,
+        sockets_per_node: o.sockets_per_node,
+        cores_per_socket: o.cores_per_socket,
+        threads_per_core: o.threads_per_core,
+        gres: or_empty(&o.gres),
+        gpus: or_empty(&o.gpus),
+        gpus_per_node: or_empty(&o.gpus_per_node),
+        gpus_per_task: or_empty(&o.gpus_per_task),
+        licenses: or_empty(&o.licenses),
+        sharing: match o.sharing {
+            None => v1::NodeSharing::Unspecified,
+            Some(Sharing::Exclusive) => v1::NodeSharing::Exclusive,
+            Some(Sharing::ExclusiveUser) => v1::NodeSharing::ExclusiveUser,
+            Some(Sharing::ExclusiveMcs) => v1::NodeSharing::ExclusiveMcs,
+            Some(Sharing::Oversubscribe) => v1::NodeSharing::Oversubscribe,
+        } as i32,
+        required_nodes: or_empty(&o.nodelist),
+        excluded_nodes: or_empty(&o.exclude),
+        constraint: or_empty(&o.constraint),
+        overcommit: o.overcommit,
+        contiguous: o.contiguous,
+        distribution: or_empty(&o.distribution),
+        hold: o.hold,
+        priority: o.priority,
+        nice: o.nice,
+        dependency: or_empty(&o.dependency),
+        requeue: o.requeue,
+        comment: or_empty(&o.comment),
+        array_spec: or_empty(&o.array),
+        test_only: o.test_only,
+        kill_on_invalid_dep: o.kill_on_invalid_dep,
+        signal_spec: or_empty(&o.signal),
+        mail_type: or_empty(&o.mail_type),
+        mail_user: or_empty(&o.mail_user),
+        immediate: false,
+        reboot: o.reboot,
+        stdin_path: or_empty(&o.input),
+        stdout_path: or_empty(&o.output),
+        stderr_path: or_empty(&o.error),
+        open_mode: match o.open_mode {
+            None => v1::OpenMode::Unspecified,
+            Some(OpenMode::Append) => v1::OpenMode::Append,
+            Some(OpenMode::Truncate) => v1::OpenMode::Truncate,
+        } as i32,
+    })
+}
+
+/// Submits the job and reports the outcome; with `--wait`, follows it.
+async fn submit(
+    controller: &mut Controller,
+    config: &ClientConfig,
+    opts: &SbatchOpts,
+    job: v1::JobDescription,
+    out: &mut Output<'_>,
+) -> i32 {
+    let request = v1::SubmitJobRequest { job: Some(job) };
+    let reply = controller
+        .call(|mut c| {
+            let request = request.clone();
+            async move { c.submit_job(request).await }
+        })
+        .await;
+    let reply = match reply {
+        Ok(r) => r,
+        Err(e) => {
+            report_submit_error(out, &e);
+            return EXIT_ERROR;
+        }
+    };
+    for message in &reply.user_messages {
+        out.error_line(&format!("{PROG}: {message}"));
+    }
+    if opts.test_only {
+        let Some(est) = reply.estimate else {
+            return 0;
+        };
+        out.error_line(&format!(
+            "{PROG}: Job {} to start at {} using {} processors on nodes {} in partition {}",
+            reply.job_id,
+            format_timestamp(est.start_time),
+            est.cpus,
+            est.nodes,
+            est.partition
+        ));
+        return 0;
+    }
+    if !opts.quiet {
+        let cluster = opts
+            .clusters
+            .as_ref()
+            .map(|_| config.conf.cluster_name.as_str());
+        let line = match (opts.parsable, cluster) {
+            (true, None) => reply.job_id.to_string(),
+            (true, Some(c)) => format!("{};{c}", reply.job_id),
+            (false, None) => format!("Submitted batch job {}", reply.job_id),
+            (false, Some(c)) => format!("Submitted batch job {} on cluster {c}", reply.job_id),
+        };
+        if let Err(code) = client::print_line(out, PROG, &line) {
+            return code;
+        }
+        let _ = out.flush();
+    }
+    if opts.wait {
+        return wait_for_job(controller, reply.job_id, out).await;
+    }
+    0
+}
+
+/// Prints a refused submission: the controller's explanation when it gave
+/// one, then Slurm's summary line.
+pub fn report_submit_error(out: &mut Output<'_>, e: &RpcError) {
+    if let Some(detail) = e.extra_detail() {
+        if e.code != ErrorCode::ControllerConnect {
+            print_error(out, PROG, detail);
+        }
+    }
+    print_error(out, PROG, format!("Batch job submission failed: {e}"));
+}
+
+/// Whether a job in this state and with these flags is over.
+pub fn job_finished(job: &v1::JobInfo) -> bool {
+    let state = v1::JobState::try_from(job.state).unwrap_or(v1::JobState::Unspecified);
+    let active = matches!(
+        state,
+        v1::JobState::Pending | v1::JobState::Running | v1::JobState::Suspended
+    );
+    let completing = job
+        .state_flags
+        .contains(&(v1::JobStateFlag::Completing as i32));
+    !active && !completing && state != v1::JobState::Unspecified
+}
+
+/// sbatch's exit status for a finished job: its exit status, or 128 plus
+/// the signal that killed it.
+pub fn exit_status_of(job: &v1::JobInfo) -> i32 {
+    let code = job.exit_code.unwrap_or_default();
+    if code.signal != 0 {
+        128 + i32::try_from(code.signal.min(127)).unwrap_or(127)
+    } else {
+        i32::try_from(code.status.min(255)).unwrap_or(255)
+    }
+}
+
+/// Follows a job until it ends. The controller is asked again after a
+/// delay that grows from 20 ms to 1 s: short jobs are reported at once, long
+/// ones cost the controller little.
+async fn wait_for_job(controller: &mut Controller, job_id: u32, out: &mut Output<'_>) -> i32 {
+    let mut delay = Duration::from_millis(20);
+    loop {
+        let request = v1::GetJobsRequest {
+            filter: Some(v1::JobFilter {
+                job_ids: vec![job_id],
+                ..Default::default()
+            }),
+            changed_since: 0,
+            detail: false,
+        };
+        let reply = controller
+            .call(|mut c| {
+                let request = request.clone();
+                async move { c.get_jobs(request).await }
+            })
+            .await;
+        match reply {
+            Ok(reply) => {
+                let jobs: Vec<&v1::JobInfo> = reply
+                    .jobs
+                    .iter()
+                    .filter(|j| j.job_id == job_id || j.array_job_id == Some(job_id))
+                    .collect();
+                if !jobs.is_empty() && jobs.iter().all(|j| job_finished(j)) {
+                    return jobs.iter().map(|j| exit_status_of(j)).max().unwrap_or(0);
+                }
+                if jobs.is_empty() {
+                    // Already purged: it ended long enough ago to be forgotten.
+                    return 0;
+                }
+            }
+            Err(e) if e.code == ErrorCode::InvalidJobId => return 0,
+            Err(e) => {
+                print_error(out, PROG, format!("slurm_load_jobs: {e}"));
+                return EXIT_ERROR;
+            }
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(1));
+    }
+}
+
+const USAGE: &str = "\
+Usage: sbatch [-N nnodes] [-n ntasks] [-c ncpus] [-p partition] [-t minutes]
+              [-J jobname] [-o file] [-e file] [-i file] [-D dir] [-A account]
+              [--qos=qos] [--mem=MB] [--mem-per-cpu=MB] [--exclusive]
+              [-w hosts] [-x hosts] [-C list] [--begin=time] [--dependency=type:jobid]
+              [--array=indexes] [--export[=names]] [--wrap=command] [--parsable]
+              [--wait] [--hold] [--test-only] [--comment=text] [-v] [-Q]
+              executable [args...]
+";
+
+const HELP: &str = "\
+Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]
+
+Parallel run options:
+  -A, --account=name          charge job to specified account
+  -a, --array=indexes         job array index values
+  -b, --begin=time            defer job until HH:MM MM/DD/YY
+      --comment=name          arbitrary comment
+  -c, --cpus-per-task=ncpus   number of cpus required per task
+  -D, --chdir=directory       set working directory for batch script
+  -d, --dependency=type:jobid defer job until condition on jobid is satisfied
+  -e, --error=err             file for batch script's standard error
+      --export[=names]        specify environment variables to export
+      --export-file=file      specify environment variables file to export
+  -H, --hold                  submit job in held state
+  -i, --input=in              file for batch script's standard input
+  -J, --job-name=jobname      name of job
+      --mail-type=type        notify on state change: BEGIN, END, FAIL or ALL
+      --mail-user=user        who to send email notification for job state changes
+  -n, --ntasks=ntasks         number of tasks to run
+      --nice[=value]          decrease scheduling priority by value
+      --no-requeue            if set, do not permit the job to be requeued
+      --ntasks-per-node=n     number of tasks to invoke on each node
+  -N, --nodes=N               number of nodes on which to run (N = min[-max])
+  -o, --output=out            file for batch script's standard output
+  -O, --overcommit            overcommit resources
+  -p, --partition=partition   partition requested
+      --parsable              outputs only the jobid and cluster name (if present),
+                              separated by semicolon, only on successful submission.
+      --priority=value        set the priority of the job to value
+  -q, --qos=qos               quality of service
+  -Q, --quiet                 quiet mode (suppress informational messages)
+      --requeue               if set, permit the job to be requeued
+  -t, --time=minutes          time limit
+      --time-min=minutes      minimum time limit (if distinct)
+      --test-only             validate the job and estimate its start, do not submit
+  -v, --verbose               verbose mode (multiple -v's increase verbosity)
+  -W, --wait                  wait for completion of submitted job
+      --wrap[=command string] wrap command string in a sh script and submit
+
+Constraint options:
+  -C, --constraint=list       specify a list of constraints
+      --mem=MB                minimum amount of real memory
+      --mem-per-cpu=MB        maximum amount of real memory per allocated cpu
+  -w, --nodelist=hosts...     request a specific list of hosts
+  -x, --exclude=hosts...      exclude a specific list of hosts
+      --exclusive[=user|mcs]  allocate nodes in exclusive mode
+
+Help options:
+  -h, --help                  show this help message
+      --usage                 display brief usage message
+
+Other options:
+  -V, --version               output version information and exit
+";
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn cli(args: &str) -> CommandLine {
+        let words: Vec<String> = args.split_whitespace().map(str::to_owned).collect();
+        match options::parse_command_line(&words).unwrap() {
+            Invocation::Submit(c) => c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn script_checks_with_slurm_texts() {
+        assert_eq!(
+            check_script(b""),
+            Err(vec!["Batch script is empty!".to_owned()])
+        );
+        assert_eq!(
+            check_script(b" \n\t"),
+            Err(vec!["Batch script contains only whitespace!".to_owned()])
+        );
+        let e = check_script(b"echo hi\n").unwrap_err();
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0], "This does not look like a batch script.  The first");
+        assert_eq!(check_script(b"#!/bin/sh\r\ntrue\r\n").unwrap_err().len(), 2);
+        assert_eq!(check_script(b"#!/bin/sh\n\0").unwrap_err().len(), 1);
+        assert_eq!(check_script(b"#!/bin/sh\ntrue\n"), Ok(()));
+    }
+
+    #[test]
+    fn script_sources() {
+        let s = read_script(&cli("--wrap=true"), &mut &b""[..]).unwrap();
+        assert_eq!(s.source, ScriptSource::Wrap);
+        assert!(s.text.starts_with("#!/bin/sh\n") && s.text.ends_with("\ntrue\n"));
+        let s = read_script(&cli(""), &mut &b"#!/bin/bash\ntrue\n"[..]).unwrap();
+        assert_eq!(s.source, ScriptSource::Stdin);
+        assert_eq!(
+            read_script(&cli(""), &mut &b""[..]),
+            Err(vec!["Batch script is empty!".to_owned()])
+        );
+        assert_eq!(
+            read_script(&cli("does-not-exist.sh"), &mut &b""[..]),
+            Err(vec!["Unable to open file does-not-exist.sh".to_owned()])
+        );
+        assert_eq!(
+            read_script(&cli("--wrap=true x.sh"), &mut &b""[..]),
+            Err(vec![
+                "Script arguments not permitted with --wrap option".to_owned()
+            ])
+        );
+    }
+
+    #[test]
+    fn export_modes() {
+        let e = env(&[
+            ("PATH", "/bin"),
+            ("HOME", "/root"),
+            ("SLURM_X", "1"),
+            ("A", "a"),
+        ]);
+        assert_eq!(
+            job_environment(None, &e, &[]),
+            vec!["PATH=/bin", "HOME=/root", "SLURM_X=1", "A=a"]
+        );
+        assert_eq!(job_environment(Some("NONE"), &e, &[]), vec!["SLURM_X=1"]);
+        assert_eq!(
+            job_environment(Some("HOME,B=2,MISSING"), &e, &[]),
+            vec!["SLURM_X=1", "HOME=/root", "B=2"]
+        );
+        assert_eq!(
+            job_environment(Some("ALL,A=z"), &e, &env(&[("SLURM_Y", "2")])),
+            vec!["PATH=/bin", "HOME=/root", "SLURM_X=1", "A=z", "SLURM_Y=2"]
+        );
+    }
+
+    fn ctx() -> SubmitContext {
+        SubmitContext {
+            uid: 1000,
+            gid: 100,
+            user_name: "alice".into(),
+            host: "vm".into(),
+            sid: 7,
+            cwd: "/tmp/slurm-ref".into(),
+            submit_line: "sbatch x".into(),
+            env: env(&[("PATH", "/bin")]),
+            prio_process: 0,
+        }
+    }
+
+    fn build(args: &str, script: Script) -> v1::JobDescription {
+        let c = cli(args);
+        let o = options::resolve(&c, Some(&script.text), &|_| None, 0).unwrap();
+        build_job(&o, &c, &script, &ctx()).unwrap()
+    }
+
+    #[test]
+    fn unset_options_stay_unset() {
+        let job = build(
+            "--wrap=true",
+            Script {
+                text: wrap_script("true"),
+                source: ScriptSource::Wrap,
+            },
+        );
+        assert_eq!(job.name, "wrap");
+        assert_eq!(job.command_path, "");
+        assert_eq!(job.work_dir, "/tmp/slurm-ref");
+        assert!(job.partitions.is_empty());
+        assert_eq!(job.time_limit, None);
+        assert_eq!(
+            (job.min_nodes, job.ntasks, job.memory.is_none()),
+            (None, None, true)
+        );
+        assert_eq!(job.sharing, v1::NodeSharing::Unspecified as i32);
+        assert_eq!(job.requeue, None);
+        assert_eq!(job.export_spec, "ALL");
+        assert_eq!(job.stdout_path, "");
+        assert!(job.environment.contains(&"PATH=/bin".to_owned()));
+        assert!(job
+            .environment
+            .contains(&"SLURM_SUBMIT_DIR=/tmp/slurm-ref".to_owned()));
+        assert_eq!((job.user_id, job.group_id, job.submit_sid), (1000, 100, 7));
+    }
+
+    #[test]
+    fn options_reach_the_description() {
+        let script = Script {
+            text: "#!/bin/sh\n#SBATCH -N 2 --mem-per-cpu=1G\ntrue\n".into(),
+            source: ScriptSource::File("dir/job.sh".into()),
+        };
+        let job = build(
+            "-p a,b -t 2-0 -n 4 -D sub --export=NONE -o o.%j dir/job.sh x y",
+            script,
+        );
+        assert_eq!(job.name, "job.sh");
+        assert_eq!(job.command_path, "/tmp/slurm-ref/dir/job.sh");
+        assert_eq!(job.work_dir, "/tmp/slurm-ref/sub");
+        assert_eq!(job.argv, vec!["x", "y"]);
+        assert_eq!(job.partitions, vec!["a", "b"]);
+        assert_eq!(job.time_limit, Some(time_limit(TimeLimit::Minutes(2880))));
+        assert_eq!(
+            (job.min_nodes, job.max_nodes, job.ntasks),
+            (Some(2), None, Some(4))
+        );
+        assert_eq!(
+            job.memory,
+            Some(v1::job_description::Memory::MemPerCpuMb(1024))
+        );
+        assert_eq!(job.export_spec, "NONE");
+        assert!(!job.environment.iter().any(|v| v.starts_with("PATH=")));
+        assert!(job.environment.contains(&"SLURM_NTASKS=4".to_owned()));
+        assert_eq!(job.stdout_path, "o.%j");
+        let stdin = Script {
+            text: "#!/bin/sh\n".into(),
+            source: ScriptSource::Stdin,
+        };
+        assert_eq!(build("", stdin).name, "sbatch");
+    }
+
+    #[test]
+    fn finished_jobs_and_exit_status() {
+        let mut job = v1::JobInfo {
+            state: v1::JobState::Running as i32,
+            ..Default::default()
+        };
+        assert!(!job_finished(&job));
+        job.state = v1::JobState::Failed as i32;
+        job.state_flags = vec![v1::JobStateFlag::Completing as i32];
+        assert!(!job_finished(&job));
+        job.state_flags.clear();
+        assert!(job_finished(&job));
+        job.exit_code = Some(v1::ExitCode {
+            status: 7,
+            signal: 0,
+            core_dumped: false,
+        });
+        assert_eq!(exit_status_of(&job), 7);
+        job.exit_code = Some(v1::ExitCode {
+            status: 0,
+            signal: 9,
+            core_dumped: false,
+        });
+        assert_eq!(exit_status_of(&job), 137);
+    }
+
+    #[test]
+    fn submit_errors_as_slurm_prints_them() {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        let err = RpcError::new(
+            ErrorCode::InvalidPartitionName,
+            "invalid partition specified: nope",
+        );
+        report_submit_error(&mut out, &err);
+        let plain = RpcError::new(ErrorCode::ControllerConnect, "tcp connect error");
+        report_submit_error(&mut out, &plain);
+        assert_eq!(
+            String::from_utf8(e).unwrap(),
+            "sbatch: error: invalid partition specified: nope\n\
+             sbatch: error: Batch job submission failed: Invalid partition name specified\n\
+             sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n"
+        );
+    }
+}

@@ -1,0 +1,966 @@
+//! sbatch's options: the table, and how the three sources combine.
+//!
+//! Users move job scripts between clusters unchanged, so every option is
+//! spelled as Slurm 22.05 spells it, with the same short letters, the same
+//! abbreviations of long names and the same precedence: the command line
+//! beats `#SBATCH` directives, which beat `SBATCH_*` environment variables,
+//! which beat the defaults. Everything here is pure: the caller hands in the
+//! arguments, the script text, the environment and the current time.
+//!
+//! Values are checked when they are read, with Slurm's messages, so a bad
+//! `--time` fails the same way whether it came from the command line, a
+//! directive or `SBATCH_TIMELIMIT`. Options Slurm accepts but this
+//! implementation does not act on are read and kept in
+//! [`SbatchOpts::ignored`], so scripts written for a full Slurm still submit.
+
+use std::fmt;
+
+use slurm_common::size::parse_mem_mb;
+use slurm_common::time::{parse_time_limit, parse_timestamp, TimeLimit};
+
+use super::directives;
+use crate::opts::{self, parse_signal, Found, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
+
+/// Every option sbatch reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Account,
+    Array,
+    Begin,
+    Chdir,
+    Clusters,
+    Comment,
+    Constraint,
+    Contiguous,
+    CoresPerSocket,
+    CpusPerTask,
+    Deadline,
+    Dependency,
+    Distribution,
+    Error,
+    Exclude,
+    Exclusive,
+    Export,
+    ExportFile,
+    Gpus,
+    GpusPerNode,
+    GpusPerTask,
+    Gres,
+    Help,
+    Hold,
+    Input,
+    JobName,
+    KillOnInvalidDep,
+    Licenses,
+    MailType,
+    MailUser,
+    Mem,
+    MemPerCpu,
+    Mincpus,
+    Nice,
+    NoRequeue,
+    Nodelist,
+    Nodes,
+    Ntasks,
+    NtasksPerCore,
+    NtasksPerNode,
+    NtasksPerSocket,
+    OpenMode,
+    Output,
+    Overcommit,
+    Oversubscribe,
+    Parsable,
+    Partition,
+    Priority,
+    Qos,
+    Quiet,
+    Reboot,
+    Requeue,
+    Reservation,
+    Signal,
+    SocketsPerNode,
+    TestOnly,
+    ThreadsPerCore,
+    Time,
+    TimeMin,
+    Tmp,
+    Usage,
+    Verbose,
+    Version,
+    Wait,
+    Wckey,
+    Wrap,
+    /// Read and accepted, without effect here.
+    Ignored,
+}
+
+macro_rules! long {
+    ($name:literal, $arg:ident, $key:ident) => {
+        LongOpt {
+            name: $name,
+            has_arg: HasArg::$arg,
+            key: Key::$key,
+        }
+    };
+}
+
+macro_rules! short {
+    ($c:literal, $arg:ident, $key:ident) => {
+        ShortOpt {
+            letter: $c,
+            has_arg: HasArg::$arg,
+            key: Key::$key,
+        }
+    };
+}
+
+/// Short options of sbatch 22.05.
+pub const SHORTS: &[ShortOpt<Key>] = &[
+    short!('A', Required, Account),
+    short!('a', Required, Array),
+    short!('B', Required, Ignored),
+    short!('b', Required, Begin),
+    short!('C', Required, Constraint),
+    short!('c', Required, CpusPerTask),
+    short!('D', Required, Chdir),
+    short!('d', Required, Dependency),
+    short!('e', Required, Error),
+    short!('F', Required, Ignored),
+    short!('G', Required, Gpus),
+    short!('H', No, Hold),
+    short!('h', No, Help),
+    short!('i', Required, Input),
+    short!('J', Required, JobName),
+    short!('k', Optional, Ignored),
+    short!('L', Required, Licenses),
+    short!('M', Required, Clusters),
+    short!('m', Required, Distribution),
+    short!('N', Required, Nodes),
+    short!('n', Required, Ntasks),
+    short!('O', No, Overcommit),
+    short!('o', Required, Output),
+    short!('p', Required, Partition),
+    short!('Q', No, Quiet),
+    short!('q', Required, Qos),
+    short!('S', Required, Ignored),
+    short!('s', No, Oversubscribe),
+    short!('t', Required, Time),
+    short!('V', No, Version),
+    short!('v', No, Verbose),
+    short!('W', No, Wait),
+    short!('w', Required, Nodelist),
+    short!('x', Required, Exclude),
+];
+
+/// Long options of sbatch 22.05, in alphabetical order (the order of the
+/// candidates in getopt's "ambiguous" message).
+pub const LONGS: &[LongOpt<Key>] = &[
+    long!("account", Required, Account),
+    long!("acctg-freq", Required, Ignored),
+    long!("array", Required, Array),
+    long!("batch", Required, Ignored),
+    long!("bb", Required, Ignored),
+    long!("bbf", Required, Ignored),
+    long!("begin", Required, Begin),
+    long!("chdir", Required, Chdir),
+    long!("cluster", Required, Clusters),
+    long!("cluster-constraint", Required, Ignored),
+    long!("clusters", Required, Clusters),
+    long!("comment", Required, Comment),
+    long!("constraint", Required, Constraint),
+    long!("container", Required, Ignored),
+    long!("contiguous", No, Contiguous),
+    long!("core-spec", Required, Ignored),
+    long!("cores-per-socket", Required, CoresPerSocket),
+    long!("cpu-freq", Required, Ignored),
+    long!("cpus-per-gpu", Required, Ignored),
+    long!("cpus-per-task", Required, CpusPerTask),
+    long!("deadline", Required, Deadline),
+    long!("delay-boot", Required, Ignored),
+    long!("dependency", Required, Dependency),
+    long!("distribution", Required, Distribution),
+    long!("error", Required, Error),
+    long!("exclude", Required, Exclude),
+    long!("exclusive", Optional, Exclusive),
+    long!("export", Required, Export),
+    long!("export-file", Required, ExportFile),
+    long!("extra-node-info", Required, Ignored),
+    long!("get-user-env", Optional, Ignored),
+    long!("gid", Required, Ignored),
+    long!("gpu-bind", Required, Ignored),
+    long!("gpu-freq", Required, Ignored),
+    long!("gpus", Required, Gpus),
+    long!("gpus-per-node", Required, GpusPerNode),
+    long!("gpus-per-socket", Required, Ignored),
+    long!("gpus-per-task", Required, GpusPerTask),
+    long!("gres", Required, Gres),
+    long!("gres-flags", Required, Ignored),
+    long!("help", No, Help),
+    long!("hint", Required, Ignored),
+    long!("hold", No, Hold),
+    long!("ignore-pbs", No, Ignored),
+    long!("input", Required, Input),
+    long!("job-name", Required, JobName),
+    long!("kill-on-invalid-dep", Required, KillOnInvalidDep),
+    long!("licenses", Required, Licenses),
+    long!("mail-type", Required, MailType),
+    long!("mail-user", Required, MailUser),
+    long!("mcs-label", Required, Ignored),
+    long!("mem", Required, Mem),
+    long!("mem-bind", Required, Ignored),
+    long!("mem-per-cpu", Required, MemPerCpu),
+    long!("mem-per-gpu", Required, Ignored),
+    long!("mincpus", Required, Mincpus),
+    long!("network", Required, Ignored),
+    long!("nice", Optional, Nice),
+    long!("no-kill", Optional, Ignored),
+    long!("no-requeue", No, NoRequeue),
+    long!("nodefile", Required, Ignored),
+    long!("nodelist", Required, Nodelist),
+    long!("nodes", Required, Nodes),
+    long!("ntasks", Required, Ntasks),
+    long!("ntasks-per-core", Required, NtasksPerCore),
+    long!("ntasks-per-gpu", Required, Ignored),
+    long!("ntasks-per-node", Required, NtasksPerNode),
+    long!("ntasks-per-socket", Required, NtasksPerSocket),
+    long!("open-mode", Required, OpenMode),
+    long!("output", Required, Output),
+    long!("overcommit", No, Overcommit),
+    long!("oversubscribe", No, Oversubscribe),
+    long!("parsable", No, Parsable),
+    long!("partition", Required, Partition),
+    long!("power", Required, Ignored),
+    long!("prefer", Required, Ignored),
+    long!("priority", Required, Priority),
+    long!("profile", Required, Ignored),
+    long!("propagate", Optional, Ignored),
+    long!("qos", Required, Qos),
+    long!("quiet", No, Quiet),
+    long!("reboot", No, Reboot),
+    long!("requeue", No, Requeue),
+    long!("reservation", Required, Reservation),
+    long!("signal", Required, Signal),
+    long!("sockets-per-node", Required, SocketsPerNode),
+    long!("spread-job", No, Ignored),
+    long!("switches", Required, Ignored),
+    long!("test-only", No, TestOnly),
+    long!("thread-spec", Required, Ignored),
+    long!("threads-per-core", Required, ThreadsPerCore),
+    long!("time", Required, Time),
+    long!("time-min", Required, TimeMin),
+    long!("tmp", Required, Tmp),
+    long!("uid", Required, Ignored),
+    long!("usage", No, Usage),
+    long!("use-min-nodes", No, Ignored),
+    long!("verbose", No, Verbose),
+    long!("version", No, Version),
+    long!("wait", No, Wait),
+    long!("wait-all-nodes", Required, Ignored),
+    long!("wckey", Required, Wckey),
+    long!("wrap", Required, Wrap),
+];
+
+/// `SBATCH_*` input variables and the option each stands for. Variables
+/// of flags (no value) set the flag whenever they are present.
+pub const ENV_VARS: &[(&str, Key)] = &[
+    ("SBATCH_ACCOUNT", Key::Account),
+    ("SBATCH_ARRAY_INX", Key::Array),
+    ("SBATCH_CLUSTERS", Key::Clusters),
+    ("SBATCH_CONSTRAINT", Key::Constraint),
+    ("SBATCH_DEADLINE", Key::Deadline),
+    ("SBATCH_DISTRIBUTION", Key::Distribution),
+    ("SBATCH_ERROR", Key::Error),
+    ("SBATCH_EXCLUSIVE", Key::Exclusive),
+    ("SBATCH_EXPORT", Key::Export),
+    ("SBATCH_GPUS", Key::Gpus),
+    ("SBATCH_GPUS_PER_NODE", Key::GpusPerNode),
+    ("SBATCH_GPUS_PER_TASK", Key::GpusPerTask),
+    ("SBATCH_GRES", Key::Gres),
+    ("SBATCH_INPUT", Key::Input),
+    ("SBATCH_JOB_NAME", Key::JobName),
+    ("SBATCH_MEM_PER_CPU", Key::MemPerCpu),
+    ("SBATCH_MEM_PER_NODE", Key::Mem),
+    ("SBATCH_NO_REQUEUE", Key::NoRequeue),
+    ("SBATCH_OPEN_MODE", Key::OpenMode),
+    ("SBATCH_OUTPUT", Key::Output),
+    ("SBATCH_OVERCOMMIT", Key::Overcommit),
+    ("SBATCH_PARTITION", Key::Partition),
+    ("SBATCH_QOS", Key::Qos),
+    ("SBATCH_REQUEUE", Key::Requeue),
+    ("SBATCH_RESERVATION", Key::Reservation),
+    ("SBATCH_SIGNAL", Key::Signal),
+    ("SBATCH_THREADS_PER_CORE", Key::ThreadsPerCore),
+    ("SBATCH_TIMELIMIT", Key::Time),
+    ("SBATCH_WAIT", Key::Wait),
+    ("SBATCH_WCKEY", Key::Wckey),
+    ("SLURM_CLUSTERS", Key::Clusters),
+];
+
+/// Why the options cannot be used. Every one ends sbatch with status 255
+/// before anything is submitted, as Slurm's option errors do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptError {
+    /// getopt refused an argument: printed as `sbatch: <error>` followed by
+    /// the "Try" line.
+    Getopt(GetoptError),
+    /// A value Slurm refuses: printed as `sbatch: error: <text>`.
+    Invalid(String),
+    /// getopt refused a word of an `#SBATCH` line (1-based line number).
+    Directive { line: usize, error: GetoptError },
+}
+
+impl fmt::Display for OptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Getopt(e) => write!(f, "{e}"),
+            Self::Invalid(text) => f.write_str(text),
+            Self::Directive { line, error } => {
+                write!(f, "invalid #SBATCH directive at line {line}: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for OptError {}
+
+impl From<GetoptError> for OptError {
+    fn from(e: GetoptError) -> Self {
+        OptError::Getopt(e)
+    }
+}
+
+fn invalid(text: impl Into<String>) -> OptError {
+    OptError::Invalid(text.into())
+}
+
+/// A memory request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memory {
+    PerNode(u64),
+    PerCpu(u64),
+}
+
+/// How nodes may be shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    Exclusive,
+    ExclusiveUser,
+    ExclusiveMcs,
+    Oversubscribe,
+}
+
+/// `--open-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    Append,
+    Truncate,
+}
+
+/// The options after every source has been applied. `None` or empty means
+/// "not given": the controller applies its defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SbatchOpts {
+    pub account: Option<String>,
+    pub array: Option<String>,
+    pub begin_time: Option<i64>,
+    pub chdir: Option<String>,
+    pub clusters: Option<String>,
+    pub comment: Option<String>,
+    pub constraint: Option<String>,
+    pub contiguous: bool,
+    pub cores_per_socket: Option<u32>,
+    pub cpus_per_task: Option<u32>,
+    pub deadline: Option<i64>,
+    pub dependency: Option<String>,
+    pub distribution: Option<String>,
+    pub error: Option<String>,
+    pub exclude: Option<String>,
+    pub export: Option<String>,
+    pub export_file: Option<String>,
+    pub gpus: Option<String>,
+    pub gpus_per_node: Option<String>,
+    pub gpus_per_task: Option<String>,
+    pub gres: Option<String>,
+    pub hold: bool,
+    pub input: Option<String>,
+    pub job_name: Option<String>,
+    pub kill_on_invalid_dep: Option<bool>,
+    pub licenses: Option<String>,
+    pub mail_type: Option<String>,
+    pub mail_user: Option<String>,
+    pub memory: Option<Memory>,
+    pub mincpus: Option<u32>,
+    pub nice: Option<i32>,
+    pub nodelist: Option<String>,
+    /// `--nodes=min[-max]`.
+    pub nodes: Option<(u32, Option<u32>)>,
+    pub ntasks: Option<u32>,
+    pub ntasks_per_core: Option<u32>,
+    pub ntasks_per_node: Option<u32>,
+    pub ntasks_per_socket: Option<u32>,
+    pub open_mode: Option<OpenMode>,
+    pub output: Option<String>,
+    pub overcommit: bool,
+    pub parsable: bool,
+    pub partition: Option<String>,
+    pub priority: Option<u32>,
+    pub qos: Option<String>,
+    pub quiet: bool,
+    pub reboot: bool,
+    pub requeue: Option<bool>,
+    pub reservation: Option<String>,
+    pub sharing: Option<Sharing>,
+    pub signal: Option<String>,
+    pub sockets_per_node: Option<u32>,
+    pub test_only: bool,
+    pub threads_per_core: Option<u32>,
+    pub time: Option<TimeLimit>,
+    pub time_min: Option<TimeLimit>,
+    pub tmp_mb: Option<u64>,
+    pub verbose: u32,
+    pub wait: bool,
+    pub wckey: Option<String>,
+    pub wrap: Option<String>,
+    /// Options accepted without effect, as spelled.
+    pub ignored: Vec<String>,
+}
+
+/// What the command line asks for before any script is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    Help,
+    Usage,
+    Version,
+    Submit(CommandLine),
+}
+
+/// The command line split into sbatch's options, the script and its
+/// arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    pub options: Vec<Found<Key>>,
+    /// The script file; `None` reads the script from standard input (or
+    /// uses `--wrap`).
+    pub script: Option<String>,
+    pub script_args: Vec<String>,
+    /// The `--wrap` command, when given on the command line.
+    pub wrap: Option<String>,
+}
+
+/// Reads the command line (without the program name). `--help`,
+/// `--usage` and `--version` win as soon as they are read, as in Slurm.
+pub fn parse_command_line(args: &[String]) -> Result<Invocation, OptError> {
+    let split = opts::split(args, SHORTS, LONGS, Ordering::StopAtOperand)?;
+    for found in &split.options {
+        match found.key {
+            Key::Help => return Ok(Invocation::Help),
+            Key::Usage => return Ok(Invocation::Usage),
+            Key::Version => return Ok(Invocation::Version),
+            _ => {}
+        }
+    }
+    let wrap = split
+        .options
+        .iter()
+        .rev()
+        .find(|f| f.key == Key::Wrap)
+        .and_then(|f| f.value.clone());
+    let mut operands = split.operands.into_iter();
+    let script = operands.next();
+    Ok(Invocation::Submit(CommandLine {
+        options: split.options,
+        script,
+        script_args: operands.collect(),
+        wrap,
+    }))
+}
+
+/// Combines the sources: `env` (`SBATCH_*`), then the `#SBATCH` lines of
+/// `script` (when there is one), then the command line. `now` resolves
+/// relative times (`--begin=now+1hour`).
+pub fn resolve(
+    cli: &CommandLine,
+    script: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+    now: i64,
+) -> Result<SbatchOpts, OptError> {
+    let mut o = SbatchOpts::default();
+    for (name, key) in ENV_VARS {
+        if let Some(value) = env(name) {
+            let has_arg = LONGS
+                .iter()
+                .find(|l| l.key == *key)
+                .map_or(HasArg::No, |l| l.has_arg);
+            // A flag's variable sets the flag whatever its value.
+            let value = match has_arg {
+                HasArg::Required => Some(value),
+                HasArg::Optional => (!value.is_empty()).then_some(value),
+                HasArg::No => None,
+            };
+            apply(&mut o, *key, value.as_deref(), name, now)?;
+        }
+    }
+    if let Some(text) = script {
+        for (line, words) in directives::parse(text) {
+            let split = opts::split(&words, SHORTS, LONGS, Ordering::Permute)
+                .map_err(|error| OptError::Directive { line, error })?;
+            for found in split.options {
+                apply_found(&mut o, &found, now)?;
+            }
+        }
+    }
+    for found in &cli.options {
+        apply_found(&mut o, found, now)?;
+    }
+    Ok(o)
+}
+
+/// Everything at once, for tests and tools: the command line, then the
+/// script text given (if any), then `env`.
+pub fn parse(
+    args: &[String],
+    script: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+    now: i64,
+) -> Result<Option<SbatchOpts>, OptError> {
+    match parse_command_line(args)? {
+        Invocation::Submit(cli) => resolve(&cli, script, env, now).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn apply_found(o: &mut SbatchOpts, found: &Found<Key>, now: i64) -> Result<(), OptError> {
+    apply(o, found.key, found.value.as_deref(), &found.spelled, now)
+}
+
+/// A positive count as Slurm's numeric options read it.
+fn count(value: &str, name: &str) -> Result<u32, OptError> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if n > 0 && n < u32::MAX - 1 => Ok(n),
+        _ => Err(invalid(format!(
+            "Invalid numeric value \"{value}\" for {name}."
+        ))),
+    }
+}
+
+/// `--nodes`: `N` or `N-M`.
+fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
+    let bad = || invalid("Invalid node count specification");
+    let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
+    match value.split_once('-') {
+        Some((a, b)) => {
+            let min = num(a)?;
+            let max = num(b)?;
+            if max < min {
+                return Err(bad());
+            }
+            Ok((min, Some(max)))
+        }
+        None => Ok((num(value)?, None)),
+    }
+}
+
+fn text(value: Option<&str>) -> Option<String> {
+    value.map(str::to_owned)
+}
+
+/// Records one option. `spelled` names it in messages about ignored
+/// options.
+fn apply(
+    o: &mut SbatchOpts,
+    key: Key,
+    value: Option<&str>,
+    spelled: &str,
+    now: i64,
+) -> Result<(), OptError> {
+    let v = value.unwrap_or("");
+    match key {
+        Key::Account => o.account = text(value),
+        Key::Array => o.array = text(value),
+        Key::Begin => {
+            let t =
+                parse_timestamp(v, now).map_err(|_| invalid("Invalid --begin specification"))?;
+            o.begin_time = Some(t);
+        }
+        Key::Chdir => o.chdir = text(value),
+        Key::Clusters => o.clusters = text(value),
+        Key::Comment => o.comment = text(value),
+        Key::Constraint => o.constraint = text(value),
+        Key::Contiguous => o.contiguous = true,
+        Key::CoresPerSocket => o.cores_per_socket = Some(count(v, "--cores-per-socket")?),
+        Key::CpusPerTask => o.cpus_per_task = Some(count(v, "--cpus-per-task")?),
+        Key::Deadline => {
+            let t =
+                parse_timestamp(v, now).map_err(|_| invalid("Invalid --deadline specification"))?;
+            o.deadline = Some(t);
+        }
+        Key::Dependency => o.dependency = text(value),
+        Key::Distribution => o.distribution = text(value),
+        Key::Error => o.error = text(value),
+        Key::Exclude => o.exclude = text(value),
+        Key::Exclusive => {
+            o.sharing = Some(match value.map(str::to_ascii_lowercase).as_deref() {
+                None | Some("") => Sharing::Exclusive,
+                Some("user") => Sharing::ExclusiveUser,
+                Some("mcs") => Sharing::ExclusiveMcs,
+                Some(_) => return Err(invalid(format!("invalid exclusive option {v}"))),
+            });
+        }
+        Key::Export => o.export = text(value),
+        Key::ExportFile => o.export_file = text(value),
+        Key::Gpus => o.gpus = text(value),
+        Key::GpusPerNode => o.gpus_per_node = text(value),
+        Key::GpusPerTask => o.gpus_per_task = text(value),
+        Key::Gres => o.gres = text(value),
+        Key::Help | Key::Usage | Key::Version => {}
+        Key::Hold => o.hold = true,
+        Key::Input => o.input = text(value),
+        Key::JobName => o.job_name = text(value),
+        Key::KillOnInvalidDep => {
+            o.kill_on_invalid_dep = Some(match v.to_ascii_lowercase().as_str() {
+                "yes" => true,
+                "no" => false,
+                _ => return Err(invalid("Invalid --kill-on-invalid-dep specification")),
+            });
+        }
+        Key::Licenses => o.licenses = text(value),
+        Key::MailType => o.mail_type = text(value),
+        Key::MailUser => o.mail_user = text(value),
+        Key::Mem => {
+            let mb = parse_mem_mb(v.trim()).map_err(|_| invalid("Invalid --mem specification"))?;
+            o.memory = Some(Memory::PerNode(mb));
+        }
+        Key::MemPerCpu => {
+            let mb = parse_mem_mb(v.trim())
+                .map_err(|_| invalid("Invalid --mem-per-cpu specification"))?;
+            o.memory = Some(Memory::PerCpu(mb));
+        }
+        Key::Mincpus => o.mincpus = Some(count(v, "--mincpus")?),
+        Key::Nice => {
+            let nice = match value {
+                None => 100,
+                Some(s) => s.trim().parse::<i64>().map_err(|_| {
+                    invalid("Invalid nice value, must be between -2147483645 and 2147483645")
+                })?,
+            };
+            if nice.abs() > 2_147_483_645 {
+                return Err(invalid(
+                    "Invalid nice value, must be between -2147483645 and 2147483645",
+                ));
+            }
+            o.nice = i32::try_from(nice).ok();
+        }
+        Key::NoRequeue => o.requeue = Some(false),
+        Key::Nodelist => o.nodelist = text(value),
+        Key::Nodes => o.nodes = Some(node_count(v)?),
+        Key::Ntasks => o.ntasks = Some(count(v, "--ntasks")?),
+        Key::NtasksPerCore => o.ntasks_per_core = Some(count(v, "--ntasks-per-core")?),
+        Key::NtasksPerNode => o.ntasks_per_node = Some(count(v, "--ntasks-per-node")?),
+        Key::NtasksPerSocket => o.ntasks_per_socket = Some(count(v, "--ntasks-per-socket")?),
+        Key::OpenMode => {
+            let lower = v.to_ascii_lowercase();
+            o.open_mode = Some(if !lower.is_empty() && "append".starts_with(&lower) {
+                OpenMode::Append
+            } else if !lower.is_empty() && "truncate".starts_with(&lower) {
+                OpenMode::Truncate
+            } else {
+                return Err(invalid(format!("Invalid --open-mode argument: {v}.")));
+            });
+        }
+        Key::Output => o.output = text(value),
+        Key::Overcommit => o.overcommit = true,
+        Key::Oversubscribe => o.sharing = Some(Sharing::Oversubscribe),
+        Key::Parsable => o.parsable = true,
+        Key::Partition => o.partition = text(value),
+        Key::Priority => {
+            let p = v
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|p| *p < u32::MAX - 1)
+                .ok_or_else(|| invalid(format!("Invalid --priority value: {v}")))?;
+            o.priority = Some(p);
+        }
+        Key::Qos => o.qos = text(value),
+        Key::Quiet => o.quiet = true,
+        Key::Reboot => o.reboot = true,
+        Key::Requeue => o.requeue = Some(true),
+        Key::Reservation => o.reservation = text(value),
+        Key::Signal => {
+            check_signal_spec(v)?;
+            o.signal = text(value);
+        }
+        Key::SocketsPerNode => o.sockets_per_node = Some(count(v, "--sockets-per-node")?),
+        Key::TestOnly => o.test_only = true,
+        Key::ThreadsPerCore => o.threads_per_core = Some(count(v, "--threads-per-core")?),
+        Key::Time => {
+            let t = parse_time_limit(v).map_err(|_| invalid("Invalid --time specification"))?;
+            o.time = Some(t.for_job_request());
+        }
+        Key::TimeMin => {
+            let t = parse_time_limit(v).map_err(|_| invalid("Invalid --time-min specification"))?;
+            o.time_min = Some(t.for_job_request());
+        }
+        Key::Tmp => {
+            let mb = parse_mem_mb(v.trim()).map_err(|_| invalid("Invalid --tmp specification"))?;
+            o.tmp_mb = Some(mb);
+        }
+        Key::Verbose => o.verbose += 1,
+        Key::Wait => o.wait = true,
+        Key::Wckey => o.wckey = text(value),
+        Key::Wrap => o.wrap = text(value),
+        Key::Ignored => o.ignored.push(spelled.to_owned()),
+    }
+    Ok(())
+}
+
+/// `--signal=[{R|B}:]<sig_num>[@sig_time]`.
+fn check_signal_spec(spec: &str) -> Result<(), OptError> {
+    let bad = || invalid("Invalid --signal specification");
+    let rest = match spec.split_once(':') {
+        Some((flags, rest))
+            if !flags.is_empty() && flags.chars().all(|c| matches!(c, 'R' | 'B')) =>
+        {
+            rest
+        }
+        Some(_) => return Err(bad()),
+        None => spec,
+    };
+    let (sig, time) = match rest.split_once('@') {
+        Some((s, t)) => (s, Some(t)),
+        None => (rest, None),
+    };
+    parse_signal(sig).ok_or_else(bad)?;
+    if let Some(t) = time {
+        let secs: u32 = t.parse().map_err(|_| bad())?;
+        if secs > 0xffff {
+            return Err(bad());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn opts(s: &str) -> SbatchOpts {
+        parse(&args(s), None, &no_env, NOW).unwrap().unwrap()
+    }
+
+    fn err(s: &str) -> String {
+        parse(&args(s), None, &no_env, NOW).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn option_table() {
+        let o = opts(
+            "-J name -o out.%j -e err -i in -p debug,batch -t 1:00:00 -N 2-3 -n 4 \
+             --ntasks-per-node=2 -c 2 --mem=2G --exclusive -w n[1-2] -x n3 -C intel -O \
+             -D /tmp --hold --parsable -W --comment=hello --test-only --dependency=afterok:5 \
+             -A acct --qos=normal --no-requeue --open-mode=append --priority 7 --nice \
+             -Q -vv --array=0-3%2 --gres=gpu:1 --signal=B:USR1@60 --mail-type=END \
+             --mail-user=a@b --export=NONE",
+        );
+        assert_eq!(o.job_name.as_deref(), Some("name"));
+        assert_eq!(o.output.as_deref(), Some("out.%j"));
+        assert_eq!(o.error.as_deref(), Some("err"));
+        assert_eq!(o.input.as_deref(), Some("in"));
+        assert_eq!(o.partition.as_deref(), Some("debug,batch"));
+        assert_eq!(o.time, Some(TimeLimit::Minutes(60)));
+        assert_eq!(o.nodes, Some((2, Some(3))));
+        assert_eq!(o.ntasks, Some(4));
+        assert_eq!(o.ntasks_per_node, Some(2));
+        assert_eq!(o.cpus_per_task, Some(2));
+        assert_eq!(o.memory, Some(Memory::PerNode(2048)));
+        assert_eq!(o.sharing, Some(Sharing::Exclusive));
+        assert_eq!(o.nodelist.as_deref(), Some("n[1-2]"));
+        assert_eq!(o.exclude.as_deref(), Some("n3"));
+        assert_eq!(o.constraint.as_deref(), Some("intel"));
+        assert!(o.overcommit && o.hold && o.parsable && o.wait && o.test_only && o.quiet);
+        assert_eq!(o.chdir.as_deref(), Some("/tmp"));
+        assert_eq!(o.comment.as_deref(), Some("hello"));
+        assert_eq!(o.dependency.as_deref(), Some("afterok:5"));
+        assert_eq!(o.account.as_deref(), Some("acct"));
+        assert_eq!(o.qos.as_deref(), Some("normal"));
+        assert_eq!(o.requeue, Some(false));
+        assert_eq!(o.open_mode, Some(OpenMode::Append));
+        assert_eq!(o.priority, Some(7));
+        assert_eq!(o.nice, Some(100));
+        assert_eq!(o.verbose, 2);
+        assert_eq!(o.array.as_deref(), Some("0-3%2"));
+        assert_eq!(o.gres.as_deref(), Some("gpu:1"));
+        assert_eq!(o.signal.as_deref(), Some("B:USR1@60"));
+        assert_eq!(o.mail_type.as_deref(), Some("END"));
+        assert_eq!(o.mail_user.as_deref(), Some("a@b"));
+        assert_eq!(o.export.as_deref(), Some("NONE"));
+    }
+
+    #[test]
+    fn long_forms_and_abbreviations() {
+        let o = opts(
+            "--job-n x --part p --time 5 --nodes=1 --mem-per-c=100 --exclus=user --begin=now+60",
+        );
+        assert_eq!(o.job_name.as_deref(), Some("x"));
+        assert_eq!(o.partition.as_deref(), Some("p"));
+        assert_eq!(o.time, Some(TimeLimit::Minutes(5)));
+        assert_eq!(o.nodes, Some((1, None)));
+        assert_eq!(o.memory, Some(Memory::PerCpu(100)));
+        assert_eq!(o.sharing, Some(Sharing::ExclusiveUser));
+        assert_eq!(o.begin_time, Some(NOW + 60));
+        assert_eq!(
+            err("--par x"),
+            "option '--par' is ambiguous; possibilities: '--parsable' '--partition'"
+        );
+        assert_eq!(opts("-t 0").time, Some(TimeLimit::Infinite));
+        assert_eq!(opts("--open-mode=t").open_mode, Some(OpenMode::Truncate));
+        assert_eq!(
+            opts("--cpu-freq=high").ignored,
+            vec!["--cpu-freq".to_owned()]
+        );
+    }
+
+    #[test]
+    fn script_and_its_arguments() {
+        let Invocation::Submit(cli) = parse_command_line(&args("-N1 job.sh -N 2 x")).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(cli.script.as_deref(), Some("job.sh"));
+        assert_eq!(cli.script_args, args("-N 2 x"));
+        assert_eq!(cli.options.len(), 1);
+        let Invocation::Submit(cli) = parse_command_line(&args("--wrap=true")).unwrap() else {
+            panic!()
+        };
+        assert_eq!((cli.script, cli.wrap.as_deref()), (None, Some("true")));
+        assert_eq!(
+            parse_command_line(&args("-p x --vers")).unwrap(),
+            Invocation::Version
+        );
+        assert_eq!(
+            parse_command_line(&args("--help --bogus"))
+                .unwrap_err()
+                .to_string(),
+            "unrecognized option '--bogus'"
+        );
+        assert_eq!(parse_command_line(&args("-h")).unwrap(), Invocation::Help);
+        assert_eq!(
+            parse_command_line(&args("--usage")).unwrap(),
+            Invocation::Usage
+        );
+    }
+
+    #[test]
+    fn values_refused_with_slurm_texts() {
+        assert_eq!(
+            err("--bogus-option --wrap=true"),
+            "unrecognized option '--bogus-option'"
+        );
+        assert_eq!(
+            err("--time=abc --wrap=true"),
+            "Invalid --time specification"
+        );
+        assert_eq!(err("-t 1:2:3:4"), "Invalid --time specification");
+        assert_eq!(err("-n 0"), "Invalid numeric value \"0\" for --ntasks.");
+        assert_eq!(
+            err("-c x"),
+            "Invalid numeric value \"x\" for --cpus-per-task."
+        );
+        assert_eq!(err("-N 3-1"), "Invalid node count specification");
+        assert_eq!(err("-N abc"), "Invalid node count specification");
+        assert_eq!(err("--mem=lots"), "Invalid --mem specification");
+        assert_eq!(
+            err("--mem=99999999999999999999"),
+            "Invalid --mem specification"
+        );
+        assert_eq!(err("--begin=someday"), "Invalid --begin specification");
+        assert_eq!(err("--open-mode=x"), "Invalid --open-mode argument: x.");
+        assert_eq!(err("--signal=FOO"), "Invalid --signal specification");
+        assert_eq!(err("--signal=X:USR1"), "Invalid --signal specification");
+        assert_eq!(err("--exclusive=bad"), "invalid exclusive option bad");
+        assert_eq!(
+            err("--nice=9999999999"),
+            "Invalid nice value, must be between -2147483645 and 2147483645"
+        );
+        assert_eq!(err("-t"), "option requires an argument -- 't'");
+    }
+
+    #[test]
+    fn precedence_cli_over_directives_over_env() {
+        let env = |n: &str| match n {
+            "SBATCH_PARTITION" => Some("envpart".to_owned()),
+            "SBATCH_TIMELIMIT" => Some("7".to_owned()),
+            "SBATCH_JOB_NAME" => Some("envname".to_owned()),
+            "SBATCH_ACCOUNT" => Some("envacct".to_owned()),
+            "SBATCH_WAIT" => Some(String::new()),
+            _ => None,
+        };
+        let script = "#!/bin/sh\n#SBATCH -p scriptpart\n#SBATCH --time=8 -J scriptname\necho\n#SBATCH -A late\n";
+        let o = parse(&args("-J cliname x.sh"), Some(script), &env, NOW)
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.partition.as_deref(), Some("scriptpart"));
+        assert_eq!(o.time, Some(TimeLimit::Minutes(8)));
+        assert_eq!(o.job_name.as_deref(), Some("cliname"));
+        // The directive after the first command is not read.
+        assert_eq!(o.account.as_deref(), Some("envacct"));
+        assert!(o.wait);
+        let o = parse(&args("x.sh"), Some("#!/bin/sh\ntrue\n"), &env, NOW)
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.partition.as_deref(), Some("envpart"));
+        assert_eq!(o.time, Some(TimeLimit::Minutes(7)));
+        let bad_env = |n: &str| (n == "SBATCH_TIMELIMIT").then(|| "abc".to_owned());
+        assert_eq!(
+            parse(&args("x.sh"), None, &bad_env, NOW)
+                .unwrap_err()
+                .to_string(),
+            "Invalid --time specification"
+        );
+    }
+
+    #[test]
+    fn bad_directive_names_its_line() {
+        let e = parse(
+            &args("x.sh"),
+            Some("#!/bin/sh\n\n#SBATCH --bogus\n"),
+            &no_env,
+            NOW,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            OptError::Directive {
+                line: 3,
+                error: GetoptError::UnknownLong("bogus".into())
+            }
+        );
+    }
+
+    #[test]
+    fn every_long_option_is_reachable_by_its_full_name() {
+        for l in LONGS {
+            assert_eq!(opts::find_long(LONGS, l.name).unwrap().name, l.name);
+        }
+        let mut names: Vec<&str> = LONGS.iter().map(|l| l.name).collect();
+        let sorted = {
+            let mut s = names.clone();
+            s.sort_unstable();
+            s
+        };
+        assert_eq!(names, sorted);
+        names.dedup();
+        assert_eq!(names.len(), LONGS.len());
+    }
+}

@@ -1,0 +1,648 @@
+//! `scancel`: cancel jobs, or send them a signal.
+//!
+//! Jobs are named by id (`12`, `12_3`, `12_[1-3]`, several per argument
+//! with commas) and/or selected by filters (`-u`, `-t`, `-n`, `-p`, ...);
+//! both together narrow the ids to the jobs that match. One request carries
+//! the whole selection and the controller answers job by job, so scancel
+//! reports each failure as Slurm does: quietly for jobs that no longer
+//! exist or are already done (unless `-v`), as an error otherwise.
+
+use std::ffi::OsString;
+use std::io;
+
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+
+use crate::client::{
+    block_on, current_uid, print_error, uid_for_name, ClientConfig, Controller, RpcError,
+};
+use crate::opts::{self, parse_signal, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
+use crate::output::{version_line, Output};
+
+const PROG: &str = "scancel";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Account,
+    Batch,
+    Clusters,
+    Full,
+    Help,
+    Hurry,
+    Interactive,
+    Me,
+    Name,
+    Nodelist,
+    Partition,
+    Qos,
+    Quiet,
+    Reservation,
+    Signal,
+    State,
+    Usage,
+    User,
+    Verbose,
+    Version,
+    Ignored,
+}
+
+macro_rules! long {
+    ($name:literal, $arg:ident, $key:ident) => {
+        LongOpt {
+            name: $name,
+            has_arg: HasArg::$arg,
+            key: Key::$key,
+        }
+    };
+}
+
+macro_rules! short {
+    ($c:literal, $arg:ident, $key:ident) => {
+        ShortOpt {
+            letter: $c,
+            has_arg: HasArg::$arg,
+            key: Key::$key,
+        }
+    };
+}
+
+const SHORTS: &[ShortOpt<Key>] = &[
+    short!('A', Required, Account),
+    short!('b', No, Batch),
+    short!('f', No, Full),
+    short!('H', No, Hurry),
+    short!('h', No, Help),
+    short!('i', No, Interactive),
+    short!('M', Required, Clusters),
+    short!('n', Required, Name),
+    short!('p', Required, Partition),
+    short!('Q', No, Quiet),
+    short!('q', Required, Qos),
+    short!('R', Required, Reservation),
+    short!('s', Required, Signal),
+    short!('t', Required, State),
+    short!('u', Required, User),
+    short!('V', No, Version),
+    short!('v', No, Verbose),
+    short!('w', Required, Nodelist),
+];
+
+const LONGS: &[LongOpt<Key>] = &[
+    long!("account", Required, Account),
+    long!("batch", No, Batch),
+    long!("cluster", Required, Clusters),
+    long!("clusters", Required, Clusters),
+    long!("ctld", No, Ignored),
+    long!("full", No, Full),
+    long!("help", No, Help),
+    long!("hurry", No, Hurry),
+    long!("interactive", No, Interactive),
+    long!("jobname", Required, Name),
+    long!("me", No, Me),
+    long!("name", Required, Name),
+    long!("nodelist", Required, Nodelist),
+    long!("partition", Required, Partition),
+    long!("qos", Required, Qos),
+    long!("quiet", No, Quiet),
+    long!("reservation", Required, Reservation),
+    long!("sibling", Required, Ignored),
+    long!("signal", Required, Signal),
+    long!("state", Required, State),
+    long!("usage", No, Usage),
+    long!("user", Required, User),
+    long!("verbose", No, Verbose),
+    long!("version", No, Version),
+    long!("wckey", Required, Ignored),
+];
+
+/// A job named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobRef {
+    Job(u32),
+    /// `ID_TASKS`: tasks of an array, as written after the underscore.
+    ArrayTasks {
+        job: u32,
+        tasks: String,
+    },
+}
+
+impl std::fmt::Display for JobRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Job(id) => write!(f, "{id}"),
+            Self::ArrayTasks { job, tasks } => write!(f, "{job}_{tasks}"),
+        }
+    }
+}
+
+/// What the arguments ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invocation {
+    Help,
+    Usage,
+    Version,
+    Cancel(Box<Request>),
+}
+
+/// A cancellation (or signal) request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Request {
+    pub jobs: Vec<JobRef>,
+    pub filter: v1::JobFilter,
+    pub signal: Option<u32>,
+    pub batch: bool,
+    pub full: bool,
+    pub hurry: bool,
+    pub verbose: u32,
+    pub quiet: bool,
+    pub interactive: bool,
+}
+
+/// A command line scancel refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScancelError {
+    /// Printed as `scancel: <getopt text>` and the "Try" line.
+    Getopt(GetoptError),
+    /// Printed as `scancel: error: <text>`.
+    Invalid(String),
+}
+
+impl std::fmt::Display for ScancelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Getopt(e) => write!(f, "{e}"),
+            Self::Invalid(t) => f.write_str(t),
+        }
+    }
+}
+
+impl std::error::Error for ScancelError {}
+
+fn invalid(text: impl Into<String>) -> ScancelError {
+    ScancelError::Invalid(text.into())
+}
+
+/// One job id argument: `12`, `12_3`, `12_[1-3]`.
+pub fn parse_job_ref(s: &str) -> Option<JobRef> {
+    let digits = |t: &str| -> Option<u32> {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        t.parse::<u32>().ok().filter(|id| *id > 0)
+    };
+    match s.split_once('_') {
+        None => digits(s).map(JobRef::Job),
+        Some((job, tasks)) => {
+            let job = digits(job)?;
+            let inner = tasks
+                .strip_prefix('[')
+                .and_then(|t| t.strip_suffix(']'))
+                .unwrap_or(tasks);
+            let valid = !inner.is_empty()
+                && inner
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b',' | b'%' | b':'));
+            valid.then(|| JobRef::ArrayTasks {
+                job,
+                tasks: tasks.to_owned(),
+            })
+        }
+    }
+}
+
+/// `--state` names scancel accepts.
+fn parse_state(s: &str) -> Option<v1::JobState> {
+    match s.to_ascii_uppercase().as_str() {
+        "PD" | "PENDING" => Some(v1::JobState::Pending),
+        "R" | "RUNNING" => Some(v1::JobState::Running),
+        "S" | "SUSPENDED" => Some(v1::JobState::Suspended),
+        _ => None,
+    }
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Reads the arguments (without the program name). `uid_of` resolves user
+/// names; `me` is the caller's uid.
+pub fn parse(
+    args: &[String],
+    uid_of: &dyn Fn(&str) -> Option<u32>,
+    me: u32,
+) -> Result<Invocation, ScancelError> {
+    let split =
+        opts::split(args, SHORTS, LONGS, Ordering::Permute).map_err(ScancelError::Getopt)?;
+    let mut r = Request::default();
+    for found in &split.options {
+        let v = found.value.as_deref().unwrap_or("");
+        match found.key {
+            Key::Help => return Ok(Invocation::Help),
+            Key::Usage => return Ok(Invocation::Usage),
+            Key::Version => return Ok(Invocation::Version),
+            Key::Account => r.filter.accounts.extend(list(v)),
+            Key::Batch => r.batch = true,
+            Key::Clusters | Key::Ignored => {}
+            Key::Full => r.full = true,
+            Key::Hurry => r.hurry = true,
+            Key::Interactive => r.interactive = true,
+            Key::Me => r.filter.user_ids.push(me),
+            Key::Name => r.filter.names.extend(list(v)),
+            Key::Nodelist => r.filter.nodelist = v.to_owned(),
+            Key::Partition => r.filter.partitions.extend(list(v)),
+            Key::Qos => r.filter.qos.extend(list(v)),
+            Key::Quiet => r.quiet = true,
+            Key::Reservation => r.filter.reservations.extend(list(v)),
+            Key::Signal => {
+                r.signal = Some(
+                    parse_signal(v).ok_or_else(|| invalid(format!("Unknown job signal: {v}")))?,
+                );
+            }
+            Key::State => {
+                for s in list(v) {
+                    let state = parse_state(&s).ok_or_else(|| {
+                        invalid(format!(
+                            "Invalid job state specified: {s}\nValid job states are PENDING, RUNNING, and SUSPENDED"
+                        ))
+                    })?;
+                    r.filter.states.push(state as i32);
+                }
+            }
+            Key::User => {
+                for u in list(v) {
+                    let uid =
+                        uid_of(&u).ok_or_else(|| invalid(format!("Invalid user name: {u}")))?;
+                    r.filter.user_ids.push(uid);
+                }
+            }
+            Key::Verbose => r.verbose += 1,
+        }
+    }
+    for operand in &split.operands {
+        for id in operand.split(',').filter(|s| !s.is_empty()) {
+            let job = parse_job_ref(id).ok_or_else(|| invalid(format!("Invalid job id {id}")))?;
+            r.jobs.push(job);
+        }
+        if operand.split(',').all(str::is_empty) {
+            return Err(invalid(format!("Invalid job id {operand}")));
+        }
+    }
+    let has_filter = !r.filter.user_ids.is_empty()
+        || !r.filter.states.is_empty()
+        || !r.filter.names.is_empty()
+        || !r.filter.partitions.is_empty()
+        || !r.filter.accounts.is_empty()
+        || !r.filter.qos.is_empty()
+        || !r.filter.reservations.is_empty()
+        || !r.filter.nodelist.is_empty();
+    if r.jobs.is_empty() && !has_filter {
+        return Err(invalid("No job identification provided"));
+    }
+    for job in &r.jobs {
+        match job {
+            JobRef::Job(id) => r.filter.job_ids.push(*id),
+            JobRef::ArrayTasks { job, tasks } => r.filter.array_tasks.push(v1::ArrayTaskSelector {
+                array_job_id: *job,
+                task_spec: tasks.clone(),
+            }),
+        }
+    }
+    Ok(Invocation::Cancel(Box::new(r)))
+}
+
+/// Runs `scancel` with the process's arguments (the program name first).
+pub fn run(args: Vec<OsString>) -> i32 {
+    let stdout = io::stdout();
+    let mut stdout = io::BufWriter::new(stdout.lock());
+    let stderr = io::stderr();
+    let mut stderr = stderr.lock();
+    let mut out = Output::new(&mut stdout, &mut stderr);
+    let code = run_with(&args, &mut out);
+    let _ = out.flush();
+    code
+}
+
+/// [`run`] with the output streams handed in.
+pub fn run_with(args: &[OsString], out: &mut Output<'_>) -> i32 {
+    let words: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let request = match parse(&words, &uid_for_name, current_uid()) {
+        Ok(Invocation::Help) => return print_text(out, HELP),
+        Ok(Invocation::Usage) => return print_text(out, USAGE),
+        Ok(Invocation::Version) => return print_text(out, &version_line()),
+        Ok(Invocation::Cancel(r)) => r,
+        Err(ScancelError::Getopt(e)) => {
+            out.error_line(&format!("{PROG}: {e}"));
+            out.error_line(&format!("Try \"{PROG} --help\" for more information"));
+            return 1;
+        }
+        Err(ScancelError::Invalid(text)) => {
+            for line in text.lines() {
+                print_error(out, PROG, line);
+            }
+            return 1;
+        }
+    };
+    if request.interactive {
+        print_error(out, PROG, "--interactive is not supported");
+        return 1;
+    }
+    let config = match ClientConfig::load() {
+        Ok(c) => c,
+        Err(e) => {
+            print_error(out, PROG, e);
+            return 1;
+        }
+    };
+    let mut controller = match Controller::new(&config) {
+        Ok(c) => c,
+        Err(e) => {
+            print_error(out, PROG, e);
+            return 1;
+        }
+    };
+    block_on(cancel(&mut controller, &request, out))
+}
+
+fn print_text(out: &mut Output<'_>, text: &str) -> i32 {
+    match out.line(text.trim_end_matches('\n')) {
+        Ok(()) => 0,
+        Err(e) => {
+            print_error(out, PROG, e);
+            1
+        }
+    }
+}
+
+/// Sends the request and reports each job's outcome.
+async fn cancel(controller: &mut Controller, r: &Request, out: &mut Output<'_>) -> i32 {
+    if r.verbose > 0 {
+        for job in &r.jobs {
+            out.error_line(&verbose_line(r, &job.to_string()));
+        }
+    }
+    let reply = match r.signal {
+        Some(signal) => {
+            let request = v1::SignalJobRequest {
+                filter: Some(r.filter.clone()),
+                signal,
+                batch_only: r.batch,
+                full: r.full,
+            };
+            controller
+                .call(|mut c| {
+                    let request = request.clone();
+                    async move { c.signal_job(request).await }
+                })
+                .await
+        }
+        _ => {
+            let request = v1::CancelJobRequest {
+                filter: Some(r.filter.clone()),
+                batch_only: r.batch,
+                full: r.full,
+                hurry: r.hurry,
+            };
+            controller
+                .call(|mut c| {
+                    let request = request.clone();
+                    async move { c.cancel_job(request).await }
+                })
+                .await
+        }
+    };
+    let results = match reply {
+        Ok(reply) => reply.results,
+        // A whole-call refusal concerns every job named.
+        Err(e) if !r.jobs.is_empty() && !is_transport(&e) => {
+            r.jobs.iter().map(|j| named_result(j, e.code)).collect()
+        }
+        Err(e) if !r.jobs.is_empty() => {
+            for job in &r.jobs {
+                print_error(out, PROG, format!("Kill job error on job id {job}: {e}"));
+            }
+            return 1;
+        }
+        Err(e) => {
+            print_error(out, PROG, format!("slurm_load_jobs error: {e}"));
+            return 1;
+        }
+    };
+    report(r, &results, out)
+}
+
+fn is_transport(e: &RpcError) -> bool {
+    matches!(
+        e.code,
+        ErrorCode::ControllerConnect
+            | ErrorCode::ControllerSend
+            | ErrorCode::ControllerReceive
+            | ErrorCode::CommunicationConnection
+            | ErrorCode::SocketTimeout
+    )
+}
+
+fn named_result(job: &JobRef, code: ErrorCode) -> v1::JobActionResult {
+    let (job_id, array_task_id) = match job {
+        JobRef::Job(id) => (*id, None),
+        JobRef::ArrayTasks { job, tasks } => (*job, tasks.parse::<u32>().ok()),
+    };
+    v1::JobActionResult {
+        job_id,
+        array_task_id,
+        error_code: code.number(),
+        error_detail: String::new(),
+    }
+}
+
+fn verbose_line(r: &Request, job: &str) -> String {
+    match r.signal {
+        Some(sig) => format!("{PROG}: Signal {sig} to job {job}"),
+        None => format!("{PROG}: Terminating job {job}"),
+    }
+}
+
+/// Prints the per-job outcomes; the exit status is 1 when a job failed for
+/// a reason other than being gone or already finished.
+pub fn report(r: &Request, results: &[v1::JobActionResult], out: &mut Output<'_>) -> i32 {
+    let mut code = 0;
+    for result in results {
+        let id = match result.array_task_id {
+            Some(task) => format!("{}_{task}", result.job_id),
+            None => result.job_id.to_string(),
+        };
+        let named = r.jobs.iter().any(|j| j.to_string() == id);
+        if r.verbose > 0 && !named {
+            out.error_line(&verbose_line(r, &id));
+        }
+        if result.error_code == 0 {
+            continue;
+        }
+        let err = ErrorCode::from_number_or_unspecified(result.error_code);
+        let quiet_kind = matches!(err, ErrorCode::InvalidJobId | ErrorCode::AlreadyDone);
+        if !quiet_kind {
+            code = 1;
+        }
+        if r.verbose > 0 || !quiet_kind {
+            print_error(out, PROG, format!("Kill job error on job id {id}: {err}"));
+        }
+    }
+    code
+}
+
+const USAGE: &str = "\
+Usage: scancel [-A account] [--batch] [--full] [--interactive] [-n job_name]
+               [-p partition] [-Q] [-q qos] [-R reservation] [-s signal | integer]
+               [-t PENDING | RUNNING | SUSPENDED] [--usage] [-u user_name]
+               [--hurry] [-V] [-v] [-w hostlist] [--me] [job_id[_array_id][.step_id]]
+";
+
+const HELP: &str = "\
+Usage: scancel [OPTIONS] [job_id[_array_id][.step_id]]
+  -A, --account=account           act only on jobs charging this account
+  -b, --batch                     signal batch shell for specified job
+  -f, --full                      signal batch shell and all steps for specified job
+  -H, --hurry                     avoid burst buffer stage out
+  -i, --interactive               require response from user for each job
+  -M, --clusters                  clusters to issue commands to
+      --me                        act only on jobs of the calling user
+  -n, --name=job_name             act only on jobs with this name
+  -p, --partition=partition       act only on jobs in this partition
+  -Q, --quiet                     disable warnings
+  -q, --qos=qos                   act only on jobs with this quality of service
+  -R, --reservation=reservation   act only on jobs with this reservation
+  -s, --signal=name | integer     signal to send to job, default is SIGKILL
+  -t, --state=states              act only on jobs in this state.  Valid job
+                                  states are PENDING, RUNNING and SUSPENDED
+  -u, --user=user_name            act only on jobs of this user
+  -V, --version                   output version information and exit
+  -v, --verbose                   verbosity level
+  -w, --nodelist                  act only on jobs on these nodes
+
+Help options:
+  --help                          show this help message
+  --usage                         display brief usage message
+";
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    fn uid_of(name: &str) -> Option<u32> {
+        match name {
+            "root" => Some(0),
+            "alice" => Some(1000),
+            _ => name.parse().ok(),
+        }
+    }
+
+    fn req(s: &str) -> Request {
+        match parse(&args(s), &uid_of, 42).unwrap() {
+            Invocation::Cancel(r) => *r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn err(s: &str) -> String {
+        parse(&args(s), &uid_of, 42).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn job_ids_and_arrays() {
+        let r = req("12 13,14 15_3 16_[1-3]");
+        assert_eq!(r.filter.job_ids, vec![12, 13, 14]);
+        assert_eq!(r.filter.array_tasks.len(), 2);
+        assert_eq!(r.filter.array_tasks[0].array_job_id, 15);
+        assert_eq!(r.filter.array_tasks[0].task_spec, "3");
+        assert_eq!(r.filter.array_tasks[1].task_spec, "[1-3]");
+        assert_eq!(r.jobs[3].to_string(), "15_3");
+        assert_eq!(parse_job_ref("0"), None);
+        assert_eq!(parse_job_ref("99999999999"), None);
+        assert_eq!(parse_job_ref("12_"), None);
+        assert_eq!(parse_job_ref("_3"), None);
+        assert_eq!(parse_job_ref("12_[x]"), None);
+        assert_eq!(parse_job_ref("١٢"), None);
+    }
+
+    #[test]
+    fn filters_and_signals() {
+        let r = req("-u root,alice -t PD,running -n a -p debug -s USR1 -b -vv --me");
+        assert_eq!(r.filter.user_ids, vec![0, 1000, 42]);
+        assert_eq!(
+            r.filter.states,
+            vec![v1::JobState::Pending as i32, v1::JobState::Running as i32]
+        );
+        assert_eq!(r.filter.names, vec!["a"]);
+        assert_eq!(r.filter.partitions, vec!["debug"]);
+        assert_eq!(r.signal, Some(10));
+        assert!(r.batch);
+        assert_eq!(r.verbose, 2);
+        assert_eq!(req("--signal=9 5").signal, Some(9));
+        assert_eq!(req("--name x").filter.names, vec!["x"]);
+    }
+
+    #[test]
+    fn refusals_with_slurm_texts() {
+        assert_eq!(err("abc"), "Invalid job id abc");
+        assert_eq!(err("12,x"), "Invalid job id x");
+        assert_eq!(err(""), "No job identification provided");
+        assert_eq!(err("-u nobody-here"), "Invalid user name: nobody-here");
+        assert_eq!(err("-s FOO 1"), "Unknown job signal: FOO");
+        assert!(err("-t done").starts_with("Invalid job state specified: done"));
+        assert_eq!(err("--bogus"), "unrecognized option '--bogus'");
+        assert_eq!(
+            parse(&args("--vers"), &uid_of, 0).unwrap(),
+            Invocation::Version
+        );
+    }
+
+    fn run_report(r: &Request, results: &[v1::JobActionResult]) -> (String, i32) {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        let code = report(r, results, &mut out);
+        assert!(o.is_empty());
+        (String::from_utf8(e).unwrap(), code)
+    }
+
+    #[test]
+    fn unknown_jobs_are_silent_unless_verbose() {
+        let gone = [named_result(&JobRef::Job(999999), ErrorCode::InvalidJobId)];
+        assert_eq!(run_report(&req("999999"), &gone), (String::new(), 0));
+        assert_eq!(
+            run_report(&req("-v 999999"), &gone),
+            (
+                "scancel: error: Kill job error on job id 999999: Invalid job id specified\n"
+                    .into(),
+                0
+            )
+        );
+        let denied = [named_result(&JobRef::Job(5), ErrorCode::AccessDenied)];
+        assert_eq!(
+            run_report(&req("5"), &denied),
+            (
+                "scancel: error: Kill job error on job id 5: Access/permission denied\n".into(),
+                1
+            )
+        );
+        let ok = [v1::JobActionResult {
+            job_id: 7,
+            ..Default::default()
+        }];
+        assert_eq!(
+            run_report(&req("-v -u root"), &ok),
+            ("scancel: Terminating job 7\n".into(), 0)
+        );
+    }
+}

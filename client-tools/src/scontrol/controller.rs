@@ -1,0 +1,697 @@
+//! The `scontrol` commands that talk to slurmctld: `ping`, `show
+//! job|node|partition|config`, `hold`, `uhold`, `release`, `requeue`,
+//! `requeuehold`, `update` and `reconfigure`.
+//!
+//! Parsing ([`parse_job_list`], [`parse_update`]) is pure and refuses bad
+//! input with Slurm's texts before anything is sent; [`execute`] connects,
+//! makes the call and prints the outcome. The `show` records are rendered
+//! by [`crate::format::scontrol`].
+
+use std::fmt;
+
+use slurm_common::auth::unix_now;
+use slurm_common::size::parse_mem_mb;
+use slurm_common::time::{parse_time_limit, parse_timestamp, TimeLimit};
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+
+use super::{EnvLookup, Options};
+use crate::client::{block_on, ClientConfig, Controller, RpcError};
+use crate::format::{scontrol as render, Ctx};
+use crate::output::Output;
+use crate::scancel::{parse_job_ref, JobRef};
+
+/// A command for the controller, parsed and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CtlCommand {
+    Ping,
+    Reconfigure,
+    ShowJobs {
+        id: Option<String>,
+    },
+    ShowNodes {
+        name: Option<String>,
+    },
+    ShowPartitions {
+        name: Option<String>,
+    },
+    ShowConfig,
+    /// `hold` (administrator hold) or `uhold` (user hold).
+    Hold {
+        filter: v1::JobFilter,
+        user: bool,
+    },
+    Release {
+        filter: v1::JobFilter,
+    },
+    Requeue {
+        filter: v1::JobFilter,
+        hold: bool,
+    },
+    UpdateJob(Box<v1::UpdateJobRequest>),
+    UpdateNode(Box<v1::UpdateNodeRequest>),
+}
+
+/// A controller command line refused before sending, with the lines Slurm
+/// prints (on standard error, exit status 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CtlError(pub Vec<String>);
+
+impl fmt::Display for CtlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("\n"))
+    }
+}
+
+impl std::error::Error for CtlError {}
+
+fn refuse(lines: &[&str]) -> CtlError {
+    CtlError(lines.iter().map(|l| (*l).to_owned()).collect())
+}
+
+/// Job ids for `hold`, `release`, `requeue`: words with comma-separated
+/// ids (`8`, `8,9`, `10_2`).
+pub fn parse_job_list(args: &[String]) -> Result<v1::JobFilter, CtlError> {
+    let mut filter = v1::JobFilter::default();
+    for word in args {
+        for id in word.split(',').filter(|s| !s.is_empty()) {
+            match parse_job_ref(id) {
+                Some(JobRef::Job(job)) => filter.job_ids.push(job),
+                Some(JobRef::ArrayTasks { job, tasks }) => {
+                    filter.array_tasks.push(v1::ArrayTaskSelector {
+                        array_job_id: job,
+                        task_spec: tasks,
+                    });
+                }
+                None => return Err(refuse(&["Invalid job id specified"])),
+            }
+        }
+    }
+    if filter.job_ids.is_empty() && filter.array_tasks.is_empty() {
+        return Err(refuse(&["Invalid job id specified"]));
+    }
+    Ok(filter)
+}
+
+fn time_limit(t: TimeLimit) -> v1::TimeLimit {
+    v1::TimeLimit {
+        limit: Some(match t {
+            TimeLimit::Minutes(m) => v1::time_limit::Limit::Minutes(m),
+            TimeLimit::Infinite => v1::time_limit::Limit::Unlimited(true),
+        }),
+    }
+}
+
+fn unsupported(arg: &str) -> CtlError {
+    CtlError(vec![
+        format!("Update of this parameter is not supported: {arg}"),
+        "Request aborted".to_owned(),
+    ])
+}
+
+fn invalid_value(what: &str, value: &str) -> CtlError {
+    CtlError(vec![format!("Invalid {what} value: {value}")])
+}
+
+/// `update Key=Value ...` for a job (`JobId=`) or nodes (`NodeName=`).
+pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
+    let pairs: Vec<(&str, &str, &str)> = args
+        .iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) => (k, v, a.as_str()),
+            None => (a.as_str(), "", a.as_str()),
+        })
+        .collect();
+    let has = |name: &str| pairs.iter().any(|(k, _, _)| k.eq_ignore_ascii_case(name));
+    if has("JobId") {
+        parse_update_job(&pairs, now)
+    } else if has("NodeName") {
+        parse_update_node(&pairs)
+    } else {
+        Err(refuse(&[
+            "No valid entity in update command",
+            "Input line must include \"NodeName\", \"PartitionName\", \"Reservation/ReservationName\", \"JobId\", \"StepId\", \"FrontendName\", \"SuspendExcNodes\", \"SuspendExcParts\", \"SuspendExcStates\" or \"Layouts\"",
+        ]))
+    }
+}
+
+fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand, CtlError> {
+    let mut r = v1::UpdateJobRequest::default();
+    let some = |v: &str| Some(v.to_owned());
+    let count = |what: &str, v: &str| -> Result<u32, CtlError> {
+        v.trim().parse::<u32>().map_err(|_| invalid_value(what, v))
+    };
+    for (key, value, arg) in pairs {
+        let v = *value;
+        match key.to_ascii_lowercase().as_str() {
+            "jobid" => r.filter = Some(parse_job_list(&[v.to_owned()])?),
+            "timelimit" => {
+                let t = parse_time_limit(v).map_err(|_| invalid_value("TimeLimit", v))?;
+                r.time_limit = Some(time_limit(t));
+            }
+            "timemin" => {
+                let t = parse_time_limit(v).map_err(|_| invalid_value("TimeMin", v))?;
+                r.time_min_minutes = Some(match t {
+                    TimeLimit::Minutes(m) => m,
+                    TimeLimit::Infinite => u32::MAX - 2,
+                });
+            }
+            "partition" => r.partition = some(v),
+            "name" | "jobname" => r.name = some(v),
+            "account" => r.account = some(v),
+            "qos" => r.qos = some(v),
+            "comment" => r.comment = some(v),
+            "dependency" => r.dependency = some(v),
+            "nice" => {
+                let n = v
+                    .trim()
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|n| n.unsigned_abs() <= 2_147_483_645)
+                    .ok_or_else(|| invalid_value("Nice", v))?;
+                r.nice = Some(n);
+            }
+            "priority" => r.priority = Some(count("Priority", v)?),
+            "numnodes" | "reqnodes" => {
+                let (min, max) = match v.split_once('-') {
+                    Some((a, b)) => (count("NumNodes", a)?, Some(count("NumNodes", b)?)),
+                    None => (count("NumNodes", v)?, None),
+                };
+                if max.is_some_and(|m| m < min) {
+                    return Err(invalid_value("NumNodes", v));
+                }
+                r.min_nodes = Some(min);
+                r.max_nodes = max;
+            }
+            "numtasks" | "reqprocs" => r.ntasks = Some(count("NumTasks", v)?),
+            "cpuspertask" => r.cpus_per_task = Some(count("CPUsPerTask", v)?),
+            "minmemorynode" => {
+                let mb = parse_mem_mb(v.trim()).map_err(|_| invalid_value("MinMemoryNode", v))?;
+                r.memory = Some(v1::update_job_request::Memory::MemPerNodeMb(mb));
+            }
+            "minmemorycpu" => {
+                let mb = parse_mem_mb(v.trim()).map_err(|_| invalid_value("MinMemoryCPU", v))?;
+                r.memory = Some(v1::update_job_request::Memory::MemPerCpuMb(mb));
+            }
+            "starttime" | "begintime" => {
+                let t = parse_timestamp(v, now).map_err(|_| invalid_value("StartTime", v))?;
+                r.begin_time = Some(t);
+            }
+            "deadline" => {
+                let t = parse_timestamp(v, now).map_err(|_| invalid_value("Deadline", v))?;
+                r.deadline = Some(t);
+            }
+            "features" => r.features = some(v),
+            "reqnodelist" | "nodelist" => r.required_nodes = some(v),
+            "excnodelist" => r.excluded_nodes = some(v),
+            "requeue" => {
+                r.requeue = Some(match v.trim() {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(invalid_value("Requeue", v)),
+                });
+            }
+            "reservation" => r.reservation = some(v),
+            "workdir" => r.work_dir = some(v),
+            "stdout" => r.stdout_path = some(v),
+            "stderr" => r.stderr_path = some(v),
+            "arraytaskthrottle" => {
+                r.array_task_throttle = Some(
+                    v.trim()
+                        .parse::<u32>()
+                        .map_err(|_| invalid_value("ArrayTaskThrottle", v))?,
+                )
+            }
+            "gres" => r.gres = some(v),
+            "licenses" => r.licenses = some(v),
+            "wckey" => r.wckey = some(v),
+            "mailtype" => r.mail_type = some(v),
+            "mailuser" => r.mail_user = some(v),
+            _ => return Err(unsupported(arg)),
+        }
+    }
+    Ok(CtlCommand::UpdateJob(Box::new(r)))
+}
+
+/// `State=` values of `update NodeName=`.
+fn node_state(v: &str) -> Option<v1::NodeStateUpdate> {
+    use v1::NodeStateUpdate as S;
+    Some(match v.to_ascii_uppercase().as_str() {
+        "DRAIN" => S::Drain,
+        "RESUME" => S::Resume,
+        "UNDRAIN" => S::Undrain,
+        "DOWN" => S::Down,
+        "FAIL" => S::Fail,
+        "IDLE" => S::Idle,
+        "FUTURE" => S::Future,
+        "POWER_DOWN" => S::PowerDown,
+        "POWER_UP" => S::PowerUp,
+        "CANCEL_REBOOT" => S::CancelReboot,
+        _ => return None,
+    })
+}
+
+fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlError> {
+    let mut r = v1::UpdateNodeRequest::default();
+    let some = |v: &str| Some(v.to_owned());
+    for (key, value, arg) in pairs {
+        let v = *value;
+        match key.to_ascii_lowercase().as_str() {
+            "nodename" => r.nodes = v.to_owned(),
+            "state" => {
+                let s = node_state(v).ok_or_else(|| {
+                    CtlError(vec![
+                        format!("Invalid input: {arg}"),
+                        "Request aborted".to_owned(),
+                        "Valid states are: CANCEL_REBOOT DOWN DRAIN FAIL FUTURE IDLE POWER_DOWN POWER_UP RESUME UNDRAIN".to_owned(),
+                    ])
+                })?;
+                r.state = s as i32;
+            }
+            "reason" => r.reason = some(v),
+            "features" | "availablefeatures" => r.features = some(v),
+            "activefeatures" => r.active_features = some(v),
+            "gres" => r.gres = some(v),
+            "weight" => {
+                r.weight = Some(
+                    v.trim()
+                        .parse::<u32>()
+                        .map_err(|_| invalid_value("Weight", v))?,
+                );
+            }
+            "comment" => r.comment = some(v),
+            _ => return Err(unsupported(arg)),
+        }
+    }
+    use v1::NodeStateUpdate as S;
+    let needs_reason = [S::Down as i32, S::Drain as i32, S::Fail as i32].contains(&r.state);
+    if needs_reason && r.reason.as_deref().is_none_or(str::is_empty) {
+        return Err(refuse(&[
+            "You must specify a reason when DOWNING or DRAINING a node. Request denied",
+        ]));
+    }
+    Ok(CtlCommand::UpdateNode(Box::new(r)))
+}
+
+/// Runs a controller command and returns its exit status.
+pub fn execute(
+    command: &CtlCommand,
+    options: &Options,
+    env: EnvLookup<'_>,
+    out: &mut Output<'_>,
+) -> i32 {
+    let config = match ClientConfig::load_with(env) {
+        Ok(c) => c,
+        Err(e) => {
+            out.error_line(&format!("scontrol: error: {e}"));
+            return 1;
+        }
+    };
+    let mut controller = match Controller::new(&config) {
+        Ok(c) => c,
+        Err(e) => {
+            out.error_line(&format!("scontrol: error: {e}"));
+            return 1;
+        }
+    };
+    block_on(run(command, options, &mut controller, out))
+}
+
+/// Prints `text` (which ends with a newline, or is empty) as is.
+fn print_block(out: &mut Output<'_>, text: &str) -> i32 {
+    if text.is_empty() {
+        return 0;
+    }
+    match out.line(text.strip_suffix('\n').unwrap_or(text)) {
+        Ok(()) => 0,
+        Err(e) => {
+            out.error_line(&format!("scontrol: error: {e}"));
+            1
+        }
+    }
+}
+
+fn fail(out: &mut Output<'_>, prefix: &str, e: &RpcError) -> i32 {
+    out.error_line(&format!("{prefix}: {e}"));
+    1
+}
+
+/// Reports per-job results as `<error> for job <id>`; 1 if any failed.
+fn report_results(out: &mut Output<'_>, results: &[v1::JobActionResult]) -> i32 {
+    let mut code = 0;
+    for r in results.iter().filter(|r| r.error_code != 0) {
+        let id = match r.array_task_id {
+            Some(t) => format!("{}_{t}", r.job_id),
+            None => r.job_id.to_string(),
+        };
+        let err = ErrorCode::from_number_or_unspecified(r.error_code);
+        out.error_line(&format!("{err} for job {id}"));
+        code = 1;
+    }
+    code
+}
+
+async fn run(
+    command: &CtlCommand,
+    options: &Options,
+    c: &mut Controller,
+    out: &mut Output<'_>,
+) -> i32 {
+    let oneliner = options.oneliner;
+    match command {
+        CtlCommand::Ping => ping(c, out).await,
+        CtlCommand::Reconfigure => {
+            match c
+                .call(|mut cl| async move { cl.reconfigure(v1::ReconfigureRequest {}).await })
+                .await
+            {
+                Ok(_) => 0,
+                Err(e) => fail(out, "slurm_reconfigure error", &e),
+            }
+        }
+        CtlCommand::ShowJobs { id } => {
+            let mut filter = v1::JobFilter::default();
+            if let Some(id) = id {
+                match parse_job_list(std::slice::from_ref(id)) {
+                    Ok(f) => filter = f,
+                    Err(_) => {
+                        out.error_line("slurm_load_jobs error: Invalid job id specified");
+                        return 1;
+                    }
+                }
+            }
+            let request = v1::GetJobsRequest {
+                filter: Some(filter),
+                changed_since: 0,
+                detail: options.details > 0,
+            };
+            let reply = c
+                .call(|mut cl| {
+                    let request = request.clone();
+                    async move { cl.get_jobs(request).await }
+                })
+                .await;
+            match reply {
+                Ok(r) if r.jobs.is_empty() && id.is_some() => {
+                    out.error_line("slurm_load_jobs error: Invalid job id specified");
+                    1
+                }
+                Ok(r) if r.jobs.is_empty() => print_block(out, "No jobs in the system\n"),
+                Ok(mut r) => {
+                    // Names are resolved where the command runs, as Slurm's
+                    // scontrol does: the controller sends ids.
+                    let mut names = std::collections::HashMap::new();
+                    for job in r.jobs.iter_mut().filter(|j| j.group_name.is_empty()) {
+                        if let Some(name) = names
+                            .entry(job.group_id)
+                            .or_insert_with(|| crate::client::group_name(job.group_id))
+                        {
+                            job.group_name.clone_from(name);
+                        }
+                    }
+                    print_block(
+                        out,
+                        &render::show_jobs(&r.jobs, oneliner, &Ctx::system(unix_now())),
+                    )
+                }
+                Err(e) => fail(out, "slurm_load_jobs error", &e),
+            }
+        }
+        CtlCommand::ShowNodes { name } => {
+            let request = v1::GetNodesRequest {
+                names: name.iter().cloned().collect(),
+                partitions: Vec::new(),
+                changed_since: 0,
+            };
+            let reply = c
+                .call(|mut cl| {
+                    let request = request.clone();
+                    async move { cl.get_nodes(request).await }
+                })
+                .await;
+            match reply {
+                Ok(r) if r.nodes.is_empty() => match name {
+                    Some(n) => {
+                        out.error_line(&format!("Node {n} not found"));
+                        1
+                    }
+                    None => print_block(out, "No nodes in the system\n"),
+                },
+                Ok(r) => print_block(
+                    out,
+                    &render::show_nodes(&r.nodes, oneliner, &Ctx::system(unix_now())),
+                ),
+                Err(e) => fail(out, "slurm_load_node error", &e),
+            }
+        }
+        CtlCommand::ShowPartitions { name } => {
+            let request = v1::GetPartitionsRequest {
+                names: name.iter().cloned().collect(),
+                changed_since: 0,
+            };
+            let reply = c
+                .call(|mut cl| {
+                    let request = request.clone();
+                    async move { cl.get_partitions(request).await }
+                })
+                .await;
+            match reply {
+                Ok(r) if r.partitions.is_empty() => match name {
+                    Some(n) => {
+                        out.error_line(&format!("Partition {n} not found"));
+                        1
+                    }
+                    None => print_block(out, "No partitions in the system\n"),
+                },
+                Ok(r) => print_block(out, &render::show_partitions(&r.partitions, oneliner)),
+                Err(e) => fail(out, "slurm_load_partitions error", &e),
+            }
+        }
+        CtlCommand::ShowConfig => {
+            let reply = c
+                .call(|mut cl| async move { cl.get_config(v1::GetConfigRequest {}).await })
+                .await;
+            match reply {
+                Ok(r) => print_block(out, &render::show_config(&r, &Ctx::system(unix_now()))),
+                Err(e) => fail(out, "slurm_load_ctl_conf error", &e),
+            }
+        }
+        CtlCommand::Hold { filter, user } => {
+            let request = v1::HoldJobRequest {
+                filter: Some(filter.clone()),
+                user_hold: *user,
+            };
+            let reply = c
+                .call(|mut cl| {
+                    let request = request.clone();
+                    async move { cl.hold_job(request).await }
+                })
+                .await;
+            job_action(out, reply)
+        }
+        CtlCommand::Release { filter } => {
+            let request = v1::ReleaseJobRequest {
+                filter: Some(filter.clone()),
+            };
+            let reply = c
+                .call(|mut cl| {
+                    let request = request.clone();
+                    async move { cl.release_job(request).await }
+                })
+                .await;
+            job_action(out, reply)
+        }
+        CtlCommand::Requeue { filter, hold } => {
+            let request = v1::RequeueJobRequest {
+                filter: Some(filter.clone()),
+                hold: *hold,
+                special_exit: false,
+            };
+            let reply = c
+                .call(|mut cl| {
+                    let request = request.clone();
+                    async move { cl.requeue_job(request).await }
+                })
+                .await;
+            job_action(out, reply)
+        }
+        CtlCommand::UpdateJob(request) => {
+            let reply = c
+                .call(|mut cl| {
+                    let request = (**request).clone();
+                    async move { cl.update_job(request).await }
+                })
+                .await;
+            job_action(out, reply)
+        }
+        CtlCommand::UpdateNode(request) => {
+            let reply = c
+                .call(|mut cl| {
+                    let request = (**request).clone();
+                    async move { cl.update_node(request).await }
+                })
+                .await;
+            match reply {
+                Ok(_) => 0,
+                Err(e) => fail(out, "slurm_update error", &e),
+            }
+        }
+    }
+}
+
+fn job_action(out: &mut Output<'_>, reply: Result<v1::JobActionReply, RpcError>) -> i32 {
+    match reply {
+        Ok(r) => report_results(out, &r.results),
+        Err(e) => fail(out, "slurm_update error", &e),
+    }
+}
+
+/// `scontrol ping`: asks every controller in turn. The status is 0 when
+/// at least one answers.
+async fn ping(c: &Controller, out: &mut Output<'_>) -> i32 {
+    let mut any_up = false;
+    for addr in c.controllers().to_vec() {
+        let up = match c
+            .call_one(
+                &addr,
+                |mut cl| async move { cl.ping(v1::PingRequest {}).await },
+            )
+            .await
+        {
+            Ok(_) => true,
+            // It answered, if only to refuse.
+            Err(e) => !matches!(
+                e.code,
+                ErrorCode::ControllerConnect
+                    | ErrorCode::CommunicationConnection
+                    | ErrorCode::SocketTimeout
+            ),
+        };
+        any_up |= up;
+        let role = if addr.index == 0 { "primary" } else { "backup" };
+        let state = if up { "UP" } else { "DOWN" };
+        if let Err(e) = out.line(&format!("Slurmctld({role}) at {} is {state}", addr.name)) {
+            out.error_line(&format!("scontrol: error: {e}"));
+            return 1;
+        }
+    }
+    i32::from(!any_up)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn job_lists() {
+        let f = parse_job_list(&words("8,9 10_2")).unwrap();
+        assert_eq!(f.job_ids, vec![8, 9]);
+        assert_eq!(f.array_tasks[0].array_job_id, 10);
+        assert_eq!(
+            parse_job_list(&words("abc")).unwrap_err().to_string(),
+            "Invalid job id specified"
+        );
+        assert!(parse_job_list(&[]).is_err());
+    }
+
+    #[test]
+    fn update_job_fields() {
+        let CtlCommand::UpdateJob(r) = parse_update(
+            &words("JobId=12 TimeLimit=1:00:00 Partition=debug NumNodes=2-3 Name=x Comment=c Priority=5 Nice=-3"),
+            0,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.filter.unwrap().job_ids, vec![12]);
+        assert_eq!(r.time_limit, Some(time_limit(TimeLimit::Minutes(60))));
+        assert_eq!(r.partition.as_deref(), Some("debug"));
+        assert_eq!((r.min_nodes, r.max_nodes), (Some(2), Some(3)));
+        assert_eq!(r.name.as_deref(), Some("x"));
+        assert_eq!(r.comment.as_deref(), Some("c"));
+        assert_eq!((r.priority, r.nice), (Some(5), Some(-3)));
+        assert_eq!(r.account, None);
+        let CtlCommand::UpdateJob(r) =
+            parse_update(&words("jobid=3 jobname=y timelimit=unlimited"), 0).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(r.name.as_deref(), Some("y"));
+        assert_eq!(r.time_limit, Some(time_limit(TimeLimit::Infinite)));
+    }
+
+    #[test]
+    fn update_refusals() {
+        let e = |s: &str| parse_update(&words(s), 0).unwrap_err().0;
+        assert_eq!(
+            e("JobId=1 Bogus=2"),
+            vec![
+                "Update of this parameter is not supported: Bogus=2",
+                "Request aborted"
+            ]
+        );
+        assert_eq!(
+            e("JobId=1 TimeLimit=abc"),
+            vec!["Invalid TimeLimit value: abc"]
+        );
+        assert_eq!(e("JobId=x"), vec!["Invalid job id specified"]);
+        assert_eq!(e("Foo=1")[0], "No valid entity in update command");
+        assert_eq!(
+            e("NodeName=n1 State=DRAIN"),
+            vec!["You must specify a reason when DOWNING or DRAINING a node. Request denied"]
+        );
+        assert_eq!(
+            e("NodeName=n1 State=SLEEPY")[0],
+            "Invalid input: State=SLEEPY"
+        );
+    }
+
+    #[test]
+    fn update_node_fields() {
+        let CtlCommand::UpdateNode(r) =
+            parse_update(&words("NodeName=n[1-2] State=drain Reason=maint"), 0).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(r.nodes, "n[1-2]");
+        assert_eq!(r.state, v1::NodeStateUpdate::Drain as i32);
+        assert_eq!(r.reason.as_deref(), Some("maint"));
+        let CtlCommand::UpdateNode(r) =
+            parse_update(&words("nodename=n1 state=RESUME"), 0).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(r.state, v1::NodeStateUpdate::Resume as i32);
+        assert_eq!(r.reason, None);
+    }
+
+    #[test]
+    fn per_job_results() {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        let code = report_results(
+            &mut out,
+            &[
+                v1::JobActionResult {
+                    job_id: 8,
+                    ..Default::default()
+                },
+                v1::JobActionResult {
+                    job_id: 9,
+                    error_code: ErrorCode::JobNotPending.number(),
+                    ..Default::default()
+                },
+            ],
+        );
+        assert_eq!(code, 1);
+        assert_eq!(
+            String::from_utf8(e).unwrap(),
+            "Job is no longer pending execution for job 9\n"
+        );
+    }
+}

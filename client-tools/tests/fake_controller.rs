@@ -1,0 +1,521 @@
+//! The commands against an in-process fake slurmctld on loopback: what they
+//! send (credentials included), what they print and how they exit, compared
+//! with the reference outputs where one exists. The fake answers like the
+//! reference cluster; the real controller is exercised by the end-to-end
+//! tests of the workspace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use slurm_common::auth::{generate_key, Authenticator, SlurmKeyAuth};
+use slurm_proto::v1;
+use slurm_proto::{auth_credential, ErrorCode, SlurmController, SlurmControllerServer};
+use tonic::transport::server::TcpIncoming;
+use tonic::{Request, Response, Status};
+
+/// What the fake saw.
+#[derive(Default)]
+struct Seen {
+    submitted: Vec<v1::JobDescription>,
+    cancels: Vec<v1::CancelJobRequest>,
+    signals: Vec<v1::SignalJobRequest>,
+    holds: Vec<v1::HoldJobRequest>,
+    updates: Vec<v1::UpdateJobRequest>,
+    node_updates: Vec<v1::UpdateNodeRequest>,
+    uids: Vec<u32>,
+}
+
+struct Fake {
+    auth: SlurmKeyAuth,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Fake {
+    fn check<T>(&self, request: &Request<T>) -> Result<(), Status> {
+        let token = auth_credential(request.metadata())
+            .ok_or_else(|| ErrorCode::ProtocolAuthentication.to_status("no credential"))?;
+        let claims = self
+            .auth
+            .verify_now(token)
+            .map_err(|e| ErrorCode::ProtocolAuthentication.to_status(e.to_string()))?;
+        self.seen.lock().expect("lock").uids.push(claims.uid.0);
+        Ok(())
+    }
+}
+
+fn results(filter: Option<&v1::JobFilter>) -> v1::JobActionReply {
+    let ids = filter.map(|f| f.job_ids.clone()).unwrap_or_default();
+    v1::JobActionReply {
+        results: ids
+            .into_iter()
+            .map(|id| v1::JobActionResult {
+                job_id: id,
+                array_task_id: None,
+                error_code: if id == 999_999 {
+                    ErrorCode::InvalidJobId.number()
+                } else {
+                    0
+                },
+                error_detail: String::new(),
+            })
+            .collect(),
+    }
+}
+
+#[tonic::async_trait]
+impl SlurmController for Fake {
+    async fn submit_job(
+        &self,
+        request: Request<v1::SubmitJobRequest>,
+    ) -> Result<Response<v1::SubmitJobReply>, Status> {
+        self.check(&request)?;
+        let job = request.into_inner().job.unwrap_or_default();
+        if job.partitions == ["nope"] {
+            return Err(
+                ErrorCode::InvalidPartitionName.to_status("invalid partition specified: nope")
+            );
+        }
+        let mut seen = self.seen.lock().expect("lock");
+        seen.submitted.push(job);
+        Ok(Response::new(v1::SubmitJobReply {
+            job_id: u32::try_from(seen.submitted.len()).unwrap_or(0) + 1,
+            user_messages: Vec::new(),
+            estimate: None,
+        }))
+    }
+
+    async fn get_jobs(
+        &self,
+        request: Request<v1::GetJobsRequest>,
+    ) -> Result<Response<v1::GetJobsReply>, Status> {
+        self.check(&request)?;
+        let ids = request
+            .into_inner()
+            .filter
+            .map(|f| f.job_ids)
+            .unwrap_or_default();
+        if ids == [999_999] {
+            return Err(ErrorCode::InvalidJobId.into());
+        }
+        // Every job has ended, with the exit status of `exit 7`.
+        let jobs = ids
+            .into_iter()
+            .map(|id| v1::JobInfo {
+                job_id: id,
+                state: v1::JobState::Failed as i32,
+                exit_code: Some(v1::ExitCode {
+                    status: 7,
+                    signal: 0,
+                    core_dumped: false,
+                }),
+                ..Default::default()
+            })
+            .collect();
+        Ok(Response::new(v1::GetJobsReply {
+            jobs,
+            last_update: 0,
+            unchanged: false,
+        }))
+    }
+
+    async fn get_nodes(
+        &self,
+        _: Request<v1::GetNodesRequest>,
+    ) -> Result<Response<v1::GetNodesReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_partitions(
+        &self,
+        _: Request<v1::GetPartitionsRequest>,
+    ) -> Result<Response<v1::GetPartitionsReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_config(
+        &self,
+        _: Request<v1::GetConfigRequest>,
+    ) -> Result<Response<v1::GetConfigReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn cancel_job(
+        &self,
+        request: Request<v1::CancelJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        self.check(&request)?;
+        let r = request.into_inner();
+        let reply = results(r.filter.as_ref());
+        self.seen.lock().expect("lock").cancels.push(r);
+        Ok(Response::new(reply))
+    }
+
+    async fn signal_job(
+        &self,
+        request: Request<v1::SignalJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        self.check(&request)?;
+        let r = request.into_inner();
+        let reply = results(r.filter.as_ref());
+        self.seen.lock().expect("lock").signals.push(r);
+        Ok(Response::new(reply))
+    }
+
+    async fn hold_job(
+        &self,
+        request: Request<v1::HoldJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        self.check(&request)?;
+        let r = request.into_inner();
+        let reply = results(r.filter.as_ref());
+        self.seen.lock().expect("lock").holds.push(r);
+        Ok(Response::new(reply))
+    }
+
+    async fn release_job(
+        &self,
+        request: Request<v1::ReleaseJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        self.check(&request)?;
+        Ok(Response::new(results(request.into_inner().filter.as_ref())))
+    }
+
+    async fn requeue_job(
+        &self,
+        request: Request<v1::RequeueJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        self.check(&request)?;
+        Ok(Response::new(results(request.into_inner().filter.as_ref())))
+    }
+
+    async fn update_job(
+        &self,
+        request: Request<v1::UpdateJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        self.check(&request)?;
+        let r = request.into_inner();
+        let reply = results(r.filter.as_ref());
+        self.seen.lock().expect("lock").updates.push(r);
+        Ok(Response::new(reply))
+    }
+
+    async fn update_node(
+        &self,
+        request: Request<v1::UpdateNodeRequest>,
+    ) -> Result<Response<v1::UpdateNodeReply>, Status> {
+        self.check(&request)?;
+        let r = request.into_inner();
+        if r.nodes == "n9" {
+            return Err(ErrorCode::InvalidNodeName.into());
+        }
+        self.seen.lock().expect("lock").node_updates.push(r);
+        Ok(Response::new(v1::UpdateNodeReply {}))
+    }
+
+    async fn ping(
+        &self,
+        request: Request<v1::PingRequest>,
+    ) -> Result<Response<v1::PingReply>, Status> {
+        self.check(&request)?;
+        Ok(Response::new(v1::PingReply {
+            role: v1::ControllerRole::Primary as i32,
+            index: 0,
+            in_control: true,
+            epoch: 1,
+            hostname: "vm".into(),
+            version: "22.05.8".into(),
+            start_time: 0,
+        }))
+    }
+
+    async fn reconfigure(
+        &self,
+        request: Request<v1::ReconfigureRequest>,
+    ) -> Result<Response<v1::ReconfigureReply>, Status> {
+        self.check(&request)?;
+        Ok(Response::new(v1::ReconfigureReply {}))
+    }
+
+    async fn shutdown(
+        &self,
+        _: Request<v1::ShutdownRequest>,
+    ) -> Result<Response<v1::ShutdownReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn takeover(
+        &self,
+        _: Request<v1::TakeoverRequest>,
+    ) -> Result<Response<v1::TakeoverReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+}
+
+/// A fake controller serving on loopback, with its slurm.conf and key.
+struct Cluster {
+    dir: tempfile::TempDir,
+    conf: PathBuf,
+    seen: Arc<Mutex<Seen>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Cluster {
+    /// `backup_first`: list an unreachable controller before the fake, to
+    /// check that the commands move on to the next one.
+    fn start(backup_first: bool) -> Cluster {
+        let dir = tempfile::tempdir().expect("dir");
+        let key = dir.path().join("slurm.key");
+        generate_key(&key).expect("key");
+        let auth = SlurmKeyAuth::load(&key).expect("load key");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let incoming = rt
+            .block_on(async { TcpIncoming::bind("127.0.0.1:0".parse().expect("addr")) })
+            .expect("bind");
+        let port = incoming.local_addr().expect("addr").port();
+        let mut conf_text = String::from("ClusterName=ref\n");
+        if backup_first {
+            // Same port, an address nothing listens on.
+            conf_text.push_str("SlurmctldHost=gone(127.0.0.2)\n");
+        }
+        conf_text.push_str(&format!(
+            "SlurmctldHost=vm(127.0.0.1)\nSlurmctldPort={port}\nAuthType=auth/slurm\n\
+             MessageTimeout=5\nNodeName=n[1-4] CPUs=2 RealMemory=4000\n\
+             PartitionName=debug Nodes=n[1-4] Default=YES\n"
+        ));
+        let conf = dir.path().join("slurm.conf");
+        std::fs::write(&conf, conf_text).expect("conf");
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let fake = Fake {
+            auth,
+            seen: seen.clone(),
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            rt.block_on(async move {
+                let _ = tonic::transport::Server::builder()
+                    .add_service(SlurmControllerServer::new(fake))
+                    .serve_with_incoming_shutdown(incoming, async {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        });
+        Cluster {
+            dir,
+            conf,
+            seen,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn run(&self, bin: &str, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = Command::new(bin);
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env("SLURM_CONF", &self.conf)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("SBATCH_") {
+                cmd.env_remove(k);
+            }
+        }
+        let mut child = cmd.spawn().expect("spawn");
+        {
+            use std::io::Write;
+            let mut input = child.stdin.take().expect("stdin");
+            if let Some(text) = stdin {
+                input.write_all(text.as_bytes()).expect("write stdin");
+            }
+        }
+        child.wait_with_output().expect("wait")
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const SBATCH: &str = env!("CARGO_BIN_EXE_sbatch");
+const SCANCEL: &str = env!("CARGO_BIN_EXE_scancel");
+const SCONTROL: &str = env!("CARGO_BIN_EXE_scontrol");
+
+#[test]
+fn sbatch_submits_and_reports() {
+    let c = Cluster::start(false);
+    let o = c.run(SBATCH, &["--wrap=sleep 300"], None);
+    assert_eq!(
+        (text(&o.stdout), text(&o.stderr)),
+        ("Submitted batch job 2\n".into(), String::new())
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let o = c.run(SBATCH, &["--parsable", "--wrap=sleep 300"], None);
+    assert_eq!(text(&o.stdout), "3\n");
+    let o = c.run(
+        SBATCH,
+        &["--parsable", "--clusters=ref", "--wrap=sleep 300"],
+        None,
+    );
+    assert_eq!(text(&o.stdout), "4;ref\n");
+    let o = c.run(
+        SBATCH,
+        &[],
+        Some("#!/bin/bash\n#SBATCH -J fromstdin -N 2\ntrue\n"),
+    );
+    assert_eq!(text(&o.stdout), "Submitted batch job 5\n");
+    std::fs::write(
+        c.path().join("job.sh"),
+        "#!/bin/sh\n#SBATCH -p debug\necho $1\n",
+    )
+    .expect("script");
+    let o = c.run(SBATCH, &["-t", "10", "job.sh", "arg1"], None);
+    assert_eq!(
+        text(&o.stdout),
+        "Submitted batch job 6\n",
+        "{}",
+        text(&o.stderr)
+    );
+
+    let seen = c.seen.lock().expect("lock");
+    let jobs = &seen.submitted;
+    assert_eq!(jobs[0].name, "wrap");
+    assert!(jobs[0].script.contains("sleep 300"));
+    assert_eq!(jobs[0].time_limit, None);
+    assert_eq!(jobs[3].name, "fromstdin");
+    assert_eq!(jobs[3].min_nodes, Some(2));
+    assert_eq!(jobs[4].name, "job.sh");
+    assert_eq!(jobs[4].argv, ["arg1"]);
+    assert_eq!(jobs[4].partitions, ["debug"]);
+    assert!(jobs[4].command_path.ends_with("/job.sh"));
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    assert!(seen.uids.iter().all(|u| *u == uid));
+    assert_eq!(jobs[4].user_id, uid);
+}
+
+#[test]
+fn sbatch_refusal_and_wait() {
+    let c = Cluster::start(false);
+    let o = c.run(SBATCH, &["--partition=nope", "--wrap=true"], None);
+    assert_eq!(
+        text(&o.stderr),
+        "sbatch: error: invalid partition specified: nope\n\
+         sbatch: error: Batch job submission failed: Invalid partition name specified\n"
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    // The reference case sbatch_wait_exit: the job's exit status.
+    let o = c.run(SBATCH, &["--wait", "--wrap=exit 7"], None);
+    assert_eq!(text(&o.stdout), "Submitted batch job 2\n");
+    assert_eq!(o.status.code(), Some(7));
+}
+
+#[test]
+fn commands_try_the_next_controller() {
+    let c = Cluster::start(true);
+    let o = c.run(SBATCH, &["--parsable", "--wrap=true"], None);
+    assert_eq!(text(&o.stdout), "2\n", "{}", text(&o.stderr));
+    let o = c.run(SCONTROL, &["ping"], None);
+    assert_eq!(
+        text(&o.stdout),
+        "Slurmctld(primary) at gone is DOWN\nSlurmctld(backup) at vm is UP\n"
+    );
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn scancel_reports_like_slurm() {
+    let c = Cluster::start(false);
+    let o = c.run(SCANCEL, &["999999"], None);
+    assert_eq!((text(&o.stderr), o.status.code()), (String::new(), Some(0)));
+    let o = c.run(SCANCEL, &["-v", "999999"], None);
+    assert_eq!(
+        text(&o.stderr),
+        "scancel: Terminating job 999999\n\
+         scancel: error: Kill job error on job id 999999: Invalid job id specified\n"
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let o = c.run(SCANCEL, &["2"], None);
+    assert_eq!((text(&o.stderr), o.status.code()), (String::new(), Some(0)));
+    let o = c.run(SCANCEL, &["-s", "USR1", "3,4"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let seen = c.seen.lock().expect("lock");
+    assert_eq!(seen.cancels.len(), 3);
+    assert_eq!(seen.signals[0].signal, 10);
+    assert_eq!(
+        seen.signals[0].filter.as_ref().map(|f| f.job_ids.clone()),
+        Some(vec![3, 4])
+    );
+}
+
+#[test]
+fn scontrol_controller_commands() {
+    let c = Cluster::start(false);
+    let o = c.run(SCONTROL, &["ping"], None);
+    assert_eq!(text(&o.stdout), "Slurmctld(primary) at vm is UP\n");
+    for args in [
+        &["hold", "8"][..],
+        &["release", "8"],
+        &["uhold", "8"],
+        &["reconfigure"],
+    ] {
+        let o = c.run(SCONTROL, args, None);
+        assert_eq!(
+            (text(&o.stdout), text(&o.stderr), o.status.code()),
+            (String::new(), String::new(), Some(0)),
+            "{args:?}"
+        );
+    }
+    let o = c.run(SCONTROL, &["show", "job", "999999"], None);
+    assert_eq!(
+        text(&o.stderr),
+        "slurm_load_jobs error: Invalid job id specified\n"
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = c.run(
+        SCONTROL,
+        &["update", "JobId=5", "TimeLimit=10", "Comment=x y"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = c.run(SCONTROL, &["update", "NodeName=n9", "State=RESUME"], None);
+    assert_eq!(
+        text(&o.stderr),
+        "slurm_update error: Invalid node name specified\n"
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = c.run(
+        SCONTROL,
+        &["update", "NodeName=n1", "State=DRAIN", "Reason=maint"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let seen = c.seen.lock().expect("lock");
+    assert_eq!(seen.holds.len(), 2);
+    assert!(!seen.holds[0].user_hold && seen.holds[1].user_hold);
+    assert_eq!(seen.updates[0].comment.as_deref(), Some("x y"));
+    assert_eq!(seen.node_updates[0].reason.as_deref(), Some("maint"));
+}
