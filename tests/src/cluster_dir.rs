@@ -1,5 +1,7 @@
-//! A throw-away cluster directory: slurm.conf, key, state and spool folders,
-//! all under one temporary directory that disappears with the test.
+//! A cluster directory: slurm.conf, key, state, spool, log and run folders
+//! under one root. Tests get a throw-away temporary directory that disappears
+//! with them; `slurm-local` keeps its directory (`create_at`), since the
+//! daemons it starts outlive it.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -38,7 +40,7 @@ impl Default for ClusterSpec {
 /// A cluster's files on disk, with the ports chosen for its daemons.
 #[derive(Debug)]
 pub struct ClusterDir {
-    _tmp: tempfile::TempDir,
+    _tmp: Option<tempfile::TempDir>,
     root: PathBuf,
     pub spec: ClusterSpec,
     pub slurmctld_port: u16,
@@ -46,13 +48,36 @@ pub struct ClusterDir {
 }
 
 impl ClusterDir {
-    /// Creates the directory tree and writes slurm.conf for `spec`.
+    /// Creates the directory tree in a new temporary directory (removed on
+    /// drop) and writes slurm.conf and the auth key for `spec`.
     pub fn create(spec: ClusterSpec) -> Result<Self> {
         let tmp = tempfile::Builder::new()
             .prefix("slurm-test-")
             .tempdir()
             .context("cannot create a temporary cluster directory")?;
         let root = tmp.path().to_path_buf();
+        Self::populate(Some(tmp), root, spec)
+    }
+
+    /// Creates the directory tree under `root`, which is kept. `root` may
+    /// exist but must not hold a slurm.conf already (an older cluster's
+    /// state would be mixed with the new one's).
+    pub fn create_at(root: &Path, spec: ClusterSpec) -> Result<Self> {
+        std::fs::create_dir_all(root)
+            .with_context(|| format!("cannot create {}", root.display()))?;
+        let root = root
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", root.display()))?;
+        if root.join("slurm.conf").exists() {
+            anyhow::bail!(
+                "{} already holds a cluster (slurm.conf exists); stop it and remove the directory, or pick another",
+                root.display()
+            );
+        }
+        Self::populate(None, root, spec)
+    }
+
+    fn populate(tmp: Option<tempfile::TempDir>, root: PathBuf, spec: ClusterSpec) -> Result<Self> {
         for sub in ["state", "spool", "log", "run"] {
             std::fs::create_dir_all(root.join(sub))
                 .with_context(|| format!("cannot create {}", root.join(sub).display()))?;
@@ -70,6 +95,8 @@ impl ClusterDir {
         };
         std::fs::write(dir.conf_path(), dir.render_conf())
             .with_context(|| format!("cannot write {}", dir.conf_path().display()))?;
+        slurm_common::auth::generate_key(&dir.key_path())
+            .with_context(|| format!("cannot write the key {}", dir.key_path().display()))?;
         Ok(dir)
     }
 
@@ -83,6 +110,22 @@ impl ClusterDir {
 
     pub fn state_dir(&self) -> PathBuf {
         self.root.join("state")
+    }
+
+    /// The auth/slurm key, beside slurm.conf where every daemon and command
+    /// looks for it.
+    pub fn key_path(&self) -> PathBuf {
+        slurm_common::auth::default_key_path(&self.conf_path())
+    }
+
+    /// Where daemon logs (their LogFile and their captured stdout/stderr) go.
+    pub fn log_dir(&self) -> PathBuf {
+        self.root.join("log")
+    }
+
+    /// Where pid files go.
+    pub fn run_dir(&self) -> PathBuf {
+        self.root.join("run")
     }
 
     /// Node names in order: n1, n2, ...
@@ -108,15 +151,18 @@ impl ClusterDir {
         let _ = writeln!(c, "SlurmctldLogFile={root}/log/slurmctld.log");
         let _ = writeln!(c, "SlurmdLogFile={root}/log/slurmd.%n.log");
         let _ = writeln!(c, "SelectType=select/cons_tres");
-        let _ = writeln!(c, "SelectTypeParameters=CR_Core_Memory");
+        // As the reference cluster: cores are consumable, memory is not (with
+        // CR_Core_Memory a job without --mem would take a whole node's memory).
+        let _ = writeln!(c, "SelectTypeParameters=CR_Core");
+        let _ = writeln!(c, "MaxJobCount=100000");
         let _ = writeln!(c, "ReturnToService=2");
         let _ = writeln!(c, "MinJobAge=300");
         let _ = writeln!(c, "KillWait=30");
         for (i, name) in self.node_names().iter().enumerate() {
             let _ = writeln!(
                 c,
-                "NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={} CPUs={} RealMemory={} State=UNKNOWN",
-                self.slurmd_ports[i], s.cpus_per_node, s.real_memory_mb
+                "NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={} CPUs={cpus} Boards=1 SocketsPerBoard=1 CoresPerSocket={cpus} ThreadsPerCore=1 RealMemory={} State=UNKNOWN",
+                self.slurmd_ports[i], s.real_memory_mb, cpus = s.cpus_per_node
             );
         }
         let _ = writeln!(
@@ -153,5 +199,22 @@ mod tests {
         all.dedup();
         assert_eq!(all.len(), 4, "ports must be distinct");
         assert!(dir.state_dir().is_dir());
+        let key = std::fs::read(dir.key_path()).expect("key");
+        assert!(key.len() >= slurm_common::auth::slurm::MIN_KEY_LEN);
+    }
+
+    #[test]
+    fn create_at_keeps_the_directory_and_refuses_to_reuse_it() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().join("cluster");
+        let dir = ClusterDir::create_at(&root, ClusterSpec::default()).expect("create_at");
+        assert!(dir.conf_path().is_file());
+        drop(dir);
+        assert!(
+            root.join("slurm.conf").is_file(),
+            "create_at must keep its files"
+        );
+        let again = ClusterDir::create_at(&root, ClusterSpec::default());
+        assert!(again.is_err());
     }
 }

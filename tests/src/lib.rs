@@ -4,16 +4,23 @@
 //! and polling with a deadline (tests never sleep to wait).
 //!
 //! `LocalCluster` (N slurmd and a slurmctld on loopback) is assembled from these
-//! pieces once the daemons exist; `slurm-local` uses the same code.
+//! pieces; `slurm-local` (module `local`) starts the same daemons detached, and
+//! `slurm-bench` (module `bench`) measures a cluster against the targets.
 
+pub mod bench;
 pub mod bins;
 pub mod cluster_dir;
+pub mod fuzz;
+pub mod golden;
+pub mod local;
+pub mod local_cluster;
 pub mod ports;
 pub mod process;
 pub mod wait;
 
 pub use bins::{bin_dir, bin_path};
 pub use cluster_dir::{ClusterDir, ClusterSpec};
+pub use local_cluster::LocalCluster;
 pub use ports::free_loopback_port;
 pub use process::ChildGuard;
 pub use wait::{wait_until, WaitError};

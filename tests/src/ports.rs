@@ -17,8 +17,8 @@ static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
 /// not handed out before.
 pub fn free_loopback_port() -> Result<u16> {
     for _ in 0..64 {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .context("cannot bind a loopback port")?;
+        let listener =
+            TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("cannot bind a loopback port")?;
         let port = listener.local_addr().context("no local address")?.port();
         drop(listener);
         let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());

@@ -12,7 +12,11 @@ pub struct WaitError {
 
 impl fmt::Display for WaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "timed out after {:?} waiting for {}", self.waited, self.what)
+        write!(
+            f,
+            "timed out after {:?} waiting for {}",
+            self.waited, self.what
+        )
     }
 }
 

@@ -42,7 +42,10 @@ fn dependency_names(package: &str) -> Vec<String> {
 
 fn assert_free_of(package: &str, forbidden: &[&str]) {
     let deps = dependency_names(package);
-    assert!(deps.iter().any(|d| d == package), "{package} not in its own tree: {deps:?}");
+    assert!(
+        deps.iter().any(|d| d == package),
+        "{package} not in its own tree: {deps:?}"
+    );
     let found: Vec<&String> = deps
         .iter()
         .filter(|d| forbidden.contains(&d.as_str()))
