@@ -10,6 +10,7 @@
 //! Fan-out is plain parallel sends from [`Agent::send_to_nodes`]; routing
 //! through a TreeWidth tree will replace its body, not its callers.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::core::{Action, Command};
+use crate::persist::{scripts, ScriptRef};
 use crate::rpc::Envelope;
 
 /// A message for every node of a job.
@@ -58,16 +60,20 @@ struct Inner {
     identity: Identity,
     commands: mpsc::Sender<Envelope>,
     timeout: Duration,
+    /// StateSaveLocation, where the job scripts are.
+    state_dir: PathBuf,
 }
 
 impl Agent {
-    /// `nodes` are (name, host, port) in controller node order.
+    /// `nodes` are (name, host, port) in controller node order; job
+    /// scripts are read from `state_dir` (StateSaveLocation).
     pub fn new(
         nodes: &[(String, String, u16)],
         auth: Arc<dyn Authenticator>,
         identity: Identity,
         commands: mpsc::Sender<Envelope>,
         timeout: Duration,
+        state_dir: PathBuf,
     ) -> Agent {
         let nodes = nodes
             .iter()
@@ -96,6 +102,7 @@ impl Agent {
                 identity,
                 commands,
                 timeout,
+                state_dir,
             }),
         }
     }
@@ -109,7 +116,8 @@ impl Agent {
                     job_id,
                     node,
                     request,
-                } => agent.launch(job_id, node, *request).await,
+                    files,
+                } => agent.launch(job_id, node, *request, files).await,
                 Action::TerminateJob {
                     job_id,
                     nodes,
@@ -165,8 +173,22 @@ impl Agent {
         Ok(req)
     }
 
-    async fn launch(&self, job_id: u32, node: usize, mut request: v1::LaunchBatchRequest) {
+    async fn launch(
+        &self,
+        job_id: u32,
+        node: usize,
+        mut request: v1::LaunchBatchRequest,
+        files: ScriptRef,
+    ) {
         let result = async {
+            let dir = self.inner.state_dir.clone();
+            let (script, environment) =
+                tokio::task::spawn_blocking(move || scripts::read(&dir, job_id, files))
+                    .await
+                    .map_err(|e| format!("script reader failed: {e}"))?
+                    .map_err(|e| format!("cannot read the job script: {e}"))?;
+            request.script = script;
+            request.environment = environment;
             let token = self.credential(format!("job={job_id}").into_bytes())?;
             request.credential = token.clone().into_bytes();
             let (name, mut client) = self.client(node)?;

@@ -3,7 +3,7 @@
 //! ```text
 //!  RPC handlers ──(Command, reply tx)──> mpsc ──> owner task
 //!  agent (launch failed) ───────────────────────┘     │ drain queue
-//!  timer (1 s) ── Tick ─────────────────────────┘     │ handle each, schedule
+//!  timer (next deadline) ── Tick ───────────────┘     │ handle each, schedule
 //!                                                     │ journal.append + fdatasync (blocking thread)
 //!                                                     │ publish snapshot
 //!                                                     └ replies, then actions -> agent
@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::agent::{Agent, Identity};
 use crate::core::{Command, Controller, CtlConfig, Reply};
-use crate::persist::{check_cluster_name, Journal, JournalError};
+use crate::persist::{check_cluster_name, scripts, Journal, JournalError, ScriptLog};
 use crate::rpc::{Envelope, Service, Shared};
 
 /// Most commands handled in one group commit.
@@ -207,6 +207,7 @@ pub async fn run(settings: Settings) -> Result<()> {
         },
         tx.clone(),
         timeout,
+        state_dir.clone(),
     );
     drop(tx);
 
@@ -229,6 +230,7 @@ pub async fn run(settings: Settings) -> Result<()> {
     let owner = tokio::spawn(owner_loop(
         ctl,
         journal,
+        state_dir.clone(),
         rx,
         Arc::clone(&shared),
         agent,
@@ -286,6 +288,7 @@ pub async fn run(settings: Settings) -> Result<()> {
 async fn owner_loop(
     mut ctl: Controller,
     mut journal: Journal,
+    state_dir: PathBuf,
     mut rx: mpsc::Receiver<Envelope>,
     shared: Arc<Shared>,
     agent: Agent,
@@ -293,8 +296,19 @@ async fn owner_loop(
 ) -> Result<()> {
     let shared_weak = Arc::downgrade(&shared);
     drop(shared);
-    let mut ticker = tokio::time::interval(Duration::from_secs(1));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut script_log = ScriptLog::new(&state_dir);
+    {
+        // Segments a crash kept after their last job was purged.
+        let dir = state_dir.clone();
+        let space = ctl.script_space().clone();
+        ctl.take_freed_segments();
+        tokio::task::spawn_blocking(move || scripts::remove_unused(&dir, &space));
+    }
+    // The timer sleeps until the controller's next deadline (time limit,
+    // --begin, stuck cleanup, MinJobAge purge), recomputed after every
+    // batch; nothing polls.
+    let mut last_tick = unix_now();
+    let mut wake = wake_instant(ctl.next_deadline(last_tick), last_tick);
     let mut stopping = false;
     loop {
         let mut batch: Vec<Envelope> = Vec::new();
@@ -317,7 +331,7 @@ async fn owner_loop(
                     Some(env) => batch.push(env),
                     None => return Ok(()),
                 },
-                _ = ticker.tick() => tick = true,
+                _ = tokio::time::sleep_until(wake) => tick = true,
                 _ = done.wait_for(|v| *v) => {
                     stopping = true;
                     continue;
@@ -334,15 +348,18 @@ async fn owner_loop(
         let now = unix_now();
         let mut events = Vec::new();
         let mut actions = Vec::new();
+        let mut files = Vec::new();
         let mut replies = Vec::with_capacity(batch.len());
         let handled_any = !batch.is_empty();
         for (cmd, reply_tx) in batch {
             let out = ctl.handle(cmd, now);
             events.extend(out.events);
             actions.extend(out.actions);
+            files.extend(out.job_files);
             replies.push((reply_tx, out.reply));
         }
         if tick {
+            last_tick = now;
             let out = ctl.handle(Command::Tick, now);
             events.extend(out.events);
             actions.extend(out.actions);
@@ -357,27 +374,37 @@ async fn owner_loop(
                 tracing::error!(error = %e, "invariant violated");
             }
         }
-        if !events.is_empty() {
+        let freed = ctl.take_freed_segments();
+        let changed = !events.is_empty();
+        if changed {
             let n = events.len();
-            let (j, result) = tokio::task::spawn_blocking(move || {
-                let r = journal.append(&events);
-                (journal, r)
+            let (j, s, result) = tokio::task::spawn_blocking(move || {
+                // Scripts first: a journaled job always has its script.
+                let r = script_log
+                    .write_batch(&files)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| journal.append(&events).map_err(|e| e.to_string()));
+                (journal, script_log, r)
             })
             .await
             .context("journal writer task failed")?;
             journal = j;
+            script_log = s;
             if let Err(e) = result {
                 // The state in memory is ahead of the disk: nothing more may
                 // be acknowledged. Fail every waiting client and stop.
                 for (tx, _) in replies {
                     let _ = tx.send(Reply::error(
                         slurm_proto::ErrorCode::WritingToFile,
-                        e.to_string(),
+                        e.clone(),
                     ));
                 }
-                return Err(e).context("cannot write the journal");
+                bail!("cannot write the journal: {e}");
             }
             tracing::trace!(events = n, "journal batch committed");
+        }
+        if tick || changed {
+            wake = wake_instant(ctl.next_deadline(now), last_tick);
         }
         if let Some(s) = shared_weak.upgrade() {
             s.publish(ctl.snapshot());
@@ -388,7 +415,40 @@ async fn owner_loop(
         for action in actions {
             agent.run(action);
         }
+        if !freed.is_empty() {
+            let dir = state_dir.clone();
+            tokio::task::spawn_blocking(move || {
+                for n in freed {
+                    scripts::remove_segment(&dir, n);
+                }
+            });
+        }
     }
+}
+
+/// Longest sleep of the timer: bounds the effect of a wall clock that
+/// jumps while the controller sleeps.
+const MAX_TIMER_SLEEP: Duration = Duration::from_secs(60);
+
+/// When the timer must fire for `deadline` (unix seconds): at the start of
+/// that second of wall-clock time, but never for a second that the last
+/// tick (`last_tick`) already handled.
+fn wake_instant(deadline: Option<i64>, last_tick: i64) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let Some(d) = deadline else {
+        return now + MAX_TIMER_SLEEP;
+    };
+    let target = d.max(last_tick.saturating_add(1));
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let target = Duration::from_secs(u64::try_from(target).unwrap_or(0));
+    // A millisecond past the second, so that the tick reads `target`.
+    let wait = target
+        .saturating_sub(wall)
+        .saturating_add(Duration::from_millis(1))
+        .min(MAX_TIMER_SLEEP);
+    now + wait
 }
 
 async fn resolve(host: &str, port: u16) -> std::net::SocketAddr {

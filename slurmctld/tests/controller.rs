@@ -97,6 +97,7 @@ impl Cluster {
             let job = v1::JobDescription {
                 user_id: uid,
                 script: "#!/bin/sh\ntrue\n".into(),
+                environment: vec!["A=1".into(), "PATH=/bin".into()],
                 name: "wrap".into(),
                 work_dir: "/tmp".into(),
                 ..Default::default()
@@ -132,6 +133,8 @@ impl Cluster {
 #[derive(Debug, Clone, Default)]
 struct FakeSlurmd {
     launched: Arc<Mutex<Vec<(u32, bool)>>>,
+    /// (job id, script, environment) of every launch.
+    scripts: Arc<Mutex<Vec<(u32, String, Vec<String>)>>>,
 }
 
 #[tonic::async_trait]
@@ -142,6 +145,10 @@ impl slurm_proto::SlurmNode for FakeSlurmd {
     ) -> Result<tonic::Response<v1::LaunchBatchReply>, tonic::Status> {
         let has_auth = slurm_proto::auth_credential(request.metadata()).is_some();
         let r = request.into_inner();
+        self.scripts
+            .lock()
+            .unwrap()
+            .push((r.job_id, r.script.clone(), r.environment.clone()));
         self.launched
             .lock()
             .unwrap()
@@ -233,6 +240,21 @@ fn submit_launch_complete_restart() {
     })
     .unwrap();
     assert_eq!(launched, vec![(first, true)]);
+    // The script and environment came back from the job's files.
+    assert_eq!(
+        fake.scripts.lock().unwrap().clone(),
+        vec![(
+            first,
+            "#!/bin/sh\ntrue\n".to_string(),
+            vec!["A=1".to_string(), "PATH=/bin".to_string()]
+        )]
+    );
+    assert!(cluster
+        .dir
+        .state_dir()
+        .join("scripts")
+        .join("seg.0")
+        .is_file());
     assert_eq!(cluster.job_state(first), Some(v1::JobState::Running));
 
     // The node reports completion.
@@ -259,6 +281,17 @@ fn submit_launch_complete_restart() {
     assert_eq!(cluster.job_state(first), Some(v1::JobState::Completed));
     assert!(cluster.job_state(second).is_some());
     assert_eq!(cluster.submit(), 3);
+    // Job 3, placed after the restart behind job 2's record, starts on n1
+    // with its own script and environment.
+    let scripts = wait_until("job 3 to launch", WAIT, || {
+        let l = fake.scripts.lock().unwrap();
+        l.iter().any(|(id, ..)| *id == 3).then(|| l.clone())
+    })
+    .unwrap();
+    for (_, script, env) in &scripts {
+        assert_eq!(script, "#!/bin/sh\ntrue\n");
+        assert_eq!(env, &vec!["A=1".to_string(), "PATH=/bin".to_string()]);
+    }
 
     // Graceful stop: SIGTERM, exit status 0, pid file removed.
     let status = ctld.terminate(WAIT).unwrap().unwrap();

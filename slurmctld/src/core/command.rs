@@ -6,6 +6,7 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
 use super::event::Event;
+use crate::persist::{JobFiles, ScriptRef};
 
 /// Who asks, as proven by the credential (never by the request body).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,11 +103,14 @@ impl Reply {
 /// Something the shell must do after the events are durable.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Start the batch script on the job's first node (node index).
+    /// Start the batch script on the job's first node (node index). The
+    /// request's script and environment are empty: the agent reads them
+    /// from the job's files, checked against `files`.
     LaunchBatch {
         job_id: u32,
         node: usize,
         request: Box<v1::LaunchBatchRequest>,
+        files: ScriptRef,
     },
     /// Kill the job on every node it has.
     TerminateJob {
@@ -128,6 +132,9 @@ pub struct Outcome {
     pub events: Vec<Event>,
     pub actions: Vec<Action>,
     pub reply: Reply,
+    /// Scripts and environments of submitted jobs: the shell makes them
+    /// durable before the events that refer to them.
+    pub job_files: Vec<JobFiles>,
 }
 
 impl Default for Outcome {
@@ -136,6 +143,7 @@ impl Default for Outcome {
             events: Vec::new(),
             actions: Vec::new(),
             reply: Reply::None,
+            job_files: Vec::new(),
         }
     }
 }

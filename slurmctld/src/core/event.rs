@@ -10,7 +10,10 @@
 //! presence byte and the value. The submitted job description is the one
 //! message that is not hand-encoded: it is the `slurm.v1.JobDescription`
 //! prost message, embedded as a blob, so every submission option survives a
-//! restart without a second definition here. Nodes and partitions are named,
+//! restart without a second definition here. Its script and environment
+//! are empty in the journal: they are in a script segment, written and synced
+//! before the record (format 2); the record keeps where, their lengths and
+//! checksum (`persist::scripts`). Nodes and partitions are named,
 //! not numbered, so that a journal stays readable after slurm.conf reorders
 //! them. New events get new tags; an existing layout never changes without a
 //! new format version.
@@ -22,8 +25,10 @@ use slurm_proto::v1::JobDescription;
 use slurm_sched::Hold;
 use thiserror::Error;
 
+use crate::persist::ScriptRef;
+
 /// Version of the event layout described in the module docs.
-pub const EVENT_FORMAT_VERSION: u32 = 1;
+pub const EVENT_FORMAT_VERSION: u32 = 2;
 
 /// One node's share of a started job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +65,10 @@ pub enum Event {
         gid: u32,
         partition: String,
         priority: u32,
+        /// Without script and environment (see `files`).
         desc: Box<JobDescription>,
+        /// The job's script and environment files.
+        files: ScriptRef,
     },
     /// The scheduler started a job on these nodes.
     JobStarted {
@@ -101,7 +109,13 @@ pub enum Event {
         changes: Vec<JobChange>,
     },
     /// slurmd registered the node.
-    NodeRegistered { node: String, time: i64 },
+    NodeRegistered {
+        node: String,
+        time: i64,
+        /// Machine and OS the node reported (`uname`), shown as Arch= and OS=.
+        arch: String,
+        os: String,
+    },
     /// scontrol update NodeName=... State=...
     NodeUpdated {
         node: String,
@@ -149,6 +163,7 @@ impl Event {
                 partition,
                 priority,
                 desc,
+                files,
             } => {
                 w.u8(1);
                 w.u32(*job_id);
@@ -158,6 +173,11 @@ impl Event {
                 w.str(partition);
                 w.u32(*priority);
                 w.bytes(&desc.encode_to_vec());
+                w.u32(files.segment);
+                w.u64(files.offset);
+                w.u32(files.script_len);
+                w.u32(files.env_len);
+                w.u32(files.crc);
             }
             Event::JobStarted {
                 job_id,
@@ -268,10 +288,17 @@ impl Event {
                     }
                 }
             }
-            Event::NodeRegistered { node, time } => {
+            Event::NodeRegistered {
+                node,
+                time,
+                arch,
+                os,
+            } => {
                 w.u8(8);
                 w.str(node);
                 w.i64(*time);
+                w.str(arch);
+                w.str(os);
             }
             Event::NodeUpdated {
                 node,
@@ -322,6 +349,13 @@ impl Event {
                             detail: e.to_string(),
                         }
                     })?)
+                },
+                files: ScriptRef {
+                    segment: r.u32("script segment")?,
+                    offset: r.u64("script offset")?,
+                    script_len: r.u32("script length")?,
+                    env_len: r.u32("environment length")?,
+                    crc: r.u32("script checksum")?,
                 },
             },
             2 => {
@@ -406,6 +440,8 @@ impl Event {
             8 => Event::NodeRegistered {
                 node: r.string("node")?,
                 time: r.i64("time")?,
+                arch: r.string("arch")?,
+                os: r.string("os")?,
             },
             9 => Event::NodeUpdated {
                 node: r.string("node")?,
@@ -620,6 +656,13 @@ mod tests {
                     min_nodes: Some(2),
                     ..JobDescription::default()
                 }),
+                files: ScriptRef {
+                    segment: 3,
+                    offset: 1 << 40,
+                    script_len: 15,
+                    env_len: 0,
+                    crc: 0xDEAD_BEEF,
+                },
             },
             Event::JobStarted {
                 job_id: 7,
@@ -675,6 +718,8 @@ mod tests {
             Event::NodeRegistered {
                 node: "n2".into(),
                 time: 3,
+                arch: "x86_64".into(),
+                os: "Linux 6.1.0 #1 SMP".into(),
             },
             Event::NodeUpdated {
                 node: "n2".into(),

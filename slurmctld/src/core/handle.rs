@@ -10,7 +10,10 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 use slurm_sched::{Hold, SubmitRejection};
 
-use super::{Action, Caller, Command, Controller, Event, Job, JobChange, JobShape, Outcome, Reply};
+use super::{
+    Action, Caller, Command, Controller, Event, Job, JobChange, JobShape, JobSpec, Outcome, Reply,
+};
+use crate::persist::{JobFiles, ScriptRef};
 
 /// Per-job result of a multi-job operation.
 type JobResult = Result<(), (ErrorCode, String)>;
@@ -77,6 +80,7 @@ impl Controller {
                 Reply::None
             }
             Command::Tick => {
+                self.request_schedule();
                 self.tick(&mut out, now);
                 Reply::None
             }
@@ -95,7 +99,7 @@ impl Controller {
     ) -> Reply {
         match self.check_submit(caller, desc, now) {
             Err(reply) => reply,
-            Ok((desc, partition, uid, gid)) => {
+            Ok((mut desc, partition, uid, gid)) => {
                 if desc.test_only {
                     return self.estimate(&desc, partition, now);
                 }
@@ -106,6 +110,11 @@ impl Controller {
                     Some(p) => p,
                     None => self.next_priority,
                 };
+                let files = JobFiles::new(job_id, &desc.script, &desc.environment, |len| {
+                    self.scripts.place(len)
+                });
+                desc.script = String::new();
+                desc.environment = Vec::new();
                 let event = Event::JobSubmitted {
                     job_id,
                     time: now,
@@ -114,8 +123,10 @@ impl Controller {
                     partition: self.partitions[partition].name().to_string(),
                     priority,
                     desc: Box::new(desc),
+                    files: files.at,
                 };
                 if self.emit(out, event) {
+                    out.job_files.push(files);
                     Reply::Submitted {
                         job_id,
                         estimate: None,
@@ -214,7 +225,7 @@ impl Controller {
             id: JobId::new(0),
             uid,
             gid,
-            desc: Arc::new(desc.clone()),
+            spec: Arc::new(JobSpec::from_desc(desc, ScriptRef::default())),
             name: desc.name.clone(),
             partition: Some(partition),
             partition_name: String::new(),
@@ -239,6 +250,7 @@ impl Controller {
             exit_signal: 0,
             alloc: Vec::new(),
             exclusive_alloc: false,
+            last_alloc: Vec::new(),
         }
     }
 
@@ -635,6 +647,8 @@ impl Controller {
             Event::NodeRegistered {
                 node: req.node_name.clone(),
                 time: now,
+                arch: req.arch.clone(),
+                os: req.os.clone(),
             },
         );
         let reported: Vec<u32> = req.running_jobs.iter().map(|r| r.job_id).collect();
@@ -748,7 +762,13 @@ impl Controller {
         let Some(job) = self.jobs.get(&job_id) else {
             return;
         };
-        if job.status.state != JobState::Running || job.status.is_completing() {
+        if job.status.is_completing() {
+            // It ended (cancelled, timed out) while its launch was under way.
+            // Nothing runs, so no JobComplete will come to release it.
+            self.emit(out, Event::JobReleased { job_id, time: now });
+            return;
+        }
+        if job.status.state != JobState::Running {
             return;
         }
         if job.launch_failures == 0 && job.requeue {
@@ -886,7 +906,7 @@ impl Controller {
     pub(crate) fn launch_action(&self, job_id: u32) -> Option<Action> {
         let job = self.jobs.get(&job_id)?;
         let first = job.alloc.first()?;
-        let d = &job.desc;
+        let d = &job.spec;
         let names: Vec<&str> = job
             .alloc
             .iter()
@@ -910,20 +930,21 @@ impl Controller {
             name: job.name.clone(),
             user_id: job.uid,
             group_id: job.gid,
-            user_name: d.user_name.clone(),
+            user_name: d.user_name.to_string(),
             extra_group_ids: Vec::new(),
-            script: d.script.clone(),
-            argv: d.argv.clone(),
-            environment: d.environment.clone(),
-            work_dir: d.work_dir.clone(),
-            stdin_path: d.stdin_path.clone(),
-            stdout_path: d.stdout_path.clone(),
-            stderr_path: d.stderr_path.clone(),
+            // Read from the job's files by the agent, off the owner task.
+            script: String::new(),
+            argv: d.argv.iter().map(|a| a.to_string()).collect(),
+            environment: Vec::new(),
+            work_dir: d.work_dir.to_string(),
+            stdin_path: d.stdin_path.to_string(),
+            stdout_path: d.stdout_path.to_string(),
+            stderr_path: d.stderr_path.to_string(),
             open_mode: d.open_mode,
             nodes: slurm_common::hostlist::compress(names),
             cpus_per_node: job.alloc.iter().map(|a| a.cpus).collect(),
             tasks_per_node: job.alloc.iter().map(|a| a.tasks).collect(),
-            ntasks: Some(job.shape.ntasks),
+            ntasks: job.shape.ntasks_given.then_some(job.shape.ntasks),
             cpus_per_task: d.cpus_per_task,
             ntasks_per_node: d.ntasks_per_node,
             memory,
@@ -944,20 +965,21 @@ impl Controller {
             }),
             time_limit: Some(limit.into()),
             partition: job.partition_name.clone(),
-            account: d.account.clone(),
-            qos: d.qos.clone(),
-            reservation: d.reservation.clone(),
+            account: d.account.to_string(),
+            qos: d.qos.to_string(),
+            reservation: d.reservation.to_string(),
             cluster_name: self.cfg.cluster_name.clone(),
-            submit_host: d.submit_host.clone(),
-            submit_dir: d.work_dir.clone(),
+            submit_host: d.submit_host.to_string(),
+            submit_dir: d.work_dir.to_string(),
             nice: job.nice,
             restart_count: job.restart_count,
-            constraint: d.constraint.clone(),
+            constraint: d.constraint.to_string(),
         };
         Some(Action::LaunchBatch {
             job_id,
             node: first.node_index,
             request: Box::new(request),
+            files: d.files,
         })
     }
 }

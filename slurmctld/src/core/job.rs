@@ -1,10 +1,13 @@
 //! One job as the controller keeps it.
 //!
-//! The submitted [`JobDescription`] is kept whole (it is also what the
-//! journal stores), behind an `Arc` so that snapshots and launch requests
-//! share it. What scheduling needs is resolved from it once, at submission,
-//! into plain numbers ([`JobShape`]); the same pure function runs again on
-//! replay, so the resolved values never need their own journal fields.
+//! The submitted [`JobDescription`] is not kept: its script and environment
+//! live in StateSaveLocation (see `persist::scripts`), and the
+//! rest is reduced to the few texts that queries and the launch show
+//! ([`JobSpec`], shared behind an `Arc` so that copying a changed job record
+//! does not copy them). What scheduling needs is resolved once, at
+//! submission, into plain numbers ([`JobShape`]); the same pure functions
+//! run again on replay, so the resolved values need no journal fields.
+//! Keeping the record small is what lets 10,000 queued jobs fit in a few MB.
 //!
 //! Life of a job (base state; flags as in `slurm_common::state`):
 //!
@@ -25,12 +28,17 @@ use slurm_common::time::TimeLimit;
 use slurm_proto::v1::{self, JobDescription};
 use slurm_sched::{Hold, MemReq, NodeAlloc};
 
+use crate::persist::ScriptRef;
+
 /// Sizes and placement options resolved from a description.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobShape {
     pub min_nodes: u32,
     pub max_nodes: Option<u32>,
     pub ntasks: u32,
+    /// Whether the user asked for a task count (`-n` or
+    /// `--ntasks-per-node`): only then does the batch step see SLURM_NTASKS.
+    pub ntasks_given: bool,
     pub ntasks_per_node: Option<u32>,
     pub cpus_per_task: u32,
     pub mem: Option<MemReq>,
@@ -63,6 +71,7 @@ impl JobShape {
             min_nodes,
             max_nodes: desc.max_nodes,
             ntasks: ntasks.max(1),
+            ntasks_given: desc.ntasks.is_some() || desc.ntasks_per_node.is_some(),
             ntasks_per_node: desc.ntasks_per_node,
             cpus_per_task: desc.cpus_per_task.unwrap_or(1).max(1),
             mem,
@@ -70,6 +79,73 @@ impl JobShape {
             overcommit: desc.overcommit,
             time_limit,
             begin_time: (desc.begin_time > 0).then_some(desc.begin_time),
+        }
+    }
+}
+
+/// The parts of a description that are shown or sent at launch, without
+/// the script and environment (those are in the job's files).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JobSpec {
+    pub user_name: Box<str>,
+    pub submit_host: Box<str>,
+    pub submit_sid: u32,
+    pub submit_line: Box<str>,
+    pub argv: Box<[Box<str>]>,
+    pub work_dir: Box<str>,
+    pub command_path: Box<str>,
+    pub stdin_path: Box<str>,
+    pub stdout_path: Box<str>,
+    pub stderr_path: Box<str>,
+    pub open_mode: i32,
+    pub account: Box<str>,
+    pub qos: Box<str>,
+    pub reservation: Box<str>,
+    pub required_nodes: Box<str>,
+    pub excluded_nodes: Box<str>,
+    pub constraint: Box<str>,
+    pub sharing: i32,
+    pub contiguous: bool,
+    pub cpus_per_task: Option<u32>,
+    pub ntasks_per_node: Option<u32>,
+    pub min_cpus_per_node: Option<u32>,
+    pub mail_type: Box<str>,
+    pub mail_user: Box<str>,
+    /// Where the job's script and environment are.
+    pub files: ScriptRef,
+}
+
+impl JobSpec {
+    /// Keeps what is shown and launched from `desc` (script and environment
+    /// are ignored: they travel separately).
+    pub fn from_desc(desc: &JobDescription, files: ScriptRef) -> JobSpec {
+        let text = |s: &str| Box::<str>::from(s);
+        JobSpec {
+            user_name: text(&desc.user_name),
+            submit_host: text(&desc.submit_host),
+            submit_sid: desc.submit_sid,
+            submit_line: text(&desc.submit_line),
+            argv: desc.argv.iter().map(|a| text(a)).collect(),
+            work_dir: text(&desc.work_dir),
+            command_path: text(&desc.command_path),
+            stdin_path: text(&desc.stdin_path),
+            stdout_path: text(&desc.stdout_path),
+            stderr_path: text(&desc.stderr_path),
+            open_mode: desc.open_mode,
+            account: text(&desc.account),
+            qos: text(&desc.qos),
+            reservation: text(&desc.reservation),
+            required_nodes: text(&desc.required_nodes),
+            excluded_nodes: text(&desc.excluded_nodes),
+            constraint: text(&desc.constraint),
+            sharing: desc.sharing,
+            contiguous: desc.contiguous,
+            cpus_per_task: desc.cpus_per_task,
+            ntasks_per_node: desc.ntasks_per_node,
+            min_cpus_per_node: desc.min_cpus_per_node,
+            mail_type: text(&desc.mail_type),
+            mail_user: text(&desc.mail_user),
+            files,
         }
     }
 }
@@ -83,7 +159,7 @@ pub struct Job {
     pub id: JobId,
     pub uid: u32,
     pub gid: u32,
-    pub desc: Arc<JobDescription>,
+    pub spec: Arc<JobSpec>,
     pub name: String,
     /// Index into the controller's partitions; `None` when the partition of
     /// a replayed job no longer exists.
@@ -116,6 +192,9 @@ pub struct Job {
     /// Nodes and CPUs held; non-empty while RUNNING or COMPLETING.
     pub alloc: Vec<Alloc>,
     pub exclusive_alloc: bool,
+    /// The allocation it last held, kept after release so a finished job
+    /// still shows its NodeList, BatchHost and TRES, as Slurm does.
+    pub last_alloc: Vec<Alloc>,
 }
 
 impl Job {

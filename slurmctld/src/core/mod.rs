@@ -37,9 +37,11 @@ use slurm_common::time::TimeLimit;
 use slurm_sched::{ClusterView, MemReq, NodeAlloc, NodeView, SchedConfig};
 use thiserror::Error;
 
+use crate::persist::ScriptSpace;
+
 pub use command::{Action, Caller, Command, Outcome, Reply};
 pub use event::{AllocRecord, Event, JobChange};
-pub use job::{Job, JobShape};
+pub use job::{Job, JobShape, JobSpec};
 pub use node::{NodeRec, PartRec};
 
 /// Priority of the first job under priority/basic; each later submission
@@ -132,6 +134,13 @@ pub struct Controller {
     pub(crate) next_priority: u32,
     /// Time of the last applied event that carried one.
     pub(crate) last_update: i64,
+    /// Something changed that could let a pending job start or change its
+    /// reason; a scheduling pass without it would find nothing new.
+    pub(crate) sched_dirty: bool,
+    /// Where job scripts go (see `persist::scripts`).
+    pub(crate) scripts: ScriptSpace,
+    /// Script segments whose last job was purged, for the shell to remove.
+    pub(crate) freed_segments: Vec<u32>,
 }
 
 /// What queries read: an immutable copy, cheap to make because job records
@@ -191,6 +200,9 @@ impl Controller {
             default_part,
             jobs: BTreeMap::new(),
             last_update: 0,
+            sched_dirty: true,
+            scripts: ScriptSpace::default(),
+            freed_segments: Vec::new(),
         }
     }
 
@@ -242,6 +254,14 @@ impl Controller {
 
     /// Performs one event. The only function that changes the state.
     pub fn apply(&mut self, event: &Event) -> Result<(), ApplyError> {
+        // Starts are the scheduler's own output and purges touch finished
+        // jobs only; a held submission cannot start. Everything else may
+        // free resources, add a runnable job or change an order.
+        match event {
+            Event::JobStarted { .. } | Event::JobsPurged { .. } => {}
+            Event::JobSubmitted { desc, .. } if desc.hold => {}
+            _ => self.sched_dirty = true,
+        }
         match event {
             Event::JobSubmitted {
                 job_id,
@@ -251,12 +271,14 @@ impl Controller {
                 partition,
                 priority,
                 desc,
+                files,
             } => {
                 if self.jobs.contains_key(job_id) {
                     return Err(ApplyError::DuplicateJob { job_id: *job_id });
                 }
                 let shape = JobShape::from_desc(desc);
                 let hold = desc.hold.then_some(slurm_sched::Hold::User);
+                self.scripts.taken(files);
                 let job = Job {
                     id: JobId::new(*job_id),
                     uid: *uid,
@@ -282,14 +304,17 @@ impl Controller {
                     eligible_time: shape.begin_time.unwrap_or(*time).max(*time),
                     start_time: 0,
                     end_time: 0,
-                    last_sched_eval: 0,
+                    // A held job is not looked at again until released:
+                    // its evaluation is now.
+                    last_sched_eval: if hold.is_some() { *time } else { 0 },
                     run_limit: None,
                     exit_status: 0,
                     exit_signal: 0,
                     alloc: Vec::new(),
                     exclusive_alloc: false,
+                    last_alloc: Vec::new(),
                     shape,
-                    desc: Arc::new((**desc).clone()),
+                    spec: Arc::new(JobSpec::from_desc(desc, *files)),
                 };
                 self.jobs.insert(*job_id, Arc::new(job));
                 self.next_job_id = self.id_after(*job_id);
@@ -448,9 +473,16 @@ impl Controller {
                     }
                 }
             }
-            Event::NodeRegistered { node, time } => {
+            Event::NodeRegistered {
+                node,
+                time,
+                arch,
+                os,
+            } => {
                 let i = self.node_idx(node)?;
                 self.nodes[i].registered(*time);
+                self.nodes[i].arch.clone_from(arch);
+                self.nodes[i].os.clone_from(os);
                 self.last_update = *time;
             }
             Event::NodeUpdated {
@@ -466,7 +498,11 @@ impl Controller {
             }
             Event::JobsPurged { job_ids } => {
                 for id in job_ids {
-                    self.jobs.remove(id);
+                    if let Some(job) = self.jobs.remove(id) {
+                        if let Some(seg) = self.scripts.released(&job.spec.files) {
+                            self.freed_segments.push(seg);
+                        }
+                    }
                 }
             }
         }
@@ -486,6 +522,7 @@ impl Controller {
     fn release(&mut self, job_id: u32) -> Result<(), ApplyError> {
         let job = self.job_mut(job_id)?;
         let alloc = std::mem::take(&mut job.alloc);
+        job.last_alloc.clone_from(&alloc);
         let exclusive = std::mem::replace(&mut job.exclusive_alloc, false);
         job.status = job.status.completing_done();
         let id = job.id;
@@ -545,12 +582,12 @@ impl Controller {
         r.mem = job.shape.mem;
         r.exclusive = job.shape.exclusive;
         r.overcommit = job.shape.overcommit;
-        r.required_nodes = self.node_list(&job.desc.required_nodes).unwrap_or_default();
-        r.excluded_nodes = self.node_list(&job.desc.excluded_nodes).unwrap_or_default();
-        r.constraint = if job.desc.constraint.is_empty() {
+        r.required_nodes = self.node_list(&job.spec.required_nodes).unwrap_or_default();
+        r.excluded_nodes = self.node_list(&job.spec.excluded_nodes).unwrap_or_default();
+        r.constraint = if job.spec.constraint.is_empty() {
             None
         } else {
-            slurm_sched::Constraint::parse(&job.desc.constraint).ok()
+            slurm_sched::Constraint::parse(&job.spec.constraint).ok()
         };
         r.time_limit = job.shape.time_limit;
         r.begin_time = job.shape.begin_time;
@@ -572,8 +609,15 @@ impl Controller {
     }
 
     /// One scheduling pass: starts what fits, records why the rest waits.
+    ///
+    /// Does nothing unless something changed since the last pass (see
+    /// [`Controller::needs_schedule`]): with a long queue that nothing can
+    /// change, rebuilding it after every batch would be pure cost.
     pub fn schedule(&mut self, now: i64) -> Outcome {
         let mut out = Outcome::default();
+        if !std::mem::replace(&mut self.sched_dirty, false) {
+            return out;
+        }
         let queue: Vec<slurm_sched::JobRequest> = self
             .jobs
             .values()
@@ -623,6 +667,29 @@ impl Controller {
         out
     }
 
+    /// Script segments no job uses any more; the shell removes them once
+    /// the purge that freed them is durable.
+    pub fn take_freed_segments(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.freed_segments)
+    }
+
+    /// Script space bookkeeping (the shell checks the segment files
+    /// against it at startup).
+    pub fn script_space(&self) -> &ScriptSpace {
+        &self.scripts
+    }
+
+    /// Whether the next [`Controller::schedule`] would do a pass.
+    pub fn needs_schedule(&self) -> bool {
+        self.sched_dirty
+    }
+
+    /// Asks for a pass even though no event changed anything (the timer:
+    /// a `--begin` time may have come).
+    pub fn request_schedule(&mut self) {
+        self.sched_dirty = true;
+    }
+
     /// Applies `event` and records it in `out`; false (and nothing
     /// recorded) when it does not fit, which is a bug in `handle`.
     pub(crate) fn emit(&mut self, out: &mut Outcome, event: Event) -> bool {
@@ -638,9 +705,11 @@ impl Controller {
         }
     }
 
-    /// The earliest future time the timer must look at: a time limit, a
-    /// `--begin`, a purge or a stuck cleanup.
-    pub fn next_deadline(&self) -> Option<i64> {
+    /// The earliest time the timer must look at: a time limit, a stuck
+    /// cleanup, a MinJobAge purge (these may be due already: the next
+    /// [`Command::Tick`] handles them), or a `--begin` later than `now`
+    /// (one already reached is the scheduler's business, not the timer's).
+    pub fn next_deadline(&self, now: i64) -> Option<i64> {
         self.jobs
             .values()
             .filter_map(|j| {
@@ -651,9 +720,12 @@ impl Controller {
                     return Some(j.end_time.saturating_add(self.cfg.completing_timeout_secs));
                 }
                 if j.status.state == JobState::Pending {
-                    return j.shape.begin_time;
+                    return j.shape.begin_time.filter(|&b| b > now);
                 }
-                Some(j.end_time.saturating_add(self.cfg.min_job_age_secs))
+                if j.status.state.is_finished() {
+                    return Some(j.end_time.saturating_add(self.cfg.min_job_age_secs));
+                }
+                None
             })
             .min()
     }

@@ -40,6 +40,9 @@ pub struct NodeRec {
     /// Indices of the partitions holding it.
     pub partitions: Vec<usize>,
     pub last_registration: i64,
+    /// `uname` machine and system of the node, from its registration.
+    pub arch: String,
+    pub os: String,
 }
 
 impl NodeRec {
@@ -78,6 +81,8 @@ impl NodeRec {
             exclusive_owner: None,
             partitions: Vec::new(),
             last_registration: 0,
+            arch: String::new(),
+            os: String::new(),
         }
     }
 

@@ -450,7 +450,7 @@ fn time_limit_gives_timeout() {
     });
     let id = env.submit(d);
     env.take_actions();
-    assert_eq!(env.ctl.next_deadline(), Some(env.now + 60));
+    assert_eq!(env.ctl.next_deadline(env.now), Some(env.now + 60));
     env.now += 59;
     env.run(Command::Tick);
     assert_eq!(env.job(id).state(), JobState::Running);
@@ -458,6 +458,11 @@ fn time_limit_gives_timeout() {
     env.run(Command::Tick);
     assert_eq!(env.job(id).state(), JobState::Timeout);
     assert_eq!(env.job(id).reason, PendingReason::TimeLimit);
+    // Next: giving up on the nodes' cleanup confirmation.
+    assert_eq!(
+        env.ctl.next_deadline(env.now),
+        Some(env.now + env.ctl.cfg.completing_timeout_secs)
+    );
     let actions = env.take_actions();
     assert!(matches!(
         &actions[..],
@@ -501,6 +506,29 @@ fn launch_failure_requeues_once_then_fails() {
     });
     assert_eq!(env.job(id).state(), JobState::Failed);
     assert_eq!(env.job(id).reason, PendingReason::JobLaunchFailure);
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
+}
+
+#[test]
+fn cancel_during_a_failed_launch_releases_the_job() {
+    // Cancelled while its LaunchBatch was in flight, and then the launch
+    // failed: nothing runs on the node, so no JobComplete will ever come.
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[id]),
+        signal: None,
+    });
+    assert!(env.job(id).status.is_completing());
+    env.run(Command::LaunchFailed {
+        job_id: id,
+        detail: "connection refused".into(),
+    });
+    assert_eq!(env.job(id).state(), JobState::Cancelled);
+    assert!(!env.job(id).status.is_completing());
     assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
 }
 
@@ -712,4 +740,157 @@ fn replay_rebuilds_the_same_state() {
         .collect();
     assert_eq!(a, b);
     assert_eq!(replayed.nodes(), env.ctl.nodes());
+}
+
+#[test]
+fn submit_moves_script_and_environment_out_of_the_record() {
+    let mut env = Env::new();
+    let mut d = script();
+    d.environment = vec!["A=1".into(), "B=2".into()];
+    let out = env.ctl.handle(
+        Command::Submit {
+            caller: ALICE,
+            desc: Box::new(d.clone()),
+        },
+        env.now,
+    );
+    assert_eq!(out.job_files.len(), 1);
+    let files = &out.job_files[0];
+    assert_eq!(files.job_id, 1);
+    assert_eq!(files.at.script_len as usize, d.script.len());
+    assert_eq!(files.at.env_len, 8);
+    assert_eq!(files.at.offset, 0);
+    let [Event::JobSubmitted { desc, files: r, .. }] = out.events.as_slice() else {
+        panic!("expected one JobSubmitted: {:?}", out.events);
+    };
+    // The journal record carries neither, only the reference.
+    assert!(desc.script.is_empty() && desc.environment.is_empty());
+    assert_eq!(*r, files.at);
+    assert_eq!(env.job(1).spec.files, files.at);
+    // The next record goes right after it.
+    assert_eq!(env.ctl.script_space().end, files.at.end());
+    // A refused submission writes nothing.
+    let mut bad = script();
+    bad.partitions = vec!["nope".into()];
+    let out = env.ctl.handle(
+        Command::Submit {
+            caller: ALICE,
+            desc: Box::new(bad),
+        },
+        env.now,
+    );
+    assert!(out.job_files.is_empty() && out.events.is_empty());
+}
+
+#[test]
+fn begin_time_is_a_deadline_until_it_passes() {
+    let mut env = Env::new();
+    env.register_all();
+    assert_eq!(env.ctl.next_deadline(env.now), None);
+    let mut d = script();
+    d.begin_time = env.now + 30;
+    let id = env.submit(d);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert_eq!(env.ctl.next_deadline(env.now), Some(env.now + 30));
+    // Held jobs and jobs whose begin time passed wait for events, not the timer.
+    let mut held = script();
+    held.hold = true;
+    env.submit(held);
+    assert_eq!(env.ctl.next_deadline(env.now + 30), None);
+    env.now += 30;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Running);
+}
+
+#[test]
+fn schedule_runs_only_after_a_relevant_change() {
+    let mut env = Env::new();
+    env.register_all();
+    assert!(!env.ctl.needs_schedule());
+    let mut held = script();
+    held.hold = true;
+    let id = env.submit(held);
+    // A held submission cannot start anything: no pass is owed.
+    assert!(!env.ctl.needs_schedule());
+    assert_eq!(env.job(id).reason, PendingReason::JobHeldUser);
+    assert_eq!(env.job(id).last_sched_eval, env.now);
+    // Releasing it can: the pass starts it.
+    let r = env.ctl.handle(
+        Command::Release {
+            caller: ALICE,
+            filter: v1::JobFilter {
+                job_ids: vec![id],
+                ..Default::default()
+            },
+        },
+        env.now,
+    );
+    assert!(!r.events.is_empty());
+    assert!(env.ctl.needs_schedule());
+    let out = env.ctl.schedule(env.now);
+    assert_eq!(launched(&out.actions), vec![(id, 0)]);
+    assert!(!env.ctl.needs_schedule());
+    assert_eq!(env.ctl.schedule(env.now), Outcome::default());
+    // The timer asks for a pass (begin times).
+    env.ctl.handle(Command::Tick, env.now);
+    assert!(env.ctl.needs_schedule());
+}
+
+/// Prints the time of one scheduling pass over 10,000 pending jobs on a
+/// full cluster (run with `--release -- --ignored --nocapture`).
+#[test]
+#[ignore = "benchmark"]
+fn bench_schedule_pass_with_10k_pending() {
+    let mut env = Env::new();
+    env.register_all();
+    for _ in 0..8 {
+        env.submit(script());
+    }
+    for _ in 0..10_000 {
+        let out = env.ctl.handle(
+            Command::Submit {
+                caller: ALICE,
+                desc: Box::new(script()),
+            },
+            env.now,
+        );
+        assert!(matches!(out.reply, Reply::Submitted { .. }));
+    }
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        env.ctl.request_schedule();
+        let t = std::time::Instant::now();
+        let out = env.ctl.schedule(env.now);
+        times.push(t.elapsed());
+        assert!(out.events.is_empty());
+    }
+    times.sort();
+    let t = std::time::Instant::now();
+    let deadline = env.ctl.next_deadline(env.now);
+    let nd = t.elapsed();
+    let t = std::time::Instant::now();
+    let snap = env.ctl.snapshot();
+    let st = t.elapsed();
+    println!(
+        "schedule pass, 10k pending: median {:?} (min {:?}); next_deadline {:?} ({deadline:?}); snapshot {:?} ({} jobs)",
+        times[times.len() / 2],
+        times[0],
+        nd,
+        st,
+        snap.jobs.len()
+    );
+}
+
+#[test]
+#[ignore = "prints sizes"]
+fn print_record_sizes() {
+    println!(
+        "Job {} JobSpec {} JobShape {} JobStatus {} PendingReason {} Snapshot {}",
+        std::mem::size_of::<Job>(),
+        std::mem::size_of::<JobSpec>(),
+        std::mem::size_of::<JobShape>(),
+        std::mem::size_of::<slurm_common::state::JobStatus>(),
+        std::mem::size_of::<PendingReason>(),
+        std::mem::size_of::<Snapshot>(),
+    );
 }

@@ -309,6 +309,13 @@ mod tests {
                 work_dir: "/home/u".into(),
                 ..JobDescription::default()
             }),
+            files: crate::persist::ScriptRef {
+                segment: 0,
+                offset: u64::from(id) * 67,
+                script_len: 20,
+                env_len: 31,
+                crc: id,
+            },
         }
     }
 

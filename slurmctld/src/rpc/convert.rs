@@ -14,9 +14,14 @@ use crate::core::{effective_limit, Job, NodeRec, PartRec, Snapshot};
 /// One job as squeue and scontrol show it. `now` gives RunTime.
 pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
     let part = job.partition.and_then(|p| snap.partitions.get(p));
-    let d = &job.desc;
-    let node_names: Vec<&str> = job
-        .alloc
+    let d = &job.spec;
+    // A finished job still shows where it ran.
+    let alloc = if job.alloc.is_empty() && job.status.state.is_finished() {
+        &job.last_alloc
+    } else {
+        &job.alloc
+    };
+    let node_names: Vec<&str> = alloc
         .iter()
         .filter_map(|a| snap.nodes.get(a.node_index))
         .map(|n| n.name.as_str())
@@ -34,14 +39,29 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
         (s, _) if s.is_finished() => job.end_time,
         _ => 0,
     };
-    let num_cpus: u32 = if job.alloc.is_empty() {
+    let num_cpus: u32 = if alloc.is_empty() {
         job.shape
             .ntasks
             .saturating_mul(job.shape.cpus_per_task)
             .max(job.shape.min_nodes)
     } else {
-        job.alloc.iter().map(|a| a.cpus).sum()
+        alloc.iter().map(|a| a.cpus).sum()
     };
+    let num_nodes = if alloc.is_empty() {
+        job.shape.min_nodes
+    } else {
+        u32::try_from(alloc.len()).unwrap_or(u32::MAX)
+    };
+    let mem_mb: u64 = if alloc.is_empty() {
+        match job.shape.mem {
+            Some(MemReq::PerNode(mb)) => mb.saturating_mul(u64::from(num_nodes)),
+            Some(MemReq::PerCpu(mb)) => mb.saturating_mul(u64::from(num_cpus)),
+            None => 0,
+        }
+    } else {
+        alloc.iter().map(|a| a.mem_mb).sum()
+    };
+    let tres = job_tres(num_cpus, mem_mb, num_nodes);
     let memory = job.shape.mem.map(|m| match m {
         MemReq::PerNode(mb) => v1::job_info::Memory::MemPerNodeMb(mb),
         MemReq::PerCpu(mb) => v1::job_info::Memory::MemPerCpuMb(mb),
@@ -49,18 +69,18 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
     let stdout = if d.stdout_path.is_empty() {
         format!("{}/slurm-%j.out", d.work_dir)
     } else {
-        d.stdout_path.clone()
+        d.stdout_path.to_string()
     };
     let stderr = if d.stderr_path.is_empty() {
         stdout.clone()
     } else {
-        d.stderr_path.clone()
+        d.stderr_path.to_string()
     };
     v1::JobInfo {
         job_id: job.id.get(),
         name: job.name.clone(),
         user_id: job.uid,
-        user_name: d.user_name.clone(),
+        user_name: d.user_name.to_string(),
         group_id: job.gid,
         state: v1::JobState::from(job.status.state) as i32,
         state_flags: job_flags_to_wire(job.status.flags),
@@ -68,8 +88,8 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
         state_description: job.reason_detail.clone(),
         priority: job.priority(),
         nice: job.nice,
-        account: d.account.clone(),
-        qos: d.qos.clone(),
+        account: d.account.to_string(),
+        qos: d.qos.to_string(),
         requeue: job.requeue,
         restart_count: job.restart_count,
         batch: true,
@@ -94,20 +114,16 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
         last_sched_eval: job.last_sched_eval,
         begin_time: job.shape.begin_time.unwrap_or(0),
         partition: job.partition_name.clone(),
-        alloc_node: d.submit_host.clone(),
+        alloc_node: d.submit_host.to_string(),
         alloc_sid: d.submit_sid,
-        required_nodes: d.required_nodes.clone(),
-        excluded_nodes: d.excluded_nodes.clone(),
+        required_nodes: d.required_nodes.to_string(),
+        excluded_nodes: d.excluded_nodes.to_string(),
         nodes: slurm_common::hostlist::compress(node_names.iter().copied()),
         batch_host: node_names
             .first()
             .map(|n| (*n).to_string())
             .unwrap_or_default(),
-        num_nodes: if job.alloc.is_empty() {
-            job.shape.min_nodes
-        } else {
-            u32::try_from(job.alloc.len()).unwrap_or(u32::MAX)
-        },
+        num_nodes,
         max_nodes: job.shape.max_nodes.unwrap_or(0),
         num_cpus,
         num_tasks: job.shape.ntasks,
@@ -130,26 +146,70 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
                 })
                 .collect(),
         }),
-        features: d.constraint.clone(),
+        features: d.constraint.to_string(),
         sharing: d.sharing,
         contiguous: d.contiguous,
-        overcommit: d.overcommit,
-        command: d.command_path.clone(),
-        work_dir: d.work_dir.clone(),
+        overcommit: job.shape.overcommit,
+        command: d.command_path.to_string(),
+        work_dir: d.work_dir.to_string(),
         stdin_path: if d.stdin_path.is_empty() {
             "/dev/null".to_string()
         } else {
-            d.stdin_path.clone()
+            d.stdin_path.to_string()
         },
         stdout_path: stdout,
         stderr_path: stderr,
         comment: job.comment.clone(),
-        submit_line: d.submit_line.clone(),
-        mail_type: d.mail_type.clone(),
-        mail_user: d.mail_user.clone(),
+        submit_line: d.submit_line.to_string(),
+        mail_type: d.mail_type.to_string(),
+        mail_user: d.mail_user.to_string(),
         cluster: snap.cluster_name.clone(),
+        tres_requested: Some(tres.clone()),
+        tres_allocated: (!alloc.is_empty()).then_some(tres),
         ..v1::JobInfo::default()
     }
+}
+
+fn tres(kind: &str, count: u64) -> v1::Tres {
+    v1::Tres {
+        r#type: kind.to_string(),
+        name: String::new(),
+        count,
+    }
+}
+
+/// A job's TRES in Slurm's order: cpu, mem (only when memory is asked for or
+/// allocated), node, billing (one per CPU: no TRESBillingWeights yet).
+fn job_tres(cpus: u32, mem_mb: u64, nodes: u32) -> v1::TresList {
+    let mut items = vec![tres("cpu", u64::from(cpus))];
+    if mem_mb > 0 {
+        items.push(tres("mem", mem_mb));
+    }
+    items.push(tres("node", u64::from(nodes)));
+    items.push(tres("billing", u64::from(cpus)));
+    v1::TresList { items }
+}
+
+/// A node's configured TRES (CfgTRES): cpu, mem, billing.
+fn node_cfg_tres(node: &NodeRec) -> v1::TresList {
+    let mut items = vec![tres("cpu", u64::from(node.cpus))];
+    if node.real_memory_mb > 0 {
+        items.push(tres("mem", node.real_memory_mb));
+    }
+    items.push(tres("billing", u64::from(node.cpus)));
+    v1::TresList { items }
+}
+
+/// What is allocated on a node (AllocTRES): cpu and mem when in use.
+fn node_alloc_tres(node: &NodeRec) -> v1::TresList {
+    let mut items = Vec::new();
+    if node.alloc_cpus > 0 {
+        items.push(tres("cpu", u64::from(node.alloc_cpus)));
+    }
+    if node.alloc_mem_mb > 0 {
+        items.push(tres("mem", node.alloc_mem_mb));
+    }
+    v1::TresList { items }
 }
 
 /// One node as sinfo and scontrol show it.
@@ -186,6 +246,10 @@ pub fn node_info(snap: &Snapshot, node: &NodeRec) -> v1::NodeInfo {
             .collect(),
         slurmd_start_time: node.last_registration,
         boot_time: node.last_registration,
+        arch: node.arch.clone(),
+        os: node.os.clone(),
+        tres_configured: Some(node_cfg_tres(node)),
+        tres_allocated: Some(node_alloc_tres(node)),
         ..v1::NodeInfo::default()
     }
 }

@@ -183,7 +183,7 @@ impl slurm_proto::SlurmController for Service {
             (f.user_ids.is_empty() || f.user_ids.contains(&job.uid))
                 && (f.names.is_empty() || f.names.contains(&job.name))
                 && (f.partitions.is_empty() || f.partitions.contains(&job.partition_name))
-                && (f.accounts.is_empty() || f.accounts.contains(&job.desc.account))
+                && (f.accounts.is_empty() || f.accounts.iter().any(|a| **a == *job.spec.account))
                 && (f.states.is_empty()
                     || f.states
                         .contains(&(v1::JobState::from(job.status.state) as i32)))

@@ -1,0 +1,491 @@
+//! Batch scripts and environments, out of memory and out of the journal:
+//! `<StateSaveLocation>/scripts/seg.<N>`.
+//!
+//! Why: a script plus an environment is often several kB and nothing but
+//! the launch reads them. Keeping them in memory (or replaying them from the
+//! journal) would make the controller's size and restart time grow with
+//! their size; here each job costs a [`ScriptRef`] of 24 bytes.
+//!
+//! Why segments and not a directory per job (as Slurm does): creating two
+//! files per job costs a few hundred microseconds of filesystem metadata
+//! work each, which caps submissions at a few thousand per second whatever
+//! the batching; appending a batch's records to one file costs one write and
+//! one `fdatasync` (group commit), like the journal.
+//!
+//! Where a record goes is decided by the core ([`ScriptSpace::place`]), so
+//! the position travels in the `JobSubmitted` event and replay knows it
+//! without reading any segment. A segment is closed once it passes
+//! [`SEGMENT_TARGET`] bytes and removed when its last job is purged.
+//!
+//! ```text
+//! record : u32 job id | u32 script length | u32 environment length | u32 crc32
+//!          | script bytes | environment bytes ("NAME=value" each ended by NUL)
+//! ```
+//!
+//! The crc32 covers the script and environment bytes. Integers are little
+//! endian. Durability order: the shell writes and syncs a batch's records
+//! BEFORE the journal records that refer to them, so an acknowledged job
+//! always has its script. Bytes past the last journaled record (a crash
+//! between the two syncs) are cut off when the segment is reopened.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::crc::crc32;
+
+/// Directory of the segments, under StateSaveLocation.
+pub const SCRIPTS_DIR: &str = "scripts";
+/// A segment takes no new record once it is this large.
+pub const SEGMENT_TARGET: u64 = 8 * 1024 * 1024;
+const RECORD_HEAD: u64 = 16;
+
+/// Where a job's script and environment are, and how to check them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScriptRef {
+    pub segment: u32,
+    /// Byte offset of the record in the segment.
+    pub offset: u64,
+    pub script_len: u32,
+    pub env_len: u32,
+    /// crc32 of the script bytes followed by the environment bytes.
+    pub crc: u32,
+}
+
+impl ScriptRef {
+    /// Bytes the record takes in its segment.
+    pub fn record_len(&self) -> u64 {
+        RECORD_HEAD + u64::from(self.script_len) + u64::from(self.env_len)
+    }
+
+    /// Offset just past the record.
+    pub fn end(&self) -> u64 {
+        self.offset.saturating_add(self.record_len())
+    }
+}
+
+/// The script and environment of one job on their way to disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFiles {
+    pub job_id: u32,
+    pub at: ScriptRef,
+    /// The encoded record (header, script, environment).
+    pub record: Vec<u8>,
+}
+
+impl JobFiles {
+    /// Encodes the record of `job_id`; `place` chooses its position from
+    /// its length (see [`ScriptSpace::place`]).
+    pub fn new(
+        job_id: u32,
+        script: &str,
+        environment: &[String],
+        place: impl FnOnce(u64) -> (u32, u64),
+    ) -> JobFiles {
+        let env_len: usize = environment.iter().map(|e| e.len() + 1).sum();
+        let mut record = Vec::with_capacity(RECORD_HEAD as usize + script.len() + env_len);
+        record.extend_from_slice(&[0u8; RECORD_HEAD as usize]);
+        record.extend_from_slice(script.as_bytes());
+        for e in environment {
+            record.extend_from_slice(e.as_bytes());
+            record.push(0);
+        }
+        let crc = crc32(&record[RECORD_HEAD as usize..]);
+        let script_len = u32::try_from(script.len()).unwrap_or(u32::MAX);
+        let env_len = u32::try_from(env_len).unwrap_or(u32::MAX);
+        record[0..4].copy_from_slice(&job_id.to_le_bytes());
+        record[4..8].copy_from_slice(&script_len.to_le_bytes());
+        record[8..12].copy_from_slice(&env_len.to_le_bytes());
+        record[12..16].copy_from_slice(&crc.to_le_bytes());
+        let (segment, offset) = place(record.len() as u64);
+        JobFiles {
+            job_id,
+            at: ScriptRef {
+                segment,
+                offset,
+                script_len,
+                env_len,
+                crc,
+            },
+            record,
+        }
+    }
+}
+
+/// The core's bookkeeping of script space: where the next record goes and
+/// how many live jobs each segment still holds. Pure and rebuilt by replay
+/// from the `JobSubmitted` and `JobsPurged` events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptSpace {
+    /// The segment being filled and its length.
+    pub current: u32,
+    pub end: u64,
+    /// Live jobs per segment.
+    pub live: BTreeMap<u32, u32>,
+}
+
+impl ScriptSpace {
+    /// Position for a record of `len` bytes (not yet taken: [`Self::taken`]
+    /// does that when the event is applied).
+    pub fn place(&self, len: u64) -> (u32, u64) {
+        if self.end > 0 && self.end.saturating_add(len) > SEGMENT_TARGET {
+            (self.current.saturating_add(1), 0)
+        } else {
+            (self.current, self.end)
+        }
+    }
+
+    /// A job's record was journaled at `at`.
+    pub fn taken(&mut self, at: &ScriptRef) {
+        if at.segment > self.current || (at.segment == self.current && at.end() > self.end) {
+            self.current = at.segment;
+            self.end = at.end();
+        }
+        *self.live.entry(at.segment).or_insert(0) += 1;
+    }
+
+    /// A job was purged. Returns its segment if that is now empty and
+    /// closed (no later record will go there): it can be removed.
+    pub fn released(&mut self, at: &ScriptRef) -> Option<u32> {
+        let count = self.live.get_mut(&at.segment)?;
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            self.live.remove(&at.segment);
+            return (at.segment < self.current).then_some(at.segment);
+        }
+        None
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ScriptError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}: record of job {job_id} at byte {offset} does not match the journal")]
+    Mismatch {
+        path: PathBuf,
+        job_id: u32,
+        offset: u64,
+    },
+    #[error("{path}: record of job {job_id} at byte {offset} fails its checksum")]
+    Checksum {
+        path: PathBuf,
+        job_id: u32,
+        offset: u64,
+    },
+    #[error("{path}: script of job {job_id} is not valid UTF-8")]
+    Utf8 { path: PathBuf, job_id: u32 },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ScriptError + '_ {
+    move |source| ScriptError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Path of segment `n`.
+pub fn segment_path(state_dir: &Path, n: u32) -> PathBuf {
+    state_dir.join(SCRIPTS_DIR).join(format!("seg.{n}"))
+}
+
+/// Appends records; owned by the journal writer.
+#[derive(Debug)]
+pub struct ScriptLog {
+    state_dir: PathBuf,
+    /// The open segment and its valid length.
+    open: Option<(u32, File, u64)>,
+}
+
+impl ScriptLog {
+    pub fn new(state_dir: &Path) -> ScriptLog {
+        ScriptLog {
+            state_dir: state_dir.to_path_buf(),
+            open: None,
+        }
+    }
+
+    /// Writes every record of `batch` at its place and makes them durable
+    /// (one `fdatasync` per segment touched). Records must come in the
+    /// order the core placed them.
+    pub fn write_batch(&mut self, batch: &[JobFiles]) -> Result<(), ScriptError> {
+        let mut dirty = false;
+        for f in batch {
+            if self.open.as_ref().map(|(n, ..)| *n) != Some(f.at.segment) {
+                if dirty {
+                    self.sync()?;
+                    dirty = false;
+                }
+                self.open_segment(f.at.segment, f.at.offset)?;
+            }
+            let path = segment_path(&self.state_dir, f.at.segment);
+            let Some((_, file, len)) = self.open.as_mut() else {
+                continue;
+            };
+            if *len != f.at.offset {
+                // Left over from a batch that never reached the journal.
+                file.set_len(f.at.offset).map_err(io_err(&path))?;
+            }
+            file.write_all_at(&f.record, f.at.offset)
+                .map_err(io_err(&path))?;
+            *len = f.at.end();
+            dirty = true;
+        }
+        if dirty {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), ScriptError> {
+        if let Some((n, file, _)) = &self.open {
+            file.sync_data()
+                .map_err(io_err(&segment_path(&self.state_dir, *n)))?;
+        }
+        Ok(())
+    }
+
+    fn open_segment(&mut self, n: u32, offset: u64) -> Result<(), ScriptError> {
+        let dir = self.state_dir.join(SCRIPTS_DIR);
+        let path = segment_path(&self.state_dir, n);
+        let existed = path.exists();
+        if !existed {
+            std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        let len = file.metadata().map_err(io_err(&path))?.len();
+        if len > offset {
+            file.set_len(offset).map_err(io_err(&path))?;
+        }
+        if !existed {
+            // The new name must survive a crash as well as the data.
+            File::open(&dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io_err(&dir))?;
+        }
+        self.open = Some((n, file, len.min(offset)));
+        Ok(())
+    }
+}
+
+fn decode_environment(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|&b| b == 0)
+        .filter(|e| !e.is_empty())
+        .map(|e| String::from_utf8_lossy(e).into_owned())
+        .collect()
+}
+
+/// Reads and checks the script and environment of `job_id`. Blocking:
+/// call it off the async runtime.
+pub fn read(
+    state_dir: &Path,
+    job_id: u32,
+    at: ScriptRef,
+) -> Result<(String, Vec<String>), ScriptError> {
+    let path = segment_path(state_dir, at.segment);
+    let file = File::open(&path).map_err(io_err(&path))?;
+    let len = usize::try_from(at.record_len()).map_err(|_| ScriptError::Mismatch {
+        path: path.clone(),
+        job_id,
+        offset: at.offset,
+    })?;
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, at.offset)
+        .map_err(io_err(&path))?;
+    let word = |i: usize| u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
+    if word(0) != job_id || word(4) != at.script_len || word(8) != at.env_len || word(12) != at.crc
+    {
+        return Err(ScriptError::Mismatch {
+            path,
+            job_id,
+            offset: at.offset,
+        });
+    }
+    let body = &buf[RECORD_HEAD as usize..];
+    if crc32(body) != at.crc {
+        return Err(ScriptError::Checksum {
+            path,
+            job_id,
+            offset: at.offset,
+        });
+    }
+    let (script, env) = body.split_at(at.script_len as usize);
+    let script = std::str::from_utf8(script)
+        .map_err(|_| ScriptError::Utf8 { path, job_id })?
+        .to_string();
+    Ok((script, decode_environment(env)))
+}
+
+/// Removes segment `n` (every job in it was purged); a missing one is
+/// fine. Blocking: call it off the async runtime.
+pub fn remove_segment(state_dir: &Path, n: u32) {
+    let path = segment_path(state_dir, n);
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot remove a script segment")
+        }
+    }
+}
+
+/// Removes segments older than `current` that no live job uses (left by a
+/// crash between a purge and the removal). Blocking.
+pub fn remove_unused(state_dir: &Path, space: &ScriptSpace) {
+    let dir = state_dir.join(SCRIPTS_DIR);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(n) = name
+            .to_str()
+            .and_then(|s| s.strip_prefix("seg."))
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if n < space.current && !space.live.contains_key(&n) {
+            remove_segment(state_dir, n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Vec<String> {
+        vec!["A=1".into(), "B=x=y".into(), "C=".into()]
+    }
+
+    /// Places records as the core does, taking each at once.
+    fn place_all(space: &mut ScriptSpace, jobs: &[(u32, &str)]) -> Vec<JobFiles> {
+        jobs.iter()
+            .map(|(id, script)| {
+                let f = JobFiles::new(*id, script, &env(), |len| space.place(len));
+                space.taken(&f.at);
+                f
+            })
+            .collect()
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut space = ScriptSpace::default();
+        let batch = place_all(
+            &mut space,
+            &[(7, "#!/bin/sh\necho é\n"), (8, "#!/bin/sh\n")],
+        );
+        assert_eq!(batch[1].at.offset, batch[0].at.end());
+        let mut log = ScriptLog::new(dir.path());
+        log.write_batch(&batch).unwrap();
+        let (script, e) = read(dir.path(), 7, batch[0].at).unwrap();
+        assert_eq!(script, "#!/bin/sh\necho é\n");
+        assert_eq!(e, env());
+        assert_eq!(read(dir.path(), 8, batch[1].at).unwrap().0, "#!/bin/sh\n");
+        // Asking for the wrong job at a place is refused.
+        assert!(matches!(
+            read(dir.path(), 9, batch[1].at),
+            Err(ScriptError::Mismatch { job_id: 9, .. })
+        ));
+    }
+
+    #[test]
+    fn damage_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut space = ScriptSpace::default();
+        let batch = place_all(&mut space, &[(5, "#!/bin/sh\ntrue\n")]);
+        ScriptLog::new(dir.path()).write_batch(&batch).unwrap();
+        let path = segment_path(dir.path(), 0);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[RECORD_HEAD as usize] = b'X';
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(
+            read(dir.path(), 5, batch[0].at),
+            Err(ScriptError::Checksum { job_id: 5, .. })
+        ));
+        std::fs::write(&path, b"short").unwrap();
+        assert!(matches!(
+            read(dir.path(), 5, batch[0].at),
+            Err(ScriptError::Io { .. })
+        ));
+    }
+
+    #[test]
+    fn unjournaled_tail_is_overwritten_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut space = ScriptSpace::default();
+        let first = place_all(&mut space, &[(1, "#!/bin/sh\none\n")]);
+        ScriptLog::new(dir.path()).write_batch(&first).unwrap();
+        // A batch written but never journaled: the core does not know it.
+        let lost = JobFiles::new(2, "#!/bin/sh\nlost lost lost\n", &env(), |l| space.place(l));
+        ScriptLog::new(dir.path()).write_batch(&[lost]).unwrap();
+        // After the restart the same place goes to another job.
+        let again = place_all(&mut space, &[(2, "#!/bin/sh\n")]);
+        let mut log = ScriptLog::new(dir.path());
+        log.write_batch(&again).unwrap();
+        assert_eq!(read(dir.path(), 2, again[0].at).unwrap().0, "#!/bin/sh\n");
+        let len = std::fs::metadata(segment_path(dir.path(), 0))
+            .unwrap()
+            .len();
+        assert_eq!(len, again[0].at.end());
+    }
+
+    #[test]
+    fn segments_roll_and_are_released_when_empty() {
+        let mut space = ScriptSpace::default();
+        let big = "x".repeat(usize::try_from(SEGMENT_TARGET / 2).unwrap());
+        let a = place_all(
+            &mut space,
+            &[(1, &big), (2, &big), (3, &big), (4, "#!/bin/sh\n")],
+        );
+        assert_eq!(a[0].at.segment, 0);
+        assert_eq!(
+            a[1].at.segment, 1,
+            "a second half-segment record does not fit"
+        );
+        assert_eq!(a[2].at.segment, 2);
+        assert_eq!(a[3].at.segment, 2, "a small one does");
+        assert_eq!(space.current, 2);
+        // Segment 1 holds only job 2: released when it goes.
+        assert_eq!(space.released(&a[1].at), Some(1));
+        // The current segment is never released, even when empty.
+        assert_eq!(space.released(&a[2].at), None);
+        assert_eq!(space.released(&a[3].at), None);
+        assert_eq!(space.live.keys().copied().collect::<Vec<_>>(), vec![0]);
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..3 {
+            std::fs::create_dir_all(dir.path().join(SCRIPTS_DIR)).unwrap();
+            std::fs::write(segment_path(dir.path(), n), b"").unwrap();
+        }
+        remove_unused(dir.path(), &space);
+        assert!(segment_path(dir.path(), 0).exists());
+        assert!(!segment_path(dir.path(), 1).exists());
+        assert!(segment_path(dir.path(), 2).exists());
+    }
+
+    #[test]
+    fn empty_environment_and_odd_sizes() {
+        let f = JobFiles::new(1, "", &[], |_| (0, 0));
+        assert_eq!(f.at.record_len(), RECORD_HEAD);
+        assert_eq!(decode_environment(b""), Vec::<String>::new());
+        assert_eq!(decode_environment(b"\0\0A=1\0"), vec!["A=1".to_string()]);
+    }
+}
