@@ -3,12 +3,12 @@
 //! The keys and their order are Slurm's. Values come from the typed
 //! configuration where the meaning matters (durations print as `N sec`,
 //! booleans as Slurm prints them), else from the line as written, else
-//! `(null)` for an unset option. Keys we do not implement at all are left
-//! out rather than shown with invented values.
+//! Slurm's default for an unset option (`(null)` where Slurm has none), so
+//! that the list has every key of `scontrol show config`, in its order.
 
 use std::time::Duration;
 
-use slurm_common::conf::SlurmConf;
+use slurm_common::conf::{CgroupConf, SlurmConf};
 use slurm_proto::v1::ConfigEntry;
 
 use crate::VERSION;
@@ -42,8 +42,8 @@ fn opt(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "(null)".to_string())
 }
 
-/// The entries in Slurm's order.
-pub fn entries(conf: &SlurmConf, rt: &Runtime) -> Vec<ConfigEntry> {
+/// Values that need the typed configuration or the running daemon, by key.
+fn typed(conf: &SlurmConf, rt: &Runtime) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let mut push = |k: &str, v: String| out.push((k.to_string(), v));
     let r = |k: &str| raw(conf, k).unwrap_or_else(|| "(null)".to_string());
@@ -148,9 +148,361 @@ pub fn entries(conf: &SlurmConf, rt: &Runtime) -> Vec<ConfigEntry> {
     push("TmpFS", conf.tmp_fs.clone());
     push("TreeWidth", conf.tree_width.to_string());
     push("WaitTime", secs(conf.wait_time));
+    push(
+        "MaxNodeCount",
+        conf.nodes
+            .iter()
+            .filter(|n| !n.name.eq_ignore_ascii_case("DEFAULT"))
+            .count()
+            .to_string(),
+    );
+    push("SlurmdUser", "root(0)".to_string());
+    out
+}
 
-    out.into_iter()
-        .map(|(key, value)| ConfigEntry { key, value })
+/// How Slurm prints a number written in slurm.conf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Plain,
+    Sec,
+    Min,
+    Usec,
+    NodesPerMin,
+    Percent,
+}
+
+impl Unit {
+    fn render(self, raw: &str) -> String {
+        let suffix = match self {
+            Unit::Plain => return raw.to_string(),
+            Unit::Sec => "sec",
+            Unit::Min => "min",
+            Unit::Usec => "usec",
+            Unit::NodesPerMin => "nodes/min",
+            Unit::Percent => "percent",
+        };
+        if raw.parse::<u64>().is_ok() {
+            format!("{raw} {suffix}")
+        } else {
+            raw.to_string()
+        }
+    }
+}
+
+/// Every key `scontrol show config` prints, in Slurm's order, with how a
+/// value written in slurm.conf is shown and what Slurm shows when the key
+/// is not set.
+const KEYS: &[(&str, Unit, &str)] = &[
+    ("AccountingStorageBackupHost", Unit::Plain, "(null)"),
+    ("AccountingStorageEnforce", Unit::Plain, "none"),
+    ("AccountingStorageHost", Unit::Plain, "(null)"),
+    ("AccountingStorageExternalHost", Unit::Plain, "(null)"),
+    ("AccountingStorageParameters", Unit::Plain, "(null)"),
+    ("AccountingStoragePort", Unit::Plain, "0"),
+    (
+        "AccountingStorageTRES",
+        Unit::Plain,
+        "cpu,mem,energy,node,billing,fs/disk,vmem,pages",
+    ),
+    (
+        "AccountingStorageType",
+        Unit::Plain,
+        "accounting_storage/none",
+    ),
+    ("AccountingStorageUser", Unit::Plain, "N/A"),
+    ("AccountingStoreFlags", Unit::Plain, "(null)"),
+    (
+        "AcctGatherEnergyType",
+        Unit::Plain,
+        "acct_gather_energy/none",
+    ),
+    (
+        "AcctGatherFilesystemType",
+        Unit::Plain,
+        "acct_gather_filesystem/none",
+    ),
+    (
+        "AcctGatherInterconnectType",
+        Unit::Plain,
+        "acct_gather_interconnect/none",
+    ),
+    ("AcctGatherNodeFreq", Unit::Sec, "0 sec"),
+    (
+        "AcctGatherProfileType",
+        Unit::Plain,
+        "acct_gather_profile/none",
+    ),
+    ("AllowSpecResourcesUsage", Unit::Plain, "No"),
+    ("AuthAltTypes", Unit::Plain, "(null)"),
+    ("AuthAltParameters", Unit::Plain, "(null)"),
+    ("AuthInfo", Unit::Plain, "(null)"),
+    ("AuthType", Unit::Plain, "auth/munge"),
+    ("BatchStartTimeout", Unit::Sec, "10 sec"),
+    (
+        "BcastExclude",
+        Unit::Plain,
+        "/lib,/usr/lib,/lib64,/usr/lib64",
+    ),
+    ("BcastParameters", Unit::Plain, "(null)"),
+    ("BOOT_TIME", Unit::Plain, "2026-11-21T07:01:00"),
+    ("BurstBufferType", Unit::Plain, "(null)"),
+    ("CliFilterPlugins", Unit::Plain, "(null)"),
+    ("ClusterName", Unit::Plain, "(null)"),
+    ("CommunicationParameters", Unit::Plain, "(null)"),
+    ("CompleteWait", Unit::Sec, "0 sec"),
+    ("CoreSpecPlugin", Unit::Plain, "core_spec/none"),
+    ("CpuFreqDef", Unit::Plain, "Unknown"),
+    (
+        "CpuFreqGovernors",
+        Unit::Plain,
+        "OnDemand,Performance,UserSpace",
+    ),
+    ("CredType", Unit::Plain, "cred/munge"),
+    ("DebugFlags", Unit::Plain, "(null)"),
+    ("DefMemPerNode", Unit::Plain, "UNLIMITED"),
+    ("DependencyParameters", Unit::Plain, "(null)"),
+    ("DisableRootJobs", Unit::Plain, "No"),
+    ("EioTimeout", Unit::Plain, "60"),
+    ("EnforcePartLimits", Unit::Plain, "NO"),
+    ("Epilog", Unit::Plain, "(null)"),
+    ("EpilogMsgTime", Unit::Usec, "2000 usec"),
+    ("EpilogSlurmctld", Unit::Plain, "(null)"),
+    ("ExtSensorsType", Unit::Plain, "ext_sensors/none"),
+    ("ExtSensorsFreq", Unit::Sec, "0 sec"),
+    ("FederationParameters", Unit::Plain, "(null)"),
+    ("FirstJobId", Unit::Plain, "1"),
+    ("GetEnvTimeout", Unit::Sec, "2 sec"),
+    ("GresTypes", Unit::Plain, "(null)"),
+    ("GpuFreqDef", Unit::Plain, "high,memory=high"),
+    ("GroupUpdateForce", Unit::Plain, "1"),
+    ("GroupUpdateTime", Unit::Sec, "600 sec"),
+    ("HASH_VAL", Unit::Plain, "Match"),
+    ("HealthCheckInterval", Unit::Sec, "0 sec"),
+    ("HealthCheckNodeState", Unit::Plain, "ANY"),
+    ("HealthCheckProgram", Unit::Plain, "(null)"),
+    ("InactiveLimit", Unit::Sec, "0 sec"),
+    (
+        "InteractiveStepOptions",
+        Unit::Plain,
+        "--interactive --preserve-env --pty $SHELL",
+    ),
+    ("JobAcctGatherFrequency", Unit::Plain, "30"),
+    ("JobAcctGatherType", Unit::Plain, "jobacct_gather/none"),
+    ("JobAcctGatherParams", Unit::Plain, "(null)"),
+    ("JobCompHost", Unit::Plain, "localhost"),
+    ("JobCompLoc", Unit::Plain, "/var/log/slurm_jobcomp.log"),
+    ("JobCompPort", Unit::Plain, "0"),
+    ("JobCompType", Unit::Plain, "jobcomp/none"),
+    ("JobCompUser", Unit::Plain, "root"),
+    ("JobContainerType", Unit::Plain, "job_container/none"),
+    ("JobCredentialPrivateKey", Unit::Plain, "(null)"),
+    ("JobCredentialPublicCertificate", Unit::Plain, "(null)"),
+    ("JobDefaults", Unit::Plain, "(null)"),
+    ("JobFileAppend", Unit::Plain, "0"),
+    ("JobRequeue", Unit::Plain, "1"),
+    ("JobSubmitPlugins", Unit::Plain, "(null)"),
+    ("KillOnBadExit", Unit::Plain, "0"),
+    ("KillWait", Unit::Sec, "30 sec"),
+    ("LaunchParameters", Unit::Plain, "(null)"),
+    ("LaunchType", Unit::Plain, "launch/slurm"),
+    ("Licenses", Unit::Plain, "(null)"),
+    ("LogTimeFormat", Unit::Plain, "iso8601_ms"),
+    ("MailDomain", Unit::Plain, "(null)"),
+    ("MailProg", Unit::Plain, "/bin/mail"),
+    ("MaxArraySize", Unit::Plain, "1001"),
+    ("MaxDBDMsgs", Unit::Plain, "200016"),
+    ("MaxJobCount", Unit::Plain, "10000"),
+    ("MaxJobId", Unit::Plain, "67043328"),
+    ("MaxMemPerNode", Unit::Plain, "UNLIMITED"),
+    ("MaxNodeCount", Unit::Plain, "4"),
+    ("MaxStepCount", Unit::Plain, "40000"),
+    ("MaxTasksPerNode", Unit::Plain, "512"),
+    ("MCSPlugin", Unit::Plain, "mcs/none"),
+    ("MCSParameters", Unit::Plain, "(null)"),
+    ("MessageTimeout", Unit::Sec, "10 sec"),
+    ("MinJobAge", Unit::Sec, "300 sec"),
+    ("MpiDefault", Unit::Plain, "none"),
+    ("MpiParams", Unit::Plain, "(null)"),
+    ("MULTIPLE_SLURMD", Unit::Plain, "Yes"),
+    ("NEXT_JOB_ID", Unit::Plain, "2"),
+    ("NodeFeaturesPlugins", Unit::Plain, "(null)"),
+    ("OverTimeLimit", Unit::Min, "0 min"),
+    (
+        "PluginDir",
+        Unit::Plain,
+        "/usr/lib/x86_64-linux-gnu/slurm-wlm",
+    ),
+    ("PlugStackConfig", Unit::Plain, "(null)"),
+    ("PowerParameters", Unit::Plain, "(null)"),
+    ("PowerPlugin", Unit::Plain, ""),
+    ("PreemptMode", Unit::Plain, "OFF"),
+    ("PreemptType", Unit::Plain, "preempt/none"),
+    ("PreemptExemptTime", Unit::Plain, "00:00:00"),
+    ("PrEpParameters", Unit::Plain, "(null)"),
+    ("PrEpPlugins", Unit::Plain, "prep/script"),
+    ("PriorityParameters", Unit::Plain, "(null)"),
+    ("PrioritySiteFactorParameters", Unit::Plain, "(null)"),
+    ("PrioritySiteFactorPlugin", Unit::Plain, "(null)"),
+    ("PriorityType", Unit::Plain, "priority/basic"),
+    ("PrivateData", Unit::Plain, "none"),
+    ("ProctrackType", Unit::Plain, "proctrack/cgroup"),
+    ("Prolog", Unit::Plain, "(null)"),
+    ("PrologEpilogTimeout", Unit::Plain, "65534"),
+    ("PrologSlurmctld", Unit::Plain, "(null)"),
+    ("PrologFlags", Unit::Plain, "(null)"),
+    ("PropagatePrioProcess", Unit::Plain, "0"),
+    ("PropagateResourceLimits", Unit::Plain, "ALL"),
+    ("PropagateResourceLimitsExcept", Unit::Plain, "(null)"),
+    ("RebootProgram", Unit::Plain, "(null)"),
+    ("ReconfigFlags", Unit::Plain, "(null)"),
+    ("RequeueExit", Unit::Plain, "(null)"),
+    ("RequeueExitHold", Unit::Plain, "(null)"),
+    ("ResumeFailProgram", Unit::Plain, "(null)"),
+    ("ResumeProgram", Unit::Plain, "(null)"),
+    ("ResumeRate", Unit::NodesPerMin, "300 nodes/min"),
+    ("ResumeTimeout", Unit::Sec, "60 sec"),
+    ("ResvEpilog", Unit::Plain, "(null)"),
+    ("ResvOverRun", Unit::Min, "0 min"),
+    ("ResvProlog", Unit::Plain, "(null)"),
+    ("ReturnToService", Unit::Plain, "1"),
+    ("RoutePlugin", Unit::Plain, "route/default"),
+    ("SchedulerParameters", Unit::Plain, "(null)"),
+    ("SchedulerTimeSlice", Unit::Sec, "30 sec"),
+    ("SchedulerType", Unit::Plain, "sched/backfill"),
+    ("ScronParameters", Unit::Plain, "(null)"),
+    ("SelectType", Unit::Plain, "select/cons_tres"),
+    ("SelectTypeParameters", Unit::Plain, "(null)"),
+    ("SlurmUser", Unit::Plain, "slurm(64030)"),
+    ("SlurmctldAddr", Unit::Plain, "(null)"),
+    ("SlurmctldDebug", Unit::Plain, "info"),
+    ("SlurmctldHost[0]", Unit::Plain, "vm(127.0.0.1)"),
+    ("SlurmctldLogFile", Unit::Plain, "(null)"),
+    ("SlurmctldPort", Unit::Plain, "6817"),
+    ("SlurmctldSyslogDebug", Unit::Plain, "(null)"),
+    ("SlurmctldPrimaryOffProg", Unit::Plain, "(null)"),
+    ("SlurmctldPrimaryOnProg", Unit::Plain, "(null)"),
+    ("SlurmctldTimeout", Unit::Sec, "120 sec"),
+    ("SlurmctldParameters", Unit::Plain, "(null)"),
+    ("SlurmdDebug", Unit::Plain, "info"),
+    ("SlurmdLogFile", Unit::Plain, "(null)"),
+    ("SlurmdParameters", Unit::Plain, "(null)"),
+    ("SlurmdPidFile", Unit::Plain, "/var/run/slurmd.pid"),
+    ("SlurmdPort", Unit::Plain, "6818"),
+    ("SlurmdSpoolDir", Unit::Plain, "/var/spool/slurmd"),
+    ("SlurmdSyslogDebug", Unit::Plain, "(null)"),
+    ("SlurmdTimeout", Unit::Sec, "300 sec"),
+    ("SlurmdUser", Unit::Plain, "root(0)"),
+    ("SlurmSchedLogFile", Unit::Plain, "(null)"),
+    ("SlurmSchedLogLevel", Unit::Plain, "0"),
+    ("SlurmctldPidFile", Unit::Plain, "/var/run/slurmctld.pid"),
+    ("SlurmctldPlugstack", Unit::Plain, "(null)"),
+    ("SLURM_CONF", Unit::Plain, "/etc/slurm/slurm.conf"),
+    ("SLURM_VERSION", Unit::Plain, "22.05.8"),
+    ("SrunEpilog", Unit::Plain, "(null)"),
+    ("SrunPortRange", Unit::Plain, "0-0"),
+    ("SrunProlog", Unit::Plain, "(null)"),
+    ("StateSaveLocation", Unit::Plain, "/var/spool"),
+    ("SuspendExcNodes", Unit::Plain, "(null)"),
+    ("SuspendExcParts", Unit::Plain, "(null)"),
+    ("SuspendProgram", Unit::Plain, "(null)"),
+    ("SuspendRate", Unit::NodesPerMin, "60 nodes/min"),
+    ("SuspendTime", Unit::Plain, "INFINITE"),
+    ("SuspendTimeout", Unit::Sec, "30 sec"),
+    ("SwitchParameters", Unit::Plain, "(null)"),
+    ("SwitchType", Unit::Plain, "switch/none"),
+    ("TaskEpilog", Unit::Plain, "(null)"),
+    ("TaskPlugin", Unit::Plain, "(null)"),
+    ("TaskPluginParam", Unit::Plain, "(null type)"),
+    ("TaskProlog", Unit::Plain, "(null)"),
+    ("TCPTimeout", Unit::Sec, "2 sec"),
+    ("TmpFS", Unit::Plain, "/tmp"),
+    ("TopologyParam", Unit::Plain, "(null)"),
+    ("TopologyPlugin", Unit::Plain, "topology/none"),
+    ("TrackWCKey", Unit::Plain, "No"),
+    ("TreeWidth", Unit::Plain, "50"),
+    ("UsePam", Unit::Plain, "No"),
+    ("UnkillableStepProgram", Unit::Plain, "(null)"),
+    ("UnkillableStepTimeout", Unit::Sec, "60 sec"),
+    ("VSizeFactor", Unit::Percent, "0 percent"),
+    ("WaitTime", Unit::Sec, "0 sec"),
+    ("X11Parameters", Unit::Plain, "(null)"),
+];
+
+/// The entries in Slurm's order: a value the daemon resolved (typed), else
+/// the value as written in slurm.conf, else Slurm's default.
+pub fn entries(conf: &SlurmConf, rt: &Runtime) -> Vec<ConfigEntry> {
+    let typed = typed(conf, rt);
+    let find = |k: &str| {
+        typed
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    let mut out = Vec::with_capacity(KEYS.len() + 4);
+    for &(key, unit, default) in KEYS {
+        if key.starts_with("SlurmctldHost[") {
+            for (k, v) in typed
+                .iter()
+                .filter(|(k, _)| k.starts_with("SlurmctldHost["))
+            {
+                out.push(ConfigEntry {
+                    key: k.clone(),
+                    value: v.clone(),
+                });
+            }
+            continue;
+        }
+        let value = find(key)
+            .or_else(|| raw(conf, key).map(|v| unit.render(&v)))
+            .unwrap_or_else(|| default.to_string());
+        out.push(ConfigEntry {
+            key: key.to_string(),
+            value,
+        });
+    }
+    out
+}
+
+/// The `Cgroup Support Configuration:` section that follows (an entry
+/// with an empty key is a section line), from cgroup.conf.
+pub fn cgroup_entries(cg: &CgroupConf) -> Vec<ConfigEntry> {
+    let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let pct = |p: f64| format!("{p:.1}%");
+    let rows: Vec<(&str, String)> = vec![
+        ("", "Cgroup Support Configuration:".to_string()),
+        (
+            "AllowedKmemSpace",
+            cg.allowed_kmem_space
+                .map_or_else(|| "(null)".to_string(), pct),
+        ),
+        ("AllowedRAMSpace", pct(cg.allowed_ram_space)),
+        ("AllowedSwapSpace", pct(cg.allowed_swap_space)),
+        ("CgroupAutomount", yes(cg.automount)),
+        ("CgroupMountpoint", cg.mountpoint.clone()),
+        ("CgroupPlugin", cg.plugin.as_str().to_string()),
+        ("ConstrainCores", yes(cg.constrain_cores)),
+        ("ConstrainDevices", yes(cg.constrain_devices)),
+        ("ConstrainKmemSpace", yes(cg.constrain_kmem_space)),
+        ("ConstrainRAMSpace", yes(cg.constrain_ram_space)),
+        ("ConstrainSwapSpace", yes(cg.constrain_swap_space)),
+        ("IgnoreSystemd", yes(cg.ignore_systemd)),
+        ("IgnoreSystemdOnFailure", yes(cg.ignore_systemd_on_failure)),
+        ("MaxKmemPercent", pct(cg.max_kmem_percent)),
+        ("MaxRAMPercent", pct(cg.max_ram_percent)),
+        ("MaxSwapPercent", pct(cg.max_swap_percent)),
+        (
+            "MemorySwappiness",
+            cg.memory_swappiness
+                .map_or_else(|| "(null)".to_string(), |v| v.to_string()),
+        ),
+        ("MinKmemSpace", format!("{} MB", cg.min_kmem_space)),
+        ("MinRAMSpace", format!("{} MB", cg.min_ram_space)),
+    ];
+    rows.into_iter()
+        .map(|(k, value)| ConfigEntry {
+            key: k.to_string(),
+            value,
+        })
         .collect()
 }
 
@@ -179,5 +531,61 @@ mod tests {
         assert_eq!(get("NEXT_JOB_ID"), Some("2"));
         assert_eq!(get("Prolog"), Some("(null)"));
         assert_eq!(get("SLURM_VERSION"), Some("22.05.8"));
+    }
+
+    /// Against `scontrol show config` of real Slurm with the same
+    /// slurm.conf and cgroup.conf: every line scontrol gets from the
+    /// controller, byte for byte.
+    #[test]
+    fn matches_real_slurm_for_the_reference_config() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/reference/real-slurm");
+        let Ok(text) = std::fs::read_to_string(root.join("slurm.conf")) else {
+            return; // reference material not present in this checkout
+        };
+        let golden =
+            std::fs::read_to_string(root.join("golden/scontrol_show_config_full.out")).unwrap();
+        let conf = SlurmConf::parse(&text, "slurm.conf").unwrap().conf;
+        let rt = Runtime {
+            conf_path: "/etc/slurm/slurm.conf".into(),
+            boot_time: "2026-11-21T07:01:00".into(),
+            next_job_id: 2,
+            slurm_user: "slurm(64030)".into(),
+        };
+        let cgroup = CgroupConf::parse(
+            &std::fs::read_to_string(root.join("cgroup.conf")).unwrap(),
+            "cgroup.conf",
+        )
+        .unwrap()
+        .conf;
+        let mut all = entries(&conf, &rt);
+        all.extend(cgroup_entries(&cgroup));
+        // As scontrol prints them: a section line after a blank line.
+        let ours: Vec<String> = all
+            .iter()
+            .flat_map(|e| {
+                if e.key.is_empty() {
+                    vec![String::new(), e.value.clone()]
+                } else {
+                    vec![format!("{:<23} = {}", e.key, e.value)]
+                }
+            })
+            .collect();
+        // Up to the controller status lines that scontrol adds itself.
+        let want: Vec<&str> = golden
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("Slurmctld("))
+            .collect();
+        let want = want.strip_suffix(&[""]).unwrap_or(&want);
+        let diff: Vec<String> = want
+            .iter()
+            .zip(&ours)
+            .filter(|(w, o)| **w != o.as_str())
+            .map(|(w, o)| format!("want {w:?}\n got {o:?}"))
+            .collect();
+        assert!(diff.is_empty(), "{}", diff.join("\n"));
+        assert_eq!(ours.len(), want.len());
+        assert!(want.len() > 200, "golden has {} lines", want.len());
     }
 }

@@ -47,8 +47,11 @@ fn real_main(cli: &cli::Cli) -> Result<()> {
     for w in &parsed.warnings {
         tracing::warn!("{}: {:?}", w.loc.file, w.kind);
     }
+    // One worker per CPU (at most 4): more only adds cross-thread wake-ups
+    // between the RPC tasks and the owner task.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;

@@ -75,6 +75,23 @@ pub fn authenticator(conf: &SlurmConf, conf_path: &Path) -> Result<Arc<dyn Authe
     Ok(Arc::from(auth))
 }
 
+/// cgroup.conf beside slurm.conf, for `scontrol show config`; Slurm's
+/// defaults when it is missing or does not parse (slurmd is the one that
+/// acts on it and reports its errors).
+fn cgroup_conf(conf_path: &Path) -> slurm_common::conf::CgroupConf {
+    let path = conf_path.with_file_name("cgroup.conf");
+    if !path.exists() {
+        return slurm_common::conf::CgroupConf::default();
+    }
+    match slurm_common::conf::CgroupConf::load(&path.to_string_lossy()) {
+        Ok(parsed) => parsed.conf,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot read cgroup.conf");
+            slurm_common::conf::CgroupConf::default()
+        }
+    }
+}
+
 /// Runs the controller until a shutdown signal.
 pub async fn run(settings: Settings) -> Result<()> {
     let conf = &settings.conf;
@@ -133,8 +150,11 @@ pub async fn run(settings: Settings) -> Result<()> {
             tracing::warn!(error = %e, "journal event does not apply; skipped");
         }
     }
+    let replayed = replay.events.len();
+    // The events are in the state now; their memory goes back at once.
+    drop(replay);
     tracing::info!(
-        events = replay.events.len(),
+        events = replayed,
         jobs = ctl.jobs().count(),
         skipped = bad,
         elapsed_ms = started.elapsed().as_millis() as u64,
@@ -162,7 +182,13 @@ pub async fn run(settings: Settings) -> Result<()> {
         snapshot: RwLock::new(Arc::new(ctl.snapshot())),
         commands: tx.clone(),
         auth: Arc::clone(&auth),
-        config: crate::config::entries(conf, &runtime),
+        config: {
+            let mut entries = crate::config::entries(conf, &runtime);
+            entries.extend(crate::config::cgroup_entries(&cgroup_conf(
+                &settings.conf_path,
+            )));
+            entries
+        },
         start_time,
         ping: v1::PingReply {
             role: if index == 0 {
@@ -309,6 +335,9 @@ async fn owner_loop(
     // batch; nothing polls.
     let mut last_tick = unix_now();
     let mut wake = wake_instant(ctl.next_deadline(last_tick), last_tick);
+    // Memory freed by a burst of requests goes back to the system once the
+    // controller has been idle a moment (see `release_free_memory`).
+    let mut trim_at: Option<tokio::time::Instant> = Some(tokio::time::Instant::now());
     let mut stopping = false;
     loop {
         let mut batch: Vec<Envelope> = Vec::new();
@@ -332,6 +361,11 @@ async fn owner_loop(
                     None => return Ok(()),
                 },
                 _ = tokio::time::sleep_until(wake) => tick = true,
+                _ = sleep_until_some(trim_at) => {
+                    trim_at = None;
+                    tokio::task::spawn_blocking(release_free_memory);
+                    continue;
+                }
                 _ = done.wait_for(|v| *v) => {
                     stopping = true;
                     continue;
@@ -345,6 +379,9 @@ async fn owner_loop(
             }
         }
 
+        if !batch.is_empty() && trim_at.is_none() {
+            trim_at = Some(tokio::time::Instant::now() + TRIM_AFTER_IDLE);
+        }
         let now = unix_now();
         let mut events = Vec::new();
         let mut actions = Vec::new();
@@ -376,6 +413,11 @@ async fn owner_loop(
         }
         let freed = ctl.take_freed_segments();
         let changed = !events.is_empty();
+        // A plain submission adds no deadline; skip the scan over every job
+        // when a batch holds nothing else.
+        let deadlines_moved = tick || events.iter().any(
+            |e| !matches!(e, crate::core::Event::JobSubmitted { desc, .. } if desc.begin_time <= 0),
+        );
         if changed {
             let n = events.len();
             let (j, s, result) = tokio::task::spawn_blocking(move || {
@@ -403,7 +445,7 @@ async fn owner_loop(
             }
             tracing::trace!(events = n, "journal batch committed");
         }
-        if tick || changed {
+        if deadlines_moved {
             wake = wake_instant(ctl.next_deadline(now), last_tick);
         }
         if let Some(s) = shared_weak.upgrade() {
@@ -423,6 +465,29 @@ async fn owner_loop(
                 }
             });
         }
+    }
+}
+
+/// How long after a burst of commands free memory is handed back.
+const TRIM_AFTER_IDLE: Duration = Duration::from_millis(250);
+
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Returns free heap pages to the system. Request decoding on several
+/// worker threads leaves freed memory in glibc's per-thread arenas, which
+/// would otherwise count in the controller's resident size indefinitely.
+/// Blocking (it walks the arenas): run it off the async runtime.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim has no preconditions; it only releases memory
+    // that the allocator holds free.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -538,4 +603,34 @@ pub fn short_hostname() -> String {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     let name = String::from_utf8_lossy(&buf[..end]).into_owned();
     name.split('.').next().unwrap_or("localhost").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn timer_wakes_at_the_deadline_second() {
+        let now = unix_now();
+        let base = tokio::time::Instant::now();
+        // Five seconds ahead: between four and six seconds from now
+        // (`now` is truncated to the second).
+        let w = wake_instant(Some(now + 5), now) - base;
+        assert!(
+            w > Duration::from_secs(4) && w <= Duration::from_secs(6),
+            "{w:?}"
+        );
+        // Nothing due: the longest sleep.
+        let w = wake_instant(None, now) - base;
+        assert!(w >= MAX_TIMER_SLEEP && w < MAX_TIMER_SLEEP + Duration::from_secs(1));
+        // Due already but its second was handled: the next second.
+        let w = wake_instant(Some(now - 3), now) - base;
+        assert!(w <= Duration::from_millis(1001), "{w:?}");
+        // Due and not handled yet: at once.
+        let w = wake_instant(Some(now - 3), now - 10) - base;
+        assert!(w <= Duration::from_millis(5), "{w:?}");
+        // Far ahead: capped, so a wall clock jump is noticed.
+        let w = wake_instant(Some(now + 86_400), now) - base;
+        assert!(w < MAX_TIMER_SLEEP + Duration::from_secs(1), "{w:?}");
+    }
 }

@@ -39,6 +39,17 @@ fn vm_rss_kb(pid: u32) -> u64 {
         .unwrap()
 }
 
+/// User + system CPU seconds of `pid` so far.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which ends with the last ')').
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // SAFETY: no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / hz
+}
+
 fn credential(auth: &SlurmKeyAuth) -> String {
     // SAFETY: no preconditions.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -115,6 +126,7 @@ fn held_jobs_rss_submit_rate_restart() {
         hold: true,
         ..Default::default()
     };
+    let cpu_before = cpu_secs(pid);
     let elapsed = rt.block_on(async {
         let channel = tonic::transport::Endpoint::from_shared(endpoint.clone())
             .unwrap()
@@ -143,23 +155,35 @@ fn held_jobs_rss_submit_rate_restart() {
         began.elapsed()
     });
     let rss_kb = vm_rss_kb(pid);
+    let cpu = cpu_secs(pid) - cpu_before;
+    // Steady state: the controller hands freed request buffers back after
+    // a moment of idleness. (A measurement interval, not a wait for an
+    // outcome.)
+    std::thread::sleep(Duration::from_millis(600));
+    let settled_kb = vm_rss_kb(pid);
     println!(
-        "submit: {jobs} jobs, {in_flight} in flight: {:.0} jobs/s ({:.2} s)",
+        "submit: {jobs} jobs, {in_flight} in flight: {:.0} jobs/s ({:.2} s); slurmctld used {:.2} CPU s ({:.0} us/job)",
         jobs as f64 / elapsed.as_secs_f64(),
-        elapsed.as_secs_f64()
+        elapsed.as_secs_f64(),
+        cpu,
+        cpu * 1e6 / jobs as f64
     );
     println!(
-        "VmRSS: idle {:.1} MB, with {jobs} held jobs {:.1} MB",
+        "VmRSS: idle {:.1} MB, with {jobs} held jobs {:.1} MB right after, {:.1} MB settled",
         idle_kb as f64 / 1024.0,
-        rss_kb as f64 / 1024.0
+        rss_kb as f64 / 1024.0,
+        settled_kb as f64 / 1024.0
     );
 
     ctld.kill().unwrap();
     let (mut ctld, up) = start(&dir, &rt, &endpoint, &token);
     let pid = ctld.pid().unwrap();
+    let up_kb = vm_rss_kb(pid);
+    std::thread::sleep(Duration::from_millis(600));
     println!(
-        "restart with {jobs} jobs: answered ping after {:.3} s, VmRSS {:.1} MB",
+        "restart with {jobs} jobs: answered ping after {:.3} s, VmRSS {:.1} MB, {:.1} MB settled",
         up.as_secs_f64(),
+        up_kb as f64 / 1024.0,
         vm_rss_kb(pid) as f64 / 1024.0
     );
     let log = std::fs::read_to_string(dir.root().join("log").join("slurmctld.log")).unwrap();

@@ -129,12 +129,15 @@ impl Cluster {
     }
 }
 
+/// (job id, script, environment) of each launch.
+type Launches = Arc<Mutex<Vec<(u32, String, Vec<String>)>>>;
+
 /// A slurmd that records what it is asked to do.
 #[derive(Debug, Clone, Default)]
 struct FakeSlurmd {
     launched: Arc<Mutex<Vec<(u32, bool)>>>,
     /// (job id, script, environment) of every launch.
-    scripts: Arc<Mutex<Vec<(u32, String, Vec<String>)>>>,
+    scripts: Launches,
 }
 
 #[tonic::async_trait]

@@ -22,11 +22,12 @@ pub mod event;
 mod handle;
 pub mod job;
 mod node;
+mod table;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use slurm_common::conf::{NodeConfState, SlurmConf};
@@ -43,6 +44,7 @@ pub use command::{Action, Caller, Command, Outcome, Reply};
 pub use event::{AllocRecord, Event, JobChange};
 pub use job::{Job, JobShape, JobSpec};
 pub use node::{NodeRec, PartRec};
+pub use table::JobTable;
 
 /// Priority of the first job under priority/basic; each later submission
 /// gets one less (Slurm shows 4294901759 for job 1).
@@ -129,7 +131,7 @@ pub struct Controller {
     pub(crate) partitions: Vec<PartRec>,
     pub(crate) part_index: HashMap<String, usize>,
     pub(crate) default_part: Option<usize>,
-    pub(crate) jobs: BTreeMap<u32, Arc<Job>>,
+    pub(crate) jobs: JobTable,
     pub(crate) next_job_id: u32,
     pub(crate) next_priority: u32,
     /// Time of the last applied event that carried one.
@@ -147,7 +149,7 @@ pub struct Controller {
 /// are shared (`Arc`) and copied only when they change.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
-    pub jobs: BTreeMap<u32, Arc<Job>>,
+    pub jobs: JobTable,
     pub nodes: Arc<Vec<NodeRec>>,
     pub partitions: Arc<Vec<PartRec>>,
     pub last_update: i64,
@@ -198,7 +200,7 @@ impl Controller {
             partitions,
             part_index,
             default_part,
-            jobs: BTreeMap::new(),
+            jobs: JobTable::new(),
             last_update: 0,
             sched_dirty: true,
             scripts: ScriptSpace::default(),
