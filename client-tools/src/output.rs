@@ -51,6 +51,22 @@ impl<'a> Output<'a> {
         self.check(result)
     }
 
+    /// Prints a block of text that ends in one newline (or is empty, which
+    /// prints nothing) and gives the command's exit code: 0, or 1 after
+    /// `<prog>: error: ...` when standard output cannot be written.
+    pub fn block(&mut self, prog: &str, text: &str) -> i32 {
+        if text.is_empty() {
+            return 0;
+        }
+        match self.line(text.strip_suffix('\n').unwrap_or(text)) {
+            Ok(()) => 0,
+            Err(e) => {
+                self.error_line(&format!("{prog}: error: {e}"));
+                1
+            }
+        }
+    }
+
     /// Writes `text` and a newline to standard error. Failures are ignored:
     /// there is nowhere left to report them.
     pub fn error_line(&mut self, text: &str) {
@@ -112,6 +128,39 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// A writer that fails with something other than a closed pipe.
+    struct FullDisk;
+
+    impl Write for FullDisk {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::StorageFull))
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn blocks_print_once_newline_terminated_and_empty_ones_not_at_all() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut o = Output::new(&mut out, &mut err);
+        assert_eq!(o.block("squeue", ""), 0);
+        assert_eq!(o.block("squeue", "a\nb\n"), 0);
+        assert_eq!(o.block("squeue", "c"), 0);
+        assert_eq!(String::from_utf8(out).unwrap(), "a\nb\nc\n");
+        assert!(err.is_empty());
+    }
+
+    #[test]
+    fn a_block_that_cannot_be_written_names_the_command() {
+        let (mut out, mut err) = (FullDisk, Vec::new());
+        let mut o = Output::new(&mut out, &mut err);
+        assert_eq!(o.block("sinfo", "x\n"), 1);
+        let err = String::from_utf8(err).unwrap();
+        assert!(err.starts_with("sinfo: error: "), "{err}");
     }
 
     #[test]

@@ -334,9 +334,9 @@ pub fn run_with(args: &[OsString], out: &mut Output<'_>) -> i32 {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let request = match parse(&words, &uid_for_name, current_uid()) {
-        Ok(Invocation::Help) => return print_text(out, HELP),
-        Ok(Invocation::Usage) => return print_text(out, USAGE),
-        Ok(Invocation::Version) => return print_text(out, &version_line()),
+        Ok(Invocation::Help) => return out.block(PROG, HELP),
+        Ok(Invocation::Usage) => return out.block(PROG, USAGE),
+        Ok(Invocation::Version) => return out.block(PROG, &version_line()),
         Ok(Invocation::Cancel(r)) => r,
         Err(ScancelError::Getopt(e)) => {
             out.error_line(&format!("{PROG}: {e}"));
@@ -369,16 +369,6 @@ pub fn run_with(args: &[OsString], out: &mut Output<'_>) -> i32 {
         }
     };
     block_on(cancel(&mut controller, &request, out))
-}
-
-fn print_text(out: &mut Output<'_>, text: &str) -> i32 {
-    match out.line(text.trim_end_matches('\n')) {
-        Ok(()) => 0,
-        Err(e) => {
-            print_error(out, PROG, e);
-            1
-        }
-    }
 }
 
 /// Sends the request and reports each job's outcome.

@@ -210,17 +210,6 @@ pub fn render_text(
     render::render(&parts, &nodes, items, view, ctx)
 }
 
-fn print_text(out: &mut Output<'_>, text: &str) -> i32 {
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    match out.line(text) {
-        Ok(()) => 0,
-        Err(e) => {
-            out.error_line(&format!("sinfo: error: {e}"));
-            1
-        }
-    }
-}
-
 /// Runs `sinfo` with the process's arguments, streams and environment.
 pub fn run(args: Vec<OsString>) -> i32 {
     let stdout = io::stdout();
@@ -254,10 +243,10 @@ pub fn run_with(
         }
     };
     if o.version {
-        return print_text(&mut out, &version_line());
+        return out.block("sinfo", &version_line());
     }
     if o.help {
-        return print_text(&mut out, USAGE);
+        return out.block("sinfo", USAGE);
     }
     let items = match render::parse_format(format_for(&o)) {
         Ok(items) => items,
@@ -303,8 +292,8 @@ pub fn run_with(
         }
     };
     let now = slurm_common::auth::unix_now();
-    print_text(
-        &mut out,
+    out.block(
+        "sinfo",
         &render_text(&o, &items, parts, nodes, &Ctx::system(now)),
     )
 }

@@ -313,17 +313,6 @@ fn job_selectors(ids: &[String]) -> Result<(Vec<u32>, Vec<ArrayTaskSelector>), J
     Ok((plain, tasks))
 }
 
-fn print_text(out: &mut Output<'_>, text: &str) -> i32 {
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    match out.line(text) {
-        Ok(()) => 0,
-        Err(e) => {
-            out.error_line(&format!("squeue: error: {e}"));
-            1
-        }
-    }
-}
-
 /// Runs `squeue` with the process's arguments, streams and environment.
 pub fn run(args: Vec<OsString>) -> i32 {
     let stdout = io::stdout();
@@ -357,10 +346,10 @@ pub fn run_with(
         }
     };
     if opts.version {
-        return print_text(&mut out, &version_line());
+        return out.block("squeue", &version_line());
     }
     if opts.help || opts.usage {
-        return print_text(&mut out, USAGE);
+        return out.block("squeue", USAGE);
     }
     let plan = match Plan::new(&opts) {
         Ok(p) => p,
@@ -397,7 +386,7 @@ pub fn run_with(
     };
     let now = slurm_common::auth::unix_now();
     match plan.render(&reply.jobs, &Ctx::system(now)) {
-        Ok(text) => print_text(&mut out, &text),
+        Ok(text) => out.block("squeue", &text),
         Err(e) => {
             out.error_line(&format!("slurm_load_jobs error: {}", e.message()));
             1

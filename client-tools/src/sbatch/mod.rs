@@ -65,9 +65,9 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let cli = match options::parse_command_line(&words) {
-        Ok(Invocation::Help) => return print_text(out, HELP),
-        Ok(Invocation::Usage) => return print_text(out, USAGE),
-        Ok(Invocation::Version) => return print_text(out, &version_line()),
+        Ok(Invocation::Help) => return out.block(PROG, HELP),
+        Ok(Invocation::Usage) => return out.block(PROG, USAGE),
+        Ok(Invocation::Version) => return out.block(PROG, &version_line()),
         Ok(Invocation::Submit(cli)) => cli,
         Err(e) => return report_opt_error(out, &e),
     };
@@ -141,16 +141,6 @@ fn report_opt_error(out: &mut Output<'_>, e: &OptError) -> i32 {
         OptError::Invalid(_) | OptError::Directive { .. } => print_error(out, PROG, e),
     }
     EXIT_USAGE
-}
-
-fn print_text(out: &mut Output<'_>, text: &str) -> i32 {
-    match out.line(text.trim_end_matches('\n')) {
-        Ok(()) => 0,
-        Err(e) => {
-            print_error(out, PROG, e);
-            EXIT_ERROR
-        }
-    }
 }
 
 /// The arguments as one line, as Slurm records `SubmitLine`.

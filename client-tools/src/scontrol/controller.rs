@@ -318,19 +318,6 @@ pub fn execute(
 }
 
 /// Prints `text` (which ends with a newline, or is empty) as is.
-fn print_block(out: &mut Output<'_>, text: &str) -> i32 {
-    if text.is_empty() {
-        return 0;
-    }
-    match out.line(text.strip_suffix('\n').unwrap_or(text)) {
-        Ok(()) => 0,
-        Err(e) => {
-            out.error_line(&format!("scontrol: error: {e}"));
-            1
-        }
-    }
-}
-
 fn fail(out: &mut Output<'_>, prefix: &str, e: &RpcError) -> i32 {
     out.error_line(&format!("{prefix}: {e}"));
     1
@@ -396,7 +383,7 @@ async fn run(
                     out.error_line("slurm_load_jobs error: Invalid job id specified");
                     1
                 }
-                Ok(r) if r.jobs.is_empty() => print_block(out, "No jobs in the system\n"),
+                Ok(r) if r.jobs.is_empty() => out.block("scontrol", "No jobs in the system\n"),
                 Ok(mut r) => {
                     // Names are resolved where the command runs, as Slurm's
                     // scontrol does: the controller sends ids.
@@ -409,8 +396,8 @@ async fn run(
                             job.group_name.clone_from(name);
                         }
                     }
-                    print_block(
-                        out,
+                    out.block(
+                        "scontrol",
                         &render::show_jobs(&r.jobs, oneliner, &Ctx::system(unix_now())),
                     )
                 }
@@ -435,10 +422,10 @@ async fn run(
                         out.error_line(&format!("Node {n} not found"));
                         1
                     }
-                    None => print_block(out, "No nodes in the system\n"),
+                    None => out.block("scontrol", "No nodes in the system\n"),
                 },
-                Ok(r) => print_block(
-                    out,
+                Ok(r) => out.block(
+                    "scontrol",
                     &render::show_nodes(&r.nodes, oneliner, &Ctx::system(unix_now())),
                 ),
                 Err(e) => fail(out, "slurm_load_node error", &e),
@@ -461,9 +448,12 @@ async fn run(
                         out.error_line(&format!("Partition {n} not found"));
                         1
                     }
-                    None => print_block(out, "No partitions in the system\n"),
+                    None => out.block("scontrol", "No partitions in the system\n"),
                 },
-                Ok(r) => print_block(out, &render::show_partitions(&r.partitions, oneliner)),
+                Ok(r) => out.block(
+                    "scontrol",
+                    &render::show_partitions(&r.partitions, oneliner),
+                ),
                 Err(e) => fail(out, "slurm_load_partitions error", &e),
             }
         }
@@ -472,7 +462,10 @@ async fn run(
                 .call(|mut cl| async move { cl.get_config(v1::GetConfigRequest {}).await })
                 .await;
             match reply {
-                Ok(r) => print_block(out, &render::show_config(&r, &Ctx::system(unix_now()))),
+                Ok(r) => out.block(
+                    "scontrol",
+                    &render::show_config(&r, &Ctx::system(unix_now())),
+                ),
                 Err(e) => fail(out, "slurm_load_ctl_conf error", &e),
             }
         }
