@@ -10,8 +10,13 @@
 //! Errors are [`RpcError`]s carrying Slurm's [`ErrorCode`], so a command
 //! prints Slurm's wording with its own prefix, e.g. `slurm_load_jobs error:
 //! Unable to contact slurm controller (connect failure)`. A controller that
-//! cannot be reached, or a backup in standby, makes the client try the next
-//! `SlurmctldHost`; any other answer is final.
+//! cannot be reached (each try bounded by MessageTimeout, connect and call),
+//! or a backup in standby, makes the client try the next `SlurmctldHost`;
+//! any other answer is final. When no controller is in charge but one
+//! answered that it is in standby, control is changing hands: as Slurm's
+//! commands do, the client tries the list again for a while
+//! ([`standby_wait`]) before giving up. The controller that answered is
+//! kept for the next calls.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -434,6 +439,7 @@ impl RpcError {
                 | ErrorCode::ControllerSend
                 | ErrorCode::ControllerReceive
                 | ErrorCode::CommunicationConnection
+                | ErrorCode::SocketTimeout
                 | ErrorCode::InStandbyMode
         )
     }
@@ -448,6 +454,17 @@ impl fmt::Display for RpcError {
 
 impl std::error::Error for RpcError {}
 
+/// How long a command keeps trying while controllers answer that they are
+/// in standby: a backup takes control after SlurmctldTimeout of silence,
+/// noticed within a third of it, plus a MessageTimeout to ask the old
+/// controller to stand down and the time to recover the state; twice
+/// SlurmctldTimeout plus MessageTimeout covers that.
+pub fn standby_wait(conf: &SlurmConf) -> Duration {
+    conf.slurmctld_timeout
+        .saturating_mul(2)
+        .saturating_add(conf.message_timeout)
+}
+
 /// A connection to whichever controller answers.
 #[derive(Debug)]
 pub struct Controller {
@@ -456,6 +473,9 @@ pub struct Controller {
     interceptor: AuthInterceptor,
     /// The controller that answered last and its client.
     current: Option<(usize, ControllerClient)>,
+    /// How long to keep trying while controllers answer that they are in
+    /// standby (control changing hands); zero: one round only.
+    standby_wait: Duration,
 }
 
 impl Controller {
@@ -470,11 +490,10 @@ impl Controller {
             });
         }
         let interceptor = AuthInterceptor::new(auth, Identity::current(), config.credential_ttl());
-        Ok(Self::with_parts(
-            controllers,
-            config.conf.message_timeout,
-            interceptor,
-        ))
+        Ok(
+            Self::with_parts(controllers, config.conf.message_timeout, interceptor)
+                .with_standby_wait(standby_wait(&config.conf)),
+        )
     }
 
     /// A controller list, timeout and credential source given directly.
@@ -488,7 +507,16 @@ impl Controller {
             timeout,
             interceptor,
             current: None,
+            standby_wait: Duration::ZERO,
         }
+    }
+
+    /// Keeps trying for up to `wait` while no controller is in charge but
+    /// one says it is in standby ([`Controller::new`] sets
+    /// [`standby_wait`]).
+    pub fn with_standby_wait(mut self, wait: Duration) -> Controller {
+        self.standby_wait = wait;
+        self
     }
 
     pub fn controllers(&self) -> &[ControllerAddr] {
@@ -513,8 +541,10 @@ impl Controller {
     }
 
     /// Runs `call` against the controller that answered last, else each
-    /// controller in order until one answers. Only connection failures and
-    /// standby backups move on to the next controller.
+    /// controller in order until one answers. Only connection failures,
+    /// timeouts and standby backups move on to the next controller; while
+    /// one is in standby and none in charge, the list is tried again (see
+    /// [`Controller::with_standby_wait`]).
     pub async fn call<T, F, Fut>(&mut self, mut call: F) -> Result<T, RpcError>
     where
         F: FnMut(ControllerClient) -> Fut,
@@ -532,32 +562,43 @@ impl Controller {
                 }
             }
         }
-        let mut last = RpcError::new(ErrorCode::ControllerConnect, "");
-        for i in 0..self.controllers.len() {
-            let addr = self.controllers[i].clone();
-            let client = match self.connect_to(&addr).await {
-                Ok(c) => c,
-                Err(e) => {
-                    last = e;
-                    continue;
-                }
-            };
-            match call(client.clone()).await {
-                Ok(reply) => {
-                    self.current = Some((i, client));
-                    return Ok(reply.into_inner());
-                }
-                Err(status) => {
-                    let err = RpcError::from_status(&status);
-                    if !err.try_next() {
-                        self.current = Some((i, client));
-                        return Err(err);
+        let deadline = tokio::time::Instant::now() + self.standby_wait;
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let mut last = RpcError::new(ErrorCode::ControllerConnect, "");
+            let mut standby = false;
+            for i in 0..self.controllers.len() {
+                let addr = self.controllers[i].clone();
+                let client = match self.connect_to(&addr).await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        last = e;
+                        continue;
                     }
-                    last = err;
+                };
+                match call(client.clone()).await {
+                    Ok(reply) => {
+                        self.current = Some((i, client));
+                        return Ok(reply.into_inner());
+                    }
+                    Err(status) => {
+                        let err = RpcError::from_status(&status);
+                        if !err.try_next() {
+                            self.current = Some((i, client));
+                            return Err(err);
+                        }
+                        standby |= err.code == ErrorCode::InStandbyMode;
+                        last = err;
+                    }
                 }
             }
+            let now = tokio::time::Instant::now();
+            if !standby || now >= deadline {
+                return Err(last);
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
         }
-        Err(last)
     }
 
     /// Runs `call` against one controller only (`scontrol ping` asks each).
@@ -576,10 +617,13 @@ impl Controller {
 
 /// Runs `future` to completion on a single-threaded runtime: commands make
 /// a handful of sequential calls, and starting worker threads would cost
-/// more than the calls themselves.
+/// more than the calls themselves. Only the I/O and timer drivers are
+/// enabled: the signal driver (a socket pair and a global registry) serves
+/// no command.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_io()
+        .enable_time()
         .build()
     {
         Ok(rt) => rt.block_on(future),
@@ -691,6 +735,13 @@ mod tests {
         assert_eq!(uid_for_name("1234"), Some(1234));
         assert_eq!(uid_for_name("no-such-user-here"), None);
         assert_eq!(uid_for_name("a\0b"), None);
+    }
+
+    #[test]
+    fn standby_wait_covers_a_takeover() {
+        let c = config(CONF);
+        // SlurmctldTimeout defaults to 120 s; MessageTimeout=3.
+        assert_eq!(standby_wait(&c.conf), Duration::from_secs(243));
     }
 
     #[test]

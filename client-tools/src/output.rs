@@ -6,6 +6,7 @@
 //! away (`scontrol show hostnames | head -1`) the command stops writing and
 //! ends normally instead of panicking or reporting an error.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 
 /// The Slurm release whose behaviour the commands reproduce.
@@ -15,6 +16,62 @@ pub const SLURM_VERSION: &str = "22.05.8";
 /// one of the Slurm build the reference outputs were taken from.
 pub fn version_line() -> String {
     format!("slurm-wlm {SLURM_VERSION}")
+}
+
+/// Runs a command as the whole process and exits: `run` gets the
+/// arguments (the program name first) and its result is the exit status.
+///
+/// The binaries declare the C `main` themselves instead of a Rust `fn main`:
+/// the Rust start-up reads `/proc/self/maps` to find the main thread's stack
+/// guard and maps a signal stack for the stack-overflow message, about a
+/// tenth of a millisecond that a command run thousands of times a minute
+/// pays every time. What of that start-up the commands rely on is done
+/// here: SIGPIPE is ignored, so a closed pipe is an error [`Output`]
+/// handles; a closed standard descriptor is reopened on `/dev/null`, so a
+/// file the command opens never becomes its standard output; a panic ends
+/// the process with status 101 after its message, as from a Rust `main`.
+/// Only a stack overflow differs: it is a plain SIGSEGV, without a message.
+pub fn run_as_main(run: fn(Vec<OsString>) -> i32) -> ! {
+    ignore_sigpipe();
+    reopen_closed_std_fds();
+    let code = std::panic::catch_unwind(|| run(std::env::args_os().collect())).unwrap_or(101);
+    // Flushes Rust's standard output buffer, as returning from main would.
+    std::process::exit(code)
+}
+
+/// Writes to a closed pipe fail with EPIPE instead of killing the process.
+fn ignore_sigpipe() {
+    // SAFETY: installing SIG_IGN for SIGPIPE has no preconditions; no
+    // handler code runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// Reopens descriptors 0, 1 and 2 on `/dev/null` when they are closed.
+fn reopen_closed_std_fds() {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    // SAFETY: the pointer and length describe `fds`, which outlives the call.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) };
+    if rc < 0 {
+        // Too early in the process to fail for this; the descriptors are
+        // most likely open, as they nearly always are.
+        return;
+    }
+    for fd in fds {
+        if fd.revents & libc::POLLNVAL != 0 {
+            // SAFETY: the path is a NUL-terminated literal. The descriptor
+            // opened is the lowest free one, which is `fd.fd`, and it is
+            // kept open for the life of the process on purpose.
+            unsafe {
+                libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            }
+        }
+    }
 }
 
 /// Writing to standard output failed for a reason other than a closed pipe.

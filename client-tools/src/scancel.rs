@@ -6,17 +6,20 @@
 //! the whole selection and the controller answers job by job, so scancel
 //! reports each failure as Slurm does: quietly for jobs that no longer
 //! exist or are already done (unless `-v`), as an error otherwise.
+//!
+//! `-i`/`--interactive` first lists the selected jobs and asks about each
+//! with Slurm's prompt, reading the answers from standard input; only the
+//! confirmed jobs are sent. The controller sits behind [`JobControl`] so the
+//! whole exchange is tested without one.
 
 use std::ffi::OsString;
-use std::io;
+use std::io::{self, BufRead, Write};
 
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
-use crate::client::{
-    block_on, current_uid, print_error, uid_for_name, ClientConfig, Controller, RpcError,
-};
-use crate::opts::{self, parse_signal, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
+use crate::client::{current_uid, print_error, uid_for_name, ClientConfig, Controller, RpcError};
+use crate::opts::{self, parse_signal, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
 const PROG: &str = "scancel";
@@ -235,10 +238,12 @@ pub fn parse(
     uid_of: &dyn Fn(&str) -> Option<u32>,
     me: u32,
 ) -> Result<Invocation, ScancelError> {
-    let split =
-        opts::split(args, SHORTS, LONGS, Ordering::Permute).map_err(ScancelError::Getopt)?;
+    // One option at a time: --help, --usage and --version answer the
+    // moment they are read, and a bad value stops the reading, as in Slurm.
+    let mut getopt = Getopt::new(args, SHORTS, LONGS, Ordering::Permute);
     let mut r = Request::default();
-    for found in &split.options {
+    for found in &mut getopt {
+        let found = found.map_err(ScancelError::Getopt)?;
         let v = found.value.as_deref().unwrap_or("");
         match found.key {
             Key::Help => return Ok(Invocation::Help),
@@ -282,7 +287,7 @@ pub fn parse(
             Key::Verbose => r.verbose += 1,
         }
     }
-    for operand in &split.operands {
+    for operand in &getopt.into_operands() {
         for id in operand.split(',').filter(|s| !s.is_empty()) {
             let job = parse_job_ref(id).ok_or_else(|| invalid(format!("Invalid job id {id}")))?;
             r.jobs.push(job);
@@ -314,101 +319,338 @@ pub fn parse(
     Ok(Invocation::Cancel(Box::new(r)))
 }
 
-/// Runs `scancel` with the process's arguments (the program name first).
+/// Runs `scancel` with the process's arguments (the program name first)
+/// and standard streams.
 pub fn run(args: Vec<OsString>) -> i32 {
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
     let stdout = io::stdout();
     let mut stdout = io::BufWriter::new(stdout.lock());
     let stderr = io::stderr();
     let mut stderr = stderr.lock();
-    let mut out = Output::new(&mut stdout, &mut stderr);
-    let code = run_with(&args, &mut out);
-    let _ = out.flush();
+    let code = run_io(&args, &mut input, &mut stdout, &mut stderr);
+    let _ = stdout.flush();
     code
 }
 
-/// [`run`] with the output streams handed in.
-pub fn run_with(args: &[OsString], out: &mut Output<'_>) -> i32 {
-    let words: Vec<String> = args
-        .iter()
+/// [`run`] with standard input and both output streams handed in.
+pub fn run_io(
+    args: &[OsString],
+    input: &mut dyn BufRead,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let words = words_of(args);
+    let prepared = {
+        let mut out = Output::new(stdout, stderr);
+        let prepared = prepare(&words, &mut out);
+        let _ = out.flush();
+        prepared
+    };
+    match prepared {
+        Err(code) | Ok(Prepared::Done(code)) => code,
+        Ok(Prepared::Send(request, mut control)) => {
+            execute_io(control.as_mut(), &request, input, stdout, stderr)
+        }
+    }
+}
+
+fn words_of(args: &[OsString]) -> Vec<String> {
+    args.iter()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let request = match parse(&words, &uid_for_name, current_uid()) {
-        Ok(Invocation::Help) => return out.block(PROG, HELP),
-        Ok(Invocation::Usage) => return out.block(PROG, USAGE),
-        Ok(Invocation::Version) => return out.block(PROG, &version_line()),
+        .collect()
+}
+
+/// What is left to do once the arguments are read.
+enum Prepared {
+    /// Answered already (help, usage, version) with this status.
+    Done(i32),
+    /// Send the request to the controller.
+    Send(Box<Request>, Box<ControllerControl>),
+}
+
+/// Reads the arguments and connects; `Err` is the exit status after the
+/// refusal was printed.
+fn prepare(words: &[String], out: &mut Output<'_>) -> Result<Prepared, i32> {
+    let request = match parse(words, &uid_for_name, current_uid()) {
+        Ok(Invocation::Help) => return Ok(Prepared::Done(out.block(PROG, HELP))),
+        Ok(Invocation::Usage) => return Ok(Prepared::Done(out.block(PROG, USAGE))),
+        Ok(Invocation::Version) => return Ok(Prepared::Done(out.block(PROG, &version_line()))),
         Ok(Invocation::Cancel(r)) => r,
         Err(ScancelError::Getopt(e)) => {
-            out.error_line(&format!("{PROG}: {e}"));
-            out.error_line(&format!("Try \"{PROG} --help\" for more information"));
-            return 1;
+            opts::report(out, PROG, &e);
+            return Err(1);
         }
         Err(ScancelError::Invalid(text)) => {
             for line in text.lines() {
                 print_error(out, PROG, line);
             }
-            return 1;
+            return Err(1);
         }
     };
-    if request.interactive {
-        print_error(out, PROG, "--interactive is not supported");
-        return 1;
+    let config = ClientConfig::load().map_err(|e| {
+        print_error(out, PROG, e);
+        1
+    })?;
+    let controller = Controller::new(&config).map_err(|e| {
+        print_error(out, PROG, e);
+        1
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            print_error(out, PROG, format!("cannot start the I/O runtime: {e}"));
+            1
+        })?;
+    Ok(Prepared::Send(
+        request,
+        Box::new(ControllerControl {
+            controller,
+            runtime,
+        }),
+    ))
+}
+
+/// The calls scancel makes, behind a trait so the whole flow, prompts
+/// included, runs in tests without a controller.
+pub trait JobControl {
+    /// The jobs `filter` selects (`--interactive` asks about each).
+    fn jobs(&mut self, filter: &v1::JobFilter) -> Result<Vec<v1::JobInfo>, RpcError>;
+    /// Cancels, or signals when `r.signal` is set, the jobs `r.filter`
+    /// selects.
+    fn act(&mut self, r: &Request) -> Result<v1::JobActionReply, RpcError>;
+}
+
+/// [`JobControl`] through slurmctld.
+struct ControllerControl {
+    controller: Controller,
+    /// One runtime for every call: the connection lives in it.
+    runtime: tokio::runtime::Runtime,
+}
+
+impl JobControl for ControllerControl {
+    fn jobs(&mut self, filter: &v1::JobFilter) -> Result<Vec<v1::JobInfo>, RpcError> {
+        let request = v1::GetJobsRequest {
+            filter: Some(filter.clone()),
+            ..Default::default()
+        };
+        self.runtime
+            .block_on(self.controller.call(|mut c| {
+                let request = request.clone();
+                async move { c.get_jobs(request).await }
+            }))
+            .map(|reply| reply.jobs)
     }
-    let config = match ClientConfig::load() {
-        Ok(c) => c,
+
+    fn act(&mut self, r: &Request) -> Result<v1::JobActionReply, RpcError> {
+        match r.signal {
+            Some(signal) => {
+                let request = v1::SignalJobRequest {
+                    filter: Some(r.filter.clone()),
+                    signal,
+                    batch_only: r.batch,
+                    full: r.full,
+                };
+                self.runtime.block_on(self.controller.call(|mut c| {
+                    let request = request.clone();
+                    async move { c.signal_job(request).await }
+                }))
+            }
+            None => {
+                let request = v1::CancelJobRequest {
+                    filter: Some(r.filter.clone()),
+                    batch_only: r.batch,
+                    full: r.full,
+                    hurry: r.hurry,
+                };
+                self.runtime.block_on(self.controller.call(|mut c| {
+                    let request = request.clone();
+                    async move { c.cancel_job(request).await }
+                }))
+            }
+        }
+    }
+}
+
+/// Runs a request: with `--interactive`, first asks about each job on
+/// `stdout` and reads the answers from `input`.
+pub fn execute_io(
+    control: &mut dyn JobControl,
+    r: &Request,
+    input: &mut dyn BufRead,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    if !r.interactive {
+        let mut out = Output::new(stdout, stderr);
+        let code = execute(control, r, &mut out);
+        let _ = out.flush();
+        return code;
+    }
+    let jobs = match control.jobs(&r.filter) {
+        Ok(jobs) => jobs,
         Err(e) => {
-            print_error(out, PROG, e);
+            let mut out = Output::new(stdout, stderr);
+            out.error_line(&format!("slurm_load_jobs error: {e}"));
             return 1;
         }
     };
-    let mut controller = match Controller::new(&config) {
-        Ok(c) => c,
-        Err(e) => {
-            print_error(out, PROG, e);
-            return 1;
+    // Named jobs that are gone are reported before any question, as Slurm
+    // checks them first.
+    let mut code = 0;
+    {
+        let mut out = Output::new(&mut *stdout, &mut *stderr);
+        for job in &r.jobs {
+            let alive = jobs
+                .iter()
+                .any(|j| matches_ref(j, job) && is_cancellable(j));
+            if !alive && matches!(job, JobRef::Job(_)) {
+                code = 1;
+                if !r.quiet {
+                    print_error(
+                        &mut out,
+                        PROG,
+                        format!(
+                            "Kill job error on job id {job}: {}",
+                            ErrorCode::InvalidJobId
+                        ),
+                    );
+                }
+            }
         }
-    };
-    block_on(cancel(&mut controller, &request, out))
+    }
+    // The controller filters already; the named ids are checked again so
+    // only the jobs asked for are asked about.
+    let named: Vec<v1::JobInfo> = jobs
+        .into_iter()
+        .filter(|j| r.jobs.is_empty() || r.jobs.iter().any(|id| matches_ref(j, id)))
+        .collect();
+    let confirmed = confirm(&candidates(&named), input, stdout);
+    if confirmed.is_empty() {
+        return code;
+    }
+    let mut request = r.clone();
+    request.filter = selection(&confirmed);
+    request.jobs = confirmed;
+    let mut out = Output::new(stdout, stderr);
+    let sent = execute(control, &request, &mut out);
+    let _ = out.flush();
+    code.max(sent)
+}
+
+/// Whether a job can still be cancelled (pending, running or suspended).
+fn is_cancellable(job: &v1::JobInfo) -> bool {
+    use slurm_common::state::JobState as S;
+    matches!(
+        crate::format::base_state(job),
+        S::Pending | S::Running | S::Suspended
+    )
+}
+
+/// Whether a record is the job a command-line id names.
+fn matches_ref(job: &v1::JobInfo, r: &JobRef) -> bool {
+    match r {
+        JobRef::Job(id) => job.job_id == *id || job.array_job_id == Some(*id),
+        JobRef::ArrayTasks { job: master, tasks } => {
+            job.array_job_id == Some(*master)
+                && job.array_task_id.is_some_and(|t| {
+                    crate::squeue::array_task_ids(tasks).is_some_and(|ids| ids.contains(&t))
+                })
+        }
+    }
+}
+
+/// The jobs `--interactive` asks about, in Slurm's order: pending jobs
+/// first, then the others, each group as the controller listed them.
+fn candidates(jobs: &[v1::JobInfo]) -> Vec<&v1::JobInfo> {
+    use slurm_common::state::JobState as S;
+    let pending = |j: &&v1::JobInfo| crate::format::base_state(j) == S::Pending;
+    let live = jobs.iter().filter(|j| is_cancellable(j));
+    live.clone()
+        .filter(pending)
+        .chain(live.filter(|j| !pending(j)))
+        .collect()
+}
+
+/// The record a job is, for the request and the prompt: an array task as
+/// `ARRAY_TASK`, anything else by its own id.
+fn job_ref_of(job: &v1::JobInfo) -> JobRef {
+    match (job.array_job_id, job.array_task_id) {
+        (Some(master), Some(task)) => JobRef::ArrayTasks {
+            job: master,
+            tasks: task.to_string(),
+        },
+        _ => JobRef::Job(job.job_id),
+    }
+}
+
+/// The filter naming exactly `jobs`.
+fn selection(jobs: &[JobRef]) -> v1::JobFilter {
+    let mut filter = v1::JobFilter::default();
+    for job in jobs {
+        match job {
+            JobRef::Job(id) => filter.job_ids.push(*id),
+            JobRef::ArrayTasks { job, tasks } => filter.array_tasks.push(v1::ArrayTaskSelector {
+                array_job_id: *job,
+                task_spec: tasks.clone(),
+            }),
+        }
+    }
+    filter
+}
+
+/// Asks about each job with Slurm's prompt
+/// (`Cancel job_id=12 name=foo partition=debug [y/n]? `) and reads one
+/// answer line per question: `y`/`Y` cancels, `n`/`N` keeps, anything else
+/// asks again. Slurm asks forever once input ends; here the end of input
+/// keeps the remaining jobs. Gives the confirmed jobs in order.
+pub fn confirm(
+    jobs: &[&v1::JobInfo],
+    input: &mut dyn BufRead,
+    prompt: &mut dyn Write,
+) -> Vec<JobRef> {
+    let mut confirmed = Vec::new();
+    let mut line = String::new();
+    'jobs: for job in jobs {
+        let id = job_ref_of(job);
+        loop {
+            let asked = write!(
+                prompt,
+                "Cancel job_id={id} name={} partition={} [y/n]? ",
+                job.name, job.partition
+            )
+            .and_then(|()| prompt.flush());
+            if asked.is_err() {
+                // Nobody can see the question; cancel nothing more.
+                break 'jobs;
+            }
+            line.clear();
+            match input.read_line(&mut line) {
+                Ok(0) | Err(_) => break 'jobs,
+                Ok(_) => match line.as_bytes().first() {
+                    Some(b'y' | b'Y') => {
+                        confirmed.push(id);
+                        break;
+                    }
+                    Some(b'n' | b'N') => break,
+                    _ => {}
+                },
+            }
+        }
+    }
+    confirmed
 }
 
 /// Sends the request and reports each job's outcome.
-async fn cancel(controller: &mut Controller, r: &Request, out: &mut Output<'_>) -> i32 {
+pub fn execute(control: &mut dyn JobControl, r: &Request, out: &mut Output<'_>) -> i32 {
     if r.verbose > 0 {
         for job in &r.jobs {
             out.error_line(&verbose_line(r, &job.to_string()));
         }
     }
-    let reply = match r.signal {
-        Some(signal) => {
-            let request = v1::SignalJobRequest {
-                filter: Some(r.filter.clone()),
-                signal,
-                batch_only: r.batch,
-                full: r.full,
-            };
-            controller
-                .call(|mut c| {
-                    let request = request.clone();
-                    async move { c.signal_job(request).await }
-                })
-                .await
-        }
-        _ => {
-            let request = v1::CancelJobRequest {
-                filter: Some(r.filter.clone()),
-                batch_only: r.batch,
-                full: r.full,
-                hurry: r.hurry,
-            };
-            controller
-                .call(|mut c| {
-                    let request = request.clone();
-                    async move { c.cancel_job(request).await }
-                })
-                .await
-        }
-    };
-    let results = match reply {
+    let results = match control.act(r) {
         Ok(reply) => reply.results,
         // A whole-call refusal concerns every job named.
         Err(e) if !r.jobs.is_empty() && !is_transport(&e) => {
@@ -634,5 +876,162 @@ mod tests {
             run_report(&req("-v -u root"), &ok),
             ("scancel: Terminating job 7\n".into(), 0)
         );
+    }
+
+    /// A controller that lists `jobs` and records what it is asked to do.
+    struct FakeControl {
+        jobs: Result<Vec<v1::JobInfo>, RpcError>,
+        acted: Vec<Request>,
+    }
+
+    impl JobControl for FakeControl {
+        fn jobs(&mut self, _: &v1::JobFilter) -> Result<Vec<v1::JobInfo>, RpcError> {
+            self.jobs.clone()
+        }
+
+        fn act(&mut self, r: &Request) -> Result<v1::JobActionReply, RpcError> {
+            self.acted.push(r.clone());
+            let mut results: Vec<v1::JobActionResult> = r
+                .filter
+                .job_ids
+                .iter()
+                .map(|id| v1::JobActionResult {
+                    job_id: *id,
+                    ..Default::default()
+                })
+                .collect();
+            results.extend(r.filter.array_tasks.iter().map(|t| v1::JobActionResult {
+                job_id: t.array_job_id,
+                array_task_id: t.task_spec.parse().ok(),
+                ..Default::default()
+            }));
+            Ok(v1::JobActionReply { results })
+        }
+    }
+
+    fn job(id: u32, name: &str, state: v1::JobState) -> v1::JobInfo {
+        v1::JobInfo {
+            job_id: id,
+            name: name.into(),
+            partition: "debug".into(),
+            state: state as i32,
+            ..Default::default()
+        }
+    }
+
+    fn queue() -> Vec<v1::JobInfo> {
+        let mut task = job(16, "arr", v1::JobState::Running);
+        task.array_job_id = Some(15);
+        task.array_task_id = Some(2);
+        vec![
+            job(12, "foo", v1::JobState::Running),
+            job(13, "bar", v1::JobState::Pending),
+            job(14, "done", v1::JobState::Completed),
+            task,
+        ]
+    }
+
+    fn interact(
+        args: &str,
+        jobs: Result<Vec<v1::JobInfo>, RpcError>,
+        answers: &str,
+    ) -> (String, String, i32, Vec<Request>) {
+        let r = req(args);
+        let mut control = FakeControl {
+            jobs,
+            acted: Vec::new(),
+        };
+        let mut input = answers.as_bytes();
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let code = execute_io(&mut control, &r, &mut input, &mut o, &mut e);
+        (
+            String::from_utf8(o).unwrap(),
+            String::from_utf8(e).unwrap(),
+            code,
+            control.acted,
+        )
+    }
+
+    #[test]
+    fn interactive_asks_about_each_job() {
+        let (out, err, code, acted) = interact("-i -v -p debug", Ok(queue()), "n\ny\nmaybe\nY\n");
+        // Pending jobs are asked about first; finished ones never; an
+        // answer that is neither yes nor no asks again.
+        assert_eq!(
+            out,
+            "Cancel job_id=13 name=bar partition=debug [y/n]? \
+             Cancel job_id=12 name=foo partition=debug [y/n]? \
+             Cancel job_id=15_2 name=arr partition=debug [y/n]? \
+             Cancel job_id=15_2 name=arr partition=debug [y/n]? "
+        );
+        assert_eq!(code, 0);
+        assert_eq!(acted.len(), 1);
+        assert_eq!(acted[0].filter.job_ids, vec![12]);
+        assert_eq!(acted[0].filter.array_tasks.len(), 1);
+        assert_eq!(acted[0].filter.array_tasks[0].array_job_id, 15);
+        assert_eq!(acted[0].filter.array_tasks[0].task_spec, "2");
+        assert!(acted[0].filter.partitions.is_empty());
+        assert_eq!(
+            err,
+            "scancel: Terminating job 12\nscancel: Terminating job 15_2\n"
+        );
+    }
+
+    #[test]
+    fn interactive_sends_nothing_without_a_yes() {
+        let (out, err, code, acted) = interact("-i 12", Ok(queue()), "");
+        assert_eq!(out, "Cancel job_id=12 name=foo partition=debug [y/n]? ");
+        assert_eq!((err.as_str(), code), ("", 0));
+        assert!(acted.is_empty());
+        let (_, _, code, acted) = interact("--interactive 12", Ok(queue()), "no\n");
+        assert_eq!(code, 0);
+        assert!(acted.is_empty());
+    }
+
+    #[test]
+    fn interactive_reports_gone_jobs_and_failures() {
+        let (out, err, code, acted) = interact("-i 999999 14", Ok(queue()), "");
+        assert_eq!(out, "");
+        assert_eq!(
+            err,
+            "scancel: error: Kill job error on job id 999999: Invalid job id specified\n\
+             scancel: error: Kill job error on job id 14: Invalid job id specified\n"
+        );
+        assert_eq!(code, 1);
+        assert!(acted.is_empty());
+        let (_, err, code, _) = interact("-i -Q 999999", Ok(Vec::new()), "");
+        assert_eq!((err.as_str(), code), ("", 1));
+        let down = Err(RpcError::new(ErrorCode::ControllerConnect, ""));
+        let (_, err, code, _) = interact("-i 12", down, "y\n");
+        assert_eq!(
+            err,
+            format!(
+                "slurm_load_jobs error: {}\n",
+                ErrorCode::ControllerConnect.message()
+            )
+        );
+        assert_eq!(code, 1);
+    }
+
+    #[test]
+    fn without_interactive_the_request_goes_as_given() {
+        let (out, _, code, acted) = interact("-u alice 12", Ok(queue()), "y\n");
+        assert_eq!((out.as_str(), code), ("", 0));
+        assert_eq!(acted.len(), 1);
+        assert_eq!(acted[0].filter.user_ids, vec![1000]);
+        assert_eq!(acted[0].filter.job_ids, vec![12]);
+    }
+
+    #[test]
+    fn help_and_version_act_when_read() {
+        assert_eq!(
+            parse(&args("-V --bogus"), &uid_of, 0).unwrap(),
+            Invocation::Version
+        );
+        assert_eq!(
+            parse(&args("--help -z"), &uid_of, 0).unwrap(),
+            Invocation::Help
+        );
+        assert_eq!(err("-z --help"), "invalid option -- 'z'");
     }
 }

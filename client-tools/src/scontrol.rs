@@ -13,16 +13,24 @@
 //! 3. [`execute`] runs the command against an [`Output`] and returns the exit
 //!    status.
 //!
+//! Without a command, scontrol reads commands from standard input, one per
+//! line, prompting `scontrol: ` only when the input is a terminal; the
+//! switches `all`, `details`, `hide`, `oneliner`, `quiet` and `verbose`
+//! change the options of the commands that follow, `!!` repeats the last
+//! line, and `exit`, `quit` or the end of input close the session. A failed
+//! line does not end it.
+//!
 //! The hostlist commands need no controller and are complete, including
 //! Slurm's exit statuses: an invalid expression exits 0 for `hostnames` but
 //! 1 for `hostlist`. Commands that need slurmctld are recognised and refused
 //! with a clear message until the controller client exists.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 
 use slurm_common::hostlist::{self, HostlistError};
 
+use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
 pub mod controller;
@@ -36,55 +44,64 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 /// Runs `scontrol` with the process's arguments (the program name first),
 /// standard streams and environment, and returns the exit status.
 pub fn run(args: Vec<OsString>) -> i32 {
+    let stdin = io::stdin();
+    let prompt = stdin.is_terminal();
+    let mut input = stdin.lock();
     let stdout = io::stdout();
     let mut stdout = io::BufWriter::new(stdout.lock());
     let stderr = io::stderr();
     let mut stderr = stderr.lock();
     let env = |name: &str| std::env::var_os(name);
-    run_with(&args, &env, &mut stdout, &mut stderr)
+    let code = run_io(&args, &env, &mut input, prompt, &mut stdout, &mut stderr);
+    let _ = stdout.flush();
+    code
 }
 
-/// [`run`] with the environment and both output streams handed in.
+/// [`run`] with the environment and both output streams handed in, and no
+/// input: without a command, the interactive session ends at once.
 pub fn run_with(
     args: &[OsString],
     env: EnvLookup<'_>,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
-    let mut out = Output::new(stdout, stderr);
+    run_io(args, env, &mut io::empty(), false, stdout, stderr)
+}
+
+/// [`run`] with everything handed in: `input` feeds the interactive mode,
+/// and `prompt` says whether it is a terminal (then `scontrol: ` is
+/// printed before each command is read).
+pub fn run_io(
+    args: &[OsString],
+    env: EnvLookup<'_>,
+    input: &mut dyn BufRead,
+    prompt: bool,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
     let args: Vec<String> = args
         .iter()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    let mut out = Output::new(&mut *stdout, &mut *stderr);
     let code = match parse_args(&args) {
         Ok(Invocation::Version) => print(&mut out, &version_line()),
         Ok(Invocation::Help) => print(&mut out, USAGE.trim_end_matches('\n')),
-        Ok(Invocation::Run { options, words }) => match Command::parse(&words) {
-            Ok(command) => execute_with(&command, &options, env, &mut out),
-            Err(CommandError::VersionTooManyArgs) => {
-                // Slurm prints the version before complaining.
-                let _ = print(&mut out, &version_line());
-                out.error_line(&CommandError::VersionTooManyArgs.to_string());
-                1
-            }
-            Err(CommandError::Controller(CtlError(lines))) => {
-                for line in lines {
-                    out.error_line(&line);
-                }
-                1
-            }
-            Err(e) => {
-                out.error_line(&e.to_string());
-                1
-            }
-        },
+        Ok(Invocation::Run { options, words }) if words.is_empty() => {
+            return interactive(options, env, input, prompt, stdout, stderr);
+        }
+        Ok(Invocation::Run { options, words }) => run_words(&words, &options, env, &mut out),
         Err(e) => {
-            out.error_line(&format!("scontrol: {e}"));
-            out.error_line("Try \"scontrol --help\" for more information");
+            opts::report(&mut out, "scontrol", &e);
             1
         }
     };
+    finish(code, &mut out)
+}
+
+/// Flushes the output; a write failure makes the status 1.
+fn finish(code: i32, out: &mut Output<'_>) -> i32 {
     match out.flush() {
         Ok(()) => code,
         Err(e) => {
@@ -92,6 +109,178 @@ pub fn run_with(
             1
         }
     }
+}
+
+/// Parses and runs one command line and gives its exit status, printing
+/// refusals as Slurm words them.
+fn run_words(words: &[String], options: &Options, env: EnvLookup<'_>, out: &mut Output<'_>) -> i32 {
+    match Command::parse(words) {
+        Ok(command) => execute_with(&command, options, env, out),
+        Err(e) => {
+            report_command_error(&e, out);
+            1
+        }
+    }
+}
+
+fn report_command_error(e: &CommandError, out: &mut Output<'_>) {
+    match e {
+        CommandError::VersionTooManyArgs => {
+            // Slurm prints the version before complaining.
+            let _ = print(out, &version_line());
+            out.error_line(&e.to_string());
+        }
+        CommandError::Controller(CtlError(lines)) => {
+            for line in lines {
+                out.error_line(line);
+            }
+        }
+        other => out.error_line(&other.to_string()),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Interactive mode
+
+/// Splits an input line into words as scontrol does: blanks separate words
+/// except inside single or double quotes, and the quotes stay in the word
+/// (`Comment="a b"` is one word, quotes included).
+pub fn split_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let (mut double, mut single) = (false, false);
+    for c in line.chars() {
+        if !in_word {
+            if c.is_whitespace() {
+                continue;
+            }
+            in_word = true;
+            double = false;
+            single = false;
+        } else if c.is_whitespace() && !double && !single {
+            words.push(std::mem::take(&mut word));
+            in_word = false;
+            continue;
+        }
+        match c {
+            '"' => double = !double,
+            '\'' => single = !single,
+            _ => {}
+        }
+        word.push(c);
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// The state of an interactive session: the options its toggles change
+/// (`oneliner`, `details`, `all`, `hide`, `quiet`, `verbose`), the last
+/// line for `!!`, and the exit status so far. As in Slurm the status is
+/// sticky: once a command has failed (or a line was empty), the session
+/// ends with 1 whatever follows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Session {
+    pub options: Options,
+    pub exit_code: i32,
+    last_line: Option<String>,
+}
+
+impl Session {
+    pub fn new(options: Options) -> Session {
+        Session {
+            options,
+            ..Session::default()
+        }
+    }
+
+    /// Runs one input line (without its newline); `false` when the session
+    /// is over (`exit`, `quit`).
+    pub fn line(&mut self, text: &str, env: EnvLookup<'_>, out: &mut Output<'_>) -> bool {
+        let text = if text.trim() == "!!" {
+            self.last_line.clone().unwrap_or_default()
+        } else {
+            self.last_line = Some(text.to_owned());
+            text.to_owned()
+        };
+        if text.trim_start().starts_with('#') {
+            return true;
+        }
+        let words = split_words(&text);
+        let Some(tag) = words.first() else {
+            // Slurm counts an empty line as a failed command.
+            self.exit_code = 1;
+            return true;
+        };
+        if let Some(Keyword::Exit | Keyword::Quit) = Keyword::parse(tag) {
+            if words.len() > 1 {
+                out.error_line(&format!("too many arguments for keyword:{tag}"));
+                self.exit_code = 1;
+            }
+            return false;
+        }
+        let code = match Command::parse(&words) {
+            Ok(Command::Toggle(toggle)) => {
+                toggle.apply(&mut self.options);
+                0
+            }
+            Ok(command) => execute_with(&command, &self.options, env, out),
+            Err(e) => {
+                report_command_error(&e, out);
+                1
+            }
+        };
+        self.exit_code = self.exit_code.max(code);
+        true
+    }
+}
+
+/// Reads commands from `input`, one per line, until `exit`, `quit` or the
+/// end of input, and gives the session's exit status. With `prompt` (the
+/// input is a terminal) `scontrol: ` is printed before each line is read,
+/// and a newline when the input ends, as Slurm does.
+pub fn interactive(
+    options: Options,
+    env: EnvLookup<'_>,
+    input: &mut dyn BufRead,
+    prompt: bool,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let mut session = Session::new(options);
+    let mut buf = Vec::new();
+    loop {
+        if prompt {
+            let _ = stdout
+                .write_all(b"scontrol: ")
+                .and_then(|()| stdout.flush());
+        }
+        buf.clear();
+        match input.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => {
+                if prompt {
+                    let _ = stdout.write_all(b"\n");
+                }
+                break;
+            }
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let mut out = Output::new(&mut *stdout, &mut *stderr);
+        let go_on = session.line(text, env, &mut out);
+        let closed = out.stdout_closed();
+        if out.flush().is_err() {
+            session.exit_code = 1;
+            break;
+        }
+        if !go_on || closed {
+            break;
+        }
+    }
+    session.exit_code
 }
 
 /// Prints one line; 1 if standard output is unusable.
@@ -162,33 +351,6 @@ pub enum Invocation {
     },
 }
 
-/// A malformed option, worded as GNU `getopt_long` words it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OptionError {
-    #[error("unrecognized option '--{0}'")]
-    UnknownLong(String),
-    #[error("invalid option -- '{0}'")]
-    UnknownShort(char),
-    #[error(
-        "option '--{given}' is ambiguous; possibilities:{}",
-        quoted(candidates)
-    )]
-    Ambiguous {
-        given: String,
-        candidates: Vec<&'static str>,
-    },
-    #[error("option '--{0}' requires an argument")]
-    LongNeedsArgument(&'static str),
-    #[error("option requires an argument -- '{0}'")]
-    ShortNeedsArgument(char),
-    #[error("option '--{0}' doesn't allow an argument")]
-    TakesNoArgument(&'static str),
-}
-
-fn quoted(names: &[&str]) -> String {
-    names.iter().map(|n| format!(" '--{n}'")).collect()
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Opt {
     All,
@@ -207,133 +369,77 @@ enum Opt {
     Version,
 }
 
-impl Opt {
-    fn takes_argument(self) -> bool {
-        matches!(self, Opt::Clusters | Opt::Uid)
-    }
-
-    fn short(c: char) -> Option<Opt> {
-        Some(match c {
-            'a' => Opt::All,
-            'd' => Opt::Details,
-            'F' => Opt::Future,
-            'h' => Opt::Help,
-            'M' => Opt::Clusters,
-            'o' => Opt::Oneliner,
-            'Q' => Opt::Quiet,
-            'u' => Opt::Uid,
-            'v' => Opt::Verbose,
-            'V' => Opt::Version,
-            _ => return None,
-        })
+const fn short(letter: char, has_arg: HasArg, key: Opt) -> ShortOpt<Opt> {
+    ShortOpt {
+        letter,
+        has_arg,
+        key,
     }
 }
 
-/// scontrol's long options, in the order Slurm declares them (the order
-/// matters for the "ambiguous" message).
-const LONG_OPTIONS: &[(&str, Opt)] = &[
-    ("all", Opt::All),
-    ("cluster", Opt::Clusters),
-    ("clusters", Opt::Clusters),
-    ("details", Opt::Details),
-    ("federation", Opt::Federation),
-    ("future", Opt::Future),
-    ("help", Opt::Help),
-    ("hide", Opt::Hide),
-    ("local", Opt::Local),
-    ("oneliner", Opt::Oneliner),
-    ("quiet", Opt::Quiet),
-    ("sibling", Opt::Sibling),
-    ("uid", Opt::Uid),
-    ("usage", Opt::Help),
-    ("verbose", Opt::Verbose),
-    ("version", Opt::Version),
+const fn long(name: &'static str, has_arg: HasArg, key: Opt) -> LongOpt<Opt> {
+    LongOpt { name, has_arg, key }
+}
+
+const SHORT_OPTIONS: &[ShortOpt<Opt>] = &[
+    short('a', HasArg::No, Opt::All),
+    short('d', HasArg::No, Opt::Details),
+    short('F', HasArg::No, Opt::Future),
+    short('h', HasArg::No, Opt::Help),
+    short('M', HasArg::Required, Opt::Clusters),
+    short('o', HasArg::No, Opt::Oneliner),
+    short('Q', HasArg::No, Opt::Quiet),
+    short('u', HasArg::Required, Opt::Uid),
+    short('v', HasArg::No, Opt::Verbose),
+    short('V', HasArg::No, Opt::Version),
 ];
 
-fn find_long(given: &str) -> Result<(&'static str, Opt), OptionError> {
-    if let Some(&(name, opt)) = LONG_OPTIONS.iter().find(|(n, _)| *n == given) {
-        return Ok((name, opt));
-    }
-    let matches: Vec<(&'static str, Opt)> = LONG_OPTIONS
-        .iter()
-        .copied()
-        .filter(|(n, _)| n.starts_with(given))
-        .collect();
-    match matches.as_slice() {
-        [] => Err(OptionError::UnknownLong(given.to_owned())),
-        [first, rest @ ..] if rest.iter().all(|(_, o)| *o == first.1) => Ok(*first),
-        _ => Err(OptionError::Ambiguous {
-            given: given.to_owned(),
-            candidates: matches.iter().map(|(n, _)| *n).collect(),
-        }),
-    }
+/// scontrol's long options, in the order Slurm declares them (the order
+/// matters for the "ambiguous" message).
+const LONG_OPTIONS: &[LongOpt<Opt>] = &[
+    long("all", HasArg::No, Opt::All),
+    long("cluster", HasArg::Required, Opt::Clusters),
+    long("clusters", HasArg::Required, Opt::Clusters),
+    long("details", HasArg::No, Opt::Details),
+    long("federation", HasArg::No, Opt::Federation),
+    long("future", HasArg::No, Opt::Future),
+    long("help", HasArg::No, Opt::Help),
+    long("hide", HasArg::No, Opt::Hide),
+    long("local", HasArg::No, Opt::Local),
+    long("oneliner", HasArg::No, Opt::Oneliner),
+    long("quiet", HasArg::No, Opt::Quiet),
+    long("sibling", HasArg::No, Opt::Sibling),
+    long("uid", HasArg::Required, Opt::Uid),
+    long("usage", HasArg::No, Opt::Help),
+    long("verbose", HasArg::No, Opt::Verbose),
+    long("version", HasArg::No, Opt::Version),
+];
+
+/// Words that end option reading: Slurm stops before `setdebugflags` (any
+/// word starting with `setdebug`, in any case) so `-Backfill` stays a flag
+/// name.
+fn ends_options(word: &str) -> bool {
+    word.get(..8)
+        .is_some_and(|w| w.eq_ignore_ascii_case("setdebug"))
 }
 
 /// Reads options and command words. Options may appear anywhere before a
 /// `--`; `--version` and `--help` take effect the moment they are read.
-pub fn parse_args(args: &[String]) -> Result<Invocation, OptionError> {
+pub fn parse_args(args: &[String]) -> Result<Invocation, GetoptError> {
     let mut options = Options::default();
-    let mut words = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
-        if arg == "--" {
-            words.extend(args[i..].iter().cloned());
-            break;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            let (given, value) = match long.split_once('=') {
-                Some((g, v)) => (g, Some(v.to_owned())),
-                None => (long, None),
-            };
-            let (name, opt) = find_long(given)?;
-            let value = if opt.takes_argument() {
-                match value {
-                    Some(v) => Some(v),
-                    None if i < args.len() => {
-                        i += 1;
-                        Some(args[i - 1].clone())
-                    }
-                    None => return Err(OptionError::LongNeedsArgument(name)),
-                }
-            } else if value.is_some() {
-                return Err(OptionError::TakesNoArgument(name));
-            } else {
-                None
-            };
-            if let Some(done) = apply(&mut options, opt, value) {
-                return Ok(done);
-            }
-            continue;
-        }
-        let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.is_empty()) else {
-            words.push(arg.clone());
-            continue;
-        };
-        for (pos, c) in shorts.char_indices() {
-            let opt = Opt::short(c).ok_or(OptionError::UnknownShort(c))?;
-            if opt.takes_argument() {
-                let attached = &shorts[pos + c.len_utf8()..];
-                let value = if !attached.is_empty() {
-                    attached.to_owned()
-                } else if i < args.len() {
-                    i += 1;
-                    args[i - 1].clone()
-                } else {
-                    return Err(OptionError::ShortNeedsArgument(c));
-                };
-                if let Some(done) = apply(&mut options, opt, Some(value)) {
-                    return Ok(done);
-                }
-                break;
-            }
-            if let Some(done) = apply(&mut options, opt, None) {
-                return Ok(done);
-            }
+    let stop = ends_options;
+    let mut getopt =
+        Getopt::new(args, SHORT_OPTIONS, LONG_OPTIONS, Ordering::Permute).stop_before(&stop);
+    for found in &mut getopt {
+        let found = found?;
+        if let Some(done) = apply(&mut options, found.key, found.value) {
+            return Ok(done);
         }
     }
-    Ok(Invocation::Run { options, words })
+    Ok(Invocation::Run {
+        options,
+        words: getopt.into_operands(),
+    })
 }
 
 /// Records one option; returns the final answer for `--version`/`--help`.
@@ -345,13 +451,20 @@ fn apply(options: &mut Options, opt: Opt, value: Option<String>) -> Option<Invoc
         Opt::Federation => options.federation = true,
         Opt::Future => options.future = true,
         Opt::Help => return Some(Invocation::Help),
-        Opt::Hide => options.hide = true,
+        Opt::Hide => {
+            options.hide = true;
+            options.all = false;
+            options.details = 0;
+        }
         Opt::Local => options.local = true,
         Opt::Oneliner => options.oneliner = true,
         Opt::Quiet => options.quiet = true,
         Opt::Sibling => options.sibling = true,
         Opt::Uid => options.uid = value,
-        Opt::Verbose => options.verbose += 1,
+        Opt::Verbose => {
+            options.quiet = false;
+            options.verbose += 1;
+        }
         Opt::Version => return Some(Invocation::Version),
     }
     None
@@ -384,8 +497,65 @@ pub enum Keyword {
     RequeueHold,
     Update,
     Reconfigure,
+    /// `takeover [INDEX]`: a backup controller takes control.
+    Takeover,
+    /// A switch of the interactive mode.
+    Toggle(Toggle),
     /// A keyword Slurm knows that needs the controller (not served yet).
     NeedsController(&'static str),
+}
+
+/// The switches of the interactive mode: each changes an option for the
+/// commands that follow (on the command line they change nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toggle {
+    /// `all`: also show hidden partitions (`-a`).
+    All,
+    /// `details`: show more details (`-d`).
+    Details,
+    /// `hide`: undo `all` and `details`.
+    Hide,
+    /// `oneliner`: one record per line (`-o`).
+    Oneliner,
+    /// `quiet`: print only errors (`-Q`).
+    Quiet,
+    /// `verbose`: more messages (`-v`).
+    Verbose,
+}
+
+impl Toggle {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Toggle::All => "all",
+            Toggle::Details => "details",
+            Toggle::Hide => "hide",
+            Toggle::Oneliner => "oneliner",
+            Toggle::Quiet => "quiet",
+            Toggle::Verbose => "verbose",
+        }
+    }
+
+    /// Changes `options` as Slurm's switch does.
+    pub fn apply(self, options: &mut Options) {
+        match self {
+            Toggle::All => options.all = true,
+            Toggle::Details => options.details = 1,
+            Toggle::Hide => {
+                options.hide = true;
+                options.all = false;
+                options.details = 0;
+            }
+            Toggle::Oneliner => options.oneliner = true,
+            Toggle::Quiet => {
+                options.quiet = true;
+                options.verbose = 0;
+            }
+            Toggle::Verbose => {
+                options.quiet = false;
+                options.verbose = options.verbose.max(1);
+            }
+        }
+    }
 }
 
 /// Keywords with the shortest abbreviation Slurm 22.05 accepts, checked in
@@ -404,27 +574,29 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("requeuehold", 8, Keyword::RequeueHold),
     ("requeue", 3, Keyword::Requeue),
     ("reconfigure", 3, Keyword::Reconfigure),
+    ("takeover", 8, Keyword::Takeover),
     ("update", 1, Keyword::Update),
+    ("all", 2, Keyword::Toggle(Toggle::All)),
+    ("details", 1, Keyword::Toggle(Toggle::Details)),
+    ("hide", 2, Keyword::Toggle(Toggle::Hide)),
+    ("oneliner", 1, Keyword::Toggle(Toggle::Oneliner)),
+    ("quiet", 4, Keyword::Toggle(Toggle::Quiet)),
+    ("verbose", 4, Keyword::Toggle(Toggle::Verbose)),
 ];
 
 const CONTROLLER_KEYWORDS: &[&str] = &[
     "abort",
-    "all",
     "cancel_reboot",
     "cluster",
     "completing",
     "create",
     "delete",
-    "details",
     "errnumstr",
     "fsdampeningfactor",
-    "hide",
     "holdu",
     "listpids",
     "notify",
-    "oneliner",
     "pidinfo",
-    "quiet",
     "reboot",
     "resume",
     "schedloglevel",
@@ -432,10 +604,8 @@ const CONTROLLER_KEYWORDS: &[&str] = &[
     "setdebugflags",
     "shutdown",
     "suspend",
-    "takeover",
     "token",
     "top",
-    "verbose",
     "wait_job",
     "write",
 ];
@@ -532,6 +702,8 @@ pub enum Command {
     },
     /// A command served by slurmctld.
     Controller(Box<CtlCommand>),
+    /// A switch of the interactive mode.
+    Toggle(Toggle),
 }
 
 /// A command line Slurm refuses, worded as Slurm words it.
@@ -543,6 +715,9 @@ pub enum CommandError {
     TooFewArguments(&'static str),
     #[error("too many arguments for keyword:{0}")]
     TooManyArguments(&'static str),
+    /// The wording Slurm uses for `verbose`.
+    #[error("too many arguments for {0} keyword")]
+    TooManyArgumentsFor(&'static str),
     /// Slurm ends this message with a space.
     #[error("invalid entity:{0} for keyword:show ")]
     InvalidEntity(String),
@@ -574,6 +749,13 @@ impl Command {
             Keyword::Version if !args.is_empty() => Err(CommandError::VersionTooManyArgs),
             Keyword::Version => Ok(Command::Version),
             Keyword::NeedsController(keyword) => Ok(Command::NeedsController { keyword }),
+            Keyword::Toggle(Toggle::Verbose) if !args.is_empty() => {
+                Err(CommandError::TooManyArgumentsFor("verbose"))
+            }
+            Keyword::Toggle(toggle) if !args.is_empty() => {
+                Err(CommandError::TooManyArguments(toggle.name()))
+            }
+            Keyword::Toggle(toggle) => Ok(Command::Toggle(toggle)),
             Keyword::Show => Self::parse_show(args),
             Keyword::Ping | Keyword::Reconfigure if !args.is_empty() => Err(
                 CommandError::TooManyArguments(if keyword == Keyword::Ping {
@@ -619,6 +801,9 @@ impl Command {
                     hold: keyword == Keyword::RequeueHold,
                 })))
             }
+            Keyword::Takeover => controller::parse_takeover(args)
+                .map(|c| Command::Controller(Box::new(c)))
+                .map_err(CommandError::Controller),
             Keyword::Update if args.is_empty() => Err(CommandError::TooFewArguments("update")),
             Keyword::Update => controller::parse_update(args, slurm_common::auth::unix_now())
                 .map(|c| Command::Controller(Box::new(c)))
@@ -675,10 +860,9 @@ pub fn execute_with(
         Command::Version => print(out, &version_line()),
         Command::ShowHostnames { expr } => show_hostnames(expr.as_deref(), env, out),
         Command::ShowHostlist { arg, sorted } => show_hostlist(arg.as_deref(), *sorted, out),
-        Command::Interactive => {
-            out.error_line("scontrol: error: interactive mode is not supported yet; give the command as arguments");
-            1
-        }
+        // Interactive mode reads its own input (see [`interactive`]); here
+        // it has none, and a switch changes nothing after the last command.
+        Command::Interactive | Command::Toggle(_) => 0,
         Command::Show { entity, .. } => {
             out.error_line(&format!(
                 "scontrol: error: show {entity}: not supported yet: this scontrol cannot reach slurmctld"
@@ -1081,5 +1265,121 @@ mod tests {
         let code = run_with(&argv, &|_| None, &mut Closed, &mut err);
         assert_eq!(code, 0);
         assert!(err.is_empty());
+    }
+
+    /// Runs scontrol with `args` and `input` on standard input.
+    fn session(args: &[&str], input: &str, prompt: bool) -> (String, String, i32) {
+        let argv: Vec<OsString> = std::iter::once("scontrol")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let mut input = input.as_bytes();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run_io(&argv, &|_| None, &mut input, prompt, &mut out, &mut err);
+        (
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+            code,
+        )
+    }
+
+    #[test]
+    fn interactive_reads_commands_until_quit() {
+        let (out, err, code) = session(
+            &[],
+            "show hostnames n[1-2]\nvers\nquit\nshow hostnames never\n",
+            false,
+        );
+        assert_eq!(out, "n1\nn2\nslurm-wlm 22.05.8\n");
+        assert_eq!((err.as_str(), code), ("", 0));
+        // The end of input ends it too; a terminal gets prompts and a
+        // final newline.
+        let (out, _, code) = session(&["-o"], "show hostlist a1,a2\n", true);
+        assert_eq!(out, "scontrol: a[1-2]\nscontrol: \n");
+        assert_eq!(code, 0);
+        let (out, err, code) = session(&[], "", false);
+        assert_eq!((out.as_str(), err.as_str(), code), ("", "", 0));
+    }
+
+    #[test]
+    fn an_error_does_not_end_the_session() {
+        let (out, err, code) = session(
+            &[],
+            "bogus\nshow hostlist n[1-3\nshow hostnames x1\nexit\n",
+            false,
+        );
+        assert_eq!(out, "x1\n");
+        assert_eq!(err, "invalid keyword: bogus\nInvalid hostlist: n[1-3\n");
+        // As in Slurm, a failure makes the session's status 1.
+        assert_eq!(code, 1);
+        let (_, err, code) = session(&[], "exit now\nshow hostnames x1\n", false);
+        assert_eq!(
+            (err.as_str(), code),
+            ("too many arguments for keyword:exit\n", 1)
+        );
+        // An empty line counts as a failed command, as in Slurm; comments
+        // are skipped.
+        assert_eq!(session(&[], "\n", false).2, 1);
+        assert_eq!(session(&[], "# nothing\n", false).2, 0);
+    }
+
+    #[test]
+    fn bang_bang_repeats_the_last_line() {
+        let (out, _, code) = session(&[], "show hostnames y[1-2]\n!!\n", false);
+        assert_eq!((out.as_str(), code), ("y1\ny2\ny1\ny2\n", 0));
+    }
+
+    #[test]
+    fn switches_change_the_session_options() {
+        let env = |_: &str| None;
+        let mut s = Session::new(Options::default());
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        for line in ["oneliner", "det", "al", "verb"] {
+            assert!(s.line(line, &env, &mut out));
+        }
+        assert!(s.options.oneliner && s.options.all);
+        assert_eq!((s.options.details, s.options.verbose), (1, 1));
+        assert!(s.line("quie", &env, &mut out));
+        assert!(s.options.quiet);
+        assert_eq!(s.options.verbose, 0);
+        assert!(s.line("HIDE", &env, &mut out));
+        assert!(!s.options.all);
+        assert_eq!(s.options.details, 0);
+        assert_eq!(s.exit_code, 0);
+        assert!(s.line("oneliner x", &env, &mut out));
+        assert!(s.line("verbose x", &env, &mut out));
+        assert!(!s.line("quit", &env, &mut out));
+        assert_eq!(s.exit_code, 1);
+        assert_eq!(
+            String::from_utf8(e).unwrap(),
+            "too many arguments for keyword:oneliner\ntoo many arguments for verbose keyword\n"
+        );
+        assert!(o.is_empty());
+        // On the command line a switch is accepted and changes nothing.
+        assert_eq!(sc(&["oneliner"], None), ("".into(), "".into(), 0));
+    }
+
+    #[test]
+    fn words_split_as_scontrol_splits_them() {
+        assert_eq!(split_words("  show  job 5 "), ["show", "job", "5"]);
+        assert_eq!(
+            split_words("update JobId=5 Comment=\"a b\" Name='x y'z"),
+            ["update", "JobId=5", "Comment=\"a b\"", "Name='x y'z"]
+        );
+        assert_eq!(split_words("a\t\"unbalanced b"), ["a", "\"unbalanced b"]);
+        assert!(split_words("").is_empty());
+        assert_eq!(split_words("größe ü"), ["größe", "ü"]);
+    }
+
+    #[test]
+    fn options_stop_before_setdebugflags() {
+        let inv = parse_args(&words("-v setdebugflags -Backfill")).unwrap();
+        let Invocation::Run { options, words: w } = inv else {
+            panic!("{inv:?}")
+        };
+        assert_eq!(options.verbose, 1);
+        assert_eq!(w, ["setdebugflags", "-Backfill"]);
+        assert!(parse_args(&words("-v sh -Backfill")).is_err());
     }
 }

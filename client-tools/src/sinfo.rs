@@ -1,8 +1,10 @@
 //! `sinfo`: show partitions and their nodes.
 //!
-//! Options are read as Slurm reads them (see [`crate::squeue::getopt`]);
+//! Options are read by [`crate::opts`] as Slurm's `getopt_long` reads them;
 //! partitions and nodes come from `GetPartitions` and `GetNodes`, and
-//! [`crate::format::sinfo`] groups and renders them.
+//! [`crate::format::sinfo`] groups, orders (`-S`) and renders them, with
+//! the `-o` letters or the `-O` names. With `-i` the report repeats, each
+//! one under the date line, until the command is interrupted.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -12,44 +14,111 @@ use slurm_proto::v1::{GetNodesRequest, GetPartitionsRequest, NodeInfo, Partition
 
 use crate::client::{self, ClientConfig, Controller, EnvLookup};
 use crate::format::scontrol::node_state;
-use crate::format::sinfo::{self as render, View};
-use crate::format::{self, Ctx, Item};
+use crate::format::sinfo::{self as render, SortKey, View};
+use crate::format::{self, Ctx, Item, Zone};
+use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
-use crate::squeue::getopt::{self, Arg, Spec};
+use crate::squeue::{Pacer, SystemPacer};
 
-const fn spec(long: &'static str, short: Option<char>, arg: Arg) -> Spec {
-    Spec { long, short, arg }
+/// Every option sinfo reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    All,
+    Clusters,
+    Dead,
+    Exact,
+    Format,
+    FormatLong,
+    Help,
+    Hide,
+    Iterate,
+    Json,
+    Long,
+    Node,
+    NoHeader,
+    Nodes,
+    Partition,
+    Reasons,
+    Reservation,
+    Responding,
+    Sort,
+    States,
+    Summarize,
+    Usage,
+    Verbose,
+    Version,
+    /// Read and accepted, with no effect here.
+    Ignored,
 }
 
-const SPECS: &[Spec] = &[
-    spec("all", Some('a'), Arg::No),
-    spec("clusters", Some('M'), Arg::Required),
-    spec("dead", Some('d'), Arg::No),
-    spec("exact", Some('e'), Arg::No),
-    spec("federation", None, Arg::No),
-    spec("format", Some('o'), Arg::Required),
-    spec("Format", Some('O'), Arg::Required),
-    spec("help", None, Arg::No),
-    spec("hide", None, Arg::No),
-    spec("iterate", Some('i'), Arg::Required),
-    spec("json", None, Arg::No),
-    spec("list-reasons", Some('R'), Arg::No),
-    spec("local", None, Arg::No),
-    spec("long", Some('l'), Arg::No),
-    spec("Node", Some('N'), Arg::No),
-    spec("noconvert", None, Arg::No),
-    spec("noheader", Some('h'), Arg::No),
-    spec("nodes", Some('n'), Arg::Required),
-    spec("partition", Some('p'), Arg::Required),
-    spec("reservation", Some('T'), Arg::No),
-    spec("responding", Some('r'), Arg::No),
-    spec("sort", Some('S'), Arg::Required),
-    spec("states", Some('t'), Arg::Required),
-    spec("summarize", Some('s'), Arg::No),
-    spec("usage", None, Arg::No),
-    spec("verbose", Some('v'), Arg::No),
-    spec("version", Some('V'), Arg::No),
-    spec("yaml", None, Arg::No),
+const fn short(letter: char, has_arg: HasArg, key: Key) -> ShortOpt<Key> {
+    ShortOpt {
+        letter,
+        has_arg,
+        key,
+    }
+}
+
+const fn long(name: &'static str, has_arg: HasArg, key: Key) -> LongOpt<Key> {
+    LongOpt { name, has_arg, key }
+}
+
+/// sinfo 22.05's short options (`adehi:lM:n:No:O:p:rRsS:t:TvV`).
+const SHORTS: &[ShortOpt<Key>] = &[
+    short('a', HasArg::No, Key::All),
+    short('d', HasArg::No, Key::Dead),
+    short('e', HasArg::No, Key::Exact),
+    short('h', HasArg::No, Key::NoHeader),
+    short('i', HasArg::Required, Key::Iterate),
+    short('l', HasArg::No, Key::Long),
+    short('M', HasArg::Required, Key::Clusters),
+    short('n', HasArg::Required, Key::Nodes),
+    short('N', HasArg::No, Key::Node),
+    short('o', HasArg::Required, Key::Format),
+    short('O', HasArg::Required, Key::FormatLong),
+    short('p', HasArg::Required, Key::Partition),
+    short('r', HasArg::No, Key::Responding),
+    short('R', HasArg::No, Key::Reasons),
+    short('s', HasArg::No, Key::Summarize),
+    short('S', HasArg::Required, Key::Sort),
+    short('t', HasArg::Required, Key::States),
+    short('T', HasArg::No, Key::Reservation),
+    short('v', HasArg::No, Key::Verbose),
+    short('V', HasArg::No, Key::Version),
+];
+
+/// sinfo 22.05's long options, in its declaration order (the order of the
+/// candidates in getopt's "ambiguous" message).
+const LONGS: &[LongOpt<Key>] = &[
+    long("all", HasArg::No, Key::All),
+    long("dead", HasArg::No, Key::Dead),
+    long("exact", HasArg::No, Key::Exact),
+    long("federation", HasArg::No, Key::Ignored),
+    long("help", HasArg::No, Key::Help),
+    long("hide", HasArg::No, Key::Hide),
+    long("iterate", HasArg::Required, Key::Iterate),
+    long("json", HasArg::No, Key::Json),
+    long("local", HasArg::No, Key::Ignored),
+    long("long", HasArg::No, Key::Long),
+    long("cluster", HasArg::Required, Key::Clusters),
+    long("clusters", HasArg::Required, Key::Clusters),
+    long("nodes", HasArg::Required, Key::Nodes),
+    long("noconvert", HasArg::No, Key::Ignored),
+    long("noheader", HasArg::No, Key::NoHeader),
+    long("Node", HasArg::No, Key::Node),
+    long("format", HasArg::Required, Key::Format),
+    long("Format", HasArg::Required, Key::FormatLong),
+    long("partition", HasArg::Required, Key::Partition),
+    long("responding", HasArg::No, Key::Responding),
+    long("list-reasons", HasArg::No, Key::Reasons),
+    long("summarize", HasArg::No, Key::Summarize),
+    long("sort", HasArg::Required, Key::Sort),
+    long("states", HasArg::Required, Key::States),
+    long("reservation", HasArg::No, Key::Reservation),
+    long("usage", HasArg::No, Key::Usage),
+    long("verbose", HasArg::No, Key::Verbose),
+    long("version", HasArg::No, Key::Version),
+    long("yaml", HasArg::No, Key::Ignored),
 ];
 
 const USAGE: &str = "Usage: sinfo [-adelNRrsTv] [-i seconds] [-t states] [-p partition] [-n nodes]
@@ -60,7 +129,13 @@ const USAGE: &str = "Usage: sinfo [-adelNRrsTv] [-i seconds] [-t states] [-p par
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     pub dead: bool,
+    /// `-o` or `-O` text, whichever came last.
     pub format: Option<String>,
+    /// Whether `-O` was given: from then on the format text is read as `-O`
+    /// names, as in Slurm.
+    pub format_long: bool,
+    /// `SINFO_FORMAT`, used when no option picks a layout.
+    pub env_format: Option<String>,
     pub help: bool,
     pub json: bool,
     pub reasons: bool,
@@ -73,11 +148,15 @@ pub struct Options {
     pub states: Vec<String>,
     pub summarize: bool,
     pub version: bool,
+    /// `-S`, else `SINFO_SORT`.
+    pub sort: Option<String>,
+    /// `-i`/`--iterate` as given; checked by [`Plan::new`].
+    pub iterate: Option<String>,
 }
 
 /// Reads the options (arguments without the program name) and
-/// `SINFO_FORMAT`/`SINFO_PARTITION`.
-pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, getopt::OptError> {
+/// `SINFO_FORMAT`, `SINFO_PARTITION` and `SINFO_SORT`.
+pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, GetoptError> {
     let var = |name: &str| {
         env(name)
             .map(|v| v.to_string_lossy().into_owned())
@@ -92,51 +171,71 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, get
             .collect()
     };
     let mut o = Options {
-        format: var("SINFO_FORMAT"),
+        env_format: var("SINFO_FORMAT"),
         partitions: split(var("SINFO_PARTITION")),
+        sort: var("SINFO_SORT"),
         ..Options::default()
     };
-    let (opts, _words) = getopt::parse(args, SPECS)?;
-    for (name, value) in opts {
-        match name {
-            "dead" => o.dead = true,
-            "format" => o.format = value,
-            "help" | "usage" => o.help = true,
-            "json" => o.json = true,
-            "list-reasons" => o.reasons = true,
-            "long" => o.long = true,
-            "Node" => o.node_oriented = true,
-            "noheader" => o.no_header = true,
-            "nodes" => o.nodes = value,
-            "partition" => o.partitions = split(value),
-            "responding" => o.responding = true,
-            "states" => {
+    for found in Getopt::new(args, SHORTS, LONGS, Ordering::Permute) {
+        let found = found?;
+        let value = found.value;
+        match found.key {
+            Key::All | Key::Clusters | Key::Exact | Key::Hide | Key::Reservation => {}
+            Key::Verbose | Key::Ignored => {}
+            Key::Dead => o.dead = true,
+            Key::Format => o.format = value,
+            Key::FormatLong => {
+                o.format = value;
+                o.format_long = true;
+            }
+            // sinfo answers these the moment it reads them.
+            Key::Help | Key::Usage => {
+                o.help = true;
+                return Ok(o);
+            }
+            Key::Version => {
+                o.version = true;
+                return Ok(o);
+            }
+            Key::Iterate => o.iterate = value,
+            Key::Json => o.json = true,
+            Key::Reasons => o.reasons = true,
+            Key::Long => o.long = true,
+            Key::Node => o.node_oriented = true,
+            Key::NoHeader => o.no_header = true,
+            Key::Nodes => o.nodes = value,
+            Key::Partition => o.partitions = split(value),
+            Key::Responding => o.responding = true,
+            Key::Sort => o.sort = value,
+            Key::States => {
                 o.states = split(value)
                     .into_iter()
                     .map(|s| s.to_ascii_lowercase())
                     .collect()
             }
-            "summarize" => o.summarize = true,
-            "version" => o.version = true,
-            _ => {}
+            Key::Summarize => o.summarize = true,
         }
     }
     Ok(o)
 }
 
-/// The layout the options select.
+/// The `-o` layout the options select when no `-O` was given. Like Slurm,
+/// `-s`, `-N` and `-R` win over `SINFO_FORMAT`.
 pub fn format_for(o: &Options) -> &str {
     if let Some(f) = &o.format {
         return f;
     }
     match (o.reasons, o.summarize, o.node_oriented, o.long) {
-        (true, _, _, false) => render::REASON_FORMAT,
-        (true, _, _, true) => render::REASON_LONG_FORMAT,
-        (false, true, _, _) => render::SUMMARY_FORMAT,
-        (false, false, true, true) => render::NODE_LONG_FORMAT,
-        (false, false, true, false) => render::NODE_FORMAT,
-        (false, false, false, true) => render::LONG_FORMAT,
-        (false, false, false, false) => render::DEFAULT_FORMAT,
+        (_, true, _, _) => render::SUMMARY_FORMAT,
+        (_, false, true, true) => render::NODE_LONG_FORMAT,
+        (_, false, true, false) => render::NODE_FORMAT,
+        (true, false, false, false) => render::REASON_FORMAT,
+        (true, false, false, true) => render::REASON_LONG_FORMAT,
+        (false, false, false, long) => match &o.env_format {
+            Some(f) => f,
+            None if long => render::LONG_FORMAT,
+            None => render::DEFAULT_FORMAT,
+        },
     }
 }
 
@@ -189,25 +288,129 @@ pub fn select(
     (parts, nodes)
 }
 
-/// Renders what the options ask for from the controller's reply.
-pub fn render_text(
-    o: &Options,
-    items: &[Item],
-    partitions: Vec<PartitionInfo>,
-    nodes: Vec<NodeInfo>,
-    ctx: &Ctx,
-) -> String {
-    let (parts, nodes) = select(o, partitions, nodes);
-    if o.json {
-        return format::json::nodes(&nodes, ctx);
+/// Everything decided from the options before asking the controller.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    opts: Options,
+    items: Vec<Item>,
+    sort: Vec<SortKey>,
+    /// Seconds between reports (`--iterate`).
+    iterate: Option<u64>,
+    date_line: bool,
+    /// `-O` names sinfo does not know: reported, then left out.
+    pub unknown_fields: Vec<String>,
+}
+
+impl Plan {
+    /// Checks the options; the error is the message sinfo prints after
+    /// `sinfo: error: `.
+    pub fn new(o: &Options) -> Result<Plan, String> {
+        let iterate = match &o.iterate {
+            None => None,
+            Some(v) => match u64::try_from(opts::atoi(v)) {
+                Ok(seconds) if seconds > 0 => Some(seconds),
+                _ => return Err(format!("Error: invalid entry for --iterate={v}")),
+            },
+        };
+        let (items, unknown_fields) = if o.format_long {
+            let long = render::parse_long_format(o.format.as_deref().unwrap_or(""));
+            (long.items, long.unknown)
+        } else {
+            let items = render::parse_format(format_for(o)).map_err(|e| {
+                let mut msg = e.to_string();
+                if let Some(first) = msg.get_mut(..1) {
+                    first.make_ascii_uppercase();
+                }
+                msg
+            })?;
+            (items, Vec::new())
+        };
+        let sort = render::parse_sort(match &o.sort {
+            Some(s) => s,
+            None if o.node_oriented => render::NODE_SORT,
+            None => render::DEFAULT_SORT,
+        });
+        Ok(Plan {
+            opts: o.clone(),
+            items,
+            sort,
+            iterate,
+            // Slurm's date line comes with -l and with --iterate, never
+            // without the header.
+            date_line: !o.no_header && (o.long || iterate.is_some()),
+            unknown_fields,
+        })
     }
-    let view = View {
-        node_oriented: o.node_oriented,
-        reasons_only: o.reasons,
-        header: !o.no_header,
-        date_line: o.long,
-    };
-    render::render(&parts, &nodes, items, view, ctx)
+
+    /// Renders the controller's reply: the header and the rows (the date
+    /// line is [`report_loop`]'s, printed before asking).
+    pub fn render(
+        &self,
+        partitions: Vec<PartitionInfo>,
+        nodes: Vec<NodeInfo>,
+        ctx: &Ctx,
+    ) -> String {
+        let o = &self.opts;
+        let (parts, nodes) = select(o, partitions, nodes);
+        if o.json {
+            return format::json::nodes(&nodes, ctx);
+        }
+        let view = View {
+            node_oriented: o.node_oriented,
+            reasons_only: o.reasons,
+            header: !o.no_header,
+            date_line: false,
+        };
+        render::render_sorted(&parts, &nodes, &self.items, view, &self.sort, ctx)
+    }
+}
+
+/// What one report needs from the controller.
+pub type Reply = (Vec<PartitionInfo>, Vec<NodeInfo>);
+
+/// Asks for partitions and nodes and prints the report; with `--iterate`,
+/// again after every pause until the pacer says stop or the reader goes
+/// away. Each report starts with the date line when Slurm prints one, and
+/// an iterated report ends with an empty line. A failed report is reported
+/// (`fetch` gives the whole line) and the next one is tried; the exit
+/// status is 1 when any failed.
+pub fn report_loop(
+    plan: &Plan,
+    fetch: &mut dyn FnMut() -> Result<Reply, String>,
+    pacer: &mut dyn Pacer,
+    zone: Zone,
+    out: &mut Output<'_>,
+) -> i32 {
+    let mut code = 0;
+    loop {
+        let ctx = Ctx {
+            now: pacer.now(),
+            zone,
+        };
+        if plan.date_line && !plan.opts.json {
+            if let Err(e) = out.line(&ctx.ctime_now()) {
+                out.error_line(&format!("sinfo: error: {e}"));
+                return 1;
+            }
+        }
+        match fetch() {
+            Ok((parts, nodes)) => {
+                if out.block("sinfo", &plan.render(parts, nodes, &ctx)) != 0 {
+                    return 1;
+                }
+            }
+            Err(line) => {
+                out.error_line(&line);
+                code = 1;
+            }
+        }
+        let Some(seconds) = plan.iterate else {
+            return code;
+        };
+        if out.line("").is_err() || out.stdout_closed() || !pacer.pause(seconds) {
+            return code;
+        }
+    }
 }
 
 /// Runs `sinfo` with the process's arguments, streams and environment.
@@ -228,6 +431,18 @@ pub fn run_with(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
+    run_paced(args, env, stdout, stderr, &mut SystemPacer)
+}
+
+/// [`run_with`] with the clock and the pause between `--iterate` reports
+/// handed in.
+pub fn run_paced(
+    args: &[OsString],
+    env: EnvLookup<'_>,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    pacer: &mut dyn Pacer,
+) -> i32 {
     let mut out = Output::new(stdout, stderr);
     let args: Vec<String> = args
         .iter()
@@ -237,8 +452,7 @@ pub fn run_with(
     let o = match parse_options(&args, env) {
         Ok(o) => o,
         Err(e) => {
-            out.error_line(&format!("sinfo: {e}"));
-            out.error_line("Try \"sinfo --help\" for more information");
+            opts::report(&mut out, "sinfo", &e);
             return 1;
         }
     };
@@ -248,17 +462,18 @@ pub fn run_with(
     if o.help {
         return out.block("sinfo", USAGE);
     }
-    let items = match render::parse_format(format_for(&o)) {
-        Ok(items) => items,
-        Err(e) => {
-            let mut msg = e.to_string();
-            if let Some(first) = msg.get_mut(..1) {
-                first.make_ascii_uppercase();
-            }
-            out.error_line(&format!("sinfo: error: {msg}"));
+    let plan = match Plan::new(&o) {
+        Ok(plan) => plan,
+        Err(message) => {
+            out.error_line(&format!("sinfo: error: {message}"));
             return 1;
         }
     };
+    for name in &plan.unknown_fields {
+        out.error_line(&format!(
+            "sinfo: error: Invalid job format specification: {name}"
+        ));
+    }
     let config = match ClientConfig::load_with(env) {
         Ok(c) => c,
         Err(e) => {
@@ -273,29 +488,33 @@ pub fn run_with(
             return 1;
         }
     };
-    let fetched = client::block_on(async {
-        let parts = controller
-            .call(|mut c| async move { c.get_partitions(GetPartitionsRequest::default()).await })
-            .await
-            .map_err(|e| format!("slurm_load_partitions: {e}"))?;
-        let nodes = controller
-            .call(|mut c| async move { c.get_nodes(GetNodesRequest::default()).await })
-            .await
-            .map_err(|e| format!("slurm_load_node: {e}"))?;
-        Ok::<_, String>((parts.partitions, nodes.nodes))
-    });
-    let (parts, nodes) = match fetched {
-        Ok(r) => r,
-        Err(message) => {
-            out.error_line(&message);
+    // One runtime for every report: the controller's connection lives in it.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            out.error_line(&format!("sinfo: error: cannot start the I/O runtime: {e}"));
             return 1;
         }
     };
-    let now = slurm_common::auth::unix_now();
-    out.block(
-        "sinfo",
-        &render_text(&o, &items, parts, nodes, &Ctx::system(now)),
-    )
+    let mut fetch = || {
+        runtime.block_on(async {
+            let parts = controller
+                .call(
+                    |mut c| async move { c.get_partitions(GetPartitionsRequest::default()).await },
+                )
+                .await
+                .map_err(|e| format!("slurm_load_partitions: {e}"))?;
+            let nodes = controller
+                .call(|mut c| async move { c.get_nodes(GetNodesRequest::default()).await })
+                .await
+                .map_err(|e| format!("slurm_load_node: {e}"))?;
+            Ok::<_, String>((parts.partitions, nodes.nodes))
+        })
+    };
+    report_loop(&plan, &mut fetch, pacer, Zone::System, &mut out)
 }
 
 #[cfg(test)]
@@ -331,5 +550,130 @@ mod tests {
     fn bad_option_message() {
         let err = parse_options(&["--bogus".into()], &|_| None).unwrap_err();
         assert_eq!(err.to_string(), "unrecognized option '--bogus'");
+    }
+
+    #[test]
+    fn options_act_and_alias_as_slurm() {
+        assert!(parse(&["-V", "--bogus"]).version);
+        assert!(parse(&["--usage"]).help);
+        let o = parse(&["-S", "-P,N", "-i5", "-O", "nodelist"]);
+        assert_eq!(o.sort.as_deref(), Some("-P,N"));
+        assert_eq!(o.iterate.as_deref(), Some("5"));
+        assert!(o.format_long);
+        // -s, -N and -R win over SINFO_FORMAT.
+        let env = |name: &str| match name {
+            "SINFO_FORMAT" => Some(OsString::from("%N")),
+            "SINFO_SORT" => Some(OsString::from("-N")),
+            _ => None,
+        };
+        let o = parse_options(&["-s".into()], &env).unwrap();
+        assert_eq!(format_for(&o), render::SUMMARY_FORMAT);
+        assert_eq!(o.sort.as_deref(), Some("-N"));
+        let o = parse_options(&["--sort=P".into()], &env).unwrap();
+        assert_eq!(o.sort.as_deref(), Some("P"));
+    }
+
+    #[test]
+    fn plan_checks_iterate_and_reads_formats() {
+        let plan = |args: &[&str]| Plan::new(&parse(args));
+        assert_eq!(plan(&["-i", "3"]).unwrap().iterate, Some(3));
+        assert_eq!(
+            plan(&["-i", "x"]).unwrap_err(),
+            "Error: invalid entry for --iterate=x"
+        );
+        assert_eq!(
+            plan(&["--iterate=0"]).unwrap_err(),
+            "Error: invalid entry for --iterate=0"
+        );
+        let p = plan(&["-O", "partition,bogus,nodes:.3"]).unwrap();
+        assert_eq!(p.unknown_fields, vec!["bogus".to_owned()]);
+        assert_eq!(p.items.len(), 2);
+        assert_eq!(
+            plan(&["-o", "%P %!"]).unwrap_err(),
+            "Invalid node format specification: !"
+        );
+        assert!(plan(&["-i", "3"]).unwrap().date_line);
+        assert!(!plan(&["-i", "3", "-h"]).unwrap().date_line);
+        assert_eq!(
+            plan(&["-N"]).unwrap().sort,
+            render::parse_sort(render::NODE_SORT)
+        );
+    }
+
+    struct TwoReports {
+        now: i64,
+        pauses: Vec<u64>,
+    }
+
+    impl Pacer for TwoReports {
+        fn now(&mut self) -> i64 {
+            self.now
+        }
+
+        fn pause(&mut self, seconds: u64) -> bool {
+            self.pauses.push(seconds);
+            self.now += i64::try_from(seconds).unwrap();
+            self.pauses.len() < 2
+        }
+    }
+
+    fn reply() -> Reply {
+        let part = PartitionInfo {
+            name: "debug".into(),
+            is_default: true,
+            ..PartitionInfo::default()
+        };
+        let node = |name: &str| NodeInfo {
+            name: name.into(),
+            state: slurm_proto::v1::NodeState::Idle as i32,
+            cpus: 2,
+            partitions: vec!["debug".into()],
+            ..NodeInfo::default()
+        };
+        (vec![part], vec![node("n2"), node("n1")])
+    }
+
+    #[test]
+    fn iterate_repeats_the_report() {
+        let plan = Plan::new(&parse(&["-i", "60", "-N", "-o", "%N %P"])).unwrap();
+        let mut calls = 0;
+        let mut fetch = || {
+            calls += 1;
+            if calls == 1 {
+                Err(
+                    "slurm_load_partitions: Unable to contact slurm controller (connect failure)"
+                        .to_owned(),
+                )
+            } else {
+                Ok(reply())
+            }
+        };
+        let mut pacer = TwoReports {
+            now: 1_795_251_600,
+            pauses: Vec::new(),
+        };
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        let zone = Zone::Fixed(slurm_common::time::FixedZone::UTC);
+        let code = report_loop(&plan, &mut fetch, &mut pacer, zone, &mut out);
+        assert_eq!(code, 1);
+        assert_eq!(calls, 2);
+        assert_eq!(pacer.pauses, vec![60, 60]);
+        assert_eq!(
+            String::from_utf8(o).unwrap(),
+            "Sat Nov 21 09:00:00 2026\n\nSat Nov 21 09:01:00 2026\nNODELIST PARTITION\nn1 debug*\nn2 debug*\n\n"
+        );
+        assert_eq!(
+            String::from_utf8(e).unwrap(),
+            "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n"
+        );
+    }
+
+    #[test]
+    fn sort_option_orders_rows() {
+        let plan = Plan::new(&parse(&["-N", "-h", "-S", "-N", "-o", "%N"])).unwrap();
+        let (parts, nodes) = reply();
+        let text = plan.render(parts, nodes, &Ctx::system(0));
+        assert_eq!(text, "n2\nn1\n");
     }
 }

@@ -12,179 +12,130 @@ use std::io::{self, Write};
 use slurm_proto::v1::{ArrayTaskSelector, GetJobsRequest, JobFilter, JobInfo};
 use slurm_proto::ErrorCode;
 
-use crate::client::{self, ClientConfig, Controller, EnvLookup};
+use crate::client::{self, ClientConfig, Controller, EnvLookup, RpcError};
 use crate::format::squeue::{self as render, StateFilter};
-use crate::format::{self, Ctx};
+use crate::format::{self, Ctx, Zone};
+use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
-/// `getopt_long` as the Slurm commands use it, with glibc's messages.
-pub(crate) mod getopt {
-    /// Whether an option takes a value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Arg {
-        No,
-        Required,
-        Optional,
-    }
+/// Every option squeue reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Account,
+    All,
+    Array,
+    Clusters,
+    Format,
+    FormatLong,
+    Help,
+    Hide,
+    Iterate,
+    Jobs,
+    Json,
+    Licenses,
+    Long,
+    Me,
+    Name,
+    NoHeader,
+    Nodelist,
+    Partition,
+    Qos,
+    Reservation,
+    Sort,
+    Start,
+    States,
+    Steps,
+    Usage,
+    User,
+    Verbose,
+    Version,
+    /// Read and accepted, with no effect here.
+    Ignored,
+}
 
-    /// One option: its long name, short letter and argument.
-    #[derive(Debug, Clone, Copy)]
-    pub struct Spec {
-        pub long: &'static str,
-        pub short: Option<char>,
-        pub arg: Arg,
-    }
-
-    /// A command line glibc's getopt refuses; `Display` gives its message
-    /// without the program name.
-    #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-    pub enum OptError {
-        #[error("unrecognized option '--{0}'")]
-        UnknownLong(String),
-        #[error("option '--{given}' is ambiguous; possibilities:{choices}")]
-        Ambiguous { given: String, choices: String },
-        #[error("invalid option -- '{0}'")]
-        UnknownShort(char),
-        #[error("option '--{0}' requires an argument")]
-        LongNeedsArgument(&'static str),
-        #[error("option requires an argument -- '{0}'")]
-        ShortNeedsArgument(char),
-        #[error("option '--{0}' doesn't allow an argument")]
-        TakesNoArgument(&'static str),
-    }
-
-    /// Parsed options in order (by long name) and the other words.
-    pub type Parsed = (Vec<(&'static str, Option<String>)>, Vec<String>);
-
-    fn find_long(specs: &[Spec], given: &str) -> Result<Spec, OptError> {
-        if let Some(exact) = specs.iter().find(|s| s.long == given) {
-            return Ok(*exact);
-        }
-        let matches: Vec<&Spec> = specs
-            .iter()
-            .filter(|s| !given.is_empty() && s.long.starts_with(given))
-            .collect();
-        match matches.as_slice() {
-            [] => Err(OptError::UnknownLong(given.to_owned())),
-            [one] => Ok(**one),
-            many => Err(OptError::Ambiguous {
-                given: given.to_owned(),
-                choices: many.iter().map(|s| format!(" '--{}'", s.long)).collect(),
-            }),
-        }
-    }
-
-    /// Reads `args` (without the program name).
-    pub fn parse(args: &[String], specs: &[Spec]) -> Result<Parsed, OptError> {
-        let mut opts = Vec::new();
-        let mut words = Vec::new();
-        let mut i = 0;
-        while i < args.len() {
-            let arg = &args[i];
-            i += 1;
-            if arg == "--" {
-                words.extend(args[i..].iter().cloned());
-                break;
-            }
-            if let Some(long) = arg.strip_prefix("--") {
-                let (given, value) = match long.split_once('=') {
-                    Some((g, v)) => (g, Some(v.to_owned())),
-                    None => (long, None),
-                };
-                let spec = find_long(specs, given)?;
-                let value = match spec.arg {
-                    Arg::No if value.is_some() => return Err(OptError::TakesNoArgument(spec.long)),
-                    Arg::No | Arg::Optional => value,
-                    Arg::Required => match value {
-                        Some(v) => Some(v),
-                        None if i < args.len() => {
-                            i += 1;
-                            Some(args[i - 1].clone())
-                        }
-                        None => return Err(OptError::LongNeedsArgument(spec.long)),
-                    },
-                };
-                opts.push((spec.long, value));
-                continue;
-            }
-            let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.is_empty()) else {
-                words.push(arg.clone());
-                continue;
-            };
-            for (pos, c) in shorts.char_indices() {
-                let spec = specs
-                    .iter()
-                    .find(|s| s.short == Some(c))
-                    .ok_or(OptError::UnknownShort(c))?;
-                let attached = &shorts[pos + c.len_utf8()..];
-                match spec.arg {
-                    Arg::No => opts.push((spec.long, None)),
-                    Arg::Optional => {
-                        let v = (!attached.is_empty()).then(|| attached.to_owned());
-                        opts.push((spec.long, v));
-                        break;
-                    }
-                    Arg::Required => {
-                        let value = if !attached.is_empty() {
-                            attached.to_owned()
-                        } else if i < args.len() {
-                            i += 1;
-                            args[i - 1].clone()
-                        } else {
-                            return Err(OptError::ShortNeedsArgument(c));
-                        };
-                        opts.push((spec.long, Some(value)));
-                        break;
-                    }
-                }
-            }
-        }
-        Ok((opts, words))
+const fn short(letter: char, has_arg: HasArg, key: Key) -> ShortOpt<Key> {
+    ShortOpt {
+        letter,
+        has_arg,
+        key,
     }
 }
 
-use getopt::{Arg, Spec};
-
-const fn spec(long: &'static str, short: Option<char>, arg: Arg) -> Spec {
-    Spec { long, short, arg }
+const fn long(name: &'static str, has_arg: HasArg, key: Key) -> LongOpt<Key> {
+    LongOpt { name, has_arg, key }
 }
 
-const SPECS: &[Spec] = &[
-    spec("account", Some('A'), Arg::Required),
-    spec("all", Some('a'), Arg::No),
-    spec("array", Some('r'), Arg::No),
-    spec("array-unique", None, Arg::No),
-    spec("clusters", Some('M'), Arg::Required),
-    spec("federation", None, Arg::No),
-    spec("format", Some('o'), Arg::Required),
-    spec("Format", Some('O'), Arg::Required),
-    spec("help", None, Arg::No),
-    spec("hide", None, Arg::No),
-    spec("iterate", Some('i'), Arg::Required),
-    spec("jobs", Some('j'), Arg::Optional),
-    spec("json", None, Arg::No),
-    spec("licenses", Some('L'), Arg::Required),
-    spec("local", None, Arg::No),
-    spec("long", Some('l'), Arg::No),
-    spec("me", None, Arg::No),
-    spec("name", Some('n'), Arg::Required),
-    spec("noconvert", None, Arg::No),
-    spec("noheader", Some('h'), Arg::No),
-    spec("nodelist", Some('w'), Arg::Required),
-    spec("partition", Some('p'), Arg::Required),
-    spec("priority", Some('P'), Arg::No),
-    spec("qos", Some('q'), Arg::Required),
-    spec("reservation", Some('R'), Arg::Required),
-    spec("sibling", None, Arg::No),
-    spec("sort", Some('S'), Arg::Required),
-    spec("start", None, Arg::No),
-    spec("states", Some('t'), Arg::Required),
-    spec("steps", Some('s'), Arg::Optional),
-    spec("usage", None, Arg::No),
-    spec("user", Some('u'), Arg::Required),
-    spec("verbose", Some('v'), Arg::No),
-    spec("version", Some('V'), Arg::No),
-    spec("yaml", None, Arg::No),
+/// squeue 22.05's short options (`A:ahi:j::lL:n:M:O:o:p:Pq:R:rs::S:t:u:U:vVw:`).
+const SHORTS: &[ShortOpt<Key>] = &[
+    short('A', HasArg::Required, Key::Account),
+    short('a', HasArg::No, Key::All),
+    short('h', HasArg::No, Key::NoHeader),
+    short('i', HasArg::Required, Key::Iterate),
+    short('j', HasArg::Optional, Key::Jobs),
+    short('l', HasArg::No, Key::Long),
+    short('L', HasArg::Required, Key::Licenses),
+    short('n', HasArg::Required, Key::Name),
+    short('M', HasArg::Required, Key::Clusters),
+    short('O', HasArg::Required, Key::FormatLong),
+    short('o', HasArg::Required, Key::Format),
+    short('p', HasArg::Required, Key::Partition),
+    short('P', HasArg::No, Key::Ignored),
+    short('q', HasArg::Required, Key::Qos),
+    short('R', HasArg::Required, Key::Reservation),
+    short('r', HasArg::No, Key::Array),
+    short('s', HasArg::Optional, Key::Steps),
+    short('S', HasArg::Required, Key::Sort),
+    short('t', HasArg::Required, Key::States),
+    short('u', HasArg::Required, Key::User),
+    short('U', HasArg::Required, Key::Account),
+    short('v', HasArg::No, Key::Verbose),
+    short('V', HasArg::No, Key::Version),
+    short('w', HasArg::Required, Key::Nodelist),
+];
+
+/// squeue 22.05's long options, in its declaration order (the order of the
+/// candidates in getopt's "ambiguous" message).
+const LONGS: &[LongOpt<Key>] = &[
+    long("accounts", HasArg::Required, Key::Account),
+    long("all", HasArg::No, Key::All),
+    long("array", HasArg::No, Key::Array),
+    long("array-unique", HasArg::No, Key::Ignored),
+    long("Format", HasArg::Required, Key::FormatLong),
+    long("format", HasArg::Required, Key::Format),
+    long("federation", HasArg::No, Key::Ignored),
+    long("help", HasArg::No, Key::Help),
+    long("hide", HasArg::No, Key::Hide),
+    long("iterate", HasArg::Required, Key::Iterate),
+    long("jobs", HasArg::Optional, Key::Jobs),
+    long("json", HasArg::No, Key::Json),
+    long("local", HasArg::No, Key::Ignored),
+    long("long", HasArg::No, Key::Long),
+    long("licenses", HasArg::Required, Key::Licenses),
+    long("cluster", HasArg::Required, Key::Clusters),
+    long("clusters", HasArg::Required, Key::Clusters),
+    long("me", HasArg::No, Key::Me),
+    long("name", HasArg::Required, Key::Name),
+    long("noconvert", HasArg::No, Key::Ignored),
+    long("node", HasArg::Required, Key::Nodelist),
+    long("nodes", HasArg::Required, Key::Nodelist),
+    long("nodelist", HasArg::Required, Key::Nodelist),
+    long("noheader", HasArg::No, Key::NoHeader),
+    long("partitions", HasArg::Required, Key::Partition),
+    long("priority", HasArg::No, Key::Ignored),
+    long("qos", HasArg::Required, Key::Qos),
+    long("reservation", HasArg::Required, Key::Reservation),
+    long("sib", HasArg::No, Key::Ignored),
+    long("sibling", HasArg::No, Key::Ignored),
+    long("sort", HasArg::Required, Key::Sort),
+    long("start", HasArg::No, Key::Start),
+    long("steps", HasArg::Optional, Key::Steps),
+    long("states", HasArg::Required, Key::States),
+    long("usage", HasArg::No, Key::Usage),
+    long("user", HasArg::Required, Key::User),
+    long("users", HasArg::Required, Key::User),
+    long("verbose", HasArg::No, Key::Verbose),
+    long("version", HasArg::No, Key::Version),
+    long("yaml", HasArg::No, Key::Ignored),
 ];
 
 const USAGE: &str = "Usage: squeue [-A account] [--clusters names] [-i seconds] [--job jobid]
@@ -219,6 +170,8 @@ pub struct Options {
     pub states: Option<String>,
     pub users: Vec<String>,
     pub version: bool,
+    /// `-i`/`--iterate` as given; checked by [`Plan::new`].
+    pub iterate: Option<String>,
 }
 
 fn list(value: Option<String>) -> Vec<String> {
@@ -233,7 +186,7 @@ fn list(value: Option<String>) -> Vec<String> {
 
 /// Reads the options (arguments without the program name) and the
 /// `SQUEUE_*` environment variables they override.
-pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, getopt::OptError> {
+pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, GetoptError> {
     let var = |name: &str| {
         env(name)
             .map(|v| v.to_string_lossy().into_owned())
@@ -250,42 +203,60 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, get
         states: var("SQUEUE_STATES"),
         ..Options::default()
     };
-    let (opts, words) = getopt::parse(args, SPECS)?;
-    for (name, value) in opts {
-        match name {
-            "account" => o.accounts = list(value),
-            "array" => o.array = true,
-            "format" => {
+    let mut getopt = Getopt::new(args, SHORTS, LONGS, Ordering::Permute);
+    for found in &mut getopt {
+        let found = found?;
+        let value = found.value;
+        match found.key {
+            Key::Account => o.accounts = list(value),
+            Key::All | Key::Hide | Key::Clusters | Key::Licenses | Key::Ignored => {}
+            Key::Array => o.array = true,
+            Key::Format => {
                 o.format = value;
                 o.format_long = None;
             }
-            "Format" => {
+            Key::FormatLong => {
                 o.format_long = value;
                 o.format = None;
             }
-            "help" => o.help = true,
-            "usage" => o.usage = true,
-            "jobs" => o.job_ids.extend(list(value)),
-            "json" => o.json = true,
-            "long" => o.long = true,
-            "me" => o.me = true,
-            "name" => o.names = list(value),
-            "noheader" => o.no_header = true,
-            "nodelist" => o.nodelist = value.unwrap_or_default(),
-            "partition" => o.partitions = list(value),
-            "qos" => o.qos = list(value),
-            "reservation" => o.reservations = list(value),
-            "sort" => o.sort = value,
-            "start" => o.start = true,
-            "states" => o.states = value,
-            "user" => o.users = list(value),
-            "version" => o.version = true,
-            _ => {}
+            // squeue answers these the moment it reads them.
+            Key::Help => {
+                o.help = true;
+                return Ok(o);
+            }
+            Key::Usage => {
+                o.usage = true;
+                return Ok(o);
+            }
+            Key::Version => {
+                o.version = true;
+                return Ok(o);
+            }
+            Key::Iterate => o.iterate = value,
+            Key::Jobs => o.job_ids.extend(list(value)),
+            Key::Json => o.json = true,
+            Key::Long => o.long = true,
+            Key::Me => o.me = true,
+            Key::Name => o.names = list(value),
+            Key::NoHeader => o.no_header = true,
+            Key::Nodelist => o.nodelist = value.unwrap_or_default(),
+            Key::Partition => o.partitions = list(value),
+            Key::Qos => o.qos = list(value),
+            Key::Reservation => o.reservations = list(value),
+            Key::Sort => o.sort = value,
+            Key::Start => o.start = true,
+            Key::States => o.states = value,
+            Key::Steps | Key::Verbose => {}
+            Key::User => o.users = list(value),
         }
     }
     // A bare word after -j is more job ids, as in `squeue -j 1 2`.
-    o.job_ids
-        .extend(words.iter().flat_map(|w| list(Some(w.clone()))));
+    o.job_ids.extend(
+        getopt
+            .into_operands()
+            .into_iter()
+            .flat_map(|w| list(Some(w))),
+    );
     Ok(o)
 }
 
@@ -313,6 +284,31 @@ fn job_selectors(ids: &[String]) -> Result<(Vec<u32>, Vec<ArrayTaskSelector>), J
     Ok((plain, tasks))
 }
 
+/// The clock and the pause between `--iterate` reports. Injected so tests
+/// run several reports without sleeping.
+pub trait Pacer {
+    /// The current time, Unix seconds.
+    fn now(&mut self) -> i64;
+    /// Waits `seconds` before the next report; `false` ends the reports.
+    fn pause(&mut self, seconds: u64) -> bool;
+}
+
+/// The host's clock and a real sleep: reports go on until the process is
+/// interrupted, as Slurm's do.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemPacer;
+
+impl Pacer for SystemPacer {
+    fn now(&mut self) -> i64 {
+        slurm_common::auth::unix_now()
+    }
+
+    fn pause(&mut self, seconds: u64) -> bool {
+        std::thread::sleep(std::time::Duration::from_secs(seconds));
+        true
+    }
+}
+
 /// Runs `squeue` with the process's arguments, streams and environment.
 pub fn run(args: Vec<OsString>) -> i32 {
     let stdout = io::stdout();
@@ -331,6 +327,18 @@ pub fn run_with(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
+    run_paced(args, env, stdout, stderr, &mut SystemPacer)
+}
+
+/// [`run_with`] with the clock and the pause between `--iterate` reports
+/// handed in.
+pub fn run_paced(
+    args: &[OsString],
+    env: EnvLookup<'_>,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    pacer: &mut dyn Pacer,
+) -> i32 {
     let mut out = Output::new(stdout, stderr);
     let args: Vec<String> = args
         .iter()
@@ -340,8 +348,7 @@ pub fn run_with(
     let opts = match parse_options(&args, env) {
         Ok(o) => o,
         Err(e) => {
-            out.error_line(&format!("squeue: {e}"));
-            out.error_line("Try \"squeue --help\" for more information");
+            opts::report(&mut out, "squeue", &e);
             return 1;
         }
     };
@@ -372,24 +379,75 @@ pub fn run_with(
             return 1;
         }
     };
-    let request = plan.request.clone();
-    let reply = client::block_on(controller.call(move |mut c| {
-        let request = request.clone();
-        async move { c.get_jobs(request).await }
-    }));
-    let reply = match reply {
-        Ok(r) => r,
+    // One runtime for every report: the controller's connection lives in
+    // it. I/O and timers only, as in `client::block_on`.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+    {
+        Ok(rt) => rt,
         Err(e) => {
-            out.error_line(&format!("slurm_load_jobs error: {e}"));
+            out.error_line(&format!("squeue: error: cannot start the I/O runtime: {e}"));
             return 1;
         }
     };
-    let now = slurm_common::auth::unix_now();
-    match plan.render(&reply.jobs, &Ctx::system(now)) {
-        Ok(text) => out.block("squeue", &text),
-        Err(e) => {
-            out.error_line(&format!("slurm_load_jobs error: {}", e.message()));
-            1
+    let mut fetch = |request: &GetJobsRequest| {
+        let request = request.clone();
+        runtime
+            .block_on(controller.call(move |mut c| {
+                let request = request.clone();
+                async move { c.get_jobs(request).await }
+            }))
+            .map(|reply| reply.jobs)
+    };
+    report_loop(&plan, &mut fetch, pacer, Zone::System, &mut out)
+}
+
+/// Asks for the jobs and prints the report; with `--iterate`, again after
+/// every pause until the pacer says stop or the reader goes away. Each
+/// report starts with the date line when Slurm prints one (`-l` or
+/// `--iterate`, unless `--noheader`), and an iterated report ends with an
+/// empty line. A failed report is reported and the next one is tried; the
+/// exit status is 1 when any failed.
+pub fn report_loop(
+    plan: &Plan,
+    fetch: &mut dyn FnMut(&GetJobsRequest) -> Result<Vec<JobInfo>, RpcError>,
+    pacer: &mut dyn Pacer,
+    zone: Zone,
+    out: &mut Output<'_>,
+) -> i32 {
+    let mut code = 0;
+    loop {
+        let ctx = Ctx {
+            now: pacer.now(),
+            zone,
+        };
+        if plan.date_line && !plan.json {
+            if let Err(e) = out.line(&ctx.ctime_now()) {
+                out.error_line(&format!("squeue: error: {e}"));
+                return 1;
+            }
+        }
+        let shown = fetch(&plan.request)
+            .map_err(|e| e.to_string())
+            .and_then(|jobs| plan.render(&jobs, &ctx).map_err(|e| e.message().to_owned()));
+        match shown {
+            Ok(text) => {
+                if out.block("squeue", &text) != 0 {
+                    return 1;
+                }
+            }
+            Err(message) => {
+                out.error_line(&format!("slurm_load_jobs error: {message}"));
+                code = 1;
+            }
+        }
+        let Some(seconds) = plan.iterate else {
+            return code;
+        };
+        if out.line("").is_err() || out.stdout_closed() || !pacer.pause(seconds) {
+            return code;
         }
     }
 }
@@ -409,6 +467,8 @@ pub struct Plan {
     json: bool,
     array: bool,
     uids: Vec<u32>,
+    /// Seconds between reports (`--iterate`).
+    iterate: Option<u64>,
     opts: Options,
 }
 
@@ -416,6 +476,15 @@ impl Plan {
     /// Checks the options; the error is the message squeue prints after
     /// `squeue: error: `.
     pub fn new(o: &Options) -> Result<Plan, String> {
+        let iterate = match &o.iterate {
+            None => None,
+            // Read as C's atoi; Slurm's message ends in a newline of its
+            // own, hence the empty line after it.
+            Some(v) => match u64::try_from(opts::atoi(v)) {
+                Ok(seconds) if seconds > 0 => Some(seconds),
+                _ => return Err(format!("--iterate={v}\n")),
+            },
+        };
         let items = match (&o.format, &o.format_long) {
             (Some(f), _) => render::parse_format(f),
             (None, Some(f)) => render::parse_long_format(f),
@@ -467,6 +536,7 @@ impl Plan {
                 filter: Some(filter),
                 changed_since: 0,
                 detail: false,
+                fields: format::job_fields::for_report(&items, &sort, o.json),
             },
             items,
             sort,
@@ -474,11 +544,14 @@ impl Plan {
             named,
             single_id,
             header: !o.no_header,
-            date_line: o.long,
+            // Slurm's date line comes with -l and with --iterate, never
+            // without the header.
+            date_line: !o.no_header && (o.long || iterate.is_some()),
             start: o.start,
             json: o.json,
             array: o.array,
             uids,
+            iterate,
             opts: o.clone(),
         })
     }
@@ -500,8 +573,10 @@ impl Plan {
             && any(&o.reservations, &job.reservation)
     }
 
-    /// Filters, sorts and renders the controller's jobs. A single `-j` id
-    /// that matches nothing is Slurm's "Invalid job id specified".
+    /// Filters, sorts and renders the controller's jobs: the header and the
+    /// rows (the date line is [`report_loop`]'s, printed before asking). A
+    /// single `-j` id that matches nothing is Slurm's "Invalid job id
+    /// specified".
     pub fn render(&self, jobs: &[JobInfo], ctx: &Ctx) -> Result<String, ErrorCode> {
         if self.single_id && jobs.is_empty() {
             return Err(ErrorCode::InvalidJobId);
@@ -518,13 +593,7 @@ impl Plan {
             return Ok(format::json::jobs(&shown, ctx));
         }
         render::sort_jobs(&mut shown, &self.sort);
-        Ok(render::render(
-            &shown,
-            &self.items,
-            self.header,
-            self.date_line,
-            ctx,
-        ))
+        Ok(render::render(&shown, &self.items, self.header, false, ctx))
     }
 }
 
@@ -604,7 +673,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Options, getopt::OptError> {
+    fn parse(args: &[&str]) -> Result<Options, GetoptError> {
         let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
         parse_options(&args, &|_| None)
     }
@@ -612,7 +681,7 @@ mod tests {
     #[test]
     fn long_names_may_be_shortened() {
         let o = parse(&["--noh", "--form=%i", "--sta"]).unwrap_err();
-        assert!(matches!(o, getopt::OptError::Ambiguous { .. }));
+        assert!(matches!(o, GetoptError::Ambiguous { .. }));
         let o = parse(&["--noh", "--form=%i", "--start"]).unwrap();
         assert!(o.no_header && o.start);
         assert_eq!(o.format.as_deref(), Some("%i"));
@@ -712,5 +781,156 @@ mod tests {
         );
         assert!(Plan::new(&parse(&["-t", "nosuch"]).unwrap()).is_err());
         assert!(Plan::new(&parse(&["-j", "abc"]).unwrap()).is_err());
+    }
+
+    #[test]
+    fn help_and_version_act_when_read() {
+        assert!(parse(&["-V", "--bogus"]).unwrap().version);
+        assert!(parse(&["--usage", "-z"]).unwrap().usage);
+        assert!(parse(&["--bogus", "-V"]).is_err());
+        // Aliases Slurm declares.
+        let o = parse(&[
+            "--users=root",
+            "--accounts",
+            "a",
+            "--partitions=p",
+            "--nodes=n1",
+        ])
+        .unwrap();
+        assert_eq!(
+            (o.users, o.accounts, o.partitions),
+            (
+                vec!["root".to_owned()],
+                vec!["a".to_owned()],
+                vec!["p".to_owned()]
+            )
+        );
+        assert_eq!(o.nodelist, "n1");
+    }
+
+    #[test]
+    fn iterate_is_checked_as_slurm_does() {
+        let plan = |args: &[&str]| Plan::new(&parse(args).unwrap());
+        assert_eq!(plan(&["-i", "5"]).unwrap().iterate, Some(5));
+        assert_eq!(plan(&["--iterate=7s"]).unwrap().iterate, Some(7));
+        assert_eq!(plan(&["-i0"]).unwrap_err(), "--iterate=0\n");
+        assert_eq!(plan(&["-i", "abc"]).unwrap_err(), "--iterate=abc\n");
+        assert_eq!(plan(&["-i", "-3"]).unwrap_err(), "--iterate=-3\n");
+        assert!(plan(&["-i", "99999999999999999999999"]).is_ok());
+        // The date line comes with -i or -l, and never without a header.
+        assert!(plan(&["-i", "5"]).unwrap().date_line);
+        assert!(plan(&["-l"]).unwrap().date_line);
+        assert!(!plan(&["-l", "-h"]).unwrap().date_line);
+        assert!(!plan(&[]).unwrap().date_line);
+    }
+
+    /// A clock that moves only when paused, and stops after `reports`.
+    struct FakePacer {
+        now: i64,
+        pauses: Vec<u64>,
+        reports: usize,
+    }
+
+    impl Pacer for FakePacer {
+        fn now(&mut self) -> i64 {
+            self.now
+        }
+
+        fn pause(&mut self, seconds: u64) -> bool {
+            self.pauses.push(seconds);
+            self.now += i64::try_from(seconds).unwrap();
+            self.pauses.len() < self.reports
+        }
+    }
+
+    fn running_job(id: u32) -> JobInfo {
+        JobInfo {
+            job_id: id,
+            name: "sleep".into(),
+            partition: "debug".into(),
+            state: slurm_proto::v1::JobState::Running as i32,
+            ..JobInfo::default()
+        }
+    }
+
+    fn run_loop(
+        args: &[&str],
+        replies: Vec<Result<Vec<JobInfo>, RpcError>>,
+    ) -> (String, String, i32, Vec<u64>) {
+        let plan = Plan::new(&parse(args).unwrap()).unwrap();
+        let mut replies = replies.into_iter();
+        let mut asked = 0;
+        let mut fetch = |request: &GetJobsRequest| {
+            asked += 1;
+            assert!(request.filter.is_some());
+            replies.next().unwrap_or_else(|| Ok(Vec::new()))
+        };
+        let mut pacer = FakePacer {
+            // Sat Nov 21 09:00:00 2026 UTC.
+            now: 1_795_251_600,
+            pauses: Vec::new(),
+            reports: 2,
+        };
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        let zone = Zone::Fixed(slurm_common::time::FixedZone::UTC);
+        let code = report_loop(&plan, &mut fetch, &mut pacer, zone, &mut out);
+        let expected_asks = if plan.iterate.is_some() { 2 } else { 1 };
+        assert_eq!(asked, expected_asks);
+        (
+            String::from_utf8(o).unwrap(),
+            String::from_utf8(e).unwrap(),
+            code,
+            pacer.pauses,
+        )
+    }
+
+    #[test]
+    fn iterate_repeats_the_report_with_a_date_line() {
+        let (out, err, code, pauses) = run_loop(
+            &["-i", "30", "-o", "%i %j"],
+            vec![
+                Ok(vec![running_job(7)]),
+                Ok(vec![running_job(7), running_job(8)]),
+            ],
+        );
+        assert_eq!(
+            out,
+            "Sat Nov 21 09:00:00 2026\nJOBID NAME\n7 sleep\n\n\
+             Sat Nov 21 09:00:30 2026\nJOBID NAME\n7 sleep\n8 sleep\n\n"
+        );
+        assert_eq!((err.as_str(), code), ("", 0));
+        assert_eq!(pauses, vec![30, 30]);
+    }
+
+    #[test]
+    fn iterate_survives_a_failed_report() {
+        let (out, err, code, _) = run_loop(
+            &["-i", "1", "-h", "-o", "%i"],
+            vec![
+                Err(RpcError::new(ErrorCode::ControllerConnect, "")),
+                Ok(vec![running_job(9)]),
+            ],
+        );
+        assert_eq!(out, "\n9\n\n");
+        assert_eq!(
+            err,
+            format!(
+                "slurm_load_jobs error: {}\n",
+                ErrorCode::ControllerConnect.message()
+            )
+        );
+        assert_eq!(code, 1);
+    }
+
+    #[test]
+    fn without_iterate_one_report() {
+        let (out, _, code, pauses) = run_loop(&["-o", "%i"], vec![Ok(vec![running_job(3)])]);
+        assert_eq!((out.as_str(), code), ("JOBID\n3\n", 0));
+        assert!(pauses.is_empty());
+        let (out, err, code, _) = run_loop(&["-j", "999999"], vec![Ok(Vec::new())]);
+        assert_eq!(out, "");
+        assert_eq!(err, "slurm_load_jobs error: Invalid job id specified\n");
+        assert_eq!(code, 1);
     }
 }

@@ -11,3 +11,4 @@ pub mod reason;
 pub mod size;
 pub mod state;
 pub mod time;
+pub mod tree;

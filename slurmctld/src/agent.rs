@@ -4,33 +4,37 @@
 //! a fresh controller credential in `x-slurm-auth`; a launch also carries it
 //! in the request's `credential` field (payload `job=<id>`), which slurmd
 //! checks before starting anything. Failures never panic: a failed launch
-//! becomes [`Command::LaunchFailed`] for the owner task; a failed terminate
-//! or signal is logged (the node's re-registration reconciles it).
+//! becomes [`Command::LaunchFailed`] for the owner task; nodes that did not
+//! answer a broadcast become [`Command::NodeResponses`], so a dead slurmd
+//! turns into node state, never into a stuck controller.
 //!
-//! Fan-out is plain parallel sends from [`Agent::send_to_nodes`]; routing
-//! through a TreeWidth tree will replace its body, not its callers.
+//! Messages for several nodes (terminate, signal, ping, registration
+//! requests) travel the TreeWidth tree: the controller sends `Forward` to at
+//! most TreeWidth relays at a time, each relay passes the message on to its
+//! share and answers for it. A relay that is unreachable or silent is
+//! reported failed and its branch is split again and sent without it
+//! (`slurm_common::tree::Fanout`), exactly as slurmd's relays do it
+//! (`slurmd::forward`). Each level of the tree may take MessageTimeout. The
+//! hops are logged at debug level as `forward: <kind> to <relay> for
+//! <nodes> via slurmctld` (`for -` when the relay passes nothing on).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use slurm_common::auth::{unix_now, Authenticator, Claims};
 use slurm_common::ids::{Gid, Uid};
-use slurm_proto::v1;
-use slurm_proto::SlurmNodeClient;
+use slurm_common::tree::{Fanout, TreeWidth};
+use slurm_proto::v1::{self, node_message, NodeMessage, NodeResult};
+use slurm_proto::{ErrorCode, SlurmNodeClient};
 use tokio::sync::{mpsc, oneshot};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::core::{Action, Command};
 use crate::persist::{scripts, ScriptRef};
 use crate::rpc::Envelope;
-
-/// A message for every node of a job.
-#[derive(Debug, Clone)]
-pub enum NodeMessage {
-    Terminate(v1::NodeTerminateJobRequest),
-    Signal(v1::NodeSignalJobRequest),
-}
 
 /// Who the controller is when it talks to nodes.
 #[derive(Debug, Clone)]
@@ -39,6 +43,17 @@ pub struct Identity {
     pub gid: u32,
     pub host: String,
     pub ttl_secs: u32,
+}
+
+/// One node's outcome of a broadcast.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeOutcome {
+    /// Controller node index.
+    pub node: usize,
+    /// The node's reply, or the error number and detail.
+    pub result: Result<v1::NodeReply, (ErrorCode, String)>,
+    /// Relays the message passed through, first hop first.
+    pub via: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -56,17 +71,65 @@ pub struct Agent {
 #[derive(Debug)]
 struct Inner {
     nodes: Vec<NodeTarget>,
+    index: HashMap<String, usize>,
     auth: Arc<dyn Authenticator>,
     identity: Identity,
     commands: mpsc::Sender<Envelope>,
+    /// MessageTimeout: one call, or one level of the tree.
     timeout: Duration,
+    tree_width: TreeWidth,
     /// StateSaveLocation, where the job scripts are.
     state_dir: PathBuf,
+    /// Forward calls in flight now, and the most seen at once.
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// Counts one call in flight for as long as it lives.
+struct InFlight<'a>(&'a Inner);
+
+impl<'a> InFlight<'a> {
+    fn new(inner: &'a Inner) -> Self {
+        let now = inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        inner.peak.fetch_max(now, Ordering::Relaxed);
+        InFlight(inner)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn error_result(node: &str, code: ErrorCode, detail: String) -> NodeResult {
+    NodeResult {
+        node: node.to_string(),
+        error_code: code.number(),
+        error_detail: detail,
+        reply: None,
+        via: Vec::new(),
+    }
+}
+
+/// The kind of message, as the logs name it.
+fn kind(body: &node_message::Body) -> &'static str {
+    match body {
+        node_message::Body::Ping(_) => "ping",
+        node_message::Body::SignalJob(_) => "signal",
+        node_message::Body::TerminateJob(_) => "terminate",
+        node_message::Body::Reconfigure(_) => "reconfigure",
+    }
 }
 
 impl Agent {
     /// `nodes` are (name, host, port) in controller node order; job
-    /// scripts are read from `state_dir` (StateSaveLocation).
+    /// scripts are read from `state_dir` (StateSaveLocation). `timeout`
+    /// is MessageTimeout; broadcasts fan out `tree_width` at a time.
     pub fn new(
         nodes: &[(String, String, u16)],
         auth: Arc<dyn Authenticator>,
@@ -74,18 +137,21 @@ impl Agent {
         commands: mpsc::Sender<Envelope>,
         timeout: Duration,
         state_dir: PathBuf,
+        tree_width: TreeWidth,
     ) -> Agent {
-        let nodes = nodes
+        let nodes: Vec<NodeTarget> = nodes
             .iter()
             .map(|(name, host, port)| {
+                let host = if host.contains(':') && !host.starts_with('[') {
+                    format!("[{host}]")
+                } else {
+                    host.clone()
+                };
+                // No per-call timeout on the channel: each call sets its own
+                // (a relay's answer may take several levels of the tree).
                 let channel = Endpoint::from_shared(format!("http://{host}:{port}"))
                     .ok()
-                    .map(|e| {
-                        e.connect_timeout(timeout)
-                            .timeout(timeout)
-                            .tcp_nodelay(true)
-                            .connect_lazy()
-                    });
+                    .map(|e| e.connect_timeout(timeout).tcp_nodelay(true).connect_lazy());
                 if channel.is_none() {
                     tracing::error!(node = %name, %host, port, "node address is not a valid uri");
                 }
@@ -95,14 +161,23 @@ impl Agent {
                 }
             })
             .collect();
+        let index = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
         Agent {
             inner: Arc::new(Inner {
                 nodes,
+                index,
                 auth,
                 identity,
                 commands,
                 timeout,
+                tree_width,
                 state_dir,
+                in_flight: AtomicUsize::new(0),
+                peak: AtomicUsize::new(0),
             }),
         }
     }
@@ -124,7 +199,7 @@ impl Agent {
                     request,
                 } => {
                     agent
-                        .send_to_nodes(job_id, &nodes, NodeMessage::Terminate(request))
+                        .job_broadcast(job_id, &nodes, node_message::Body::TerminateJob(request))
                         .await
                 }
                 Action::SignalJob {
@@ -133,11 +208,54 @@ impl Agent {
                     request,
                 } => {
                     agent
-                        .send_to_nodes(job_id, &nodes, NodeMessage::Signal(request))
+                        .job_broadcast(job_id, &nodes, node_message::Body::SignalJob(request))
                         .await
+                }
+                Action::ReconfigureNodes { nodes } => {
+                    let budget = agent.broadcast_budget(nodes.len(), agent.message_timeout());
+                    let outcomes = agent.ping(&nodes, true, budget).await;
+                    let failed: Vec<&str> = outcomes
+                        .iter()
+                        .filter(|o| o.result.is_err())
+                        .filter_map(|o| agent.node_name(o.node))
+                        .collect();
+                    if failed.is_empty() {
+                        tracing::info!(nodes = nodes.len(), "nodes told to reconfigure");
+                    } else {
+                        tracing::warn!(?failed, "nodes not told to reconfigure");
+                    }
                 }
             }
         });
+    }
+
+    /// The node names, in controller order.
+    pub fn node_name(&self, node: usize) -> Option<&str> {
+        self.inner.nodes.get(node).map(|n| n.name.as_str())
+    }
+
+    pub fn tree_width(&self) -> TreeWidth {
+        self.inner.tree_width
+    }
+
+    /// MessageTimeout, the time one level of the tree may take.
+    pub fn message_timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    /// The most Forward calls this agent had in flight at once.
+    pub fn peak_in_flight(&self) -> usize {
+        self.inner.peak.load(Ordering::Relaxed)
+    }
+
+    /// Time for a broadcast to `len` nodes when each level may take
+    /// `per_level`: one slot per level of the tree and one for rerouting.
+    pub fn broadcast_budget(&self, len: usize, per_level: Duration) -> Duration {
+        Duration::from_millis(slurm_common::tree::total_budget_ms(
+            len,
+            self.inner.tree_width,
+            millis(per_level),
+        ))
     }
 
     fn credential(&self, payload: Vec<u8>) -> Result<String, String> {
@@ -166,9 +284,14 @@ impl Agent {
         Ok((target.name.clone(), SlurmNodeClient::new(channel)))
     }
 
-    fn request<T>(&self, msg: T, token: &str) -> Result<tonic::Request<T>, String> {
+    fn request<T>(
+        &self,
+        msg: T,
+        token: &str,
+        timeout: Duration,
+    ) -> Result<tonic::Request<T>, String> {
         let mut req = tonic::Request::new(msg);
-        req.set_timeout(self.inner.timeout);
+        req.set_timeout(timeout);
         slurm_proto::set_auth_credential(req.metadata_mut(), token).map_err(|e| e.to_string())?;
         Ok(req)
     }
@@ -192,28 +315,36 @@ impl Agent {
             let token = self.credential(format!("job={job_id}").into_bytes())?;
             request.credential = token.clone().into_bytes();
             let (name, mut client) = self.client(node)?;
-            let req = self.request(request, &token)?;
-            client
-                .launch_batch(req)
-                .await
-                .map_err(|s| format!("launch on {name} failed: {}", s.message()))?;
+            let timeout = self.inner.timeout;
+            let req = self.request(request, &token, timeout)?;
+            match tokio::time::timeout(timeout, client.launch_batch(req)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(s)) => return Err(format!("launch on {name} failed: {}", s.message())),
+                Err(_) => {
+                    return Err(format!(
+                        "launch on {name} failed: no answer within {} ms",
+                        millis(timeout)
+                    ))
+                }
+            }
             tracing::debug!(job_id, node = %name, "batch script launched");
             Ok::<(), String>(())
         }
         .await;
         if let Err(detail) = result {
             tracing::warn!(job_id, %detail, "launch failed");
-            let (tx, _rx) = oneshot::channel();
-            let _ = self
-                .inner
-                .commands
-                .send((Command::LaunchFailed { job_id, detail }, tx))
-                .await;
+            self.send(Command::LaunchFailed { job_id, detail }).await;
         }
     }
 
-    /// Sends `msg` to every node in `nodes` at once and waits for all.
-    pub async fn send_to_nodes(&self, job_id: u32, nodes: &[usize], msg: NodeMessage) {
+    async fn send(&self, cmd: Command) {
+        let (tx, _rx) = oneshot::channel();
+        let _ = self.inner.commands.send((cmd, tx)).await;
+    }
+
+    /// Terminate or signal a job on its nodes; nodes that do not answer
+    /// are reported to the owner task.
+    async fn job_broadcast(&self, job_id: u32, nodes: &[usize], body: node_message::Body) {
         let token = match self.credential(format!("job={job_id}").into_bytes()) {
             Ok(t) => t,
             Err(e) => {
@@ -221,32 +352,397 @@ impl Agent {
                 return;
             }
         };
-        let mut set = tokio::task::JoinSet::new();
-        for &node in nodes {
-            let agent = self.clone();
-            let msg = msg.clone();
-            let token = token.clone();
-            set.spawn(async move {
-                let (name, mut client) = agent.client(node)?;
-                let sent = match msg {
-                    NodeMessage::Terminate(m) => client
-                        .terminate_job(agent.request(m, &token)?)
-                        .await
-                        .map(|_| ()),
-                    NodeMessage::Signal(m) => client
-                        .signal_job(agent.request(m, &token)?)
-                        .await
-                        .map(|_| ()),
-                };
-                sent.map_err(|s| format!("{name}: {}", s.message()))
-            });
-        }
-        while let Some(r) = set.join_next().await {
-            match r {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::warn!(job_id, error = %e, "message to node failed"),
-                Err(e) => tracing::error!(job_id, error = %e, "send task failed"),
+        let total = self.broadcast_budget(nodes.len(), self.inner.timeout);
+        let outcomes = self.broadcast(nodes, body, total, &token).await;
+        let mut failed = false;
+        for o in &outcomes {
+            if let Err((_, detail)) = &o.result {
+                failed = true;
+                let node = self.node_name(o.node).unwrap_or("?");
+                tracing::warn!(job_id, %node, error = %detail, "message to node failed");
             }
+        }
+        if failed {
+            self.report(&outcomes).await;
+        }
+    }
+
+    /// Pings `nodes` (or, with `register`, asks them to register again)
+    /// through the tree within `total`.
+    pub async fn ping(&self, nodes: &[usize], register: bool, total: Duration) -> Vec<NodeOutcome> {
+        let token = match self.credential(Vec::new()) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot create a credential");
+                return Vec::new();
+            }
+        };
+        let body = if register {
+            node_message::Body::Reconfigure(v1::ReconfigureNodeRequest {})
+        } else {
+            node_message::Body::Ping(v1::PingNodeRequest {})
+        };
+        self.broadcast(nodes, body, total, &token).await
+    }
+
+    /// Tells the owner task who answered and who did not.
+    pub async fn report(&self, outcomes: &[NodeOutcome]) {
+        if outcomes.is_empty() {
+            return;
+        }
+        let (answered, silent): (Vec<&NodeOutcome>, Vec<&NodeOutcome>) =
+            outcomes.iter().partition(|o| o.result.is_ok());
+        self.send(Command::NodeResponses {
+            answered: answered.iter().map(|o| o.node).collect(),
+            silent: silent.iter().map(|o| o.node).collect(),
+        })
+        .await;
+    }
+
+    /// Delivers `body` to every node of `nodes` through the tree, all of it
+    /// over within `total`; one outcome per node, in the order given.
+    pub async fn broadcast(
+        &self,
+        nodes: &[usize],
+        body: node_message::Body,
+        total: Duration,
+        token: &str,
+    ) -> Vec<NodeOutcome> {
+        let mut seen = std::collections::HashSet::new();
+        let targets: Vec<usize> = nodes
+            .iter()
+            .copied()
+            .filter(|&n| n < self.inner.nodes.len() && seen.insert(n))
+            .collect();
+        let results = self.deliver(&targets, body, total, token).await;
+        targets
+            .iter()
+            .zip(results)
+            .map(|(&node, r)| NodeOutcome {
+                node,
+                result: if r.error_code == 0 {
+                    Ok(r.reply.unwrap_or_default())
+                } else {
+                    Err((
+                        ErrorCode::from_number_or_unspecified(r.error_code),
+                        r.error_detail,
+                    ))
+                },
+                via: r.via,
+            })
+            .collect()
+    }
+
+    /// The controller's end of the tree: the same loop as a slurmd relay.
+    async fn deliver(
+        &self,
+        targets: &[usize],
+        body: node_message::Body,
+        total: Duration,
+        token: &str,
+    ) -> Vec<NodeResult> {
+        let start = Instant::now();
+        let what = kind(&body);
+        let message = NodeMessage { body: Some(body) };
+        let width = self.inner.tree_width;
+        let name = |i: usize| self.inner.nodes[targets[i]].name.clone();
+        let mut results: Vec<Option<NodeResult>> = vec![None; targets.len()];
+        let pos: HashMap<usize, usize> = targets.iter().enumerate().map(|(p, &n)| (n, p)).collect();
+        let mut fan = Fanout::new(targets.len(), width, millis(total));
+        let mut tasks = tokio::task::JoinSet::new();
+        loop {
+            let ready = fan.poll(millis(start.elapsed()));
+            for i in ready.given_up {
+                results[i] = Some(error_result(
+                    &name(i),
+                    ErrorCode::SocketTimeout,
+                    format!("not reached within {} ms", millis(total)),
+                ));
+            }
+            for send in ready.sends {
+                let relay = name(send.relay);
+                let rest_names: Vec<String> = send.rest.clone().map(name).collect();
+                let rest = slurm_common::hostlist::compress(&rest_names);
+                let shown = if rest.is_empty() { "-" } else { rest.as_str() };
+                tracing::debug!("forward: {what} to {relay} for {shown} via slurmctld");
+                let req = v1::ForwardRequest {
+                    message: Some(message.clone()),
+                    nodes: rest,
+                    tree_width: width.get(),
+                    timeout_ms: u32::try_from(send.budget_ms).unwrap_or(u32::MAX),
+                };
+                let agent = self.clone();
+                let node = targets[send.relay];
+                let token = token.to_string();
+                let wait = Duration::from_millis(send.wait_ms);
+                tasks.spawn(async move {
+                    let outcome = agent.forward(node, req, &token, wait).await;
+                    (send, relay, outcome)
+                });
+            }
+            let Some(done) = tasks.join_next().await else {
+                break;
+            };
+            let (send, relay, outcome) = match done {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::error!(error = %e, "forwarding task failed");
+                    continue;
+                }
+            };
+            match outcome {
+                Ok(got) => {
+                    fan.delivered(send.id);
+                    for mut r in got {
+                        let Some(&i) = self.inner.index.get(&r.node).and_then(|n| pos.get(n))
+                        else {
+                            continue;
+                        };
+                        let in_branch = i == send.relay || send.rest.contains(&i);
+                        if !in_branch || results[i].is_some() {
+                            continue;
+                        }
+                        if i != send.relay {
+                            r.via.insert(0, relay.clone());
+                        }
+                        results[i] = Some(r);
+                    }
+                    for i in std::iter::once(send.relay).chain(send.rest.clone()) {
+                        if results[i].is_none() {
+                            let mut r = error_result(
+                                &name(i),
+                                ErrorCode::CommunicationReceive,
+                                format!("no result from relay {relay}"),
+                            );
+                            if i != send.relay {
+                                r.via.push(relay.clone());
+                            }
+                            results[i] = Some(r);
+                        }
+                    }
+                }
+                Err((code, detail)) => {
+                    fan.failed(send.id);
+                    if !send.rest.is_empty() {
+                        let rest_names: Vec<String> = send.rest.clone().map(name).collect();
+                        let rest = slurm_common::hostlist::compress(&rest_names);
+                        tracing::debug!(
+                            "forward: relay {relay} failed ({detail}); rerouting {rest} via slurmctld"
+                        );
+                    }
+                    results[send.relay] = Some(error_result(&relay, code, detail));
+                }
+            }
+        }
+        results
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                r.unwrap_or_else(|| {
+                    error_result(
+                        &name(i),
+                        ErrorCode::CommunicationReceive,
+                        "no result".to_string(),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// One Forward call to a relay, given up after `wait`.
+    async fn forward(
+        &self,
+        node: usize,
+        req: v1::ForwardRequest,
+        token: &str,
+        wait: Duration,
+    ) -> Result<Vec<NodeResult>, (ErrorCode, String)> {
+        let (name, mut client) = self
+            .client(node)
+            .map_err(|e| (ErrorCode::CommunicationConnection, e))?;
+        let req = self
+            .request(req, token, wait)
+            .map_err(|e| (ErrorCode::ProtocolAuthentication, e))?;
+        let _counted = InFlight::new(&self.inner);
+        match tokio::time::timeout(wait, client.forward(req)).await {
+            Ok(Ok(reply)) => Ok(reply.into_inner().results),
+            Ok(Err(status)) => {
+                let (code, detail) = ErrorCode::from_status(&status);
+                Err((code, format!("{name}: {detail}")))
+            }
+            Err(_) => Err((
+                ErrorCode::SocketTimeout,
+                format!("{name} did not answer within {} ms", millis(wait)),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_common::auth::SlurmKeyAuth;
+    use slurm_proto::v1::{node_reply, NodeReply, PingNodeReply};
+    use slurm_proto::SlurmNodeServer;
+    use tonic::{Request, Response, Status};
+
+    /// A slurmd that answers Forward for itself and its list without
+    /// passing anything on (a leaf and its nodes, as far as the
+    /// controller can tell), and counts the connections it accepts.
+    #[derive(Clone)]
+    struct FakeSlurmd {
+        name: String,
+        hits: Arc<AtomicUsize>,
+    }
+
+    #[tonic::async_trait]
+    impl slurm_proto::SlurmNode for FakeSlurmd {
+        async fn launch_batch(
+            &self,
+            _: Request<v1::LaunchBatchRequest>,
+        ) -> Result<Response<v1::LaunchBatchReply>, Status> {
+            Err(Status::unimplemented("test"))
+        }
+        async fn signal_job(
+            &self,
+            _: Request<v1::NodeSignalJobRequest>,
+        ) -> Result<Response<v1::NodeSignalJobReply>, Status> {
+            Err(Status::unimplemented("test"))
+        }
+        async fn terminate_job(
+            &self,
+            _: Request<v1::NodeTerminateJobRequest>,
+        ) -> Result<Response<v1::NodeTerminateJobReply>, Status> {
+            Err(Status::unimplemented("test"))
+        }
+        async fn ping_node(
+            &self,
+            _: Request<v1::PingNodeRequest>,
+        ) -> Result<Response<PingNodeReply>, Status> {
+            Err(Status::unimplemented("test"))
+        }
+        async fn reconfigure(
+            &self,
+            _: Request<v1::ReconfigureNodeRequest>,
+        ) -> Result<Response<v1::ReconfigureNodeReply>, Status> {
+            Err(Status::unimplemented("test"))
+        }
+        async fn forward(
+            &self,
+            r: Request<v1::ForwardRequest>,
+        ) -> Result<Response<v1::ForwardReply>, Status> {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            let req = r.into_inner();
+            let mut names = vec![self.name.clone()];
+            if !req.nodes.is_empty() {
+                names.extend(slurm_common::hostlist::expand(&req.nodes).unwrap());
+            }
+            let results = names
+                .into_iter()
+                .map(|n| NodeResult {
+                    node: n.clone(),
+                    reply: Some(NodeReply {
+                        body: Some(node_reply::Body::Ping(PingNodeReply {
+                            node_name: n,
+                            ..Default::default()
+                        })),
+                    }),
+                    ..Default::default()
+                })
+                .collect();
+            Ok(Response::new(v1::ForwardReply { results }))
+        }
+    }
+
+    async fn serve(name: &str, hits: Arc<AtomicUsize>) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let svc = SlurmNodeServer::new(FakeSlurmd {
+            name: name.to_string(),
+            hits,
+        });
+        tokio::spawn(async move {
+            let incoming = tonic::transport::server::TcpIncoming::from(listener);
+            let _ = tonic::transport::Server::builder()
+                .add_service(svc)
+                .serve_with_incoming(incoming)
+                .await;
+        });
+        port
+    }
+
+    fn dead_port() -> u16 {
+        // Bound and dropped: nothing listens there afterwards.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn broadcast_routes_around_a_dead_relay_and_reports_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("slurm.key");
+        slurm_common::auth::generate_key(&key).unwrap();
+        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::load(&key).unwrap());
+        let hits = Arc::new(AtomicUsize::new(0));
+        // n1..n6, width 2: branches n[1-3] and n[4-6]; n4 is dead.
+        let mut nodes = Vec::new();
+        for i in 1..=6 {
+            let port = if i == 4 {
+                dead_port()
+            } else {
+                serve(&format!("n{i}"), hits.clone()).await
+            };
+            nodes.push((format!("n{i}"), "127.0.0.1".to_string(), port));
+        }
+        let (tx, mut rx) = mpsc::channel(8);
+        let agent = Agent::new(
+            &nodes,
+            auth,
+            Identity {
+                uid: 0,
+                gid: 0,
+                host: "localhost".into(),
+                ttl_secs: 60,
+            },
+            tx,
+            Duration::from_secs(5),
+            dir.path().to_path_buf(),
+            TreeWidth::new(2),
+        );
+        let total = agent.broadcast_budget(6, Duration::from_secs(5));
+        assert_eq!(total, Duration::from_secs(15));
+        let out = agent.ping(&[0, 1, 2, 3, 4, 5], false, total).await;
+        let summary: Vec<(usize, bool, Vec<String>)> = out
+            .iter()
+            .map(|o| (o.node, o.result.is_ok(), o.via.clone()))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (0, true, vec![]),
+                (1, true, vec!["n1".to_string()]),
+                (2, true, vec!["n1".to_string()]),
+                (3, false, vec![]),
+                // n5 and n6 were sent to directly after n4 failed.
+                (4, true, vec![]),
+                (5, true, vec![]),
+            ]
+        );
+        assert_eq!(
+            out[3].result.as_ref().err().map(|e| e.0),
+            Some(ErrorCode::CommunicationConnection)
+        );
+        assert!(agent.peak_in_flight() <= 2);
+        // n1, n5, n6 were contacted; n2, n3 only through n1.
+        assert_eq!(hits.load(Ordering::Relaxed), 3);
+        agent.report(&out).await;
+        let (cmd, _) = rx.recv().await.unwrap();
+        match cmd {
+            Command::NodeResponses { answered, silent } => {
+                assert_eq!(answered, vec![0, 1, 2, 4, 5]);
+                assert_eq!(silent, vec![3]);
+            }
+            other => panic!("unexpected {other:?}"),
         }
     }
 }

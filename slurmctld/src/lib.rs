@@ -2,9 +2,13 @@
 //!
 //! - [`core`]: `Controller::handle(Command, now) -> Outcome`, deterministic;
 //!   `apply(&Event)` is the only mutator and also rebuilds state on replay;
-//! - [`persist`]: the event journal in StateSaveLocation;
+//! - [`persist`]: snapshots and the event journal in StateSaveLocation;
+//!   recovery, and what `slurmctld -i` does with damaged state
+//!   (`persist::StateStore`);
+//! - [`ha`]: primary and backup controllers (standby, takeover, fencing);
 //! - [`rpc`]: tonic services that turn requests into commands;
-//! - [`agent`]: sends launch/terminate/signal to slurmd;
+//! - [`agent`]: sends launch/terminate/signal to slurmd, through the TreeWidth tree;
+//! - [`ping`]: pings the nodes; silent ones become NOT_RESPONDING, then DOWN;
 //! - [`server`]: the owner task (group commit), timer, startup and shutdown.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
@@ -12,7 +16,10 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod core;
+pub mod ha;
+pub mod memory;
 pub mod persist;
+pub mod ping;
 pub mod rpc;
 pub mod server;
 

@@ -9,6 +9,13 @@
 //!                                                     └ replies, then actions -> agent
 //! ```
 //!
+//! The owner task exists only while this controller is in control
+//! ([`crate::ha`]): in standby the commands are refused
+//! (ESLURM_IN_STANDBY_MODE) and nothing is recovered; on taking control
+//! the state is recovered and the owner started; on giving control up (or
+//! losing the epoch) the owner drains, flushes and stops, and the daemon
+//! goes back to standby. Every batch is written between two epoch checks.
+//!
 //! Shutdown (SIGTERM, SIGINT, scontrol shutdown): the gRPC server stops
 //! accepting and finishes in-flight calls, the owner drains what is queued,
 //! makes it durable and exits; the process exits 0.
@@ -25,7 +32,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::agent::{Agent, Identity};
 use crate::core::{Command, Controller, CtlConfig, Reply};
-use crate::persist::{check_cluster_name, scripts, Journal, JournalError, ScriptLog};
+use crate::persist::{scripts, RecoverOptions, Recovered, SnapshotPolicy, StateStore};
 use crate::rpc::{Envelope, Service, Shared};
 
 /// Most commands handled in one group commit.
@@ -92,7 +99,10 @@ fn cgroup_conf(conf_path: &Path) -> slurm_common::conf::CgroupConf {
     }
 }
 
-/// Runs the controller until a shutdown signal.
+/// Runs the controller until a shutdown signal. It listens at once, in
+/// standby, and then alternates between standby and control as
+/// [`crate::ha`] decides (a lone or primary controller takes control right
+/// away).
 pub async fn run(settings: Settings) -> Result<()> {
     let conf = &settings.conf;
     let auth = authenticator(conf, &settings.conf_path)?;
@@ -105,90 +115,41 @@ pub async fn run(settings: Settings) -> Result<()> {
     operators.dedup();
 
     // Role: which SlurmctldHost entry this host is.
-    let host = short_hostname();
-    let index = conf
-        .slurmctld_hosts
-        .iter()
-        .position(|h| h.name == host || h.name == "localhost")
-        .unwrap_or_else(|| {
-            tracing::warn!(%host, "this host is not a SlurmctldHost entry; acting as primary");
-            0
-        });
+    let host = crate::ha::local_name(
+        std::env::var(crate::ha::HOSTNAME_ENV).ok().as_deref(),
+        &short_hostname(),
+    );
+    let index = crate::ha::controller_index(&conf.slurmctld_hosts, &host).unwrap_or_else(|| {
+        tracing::warn!(%host, "this host is not a SlurmctldHost entry; acting as primary");
+        0
+    });
     let me = conf
         .slurmctld_hosts
         .get(index)
         .context("slurm.conf has no SlurmctldHost")?;
-
-    // State.
-    let state_dir = PathBuf::from(&conf.state_save_location);
-    check_cluster_name(&state_dir, &conf.cluster_name)?;
-    let started = std::time::Instant::now();
-    let (journal, replay) = match Journal::open(&state_dir) {
-        Ok(j) => j,
-        Err(e @ (JournalError::Corrupt { .. } | JournalError::Decode { .. }))
-            if settings.ignore_state_errors =>
-        {
-            let aside = state_dir.join(format!("journal.damaged.{}", unix_now()));
-            tracing::error!(error = %e, aside = %aside.display(), "setting damaged journal aside (-i)");
-            std::fs::rename(state_dir.join(crate::persist::JOURNAL_FILE), &aside)
-                .with_context(|| format!("cannot move the journal to {}", aside.display()))?;
-            Journal::open(&state_dir)?
-        }
-        Err(e) => return Err(e.into()),
-    };
-    if replay.dropped_tail > 0 {
-        tracing::warn!(
-            bytes = replay.dropped_tail,
-            "dropped a torn record at the end of the journal"
-        );
-    }
-    let mut ctl = Controller::new(conf, CtlConfig::from_conf(conf, operators.clone()));
-    let mut bad = 0usize;
-    for event in &replay.events {
-        if let Err(e) = ctl.apply(event) {
-            bad += 1;
-            tracing::warn!(error = %e, "journal event does not apply; skipped");
-        }
-    }
-    let replayed = replay.events.len();
-    // The events are in the state now; their memory goes back at once.
-    drop(replay);
     tracing::info!(
-        events = replayed,
-        jobs = ctl.jobs().count(),
-        skipped = bad,
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "state recovered"
+        %host,
+        index,
+        role = if index == 0 { "primary" } else { "backup" },
+        "controller role"
     );
-    if let Err(e) = ctl.sanity_check() {
-        tracing::error!(error = %e, "recovered state is inconsistent");
-    }
 
-    // Shared parts.
+    // Shared parts; standby (nothing recovered yet) until control is taken.
     let (tx, rx) = mpsc::channel::<Envelope>(MAX_BATCH);
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
     let start_time = unix_now();
-    let runtime = crate::config::Runtime {
-        conf_path: settings.conf_path.display().to_string(),
-        boot_time: format_iso(start_time),
-        next_job_id: ctl.next_job_id(),
-        slurm_user: format!(
-            "{}({})",
-            conf.slurm_user,
-            uid_of(&conf.slurm_user).map_or_else(|| "?".to_string(), |u| u.to_string())
-        ),
-    };
+    let (link, ha_requests) = crate::ha::Link::new(index);
+    let blank = Controller::new(conf, CtlConfig::from_conf(conf, operators.clone()));
+    // Every slurmd can vouch that this controller is not the one cut off.
+    let witnesses = node_endpoints(&blank, conf)
+        .into_iter()
+        .map(|(node, host, port)| crate::ha::shell::Witness { node, host, port })
+        .collect();
     let shared = Arc::new(Shared {
-        snapshot: RwLock::new(Arc::new(ctl.snapshot())),
-        commands: tx.clone(),
+        snapshot: RwLock::new(Arc::new(blank.snapshot())),
+        commands: tx,
         auth: Arc::clone(&auth),
-        config: {
-            let mut entries = crate::config::entries(conf, &runtime);
-            entries.extend(crate::config::cgroup_entries(&cgroup_conf(
-                &settings.conf_path,
-            )));
-            entries
-        },
+        config: RwLock::new(config_entries(&settings, start_time, 0)),
         start_time,
         ping: v1::PingReply {
             role: if index == 0 {
@@ -197,45 +158,17 @@ pub async fn run(settings: Settings) -> Result<()> {
                 v1::ControllerRole::Backup as i32
             },
             index: u32::try_from(index).unwrap_or(u32::MAX),
-            in_control: index == 0,
-            epoch: 1,
+            in_control: false,
+            epoch: 0,
             hostname: me.name.clone(),
             version: crate::VERSION.to_string(),
             start_time,
         },
+        ha: Arc::clone(&link),
         shutdown: shutdown_tx,
         operators,
+        conf_path: settings.conf_path.clone(),
     });
-    let timeout = conf.message_timeout.max(Duration::from_secs(1));
-    let agent = Agent::new(
-        &ctl.nodes()
-            .iter()
-            .map(|n| {
-                let host = if n.addr.is_empty() {
-                    n.name.clone()
-                } else {
-                    n.addr.clone()
-                };
-                let port = if n.port == 0 {
-                    conf.slurmd_port
-                } else {
-                    n.port
-                };
-                (n.name.clone(), host, port)
-            })
-            .collect::<Vec<_>>(),
-        Arc::clone(&auth),
-        Identity {
-            uid: my_uid,
-            gid: current_gid(),
-            host: host.clone(),
-            ttl_secs: 300,
-        },
-        tx.clone(),
-        timeout,
-        state_dir.clone(),
-    );
-    drop(tx);
 
     // Listen.
     let port = conf.slurmctld_port.first;
@@ -251,17 +184,6 @@ pub async fn run(settings: Settings) -> Result<()> {
             tracing::error!(path = %conf.slurmctld_pid_file, error = %e, "cannot write pid file");
         }
     }
-
-    let (done_tx, done_rx) = watch::channel(false);
-    let owner = tokio::spawn(owner_loop(
-        ctl,
-        journal,
-        state_dir.clone(),
-        rx,
-        Arc::clone(&shared),
-        agent,
-        done_rx,
-    ));
 
     // Signals.
     {
@@ -288,16 +210,56 @@ pub async fn run(settings: Settings) -> Result<()> {
     let serve = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(slurm_proto::SlurmControllerServer::new(service.clone()))
-        .add_service(slurm_proto::SlurmNodeReportsServer::new(service))
+        .add_service(slurm_proto::SlurmNodeReportsServer::new(service.clone()))
+        .add_service(v1::slurm_controller_peer_server::SlurmControllerPeerServer::new(service))
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = shutdown_rx.wait_for(|v| *v).await;
         });
+
+    // Standby and control, in turn, beside the server.
+    let shell = crate::ha::Shell::new(
+        crate::ha::ShellConfig {
+            me: index,
+            hosts: conf.slurmctld_hosts.clone(),
+            port,
+            state_dir: PathBuf::from(&conf.state_save_location),
+            slurmctld_timeout: conf.slurmctld_timeout,
+            message_timeout: conf.message_timeout,
+            auth: Arc::clone(&auth),
+            uid: my_uid,
+            gid: current_gid(),
+            host: host.clone(),
+            witnesses,
+        },
+        link,
+        ha_requests,
+    );
+    let (done_tx, done_rx) = watch::channel(false);
+    let (ready_tx, mut ready_rx) = watch::channel(index != 0);
+    let control = tokio::spawn(control_loop(
+        settings.clone(),
+        Arc::clone(&shared),
+        rx,
+        shell,
+        done_rx,
+        host,
+        ready_tx,
+    ));
+    // A backup answers at once (in standby). A primary that can take
+    // control right away does so before it answers anything, so that a
+    // Ping answer means "ready" as it does for a lone controller; one that
+    // must wait for a backup serves in standby after a beat.
+    tokio::select! {
+        _ = ready_rx.wait_for(|v| *v) => {}
+        _ = tokio::time::sleep(crate::ha::shell::startup_wait(conf.slurmctld_timeout)) => {}
+    }
     let served = serve.await;
     // No call is in flight any more: let the owner drain what is queued,
     // make it durable and stop.
-    drop(shared);
     let _ = done_tx.send(true);
-    match owner.await {
+    let controlled = control.await;
+    drop(shared);
+    match controlled {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e),
         Err(e) => bail!("owner task failed: {e}"),
@@ -310,19 +272,295 @@ pub async fn run(settings: Settings) -> Result<()> {
     Ok(())
 }
 
-/// The one task that owns the controller.
+/// `(node, address, slurmd port)` of every node: NodeAddr (else the node
+/// name) and the node's Port (else SlurmdPort).
+fn node_endpoints(ctl: &Controller, conf: &SlurmConf) -> Vec<(String, String, u16)> {
+    ctl.nodes()
+        .iter()
+        .map(|n| {
+            let host = if n.addr.is_empty() {
+                n.name.clone()
+            } else {
+                n.addr.clone()
+            };
+            let port = if n.port == 0 {
+                conf.slurmd_port
+            } else {
+                n.port
+            };
+            (n.name.clone(), host, port)
+        })
+        .collect()
+}
+
+/// `scontrol show config` entries; `next_job_id` is 0 in standby.
+fn config_entries(settings: &Settings, start_time: i64, next_job_id: u32) -> Vec<v1::ConfigEntry> {
+    config_entries_for(&settings.conf, &settings.conf_path, start_time, next_job_id)
+}
+
+/// `scontrol show config` entries of `conf`, read from `conf_path`.
+pub fn config_entries_for(
+    conf: &SlurmConf,
+    conf_path: &Path,
+    start_time: i64,
+    next_job_id: u32,
+) -> Vec<v1::ConfigEntry> {
+    let runtime = crate::config::Runtime {
+        conf_path: conf_path.display().to_string(),
+        boot_time: format_iso(start_time),
+        next_job_id,
+        slurm_user: format!(
+            "{}({})",
+            conf.slurm_user,
+            uid_of(&conf.slurm_user).map_or_else(|| "?".to_string(), |u| u.to_string())
+        ),
+    };
+    let mut entries = crate::config::entries(conf, &runtime);
+    entries.extend(crate::config::cgroup_entries(&cgroup_conf(conf_path)));
+    entries
+}
+
+/// Standby, then control, then standby again when control is given up or
+/// lost, until shutdown. A failure stops the server too: nothing more can
+/// be acknowledged.
+async fn control_loop(
+    settings: Settings,
+    shared: Arc<Shared>,
+    mut rx: mpsc::Receiver<Envelope>,
+    mut shell: crate::ha::Shell,
+    mut done: watch::Receiver<bool>,
+    host: String,
+    ready: watch::Sender<bool>,
+) -> Result<()> {
+    let ctx = ControlCtx {
+        settings,
+        shared: Arc::clone(&shared),
+        host,
+        ready,
+    };
+    let result = async {
+        loop {
+            let Some(fence) = shell.standby(&mut rx, &mut done).await else {
+                return Ok(());
+            };
+            let demoted = serve_control(&ctx, &mut rx, &mut shell, fence, &done).await?;
+            if !demoted {
+                return Ok(());
+            }
+        }
+    }
+    .await;
+    if result.is_err() {
+        let _ = shared.shutdown.send(true);
+    }
+    result
+}
+
+/// What every period of control needs.
+struct ControlCtx {
+    settings: Settings,
+    shared: Arc<Shared>,
+    /// This host's name (credentials).
+    host: String,
+    /// Set once this controller has been in control (the server starts).
+    ready: watch::Sender<bool>,
+}
+
+/// Recovers the state (the epoch in `fence` is already ours) and acts
+/// until shutdown (`false`) or until control is given up or lost (`true`).
+async fn serve_control(
+    ctx: &ControlCtx,
+    rx: &mut mpsc::Receiver<Envelope>,
+    shell: &mut crate::ha::Shell,
+    fence: Arc<crate::ha::Fence>,
+    done: &watch::Receiver<bool>,
+) -> Result<bool> {
+    let (settings, shared, host, ready) = (&ctx.settings, &ctx.shared, &ctx.host, &ctx.ready);
+    let conf = &settings.conf;
+    let operators = shared.operators.clone();
+    tracing::info!(
+        epoch = fence.epoch(),
+        "recovering the state to take control"
+    );
+
+    // State: the snapshot and the journal generations after it.
+    let state_dir = PathBuf::from(&conf.state_save_location);
+    let Recovered {
+        store,
+        controller: ctl,
+        report,
+    } = {
+        let options = RecoverOptions {
+            ignore_damage: settings.ignore_state_errors,
+            policy: SnapshotPolicy::from_env()?,
+        };
+        let (dir, conf, cfg) = (
+            state_dir.clone(),
+            conf.clone(),
+            CtlConfig::from_conf(conf, operators.clone()),
+        );
+        tokio::task::spawn_blocking(move || StateStore::recover(&dir, &conf, cfg, &options))
+            .await
+            .context("recovery task failed")?
+            .map_err(|e| {
+                if e.is_damage() {
+                    anyhow::anyhow!(
+                        "{e}; to start anyway from what is valid, run slurmctld -i (the damaged file is set aside)"
+                    )
+                } else {
+                    e.into()
+                }
+            })?
+    };
+    if report.dropped_tail > 0 {
+        tracing::warn!(
+            bytes = report.dropped_tail,
+            "dropped a torn record at the end of the journal"
+        );
+    }
+    tracing::info!(
+        snapshot_generation = report.snapshot.map(|(g, _)| g),
+        snapshot_jobs = report.snapshot.map(|(_, n)| n),
+        generations = ?report.generations,
+        events = report.events,
+        jobs = ctl.jobs().count(),
+        skipped = report.skipped,
+        set_aside = report.set_aside.len(),
+        elapsed_ms = report.elapsed.as_millis() as u64,
+        "state recovered"
+    );
+    if let Err(e) = ctl.sanity_check() {
+        tracing::error!(error = %e, "recovered state is inconsistent");
+    }
+
+    // Taking over from another controller: late writes of a controller
+    // deposed without its consent can then only reach the journal
+    // generations this snapshot replaces (see crate::ha). Not needed when
+    // the epoch was this controller's own (a restart).
+    let store = if fence
+        .previous_owner()
+        .is_some_and(|o| o != fence.record().owner)
+    {
+        let f = Arc::clone(&fence);
+        let state = ctl.clone();
+        let mut store = store;
+        let (store, written) = tokio::task::spawn_blocking(move || {
+            let r = f
+                .check()
+                .map_err(|e| e.to_string())
+                .and_then(|()| store.begin_snapshot(state).map_err(|e| e.to_string()))
+                .and_then(|p| p.write_checked(|| f.check()).map_err(|e| e.to_string()));
+            (store, r)
+        })
+        .await
+        .context("snapshot task failed")?;
+        match written {
+            Ok(w) => tracing::info!(generation = w.generation, "takeover snapshot written"),
+            Err(e) if fence.is_lost() => {
+                tracing::warn!(error = %e, "control lost while recovering");
+                shell.owner_stopped(true);
+                return Ok(true);
+            }
+            // The journal still has everything.
+            Err(e) => tracing::error!(error = %e, "cannot write the takeover snapshot"),
+        }
+        store
+    } else {
+        store
+    };
+
+    // Acting from here on.
+    shared.publish(ctl.snapshot());
+    shared.set_config(config_entries(
+        settings,
+        shared.start_time,
+        ctl.next_job_id(),
+    ));
+    let timeout = conf.message_timeout.max(Duration::from_secs(1));
+    let agent = Agent::new(
+        &node_endpoints(&ctl, conf),
+        Arc::clone(&shared.auth),
+        Identity {
+            uid: current_uid(),
+            gid: current_gid(),
+            host: host.to_string(),
+            ttl_secs: 300,
+        },
+        shared.commands.clone(),
+        timeout,
+        state_dir.clone(),
+        slurm_common::tree::TreeWidth::new(u32::from(conf.tree_width)),
+    );
+    let _ping = crate::ping::spawn(&agent, shared, conf);
+    // The owner stops on shutdown, or when control is given up.
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let forward = {
+        let (mut done, stop_tx) = (done.clone(), stop_tx.clone());
+        tokio::spawn(async move {
+            let _ = done.wait_for(|v| *v).await;
+            let _ = stop_tx.send(true);
+        })
+    };
+    // Taken without the previous owner's consent: give it time to meet
+    // the new epoch at a fence check, so two controllers never both
+    // answer as in control.
+    shell.settle().await;
+    shared.ha.set_epoch(fence.epoch());
+    shared.ha.set_in_control(true);
+    ready.send_replace(true);
+    tracing::info!(epoch = fence.epoch(), "in control");
+    let owner = owner_loop(
+        ctl,
+        store,
+        state_dir.clone(),
+        rx,
+        Arc::clone(shared),
+        agent,
+        stop_rx,
+        Arc::clone(&fence),
+    );
+    tokio::pin!(owner);
+    let ended = tokio::select! {
+        r = &mut owner => r,
+        () = shell.active(Arc::clone(&fence)) => {
+            // Asked to relinquish, or the fence failed: the owner drains
+            // and flushes (writes fail the fence if it is lost).
+            let _ = stop_tx.send(true);
+            owner.await
+        }
+    };
+    forward.abort();
+    shared.ha.set_in_control(false);
+    ended?;
+    if *done.borrow() && !fence.is_lost() {
+        return Ok(false);
+    }
+    tracing::info!(
+        epoch = fence.epoch(),
+        lost = fence.is_lost(),
+        "no longer in control; standby"
+    );
+    shell.owner_stopped(fence.is_lost());
+    Ok(true)
+}
+
+/// The one task that owns the controller, until `done` (shutdown, or
+/// control given up) or until `fence` fails.
+#[allow(clippy::too_many_arguments)]
 async fn owner_loop(
     mut ctl: Controller,
-    mut journal: Journal,
+    mut store: StateStore,
     state_dir: PathBuf,
-    mut rx: mpsc::Receiver<Envelope>,
+    rx: &mut mpsc::Receiver<Envelope>,
     shared: Arc<Shared>,
     agent: Agent,
     mut done: watch::Receiver<bool>,
+    fence: Arc<crate::ha::Fence>,
 ) -> Result<()> {
     let shared_weak = Arc::downgrade(&shared);
     drop(shared);
-    let mut script_log = ScriptLog::new(&state_dir);
+    // At most one snapshot is written at a time, beside the commits.
+    let mut snapshot_task: Option<SnapshotTask> = None;
     {
         // Segments a crash kept after their last job was purged.
         let dir = state_dir.clone();
@@ -351,14 +589,18 @@ async fn owner_loop(
                 }
             }
             if batch.is_empty() {
-                return Ok(());
+                return final_snapshot(store, ctl, snapshot_task, &fence).await;
             }
         } else {
             tokio::select! {
                 biased;
                 env = rx.recv() => match env {
                     Some(env) => batch.push(env),
-                    None => return Ok(()),
+                    // Every sender is gone: stop as on shutdown.
+                    None => {
+                        stopping = true;
+                        continue;
+                    }
                 },
                 _ = tokio::time::sleep_until(wake) => tick = true,
                 _ = sleep_until_some(trim_at) => {
@@ -420,19 +662,35 @@ async fn owner_loop(
         );
         if changed {
             let n = events.len();
-            let (j, s, result) = tokio::task::spawn_blocking(move || {
-                // Scripts first: a journaled job always has its script.
-                let r = script_log
-                    .write_batch(&files)
+            // A snapshot copies the state after this batch (cheap: job
+            // records are shared) and starts the next journal generation
+            // right after the batch is durable; it is written off the owner.
+            let snap_state =
+                (snapshot_task.is_none() && store.snapshot_due(n)).then(|| ctl.clone());
+            let fence_w = Arc::clone(&fence);
+            let (s, result, pending) = tokio::task::spawn_blocking(move || {
+                // Written only while the epoch is ours, and acknowledged only
+                // if it still is once durable (see crate::ha).
+                let r = fence_w
+                    .check()
                     .map_err(|e| e.to_string())
-                    .and_then(|()| journal.append(&events).map_err(|e| e.to_string()));
-                (journal, script_log, r)
+                    // Scripts first: a journaled job always has its script.
+                    .and_then(|()| store.commit(&files, &events).map_err(|e| e.to_string()))
+                    .and_then(|()| fence_w.check().map_err(|e| e.to_string()));
+                let pending = match (&r, snap_state) {
+                    (Ok(()), Some(state)) => Some(store.begin_snapshot(state)),
+                    _ => None,
+                };
+                (store, r, pending)
             })
             .await
             .context("journal writer task failed")?;
-            journal = j;
-            script_log = s;
+            store = s;
             if let Err(e) = result {
+                if fence.is_lost() {
+                    refuse_fenced(replies, &e);
+                    return Ok(());
+                }
                 // The state in memory is ahead of the disk: nothing more may
                 // be acknowledged. Fail every waiting client and stop.
                 for (tx, _) in replies {
@@ -444,6 +702,37 @@ async fn owner_loop(
                 bail!("cannot write the journal: {e}");
             }
             tracing::trace!(events = n, "journal batch committed");
+            match pending {
+                Some(Ok(p)) => {
+                    let generation = p.generation();
+                    tracing::debug!(generation, "snapshot started");
+                    // The fence is checked again right before the snapshot
+                    // replaces the current one.
+                    let f = Arc::clone(&fence);
+                    snapshot_task = Some(tokio::task::spawn_blocking(move || {
+                        p.write_checked(|| f.check())
+                    }));
+                }
+                // The journal still has everything: retried later.
+                Some(Err(e)) => tracing::error!(error = %e, "cannot start a snapshot"),
+                None => {}
+            }
+        } else if !replies.is_empty() || !actions.is_empty() {
+            // Nothing to write, but answers and actions still need proof
+            // that this controller is in charge.
+            let f = Arc::clone(&fence);
+            let checked = tokio::task::spawn_blocking(move || f.check().map_err(|e| e.to_string()))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()));
+            if let Err(e) = checked {
+                refuse_fenced(replies, &e);
+                return Ok(());
+            }
+        }
+        if snapshot_task.as_ref().is_some_and(|t| t.is_finished()) {
+            if let Some(t) = snapshot_task.take() {
+                log_snapshot(t.await);
+            }
         }
         if deadlines_moved {
             wake = wake_instant(ctl.next_deadline(now), last_tick);
@@ -466,6 +755,69 @@ async fn owner_loop(
             });
         }
     }
+}
+
+/// The epoch was taken over (`why`): nothing of this batch is acknowledged;
+/// the clients retry at the controller in charge.
+fn refuse_fenced(replies: Vec<(tokio::sync::oneshot::Sender<Reply>, Reply)>, why: &str) {
+    tracing::warn!(error = %why, "control lost: refusing the batch and stopping");
+    for (tx, _) in replies {
+        let _ = tx.send(Reply::error(slurm_proto::ErrorCode::InStandbyMode, ""));
+    }
+}
+
+/// A snapshot being written off the runtime.
+type SnapshotTask =
+    tokio::task::JoinHandle<Result<crate::persist::SnapshotWritten, crate::persist::StoreError>>;
+
+fn log_snapshot(
+    r: Result<
+        Result<crate::persist::SnapshotWritten, crate::persist::StoreError>,
+        tokio::task::JoinError,
+    >,
+) {
+    match r {
+        Ok(Ok(w)) => tracing::info!(
+            generation = w.generation,
+            jobs = w.jobs,
+            bytes = w.bytes,
+            elapsed_ms = w.elapsed.as_millis() as u64,
+            removed_journals = w.removed_journals,
+            "snapshot written"
+        ),
+        // Nothing is lost: the journal generations it would have replaced
+        // are kept until a later snapshot succeeds.
+        Ok(Err(e)) => tracing::error!(error = %e, "snapshot failed"),
+        Err(e) => tracing::error!(error = %e, "snapshot task failed"),
+    }
+}
+
+/// Clean shutdown: waits for a snapshot under way, then takes one of the
+/// final state if anything was journaled since, so the next start replays
+/// nothing. Only while `fence` holds: a deposed controller must not start
+/// a journal generation or replace the snapshot of the new owner.
+async fn final_snapshot(
+    mut store: StateStore,
+    ctl: Controller,
+    running: Option<SnapshotTask>,
+    fence: &Arc<crate::ha::Fence>,
+) -> Result<()> {
+    if let Some(t) = running {
+        log_snapshot(t.await);
+    }
+    if store.events_since_snapshot() == 0 || fence.is_lost() {
+        return Ok(());
+    }
+    let f = Arc::clone(fence);
+    log_snapshot(
+        tokio::task::spawn_blocking(move || {
+            f.check()
+                .map_err(|e| crate::persist::StoreError::Refused(Box::new(e)))?;
+            store.begin_snapshot(ctl)?.write_checked(|| f.check())
+        })
+        .await,
+    );
+    Ok(())
 }
 
 /// How long after a burst of commands free memory is handed back.

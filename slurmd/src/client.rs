@@ -4,8 +4,14 @@
 //! Reports of finished work must not be lost, so [`retry`] repeats a call
 //! with a growing pause until the controller acknowledges it or answers
 //! with an error that retrying cannot fix.
+//!
+//! Each try of one controller is bounded by MessageTimeout (connect and
+//! call). The controller that answered last is tried first next time, so
+//! after a failover the reports go straight to the backup in charge instead
+//! of waiting on the dead primary each time.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -64,6 +70,8 @@ impl ClientError {
 #[derive(Clone)]
 pub struct ControllerClient {
     channels: Vec<(String, Channel)>,
+    /// Index of the controller that answered last (shared by clones).
+    preferred: Arc<AtomicUsize>,
     auth: Arc<dyn Authenticator>,
     host: String,
     ttl: u32,
@@ -104,6 +112,7 @@ impl ControllerClient {
         }
         Ok(Self {
             channels,
+            preferred: Arc::new(AtomicUsize::new(0)),
             auth,
             host,
             ttl,
@@ -135,8 +144,9 @@ impl ControllerClient {
         Ok(req)
     }
 
-    /// Tries each controller in order; the first answer (success or a
-    /// refusal other than "not the primary") wins.
+    /// Tries the controller that answered last, then the others in
+    /// SlurmctldHost order; the first answer (success or a refusal other
+    /// than "in standby") wins.
     async fn call<T, R, F, Fut>(&self, rpc: &'static str, body: T, f: F) -> Result<R, ClientError>
     where
         T: Clone,
@@ -144,10 +154,14 @@ impl ControllerClient {
         Fut: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
     {
         let mut last = String::from("no controller configured");
-        for (ep, ch) in &self.channels {
+        for i in try_order(self.channels.len(), self.preferred.load(Ordering::Relaxed)) {
+            let (ep, ch) = &self.channels[i];
             let req = self.request(body.clone())?;
             match f(SlurmNodeReportsClient::new(ch.clone()), req).await {
-                Ok(resp) => return Ok(resp.into_inner()),
+                Ok(resp) => {
+                    self.preferred.store(i, Ordering::Relaxed);
+                    return Ok(resp.into_inner());
+                }
                 Err(status) => {
                     let (code, detail) = ErrorCode::from_status(&status);
                     let unreachable = matches!(
@@ -161,6 +175,7 @@ impl ControllerClient {
                         last = format!("{ep}: {}", status.message());
                         continue;
                     }
+                    self.preferred.store(i, Ordering::Relaxed);
                     return Err(ClientError::Refused { rpc, code, detail });
                 }
             }
@@ -197,6 +212,14 @@ impl ControllerClient {
         })
         .await
     }
+}
+
+/// Controller indexes to try: `preferred` first, then the others in order.
+fn try_order(len: usize, preferred: usize) -> impl Iterator<Item = usize> {
+    let first = (preferred < len).then_some(preferred);
+    first
+        .into_iter()
+        .chain((0..len).filter(move |&i| Some(i) != first))
 }
 
 /// Pauses between attempts: 50 ms doubling to `max`.
@@ -253,6 +276,16 @@ where
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_controller_that_answered_goes_first() {
+        let order = |len, p| try_order(len, p).collect::<Vec<_>>();
+        assert_eq!(order(3, 0), vec![0, 1, 2]);
+        assert_eq!(order(3, 1), vec![1, 0, 2]);
+        assert_eq!(order(3, 2), vec![2, 0, 1]);
+        assert_eq!(order(2, 7), vec![0, 1]);
+        assert_eq!(order(0, 0), Vec::<usize>::new());
+    }
 
     #[test]
     fn backoff_doubles_to_the_cap() {

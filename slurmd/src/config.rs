@@ -53,18 +53,24 @@ impl NodeSetup {
         wanted: Option<&str>,
         short_host: &str,
     ) -> Result<Self, ConfigError> {
-        let abs = std::path::absolute(conf_path).unwrap_or_else(|_| conf_path.to_path_buf());
-        let shown = abs.display().to_string();
-        let parsed = SlurmConf::load(&shown).map_err(|source| ConfigError::Load {
-            path: shown.clone(),
-            source,
-        })?;
-        Self::from_conf(parsed.conf, abs, wanted, short_host)
+        let (conf, abs) = load_conf(conf_path)?;
+        Self::from_shared(conf, abs, wanted, short_host)
     }
 
     /// [`load`](Self::load) for an already parsed configuration.
     pub fn from_conf(
         conf: SlurmConf,
+        conf_path: PathBuf,
+        wanted: Option<&str>,
+        short_host: &str,
+    ) -> Result<Self, ConfigError> {
+        Self::from_shared(Arc::new(conf), conf_path, wanted, short_host)
+    }
+
+    /// [`from_conf`](Self::from_conf) for a configuration shared with
+    /// other nodes of this process.
+    pub fn from_shared(
+        conf: Arc<SlurmConf>,
         conf_path: PathBuf,
         wanted: Option<&str>,
         short_host: &str,
@@ -82,18 +88,40 @@ impl NodeSetup {
                 },
             })?
             .clone();
+        Ok(Self::for_node(conf, conf_path, node, short_host))
+    }
+
+    /// The setup of `node` (one of `conf`'s nodes): its paths expanded.
+    pub fn for_node(
+        conf: Arc<SlurmConf>,
+        conf_path: PathBuf,
+        node: NodeConf,
+        short_host: &str,
+    ) -> Self {
         let expand = |t: &str| PathBuf::from(expand_node_path(t, &node.name, short_host));
         let spool_dir = expand(&conf.slurmd_spool_dir);
         let pid_file = (!conf.slurmd_pid_file.is_empty()).then(|| expand(&conf.slurmd_pid_file));
         let log_file = conf.slurmd_log_file.as_deref().map(expand);
-        Ok(Self {
-            conf: Arc::new(conf),
+        Self {
+            conf,
             conf_path,
             node,
             spool_dir,
             pid_file,
             log_file,
-        })
+        }
+    }
+
+    /// Position of this node in slurm.conf and the number of nodes there
+    /// (spreads HealthCheckNodeState=CYCLE runs over the interval).
+    pub fn node_slot(&self) -> (usize, usize) {
+        let index = self
+            .conf
+            .nodes
+            .iter()
+            .position(|n| n.name == self.node.name)
+            .unwrap_or(0);
+        (index, self.conf.nodes.len())
     }
 
     /// The authenticator AuthType names, with its key beside slurm.conf.
@@ -146,6 +174,18 @@ impl NodeSetup {
     pub fn listen_addr(&self) -> String {
         format!("{}:{}", bracket_v6(&self.node.addr), self.node.port)
     }
+}
+
+/// Parses slurm.conf at `conf_path`; the configuration and the file's
+/// absolute path.
+pub fn load_conf(conf_path: &Path) -> Result<(Arc<SlurmConf>, PathBuf), ConfigError> {
+    let abs = std::path::absolute(conf_path).unwrap_or_else(|_| conf_path.to_path_buf());
+    let shown = abs.display().to_string();
+    let parsed = SlurmConf::load(&shown).map_err(|source| ConfigError::Load {
+        path: shown.clone(),
+        source,
+    })?;
+    Ok((Arc::new(parsed.conf), abs))
 }
 
 fn bracket_v6(host: &str) -> String {
@@ -258,6 +298,15 @@ PartitionName=debug Nodes=ALL Default=YES
             ]
         );
         assert!(s.config_overrides());
+    }
+
+    #[test]
+    fn node_slot_is_the_place_in_slurm_conf() {
+        let c = Arc::new(conf());
+        let s = NodeSetup::from_shared(c.clone(), "/x".into(), Some("box"), "vm").unwrap();
+        assert_eq!(s.node_slot(), (2, 3));
+        let s = NodeSetup::from_shared(c, "/x".into(), Some("n1"), "vm").unwrap();
+        assert_eq!(s.node_slot(), (0, 3));
     }
 
     #[test]

@@ -2,10 +2,11 @@
 //! the SlurmNode service.
 //!
 //! ```text
-//! start -> load slurm.conf, pick the node (-N or host name) -> listen on
-//! NodeAddr:Port -> register (each SlurmctldHost in order, retried with
-//! backoff; again on Reconfigure or when the controller has been silent for
-//! SlurmdTimeout)
+//! start -> load slurm.conf, pick the node (-N or host name; every node of
+//! --emulate) -> listen on NodeAddr:Port -> start-up health check (if
+//! HealthCheckProgram) -> register (each SlurmctldHost in order, retried
+//! with backoff; again on Reconfigure or when the controller has been
+//! silent for SlurmdTimeout) -> periodic health checks
 //! LaunchBatch  -> verify -> spool/jobNNNNN/launch.pb -> spawn slurmstepd
 //!                 (new session, stdio detached) -> reply when it says
 //!                 "started" (or "failed": it reports JobComplete itself)
@@ -20,6 +21,11 @@
 //! alive but not listening is retried until it listens, exits, or a
 //! deadline passes; a terminate that finds nothing is remembered for a
 //! launch still on its way. So no terminate is lost to a race with a launch.
+//!
+//! Per-node state is a [`Node`] value (configuration, job table, last
+//! contact) over a [`Host`] that the process's nodes share (credentials,
+//! one controller connection, the registration bound, health checks), so
+//! the same code serves one node or thousands ([`crate::emulate`]).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -36,12 +42,13 @@ use slurm_proto::v1::{
 };
 use slurm_proto::{ErrorCode, SlurmNode, SlurmNodeServer};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 use tonic::{Request, Response, Status};
 
 use crate::client::{retry, ControllerClient};
 use crate::config::NodeSetup;
 use crate::control::{self, EndReason};
+use crate::health::{ControllerAdmin, HealthChecker, HealthConfig};
 use crate::hw::{HwInfo, HwProbe};
 use crate::jobs::{JobTable, LaunchGate};
 use crate::spool;
@@ -73,6 +80,31 @@ enum Delivery {
     Refused(control::SendError),
 }
 
+/// The jobs a node has, as it reports them to the controller.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobsHere {
+    /// Jobs with a live slurmstepd, in id order.
+    pub running: Vec<u32>,
+    /// Jobs whose launch is in progress, in id order (a job can be in both
+    /// lists for a moment).
+    pub launching: Vec<u32>,
+}
+
+impl JobsHere {
+    /// Both lists in one, in id order, without repeats.
+    pub fn all(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .running
+            .iter()
+            .chain(&self.launching)
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
 /// The command line of slurmd.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Args {
@@ -84,6 +116,8 @@ pub struct Args {
     pub print_hw: bool,
     pub version: bool,
     pub help: bool,
+    /// `--emulate NODELIST`: serve every node of the list from this process.
+    pub emulate: Option<String>,
 }
 
 /// What to do instead of running.
@@ -100,6 +134,11 @@ Usage: slurmd [OPTIONS]
   -N nodename   run as the node called nodename
   -v            verbose; repeat for more
   -V            print version and exit
+      --emulate nodelist
+                serve every node of nodelist (a hostlist expression such as
+                n[1-1000], or ALL) from this one process, each on its own
+                NodeAddr:Port from slurm.conf, reporting the configured
+                hardware; for testing the controller at scale
 ";
 
 /// Parses slurmd's options (Slurm's letters; `-vvv` and `-fFILE` work).
@@ -119,7 +158,21 @@ pub fn parse_args(args: &[String]) -> Result<Args, UsageError> {
                 a.version = true;
                 continue;
             }
+            "-emulate" => {
+                let value = it.next().ok_or_else(|| {
+                    UsageError("slurmd: option '--emulate' requires an argument".into())
+                })?;
+                a.emulate = Some(value.clone());
+                continue;
+            }
             _ => {}
+        }
+        if let Some(value) = flags.strip_prefix("-emulate=") {
+            a.emulate = Some(value.to_string());
+            continue;
+        }
+        if flags.starts_with('-') {
+            return Err(UsageError(format!("slurmd: unrecognized option '{arg}'")));
         }
         for (i, c) in flags.char_indices() {
             match c {
@@ -150,6 +203,11 @@ pub fn parse_args(args: &[String]) -> Result<Args, UsageError> {
             }
         }
     }
+    if a.emulate.is_some() && a.node.is_some() {
+        return Err(UsageError(
+            "slurmd: -N and --emulate cannot be used together".into(),
+        ));
+    }
     Ok(a)
 }
 
@@ -161,15 +219,74 @@ pub fn conf_path(args: &Args) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/etc/slurm/slurm.conf"))
 }
 
-/// Shared state of the daemon.
-pub struct Node {
-    pub setup: NodeSetup,
+/// What every node served by one slurmd process shares: the credentials,
+/// the controller clients (one connection for all nodes), slurmstepd's
+/// path, and the bound on registrations in flight.
+pub struct Host {
     auth: Arc<dyn Authenticator>,
     privileged: HashSet<u32>,
     pub client: ControllerClient,
-    probe: Arc<dyn HwProbe>,
     stepd_path: PathBuf,
     start_time: i64,
+    /// Registrations in flight at once, so that thousands of emulated
+    /// nodes starting together queue here rather than at the controller.
+    registrations: Semaphore,
+    /// HealthCheckProgram, when slurm.conf names one.
+    pub health: Option<HealthChecker>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("client", &self.client)
+            .field("stepd_path", &self.stepd_path)
+            .finish()
+    }
+}
+
+/// Registrations one process has in flight at most.
+pub const CONCURRENT_REGISTRATIONS: usize = 32;
+
+impl Host {
+    /// Credentials and controller clients from `setup` (any node of the
+    /// process: they share slurm.conf). Must be called inside a runtime.
+    pub fn new(setup: &NodeSetup, stepd_path: PathBuf) -> Result<Self, Error> {
+        let auth = setup.authenticator()?;
+        let ttl = setup.auth_info()?.credential_ttl();
+        let endpoints = setup.controller_endpoints()?;
+        let host = crate::hw::short_host_name();
+        let timeout = setup.conf.message_timeout;
+        let client = ControllerClient::new(&endpoints, auth.clone(), host.clone(), ttl, timeout)?;
+        let health = match HealthConfig::from_conf(&setup.conf) {
+            Some(config) => {
+                let admin = ControllerAdmin::new(&endpoints, auth.clone(), host, ttl, timeout)?;
+                Some(HealthChecker::new(config, admin))
+            }
+            None => None,
+        };
+        let mut privileged = HashSet::from([0, crate::users::euid()]);
+        if let Some((uid, _)) = crate::users::uid_of(&setup.conf.slurm_user) {
+            privileged.insert(uid);
+        }
+        Ok(Self {
+            auth,
+            privileged,
+            client,
+            stepd_path,
+            start_time: slurm_common::auth::unix_now(),
+            registrations: Semaphore::new(CONCURRENT_REGISTRATIONS),
+            health,
+        })
+    }
+}
+
+/// One node this process serves: its configuration, the jobs it runs, and
+/// its registration state. A value per node name, so one process can serve
+/// many (see [`crate::emulate`]).
+pub struct Node {
+    pub setup: NodeSetup,
+    pub host: Arc<Host>,
+    probe: Arc<dyn HwProbe>,
     /// Wakes the registration task to register again.
     pub reregister: Notify,
     last_contact: Mutex<Instant>,
@@ -186,36 +303,30 @@ impl std::fmt::Debug for Node {
 }
 
 impl Node {
+    /// A node with a [`Host`] of its own (one slurmd, one node).
     pub fn new(
         setup: NodeSetup,
         probe: Arc<dyn HwProbe>,
         stepd_path: PathBuf,
     ) -> Result<Self, Error> {
-        let auth = setup.authenticator()?;
-        let ttl = setup.auth_info()?.credential_ttl();
-        let client = ControllerClient::new(
-            &setup.controller_endpoints()?,
-            auth.clone(),
-            crate::hw::short_host_name(),
-            ttl,
-            setup.conf.message_timeout,
-        )?;
-        let mut privileged = HashSet::from([0, crate::users::euid()]);
-        if let Some((uid, _)) = crate::users::uid_of(&setup.conf.slurm_user) {
-            privileged.insert(uid);
-        }
-        Ok(Self {
+        let host = Arc::new(Host::new(&setup, stepd_path)?);
+        Ok(Self::with_host(setup, host, probe))
+    }
+
+    /// A node sharing `host` with the other nodes of this process.
+    pub fn with_host(setup: NodeSetup, host: Arc<Host>, probe: Arc<dyn HwProbe>) -> Self {
+        Self {
             setup,
-            auth,
-            privileged,
-            client,
+            host,
             probe,
-            stepd_path,
-            start_time: slurm_common::auth::unix_now(),
             reregister: Notify::new(),
             last_contact: Mutex::new(Instant::now()),
             jobs: Mutex::new(JobTable::default()),
-        })
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.setup.node.name
     }
 
     pub fn spool(&self) -> &Path {
@@ -228,10 +339,11 @@ impl Node {
             ErrorCode::ProtocolAuthentication.to_status("missing x-slurm-auth credential")
         })?;
         let claims = self
+            .host
             .auth
             .verify_now(token)
             .map_err(|e| ErrorCode::AuthCredentialInvalid.to_status(e.to_string()))?;
-        if !self.privileged.contains(&claims.uid.get()) {
+        if !self.host.privileged.contains(&claims.uid.get()) {
             return Err(ErrorCode::AccessDenied.to_status(format!(
                 "uid {} may not send requests to slurmd",
                 claims.uid.get()
@@ -255,10 +367,11 @@ impl Node {
         let token = std::str::from_utf8(&req.credential)
             .map_err(|_| bad(format!("job {}: credential is not text", req.job_id)))?;
         let claims = self
+            .host
             .auth
             .verify_now(token)
             .map_err(|e| bad(format!("job {}: {e}", req.job_id)))?;
-        if !self.privileged.contains(&claims.uid.get()) {
+        if !self.host.privileged.contains(&claims.uid.get()) {
             return Err(bad(format!(
                 "job {}: credential issued by unprivileged uid {}",
                 req.job_id,
@@ -322,8 +435,10 @@ impl Node {
                 0
             },
             boot_time: reported.boot_time,
-            slurmd_start_time: self.start_time,
-            running_jobs: spool::running_jobs(self.spool())
+            slurmd_start_time: self.host.start_time,
+            running_jobs: self
+                .jobs_here()
+                .all()
                 .into_iter()
                 .map(|job_id| RunningJob {
                     job_id,
@@ -335,6 +450,16 @@ impl Node {
             config_hash: config_hash(&self.setup.conf_path),
             ..Default::default()
         }
+    }
+
+    /// The jobs this node has, for the controller to reconcile with its
+    /// own view. Launches in progress are read before the spool: a launch
+    /// that ends between the two reads has recorded its slurmstepd's pid by
+    /// then, so no job falls between the lists.
+    pub fn jobs_here(&self) -> JobsHere {
+        let launching = self.lock_jobs().launching_ids();
+        let running = spool::running_jobs(self.spool());
+        JobsHere { running, launching }
     }
 
     fn lock_jobs(&self) -> std::sync::MutexGuard<'_, JobTable> {
@@ -421,7 +546,7 @@ impl Node {
             error_detail: String::new(),
         };
         if let Err(e) = retry("EpilogComplete", Duration::from_secs(10), || {
-            self.client.epilog_complete(body.clone())
+            self.host.client.epilog_complete(body.clone())
         })
         .await
         {
@@ -496,7 +621,7 @@ impl Node {
                 .map_err(|e| io_err("write", &spec, e))?;
         }
 
-        let mut cmd = tokio::process::Command::new(&self.stepd_path);
+        let mut cmd = tokio::process::Command::new(&self.host.stepd_path);
         cmd.arg("-f")
             .arg(&self.setup.conf_path)
             .arg("-N")
@@ -522,7 +647,7 @@ impl Node {
         let child = cmd.spawn().map_err(|e| {
             ErrorCode::ExecveFailed.to_status(format!(
                 "job {job_id}: cannot start {}: {e}",
-                self.stepd_path.display()
+                self.host.stepd_path.display()
             ))
         })?;
         if let Some(pid) = child.id() {
@@ -777,14 +902,20 @@ impl Node {
         NodeTerminateJobReply {}
     }
 
+    /// The answer to a ping: health figures and every job here, launches
+    /// in progress included, so the controller can find jobs it believes
+    /// run here that do not (and jobs here it does not know).
     pub fn ping(&self) -> PingNodeReply {
         let hw = self.hw();
+        let jobs = self.jobs_here();
         PingNodeReply {
             node_name: self.setup.node.name.clone(),
             cpu_load_hundredths: hw.cpu_load_hundredths,
             free_memory_mb: hw.free_memory_mb,
             boot_time: hw.boot_time,
-            running_job_ids: spool::running_jobs(self.spool()),
+            running_job_ids: jobs.running,
+            launching_job_ids: jobs.launching,
+            reports_jobs: true,
         }
     }
 }
@@ -794,8 +925,10 @@ impl Node {
 pub async fn registration_loop(node: Arc<Node>) {
     let silence = node.setup.conf.slurmd_timeout;
     loop {
-        let reply = retry("RegisterNode", Duration::from_secs(5), || {
-            node.client.register_node(node.registration())
+        let reply = retry("RegisterNode", Duration::from_secs(5), || async {
+            // A closed semaphore (never closed) would only mean no bound.
+            let _permit = node.host.registrations.acquire().await;
+            node.host.client.register_node(node.registration()).await
         })
         .await;
         match reply {
@@ -804,9 +937,9 @@ pub async fn registration_loop(node: Arc<Node>) {
                     *t = Instant::now();
                 }
                 if r.invalid {
-                    tracing::warn!(reason = %r.invalid_reason, "controller marked this node invalid");
+                    tracing::warn!(node = %node.name(), reason = %r.invalid_reason, "controller marked this node invalid");
                 } else {
-                    tracing::info!("registered with the controller");
+                    tracing::info!(node = %node.name(), "registered with the controller");
                 }
                 let kill_wait =
                     u32::try_from(node.setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX);
@@ -821,7 +954,9 @@ pub async fn registration_loop(node: Arc<Node>) {
                     .await;
                 }
             }
-            Err(e) => tracing::error!(error = %e, "controller refused the registration"),
+            Err(e) => {
+                tracing::error!(node = %node.name(), error = %e, "controller refused the registration")
+            }
         }
         if silence.is_zero() {
             node.reregister.notified().await;
@@ -846,38 +981,149 @@ pub async fn registration_loop(node: Arc<Node>) {
     }
 }
 
-/// Binds the listener, serves SlurmNode and registers; returns when the
-/// server stops (SIGTERM or SIGINT).
-pub async fn serve(node: Arc<Node>) -> Result<(), Error> {
+/// What a node does for the daemon's lifetime besides answering RPCs:
+/// the start-up health check, then registration and the periodic checks.
+pub async fn node_lifecycle(node: Arc<Node>) {
+    if let Some(health) = &node.host.health {
+        health.startup(node.name(), &node.setup.conf_path).await;
+    }
+    // Aborting the lifecycle (shutdown) stops the registration loop too.
+    let reg = AbortOnDrop(tokio::spawn(registration_loop(node.clone())));
+    if let Some(health) = &node.host.health {
+        let slot = node.setup.node_slot();
+        health
+            .periodic(node.name(), &node.setup.conf_path, slot)
+            .await;
+    }
+    let _ = reg.wait().await;
+}
+
+/// Aborts the task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl AbortOnDrop {
+    async fn wait(mut self) -> Result<(), tokio::task::JoinError> {
+        (&mut self.0).await
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Binds `node`'s NodeAddr:Port.
+pub async fn bind(node: &Node) -> Result<tokio::net::TcpListener, Error> {
     let addr = node.setup.listen_addr();
-    let listener = tokio::net::TcpListener::bind(&addr)
-        .await
-        .map_err(|e| Error::Listen {
-            addr: addr.clone(),
-            detail: e.to_string(),
-        })?;
-    tracing::info!(node = %node.setup.node.name, %addr, "slurmd listening");
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-    let reg = tokio::spawn(registration_loop(node.clone()));
-    let shutdown = async {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
-        }
-        tracing::info!("shutting down; running jobs keep running");
-    };
-    let result = tonic::transport::Server::builder()
-        .add_service(SlurmNodeServer::new(NodeService(node)))
-        .serve_with_incoming_shutdown(incoming, shutdown)
+    tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|e| Error::Listen {
             addr,
             detail: e.to_string(),
+        })
+}
+
+/// Resolves once SIGTERM or SIGINT arrives.
+pub async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+    }
+    tracing::info!("shutting down; running jobs keep running");
+}
+
+/// Binds the listener, serves SlurmNode and registers; returns when the
+/// server stops (SIGTERM or SIGINT).
+pub async fn serve(node: Arc<Node>) -> Result<(), Error> {
+    serve_all(vec![node]).await
+}
+
+/// Serves every node on its own listener (all bound before anything else
+/// starts, so a taken port fails the start), runs their lifecycles, and
+/// returns when SIGTERM or SIGINT arrives or a server fails.
+pub async fn serve_all(nodes: Vec<Arc<Node>>) -> Result<(), Error> {
+    let mut listeners = Vec::with_capacity(nodes.len());
+    for node in &nodes {
+        listeners.push(bind(node).await?);
+    }
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut servers = tokio::task::JoinSet::new();
+    let mut lifecycles = tokio::task::JoinSet::new();
+    for (node, listener) in nodes.iter().zip(listeners) {
+        let addr = node.setup.listen_addr();
+        if nodes.len() == 1 {
+            tracing::info!(node = %node.name(), %addr, "slurmd listening");
+        } else {
+            tracing::debug!(node = %node.name(), %addr, "slurmd listening");
+        }
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let mut stop = stop_rx.clone();
+        let service = SlurmNodeServer::new(NodeService(node.clone()));
+        servers.spawn(async move {
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(incoming, async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await
+                .map_err(|e| Error::Listen {
+                    addr,
+                    detail: e.to_string(),
+                })
         });
-    reg.abort();
+        lifecycles.spawn(node_lifecycle(node.clone()));
+    }
+    if nodes.len() > 1 {
+        tracing::info!(nodes = nodes.len(), "slurmd listening for every node");
+    }
+    let mut result = Ok(());
+    tokio::select! {
+        () = shutdown_signal() => {}
+        Some(done) = servers.join_next() => {
+            result = match done {
+                Ok(r) => r,
+                Err(e) => Err(Error::Listen { addr: "server task".into(), detail: e.to_string() }),
+            };
+        }
+    }
+    let _ = stop_tx.send(true);
+    lifecycles.abort_all();
+    while let Some(done) = servers.join_next().await {
+        if let (Ok(Err(e)), Ok(())) = (done, &result) {
+            result = Err(e);
+        }
+    }
     result
+}
+
+/// Raises the soft limit on open files to the hard limit: a node keeps a
+/// connection per peer, and an emulating slurmd a listener per node on top.
+/// Returns the soft limit in force afterwards.
+pub fn raise_nofile_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return 0;
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct we own.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim = raised;
+        } else {
+            tracing::warn!(error = %std::io::Error::last_os_error(), "cannot raise the open files limit");
+        }
+    }
+    lim.rlim_cur
 }
 
 /// Detaches from the terminal (no -D): fork, the parent exits, the child
@@ -941,7 +1187,13 @@ pub fn run(args: Args) -> i32 {
     }
     let conf = conf_path(&args);
     let host = crate::hw::short_host_name();
-    let setup = match NodeSetup::load(&conf, args.node.as_deref(), &host) {
+    let setups = match &args.emulate {
+        Some(expr) => crate::emulate::load(&conf, expr, &host),
+        None => NodeSetup::load(&conf, args.node.as_deref(), &host)
+            .map(|s| vec![s])
+            .map_err(Error::from),
+    };
+    let setups = match setups {
         Ok(s) => s,
         Err(e) => {
             eprintln!("slurmd: fatal: {e}");
@@ -954,9 +1206,13 @@ pub fn run(args: Args) -> i32 {
             return 1;
         }
     }
-    let log_file = args.log_file.clone().or_else(|| setup.log_file.clone());
+    let log_file = args
+        .log_file
+        .clone()
+        .or_else(|| setups.first().and_then(|s| s.log_file.clone()));
     crate::logging::init(log_file.as_deref(), args.verbose);
-    match run_daemon(setup, probe) {
+    let emulated = args.emulate.is_some();
+    match run_daemon(setups, probe, emulated) {
         Ok(()) => 0,
         Err(e) => {
             tracing::error!(error = %e, "slurmd stopped");
@@ -966,19 +1222,43 @@ pub fn run(args: Args) -> i32 {
     }
 }
 
-fn run_daemon(setup: NodeSetup, probe: Arc<dyn HwProbe>) -> Result<(), Error> {
-    if let Some(pid_file) = &setup.pid_file {
-        std::fs::write(pid_file, format!("{}\n", std::process::id())).map_err(|source| {
+/// Writes the pid files, makes the spool directories and runs the nodes
+/// until a signal stops them. Emulated nodes report their configured
+/// hardware; a real one what `probe` finds.
+fn run_daemon(
+    setups: Vec<NodeSetup>,
+    probe: Arc<dyn HwProbe>,
+    emulated: bool,
+) -> Result<(), Error> {
+    let nofile = raise_nofile_limit();
+    if emulated {
+        let needed = crate::emulate::fds_needed(setups.len());
+        if nofile < needed {
+            tracing::warn!(
+                limit = nofile,
+                needed,
+                nodes = setups.len(),
+                "the open files limit is low for this many nodes; raise the hard limit (ulimit -Hn)"
+            );
+        }
+    }
+    for pid_file in crate::emulate::pid_files(&setups) {
+        std::fs::write(&pid_file, format!("{}\n", std::process::id())).map_err(|source| {
             Error::PidFile {
                 path: pid_file.clone(),
                 source,
             }
         })?;
     }
-    std::fs::create_dir_all(&setup.spool_dir).map_err(|source| Error::CreateDir {
-        path: setup.spool_dir.clone(),
-        source,
-    })?;
+    for setup in &setups {
+        std::fs::create_dir_all(&setup.spool_dir).map_err(|source| Error::CreateDir {
+            path: setup.spool_dir.clone(),
+            source,
+        })?;
+    }
+    if setups.is_empty() {
+        return Ok(());
+    }
     let stepd_path = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("slurmstepd")))
@@ -988,13 +1268,38 @@ fn run_daemon(setup: NodeSetup, probe: Arc<dyn HwProbe>) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(|source| Error::Runtime { source })?;
+    let started = Instant::now();
     runtime.block_on(async move {
-        let node = Arc::new(Node::new(setup, probe, stepd_path)?);
-        let running = spool::running_jobs(&node.setup.spool_dir);
-        if !running.is_empty() {
-            tracing::info!(?running, "found running jobs from an earlier slurmd");
+        let Some(first) = setups.first() else {
+            return Ok(());
+        };
+        let host = Arc::new(Host::new(first, stepd_path)?);
+        let nodes: Vec<Arc<Node>> = setups
+            .into_iter()
+            .map(|setup| {
+                let probe = if emulated {
+                    crate::emulate::probe_for(&setup)
+                } else {
+                    probe.clone()
+                };
+                Arc::new(Node::with_host(setup, host.clone(), probe))
+            })
+            .collect();
+        for node in &nodes {
+            let running = spool::running_jobs(node.spool());
+            if !running.is_empty() {
+                tracing::info!(node = %node.name(), ?running, "found running jobs from an earlier slurmd");
+            }
         }
-        serve(node).await
+        if emulated {
+            tracing::info!(
+                nodes = nodes.len(),
+                open_files_limit = nofile,
+                setup_ms = started.elapsed().as_millis(),
+                "emulating nodes"
+            );
+        }
+        serve_all(nodes).await
     })
 }
 
@@ -1028,12 +1333,113 @@ mod tests {
     }
 
     #[test]
+    fn emulate_option() {
+        let a = args(&["-D", "--emulate", "n[1-1000]"]).unwrap();
+        assert_eq!(a.emulate.as_deref(), Some("n[1-1000]"));
+        assert!(a.foreground);
+        let a = args(&["--emulate=ALL", "-v"]).unwrap();
+        assert_eq!(a.emulate.as_deref(), Some("ALL"));
+        assert_eq!(
+            args(&["--emulate"]).unwrap_err().0,
+            "slurmd: option '--emulate' requires an argument"
+        );
+        assert!(args(&["--emulate", "n1", "-N", "n1"]).is_err());
+        assert_eq!(
+            args(&["--bogus"]).unwrap_err().0,
+            "slurmd: unrecognized option '--bogus'"
+        );
+        assert!(USAGE.contains("--emulate nodelist"));
+    }
+
+    #[test]
+    fn nofile_limit_is_raised_to_the_hard_limit() {
+        let soft = raise_nofile_limit();
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct we own.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+        assert_eq!(soft, lim.rlim_cur);
+        // An unlimited hard limit cannot be the soft one for open files.
+        assert!(lim.rlim_cur == lim.rlim_max || lim.rlim_max == libc::RLIM_INFINITY);
+    }
+
+    #[test]
     fn conf_path_default() {
         let a = Args {
             conf: Some("/x".into()),
             ..Default::default()
         };
         assert_eq!(conf_path(&a), PathBuf::from("/x"));
+    }
+
+    /// A node of a one-node slurm.conf in `dir` (spool under it), with
+    /// fixed hardware and no slurmstepd.
+    fn test_node(dir: &Path) -> Node {
+        let conf = dir.join("slurm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "ClusterName=t\nSlurmctldHost=localhost(127.0.0.1)\nAuthType=auth/slurm\n\
+                 SlurmdSpoolDir={}/spool/%n\nSlurmdParameters=config_overrides\n\
+                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=100\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        slurm_common::auth::generate_key(&dir.join("slurm.key")).unwrap();
+        let setup = NodeSetup::load(&conf, Some("n1"), "vm").unwrap();
+        let hw = configured_hw(&setup);
+        Node::new(
+            setup,
+            Arc::new(crate::hw::FakeProbe(hw)),
+            dir.join("no-slurmstepd"),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn ping_and_registration_report_launches_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = test_node(dir.path());
+        let empty = node.ping();
+        assert!(empty.reports_jobs);
+        assert!(empty.running_job_ids.is_empty() && empty.launching_job_ids.is_empty());
+        assert!(node.registration().running_jobs.is_empty());
+
+        // Launches of 12 and 4 accepted, their slurmstepd not started yet:
+        // both count as here, so the controller never takes them as lost.
+        let now = Instant::now();
+        node.lock_jobs().begin_launch(12, 0, now);
+        node.lock_jobs().begin_launch(4, 0, now);
+        let ping = node.ping();
+        assert!(ping.reports_jobs);
+        assert_eq!(ping.launching_job_ids, vec![4, 12]);
+        assert!(ping.running_job_ids.is_empty());
+        let reg = node.registration();
+        let ids: Vec<(u32, Vec<u32>)> = reg
+            .running_jobs
+            .iter()
+            .map(|j| (j.job_id, j.step_ids.clone()))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![(4, vec![BATCH_STEP_ID]), (12, vec![BATCH_STEP_ID])]
+        );
+
+        node.lock_jobs().finish_launch(12);
+        assert_eq!(node.ping().launching_job_ids, vec![4]);
+    }
+
+    #[test]
+    fn jobs_here_merges_both_lists() {
+        let j = JobsHere {
+            running: vec![3, 8],
+            launching: vec![1, 8],
+        };
+        assert_eq!(j.all(), vec![1, 3, 8]);
+        assert!(JobsHere::default().all().is_empty());
     }
 
     #[test]

@@ -106,6 +106,16 @@ impl JobTable {
         self.launching.contains_key(&job_id)
     }
 
+    /// Jobs whose launch is in progress, in id order. The controller is
+    /// told about them with the running jobs: a job it started whose
+    /// launch is still under way must not look lost (and be started again
+    /// elsewhere).
+    pub fn launching_ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.launching.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Records a terminate that found nothing running, for a launch that
     /// may still be on its way. Signals are not remembered.
     pub fn remember_ended(&mut self, job_id: u32, request: Request, now: Instant) {
@@ -161,6 +171,24 @@ mod tests {
         assert!(!t.is_launching(7));
         assert!(t.finish_launch(7).is_empty());
         assert!(!t.hold(7, term(1)));
+    }
+
+    #[test]
+    fn launches_in_progress_are_listed_until_finished() {
+        let now = Instant::now();
+        let mut t = JobTable::default();
+        assert!(t.launching_ids().is_empty());
+        t.begin_launch(9, 0, now);
+        t.begin_launch(3, 0, now);
+        assert_eq!(t.begin_launch(9, 0, now), LaunchGate::Duplicate);
+        assert_eq!(t.launching_ids(), vec![3, 9]);
+        t.finish_launch(9);
+        assert_eq!(t.launching_ids(), vec![3]);
+        // A remembered terminate is not a launch.
+        t.remember_ended(5, term(1), now);
+        assert_eq!(t.launching_ids(), vec![3]);
+        t.finish_launch(3);
+        assert!(t.launching_ids().is_empty());
     }
 
     #[test]

@@ -6,10 +6,19 @@
 //! running jobs. slurmstepd turns the job's launch request into a plan
 //! (environment, files, identity: pure code in [`stepd`]), executes it
 //! through a narrow syscall seam, waits, and reports completion.
+//!
+//! Each node is a value ([`daemon::Node`]) over what the process shares
+//! ([`daemon::Host`]), so one slurmd can also serve many node names at once
+//! ([`emulate`], for testing the controller at scale). [`health`] runs
+//! HealthCheckProgram and drains a node that fails it.
 
 pub mod client;
 pub mod config;
 pub mod control;
+pub mod daemon;
+pub mod emulate;
+pub mod forward;
+pub mod health;
 pub mod hw;
 pub mod jobs;
 pub mod logging;
@@ -26,6 +35,10 @@ pub enum Error {
     Client(#[from] client::ClientError),
     #[error(transparent)]
     Hw(#[from] hw::HwError),
+    #[error(transparent)]
+    Health(#[from] health::HealthError),
+    #[error(transparent)]
+    Emulate(#[from] emulate::EmulateError),
     #[error("cannot listen on {addr}: {detail}")]
     Listen { addr: String, detail: String },
     #[error("cannot create {}: {source}", path.display())]
@@ -41,5 +54,3 @@ pub enum Error {
     #[error("cannot start the async runtime: {source}")]
     Runtime { source: std::io::Error },
 }
-pub mod daemon;
-pub mod forward;

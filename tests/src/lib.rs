@@ -8,12 +8,16 @@
 //! `slurm-bench` (module `bench`) measures a cluster against the targets.
 
 pub mod bench;
+pub mod bench_ha;
+pub mod bench_recovery;
+pub mod bench_tree;
 pub mod bins;
 pub mod cluster_dir;
 pub mod fuzz;
 pub mod golden;
 pub mod local;
 pub mod local_cluster;
+pub mod netns;
 pub mod ports;
 pub mod process;
 pub mod wait;

@@ -2,9 +2,8 @@
 //! loopback, one fresh cluster per test. Needs the workspace binaries
 //! (`cargo build --workspace --bins`, or `cargo test --workspace`).
 //!
-//! TIMEOUT is not tested here: Slurm time limits are whole minutes, so the
-//! shortest over-limit job takes over a minute (`slurm-local --demo` shows
-//! one).
+//! Slurm time limits are whole minutes, so the TIMEOUT test takes a little
+//! over one; the other tests run beside it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -178,6 +177,62 @@ fn scancel_of_a_running_job_cancels_it() {
     assert_eq!(finished(&mut c, id), JobState::Cancelled, "{}", c.logs());
     let s = show_job(&c, id);
     assert!(s.contains("JobState=CANCELLED"), "{s}");
+}
+
+#[test]
+fn a_job_over_its_time_limit_gets_sigterm_then_sigkill_and_ends_timeout() {
+    let spec = slurm_testkit::ClusterSpec {
+        extra_lines: vec!["KillWait=2".to_string()],
+        ..Default::default()
+    };
+    let mut c = LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster: {e:#}"));
+    let dir = submit_dir(&c);
+    // The script survives SIGTERM (it records it) so that only SIGKILL,
+    // KillWait seconds later, can end it.
+    write_script(
+        &dir,
+        "overtime.sh",
+        "#!/bin/sh\n\
+         #SBATCH -t 1\n\
+         trap 'echo got-TERM' TERM\n\
+         echo started\n\
+         sleep 600 &\n\
+         wait\n\
+         while :; do sleep 1; done\n\
+         echo never\n",
+    );
+    let id = c.sbatch_in(&dir, &["overtime.sh"]).expect("sbatch");
+    c.wait_job_state(id, JobState::Running, JOB_WAIT)
+        .expect("running");
+    let started = std::time::Instant::now();
+    let state = c
+        .wait_job_finished(id, Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("job {id}: {e:#}\n{}", c.logs()));
+    let took = started.elapsed();
+    assert_eq!(state, JobState::Timeout, "{}", c.logs());
+    // Limit one minute (the first seconds may have passed before we saw it
+    // running), plus KillWait, plus reporting.
+    assert!(
+        took >= Duration::from_secs(55) && took <= Duration::from_secs(75),
+        "ended {took:?} after it was seen running"
+    );
+    let out = std::fs::read_to_string(dir.join(format!("slurm-{id}.out"))).expect("output");
+    assert!(out.starts_with("started\n"), "{out:?}");
+    assert!(
+        out.contains("got-TERM"),
+        "SIGTERM never reached the script: {out:?}"
+    );
+    assert!(!out.contains("never"), "{out:?}");
+    let s = show_job(&c, id);
+    assert!(s.contains("JobState=TIMEOUT Reason=TimeLimit"), "{s}");
+    assert!(s.contains(" TimeLimit=00:01:00 "), "{s}");
+    let o = c
+        .run(
+            "squeue",
+            &["-t", "all", "-h", "-j", &id.to_string(), "-o", "%i %T"],
+        )
+        .expect("squeue");
+    assert_eq!(stdout(&o), format!("{id} TIMEOUT\n"), "{o:?}");
 }
 
 #[test]

@@ -1,7 +1,15 @@
 //! `sinfo`: see [`slurm_client_tools::sinfo`].
+//!
+//! The C `main` is declared here directly, skipping the Rust start-up
+//! (see [`slurm_client_tools::output::run_as_main`]).
 
-fn main() {
-    std::process::exit(slurm_client_tools::sinfo::run(
-        std::env::args_os().collect(),
-    ));
+#![cfg_attr(not(test), no_main)]
+
+#[cfg(not(test))]
+#[no_mangle]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    slurm_client_tools::output::run_as_main(slurm_client_tools::sinfo::run)
 }

@@ -5,7 +5,14 @@
 //! every column that is not a node aggregate (node list, counts, A/I/O/T
 //! totals). So the default view shows one row per partition and node state,
 //! and `-N` shows one row per node.
+//!
+//! Rows are then ordered by the `-S` keys, read character by character as
+//! sinfo reads them (`#P,-t` by default, `N` with `-N`), each key a stable
+//! sort so the first key decides first. `-O` names map onto the same field
+//! codes as `-o` letters; the few `-O` fields with no letter get codes from
+//! Unicode's private-use area, which no `-o` string can select.
 
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 use slurm_common::hostlist;
@@ -14,7 +21,7 @@ use slurm_common::time::format_duration_squeue;
 use slurm_proto::v1::{self, NodeInfo, PartitionInfo};
 
 use super::scontrol::node_state;
-use super::spec::{self, FormatError, Item, SortKey};
+use super::spec::{self, FormatError, Item};
 use super::{pad, Ctx};
 
 /// The default layout.
@@ -32,21 +39,192 @@ pub const REASON_FORMAT: &str = "%20E %9U %19H %N";
 /// `sinfo -R -l`.
 pub const REASON_LONG_FORMAT: &str = "%20E %12U %19H %6t %N";
 
-const CODES: &str = "aBbCcDdEeFfGgHhIiLlMmNnOoPpRrSsTtUuVwXYZz";
+const CODES: &str = "AaBbCcDdEeFfGgHhIiLlMmNnOoPpRrSsTtUuVvwXYZz";
+
+/// `-O allocmem`: memory allocated on the node, MB.
+pub const ALLOC_MEM: char = '\u{e000}';
+/// `-O port`: the slurmd port.
+pub const PORT: char = '\u{e001}';
+/// `-O comment`: the node's comment.
+pub const COMMENT: char = '\u{e002}';
+/// `-O gresused`: generic resources in use.
+pub const GRES_USED: char = '\u{e003}';
+/// `-O statecomplete`: the base state and every flag (`idle+drain`).
+pub const STATE_COMPLETE: char = '\u{e004}';
 
 /// Whether `code` is a sinfo field.
 pub fn is_code(code: char) -> bool {
     CODES.contains(code)
 }
 
-/// Parses an `-o`/`--format` string.
+/// Parses an `-o`/`--format` string. `%all` (any case) is every field,
+/// separated by `|`, as in Slurm.
 pub fn parse_format(spec: &str) -> Result<Vec<Item>, FormatError> {
+    if spec.eq_ignore_ascii_case("%all") {
+        return Ok(all_fields());
+    }
     spec::parse(spec, "node", is_code)
 }
 
-/// Parses an `-S`/`--sort` list.
-pub fn parse_sort(spec: &str) -> Result<Vec<SortKey>, FormatError> {
-    spec::parse_sort(spec, is_code)
+/// The fields of `%all` and `-O all`: every lower-case letter, then every
+/// upper-case one, each whole and followed by Slurm's separator (`|` after
+/// a lower-case field, ` |` after an upper-case one, a blank after the
+/// last).
+fn all_fields() -> Vec<Item> {
+    let mut items = Vec::new();
+    for code in ('a'..='z').chain('A'..='Z').filter(|c| is_code(*c)) {
+        items.push(Item::Field {
+            code,
+            width: None,
+            right: false,
+        });
+        let separator = match code {
+            'Z' => " ",
+            c if c.is_ascii_uppercase() => " |",
+            _ => "|",
+        };
+        items.push(Item::Literal(separator.to_owned()));
+    }
+    items
+}
+
+/// `-O` names (compared without regard to case) and the field each shows.
+const LONG_NAMES: &[(&str, char)] = &[
+    ("allocmem", ALLOC_MEM),
+    ("allocnodes", 'S'),
+    ("available", 'a'),
+    ("cluster", 'V'),
+    ("comment", COMMENT),
+    ("cores", 'Y'),
+    ("cpus", 'c'),
+    ("cpusload", 'O'),
+    ("cpusstate", 'C'),
+    ("defaulttime", 'L'),
+    ("disk", 'd'),
+    ("features", 'f'),
+    ("features_act", 'b'),
+    ("freemem", 'e'),
+    ("gres", 'G'),
+    ("gresused", GRES_USED),
+    ("groups", 'g'),
+    ("maxcpuspernode", 'B'),
+    ("memory", 'm'),
+    ("nodeaddr", 'o'),
+    ("nodeai", 'A'),
+    ("nodeaiot", 'F'),
+    ("nodehost", 'n'),
+    ("nodelist", 'N'),
+    ("nodes", 'D'),
+    ("oversubscribe", 'h'),
+    ("partition", 'P'),
+    ("partitionname", 'R'),
+    ("port", PORT),
+    ("preemptmode", 'M'),
+    ("priorityjobfactor", 'I'),
+    ("prioritytier", 'p'),
+    ("reason", 'E'),
+    ("reservation", 'i'),
+    ("root", 'r'),
+    ("share", 'h'),
+    ("size", 's'),
+    ("socketcorethread", 'z'),
+    ("sockets", 'X'),
+    ("statecompact", 't'),
+    ("statecomplete", STATE_COMPLETE),
+    ("statelong", 'T'),
+    ("threads", 'Z'),
+    ("time", 'l'),
+    ("timestamp", 'H'),
+    ("user", 'u'),
+    ("userlong", 'U'),
+    ("version", 'v'),
+    ("weight", 'w'),
+];
+
+/// Width of a `-O` field given without one.
+const LONG_DEFAULT_WIDTH: usize = 20;
+
+/// What `-O` asked for: the columns, and the names sinfo does not know.
+/// Slurm reports each unknown name (`Invalid job format specification:
+/// NAME`, in its words) and goes on without that column.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LongFormat {
+    pub items: Vec<Item>,
+    pub unknown: Vec<String>,
+}
+
+/// Parses an `-O`/`--Format` list: comma-separated `name[:[.][size]]`.
+/// Without `:` a field is 20 wide and left-justified; `:.` right-justifies;
+/// the size is read as C's `atoi` (`name:` is size 0, the whole value).
+/// Text after the size is ignored, as sinfo ignores it; `all` is `%all`.
+pub fn parse_long_format(spec: &str) -> LongFormat {
+    let mut format = LongFormat::default();
+    for token in spec.split(',').filter(|t| !t.is_empty()) {
+        let (name, modifier) = match token.split_once(':') {
+            Some((n, m)) => (n, Some(m)),
+            None => (token, None),
+        };
+        let (width, right) = match modifier {
+            None => (Some(LONG_DEFAULT_WIDTH), false),
+            Some(m) => {
+                let (right, size) = match m.strip_prefix('.') {
+                    Some(rest) => (true, rest),
+                    None => (false, m),
+                };
+                let size = usize::try_from(crate::opts::atoi(size)).unwrap_or(0);
+                ((size > 0).then(|| size.min(spec::MAX_WIDTH)), right)
+            }
+        };
+        if name.eq_ignore_ascii_case("all") {
+            format.items.extend(all_fields());
+            continue;
+        }
+        let lower = name.to_ascii_lowercase();
+        match LONG_NAMES.iter().find(|(n, _)| *n == lower) {
+            Some(&(_, code)) => format.items.push(Item::Field { code, width, right }),
+            None => format.unknown.push(name.to_owned()),
+        }
+    }
+    format
+}
+
+/// One `-S` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortKey {
+    pub code: char,
+    /// `-`: largest first.
+    pub descending: bool,
+    /// `#P`: partitions in configuration order instead of by name.
+    pub config_order: bool,
+}
+
+/// The order without `-S`: partitions as configured, then node state
+/// (highest first).
+pub const DEFAULT_SORT: &str = "#P,-t";
+/// The order of `-N` without `-S`: node name.
+pub const NODE_SORT: &str = "N";
+
+/// The letters `-S` sorts by.
+const SORT_CODES: &str = "aAcdDEfFghlmMnNoOpPrRstTwXYZz";
+
+/// Reads an `-S`/`--sort` list as sinfo does: every sort letter is a key,
+/// made descending by a `-` or configuration-ordered by a `#` just before
+/// it; commas, `+` and any other character are passed over. Nothing is
+/// refused, as in Slurm.
+pub fn parse_sort(spec: &str) -> Vec<SortKey> {
+    let mut keys = Vec::new();
+    let mut previous = None;
+    for c in spec.chars() {
+        if SORT_CODES.contains(c) {
+            keys.push(SortKey {
+                code: c,
+                descending: previous == Some('-'),
+                config_order: previous == Some('#'),
+            });
+        }
+        previous = Some(c);
+    }
+    keys
 }
 
 /// How rows are formed.
@@ -65,6 +243,7 @@ pub struct View {
 fn header(code: char) -> &'static str {
     match code {
         'a' => "AVAIL",
+        'A' => "NODES(A/I)",
         'B' => "MAX_CPUS_PER_NODE",
         'b' => "ACTIVE_FEATURES",
         'C' => "CPUS(A/I/O/T)",
@@ -97,11 +276,17 @@ fn header(code: char) -> &'static str {
         'T' | 't' => "STATE",
         'U' | 'u' => "USER",
         'V' => "CLUSTER",
+        'v' => "VERSION",
         'w' => "WEIGHT",
         'X' => "SOCKETS",
         'Y' => "CORES",
         'Z' => "THREADS",
         'z' => "S:C:T",
+        ALLOC_MEM => "ALLOCMEM",
+        PORT => "PORT",
+        COMMENT => "COMMENT",
+        GRES_USED => "GRES_USED",
+        STATE_COMPLETE => "STATECOMPLETE",
         _ => "",
     }
 }
@@ -109,7 +294,7 @@ fn header(code: char) -> &'static str {
 /// Fields whose value sums up the nodes of a row instead of telling rows
 /// apart.
 fn is_aggregate(code: char) -> bool {
-    matches!(code, 'N' | 'D' | 'F' | 'C' | 'n' | 'o')
+    matches!(code, 'N' | 'D' | 'F' | 'A' | 'C' | 'n' | 'o')
 }
 
 fn time_or(unix: i64, none: &str, ctx: &Ctx) -> String {
@@ -251,16 +436,24 @@ fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo,
         }
         'T' => out.push_str(&node_state(node).sinfo_long()),
         't' => out.push_str(&node_state(node).sinfo_short()),
+        // %u: who set the reason; %U: the name and the uid.
         'U' | 'u' => {
             if node.reason.is_empty() {
                 out.push_str("Unknown");
             } else if node.reason_user.is_empty() {
                 let _ = write!(out, "{}", node.reason_uid);
+            } else if code == 'u' {
+                out.push_str(&node.reason_user);
             } else {
                 let _ = write!(out, "{}({})", node.reason_user, node.reason_uid);
             }
         }
         'V' => out.push_str("N/A"),
+        'v' => out.push_str(if node.version.is_empty() {
+            "N/A"
+        } else {
+            &node.version
+        }),
         'w' => {
             let _ = write!(out, "{}", node.weight);
         }
@@ -280,8 +473,31 @@ fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo,
                 node.sockets, node.cores_per_socket, node.threads_per_core
             );
         }
+        ALLOC_MEM => {
+            let _ = write!(out, "{}", node.memory_allocated_mb);
+        }
+        PORT => {
+            let _ = write!(out, "{}", node.port);
+        }
+        COMMENT => out.push_str(super::or_null(&node.comment)),
+        GRES_USED => list_or_null(out, &node.gres_used),
+        STATE_COMPLETE => out.push_str(&node_state(node).display_long().to_ascii_lowercase()),
         _ => {}
     }
+}
+
+/// A default partition's name too long for its column still ends in `*`:
+/// Slurm writes the mark over the last character that fits.
+fn keep_default_mark(value: &mut String, code: char, p: &PartitionInfo, width: Option<usize>) {
+    let Some(width) = width.filter(|w| *w > 0) else {
+        return;
+    };
+    if code != 'P' || !p.is_default || value.chars().count() <= width {
+        return;
+    }
+    let kept: String = value.chars().take(width - 1).collect();
+    *value = kept;
+    value.push('*');
 }
 
 /// Appends an aggregate field over the nodes of a row.
@@ -298,18 +514,12 @@ fn write_aggregate(out: &mut String, code: char, nodes: &[&NodeInfo]) {
             let _ = write!(out, "{}", nodes.len());
         }
         'F' => {
-            let (mut a, mut i, mut o) = (0usize, 0usize, 0usize);
-            for n in nodes {
-                let base = node_state(n).base;
-                if is_other(n) {
-                    o += 1;
-                } else if matches!(base, NodeBaseState::Allocated | NodeBaseState::Mixed) {
-                    a += 1;
-                } else {
-                    i += 1;
-                }
-            }
+            let (a, i, o) = node_counts(nodes);
             let _ = write!(out, "{a}/{i}/{o}/{}", nodes.len());
+        }
+        'A' => {
+            let (a, i, _) = node_counts(nodes);
+            let _ = write!(out, "{a}/{i}");
         }
         'C' => {
             let (mut a, mut i, mut o, mut t) = (0u64, 0u64, 0u64, 0u64);
@@ -330,9 +540,28 @@ fn write_aggregate(out: &mut String, code: char, nodes: &[&NodeInfo]) {
     }
 }
 
-/// Slurm's numbers for base node states, by which `-t` sorts rows.
-fn state_rank(node: &NodeInfo) -> u8 {
-    match node_state(node).base {
+/// Allocated, idle and other nodes (the A, I and O of A/I/O/T).
+fn node_counts(nodes: &[&NodeInfo]) -> (usize, usize, usize) {
+    let (mut a, mut i, mut o) = (0, 0, 0);
+    for n in nodes {
+        let base = node_state(n).base;
+        if is_other(n) {
+            o += 1;
+        } else if matches!(base, NodeBaseState::Allocated | NodeBaseState::Mixed) {
+            a += 1;
+        } else {
+            i += 1;
+        }
+    }
+    (a, i, o)
+}
+
+/// A node's state as Slurm's number (base state plus flag bits), by which
+/// `-t` sorts rows: a drained idle node sorts above a mixed one.
+fn state_rank(node: &NodeInfo) -> u32 {
+    use slurm_common::state::NodeFlag as F;
+    let state = node_state(node);
+    let base = match state.base {
         NodeBaseState::Unknown => 0,
         NodeBaseState::Down => 1,
         NodeBaseState::Idle => 2,
@@ -340,7 +569,30 @@ fn state_rank(node: &NodeInfo) -> u8 {
         NodeBaseState::Error => 4,
         NodeBaseState::Mixed => 5,
         NodeBaseState::Future => 6,
-    }
+    };
+    state
+        .flags
+        .iter()
+        .map(|flag| match flag {
+            F::Reserved => 0x20,
+            F::Cloud => 0x80,
+            F::Drain => 0x200,
+            F::Completing => 0x400,
+            F::NotResponding => 0x800,
+            F::PoweredDown => 0x1000,
+            F::Fail => 0x2000,
+            F::PoweringUp => 0x4000,
+            F::Maint => 0x8000,
+            F::RebootRequested => 0x1_0000,
+            F::PoweringDown => 0x4_0000,
+            F::DynamicFuture => 0x8_0000,
+            F::RebootIssued => 0x10_0000,
+            F::Planned => 0x20_0000,
+            F::InvalidReg => 0x40_0000,
+            F::PowerDown => 0x80_0000,
+            F::DynamicNorm => 0x400_0000,
+        })
+        .fold(base, |acc, bit| acc | bit)
 }
 
 /// Whether `node` is shown in `-R`: it carries a reason or cannot run jobs.
@@ -355,8 +607,149 @@ struct Row<'a> {
     key: String,
 }
 
-/// Renders sinfo's table. `partitions` and `nodes` are in configuration
-/// order; a node belongs to the partitions it lists.
+/// Compares host names as sinfo does: at the first differing character,
+/// two digits compare as the numbers that start there (`n9` < `n10`),
+/// anything else as plain strings.
+pub fn compare_names(a: &str, b: &str) -> Ordering {
+    let number = |s: &str| -> u64 {
+        s.bytes().take_while(u8::is_ascii_digit).fold(0u64, |n, d| {
+            n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+        })
+    };
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let Some(i) = x.iter().zip(y).position(|(p, q)| p != q) else {
+        return x.len().cmp(&y.len());
+    };
+    if x[i].is_ascii_digit() && y[i].is_ascii_digit() {
+        number(&a[i..]).cmp(&number(&b[i..]))
+    } else {
+        a.cmp(b)
+    }
+}
+
+/// The row's first name in name order, for the `N`, `n` and `o` keys.
+fn first_name<'n>(nodes: &[&'n NodeInfo], name: impl Fn(&'n NodeInfo) -> &'n str) -> &'n str {
+    nodes
+        .iter()
+        .map(|n| name(n))
+        .min_by(|a, b| compare_names(a, b))
+        .unwrap_or("")
+}
+
+/// The smallest of a number over the row's nodes (Slurm's `min_*`).
+fn min_of(nodes: &[&NodeInfo], value: impl Fn(&NodeInfo) -> u64) -> u64 {
+    nodes.iter().map(|n| value(n)).min().unwrap_or(0)
+}
+
+/// Slurm's partition state numbers, by which `a` sorts.
+fn avail_rank(p: &PartitionInfo) -> u8 {
+    match v1::PartitionState::try_from(p.state).unwrap_or(v1::PartitionState::Up) {
+        v1::PartitionState::Inactive => 0,
+        v1::PartitionState::Down => 1,
+        v1::PartitionState::Drain => 2,
+        v1::PartitionState::Unspecified | v1::PartitionState::Up => 3,
+    }
+}
+
+/// Slurm's `max_share` number, by which `h` sorts.
+fn share_rank(p: &PartitionInfo) -> u32 {
+    use v1::over_subscribe::Mode;
+    let os = p.oversubscribe.unwrap_or_default();
+    match Mode::try_from(os.mode).unwrap_or(Mode::Unspecified) {
+        Mode::Exclusive => 0,
+        Mode::Unspecified | Mode::No => 1,
+        Mode::Yes => os.max_share,
+        Mode::Force => os.max_share | 0x8000,
+    }
+}
+
+/// The text after a reason's last `@` (its time stamp), by which `E` sorts.
+fn reason_time_text(node: &NodeInfo) -> &str {
+    node.reason
+        .rsplit_once('@')
+        .map_or(node.reason.as_str(), |(_, t)| t)
+}
+
+/// Compares two rows by one `-S` key, ascending.
+fn compare_rows(x: &Row<'_>, y: &Row<'_>, key: SortKey) -> Ordering {
+    let (p, q) = (x.partition, y.partition);
+    let (m, n) = (x.nodes[0], y.nodes[0]);
+    let minimum = |f: fn(&NodeInfo) -> u64| min_of(&x.nodes, f).cmp(&min_of(&y.nodes, f));
+    match key.code {
+        'a' => avail_rank(p).cmp(&avail_rank(q)),
+        'A' | 'F' => node_counts(&x.nodes).0.cmp(&node_counts(&y.nodes).0),
+        'c' => minimum(|n| u64::from(n.cpus)),
+        'd' => minimum(|n| n.tmp_disk_mb),
+        'D' => x.nodes.len().cmp(&y.nodes.len()),
+        'E' => reason_time_text(m).cmp(reason_time_text(n)),
+        'f' => m.features.join(",").cmp(&n.features.join(",")),
+        'g' => p.allow_groups.join(",").cmp(&q.allow_groups.join(",")),
+        'h' => share_rank(p).cmp(&share_rank(q)),
+        'l' => {
+            let minutes =
+                |p: &PartitionInfo| super::limit_minutes(p.max_time.as_ref()).unwrap_or(u32::MAX);
+            minutes(p).cmp(&minutes(q))
+        }
+        'm' => minimum(|n| n.real_memory_mb),
+        'M' => p.preempt_mode.cmp(&q.preempt_mode),
+        'n' => compare_names(
+            first_name(&x.nodes, |n| n.node_hostname.as_str()),
+            first_name(&y.nodes, |n| n.node_hostname.as_str()),
+        ),
+        'N' => compare_names(
+            first_name(&x.nodes, |n| n.name.as_str()),
+            first_name(&y.nodes, |n| n.name.as_str()),
+        ),
+        'o' => compare_names(
+            first_name(&x.nodes, |n| n.node_addr.as_str()),
+            first_name(&y.nodes, |n| n.node_addr.as_str()),
+        ),
+        'O' => minimum(|n| n.cpu_load_hundredths.map_or(u64::MAX, u64::from)),
+        'p' => p.priority_tier.cmp(&q.priority_tier),
+        'P' if key.config_order => x.part_index.cmp(&y.part_index),
+        'P' => p.name.cmp(&q.name),
+        'r' => p.root_only.cmp(&q.root_only),
+        'R' => m.reason.cmp(&n.reason),
+        's' => {
+            let size = |p: &PartitionInfo| match p.max_nodes {
+                Some(max) => u64::from(max) + u64::from(p.min_nodes),
+                None => u64::MAX,
+            };
+            size(p).cmp(&size(q))
+        }
+        't' | 'T' => state_rank(m).cmp(&state_rank(n)),
+        'w' => minimum(|n| u64::from(n.weight)),
+        'X' => minimum(|n| u64::from(n.sockets)),
+        'Y' => minimum(|n| u64::from(n.cores_per_socket)),
+        'Z' => minimum(|n| u64::from(n.threads_per_core)),
+        'z' => minimum(|n| u64::from(n.sockets))
+            .then_with(|| minimum(|n| u64::from(n.cores_per_socket)))
+            .then_with(|| minimum(|n| u64::from(n.threads_per_core))),
+        _ => Ordering::Equal,
+    }
+}
+
+/// Orders rows by `keys`, the first key deciding first; rows equal on
+/// every key keep the order they were found in.
+fn sort_rows(rows: &mut [Row<'_>], keys: &[SortKey]) {
+    rows.sort_by(|x, y| {
+        keys.iter()
+            .map(|&key| {
+                let o = compare_rows(x, y, key);
+                if key.descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    });
+}
+
+/// Renders sinfo's table in its default order (`#P,-t`, or `N` with
+/// `-N`). `partitions` and `nodes` are in configuration order; a node
+/// belongs to the partitions it lists.
 pub fn render(
     partitions: &[PartitionInfo],
     nodes: &[NodeInfo],
@@ -364,17 +757,25 @@ pub fn render(
     view: View,
     ctx: &Ctx,
 ) -> String {
+    let sort = parse_sort(if view.node_oriented {
+        NODE_SORT
+    } else {
+        DEFAULT_SORT
+    });
+    render_sorted(partitions, nodes, items, view, &sort, ctx)
+}
+
+/// [`render`] with the rows in the order of `sort` (`-S`).
+pub fn render_sorted(
+    partitions: &[PartitionInfo],
+    nodes: &[NodeInfo],
+    items: &[Item],
+    view: View,
+    sort: &[SortKey],
+    ctx: &Ctx,
+) -> String {
     let mut rows: Vec<Row<'_>> = Vec::new();
     let mut scratch = String::new();
-    let sorts_by_state = items.iter().any(|i| {
-        matches!(
-            i,
-            Item::Field {
-                code: 't' | 'T',
-                ..
-            }
-        )
-    });
     for (part_index, p) in partitions.iter().enumerate() {
         let first_row = rows.len();
         for node in nodes.iter().filter(|n| n.partitions.contains(&p.name)) {
@@ -403,16 +804,8 @@ pub fn render(
                 }),
             }
         }
-        if !view.node_oriented && sorts_by_state {
-            rows[first_row..].sort_by_key(|r| std::cmp::Reverse(state_rank(r.nodes[0])));
-        }
     }
-    if view.node_oriented {
-        // One row per node: nodes in configuration order, each with its
-        // partitions in order.
-        let position = |name: &str| nodes.iter().position(|n| n.name == name);
-        rows.sort_by_key(|r| (position(&r.nodes[0].name), r.part_index));
-    }
+    sort_rows(&mut rows, sort);
     if view.reasons_only {
         // -R lists each reason once however many partitions share its nodes.
         let mut seen: Vec<String> = Vec::new();
@@ -469,6 +862,7 @@ pub fn render(
                     } else {
                         write_value(&mut scratch, *code, row.partition, row.nodes[0], ctx);
                     }
+                    keep_default_mark(&mut scratch, *code, row.partition, *width);
                     pad(&mut out, &scratch, *width, *right);
                 }
             }
@@ -476,4 +870,263 @@ pub fn render(
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use slurm_common::time::FixedZone;
+
+    fn ctx() -> Ctx {
+        Ctx {
+            now: 1_795_244_461,
+            zone: super::super::Zone::Fixed(FixedZone::UTC),
+        }
+    }
+
+    fn node(name: &str, parts: &[&str], alloc: u32, mem: u64) -> NodeInfo {
+        NodeInfo {
+            name: name.into(),
+            node_hostname: format!("h-{name}"),
+            node_addr: format!("10.0.0.{}", name.trim_start_matches(char::is_alphabetic)),
+            port: 6818,
+            version: "22.05.8".into(),
+            state: match alloc {
+                0 => v1::NodeState::Idle,
+                4 => v1::NodeState::Allocated,
+                _ => v1::NodeState::Mixed,
+            } as i32,
+            cpus: 4,
+            sockets: 1,
+            cores_per_socket: 4,
+            threads_per_core: 1,
+            real_memory_mb: mem,
+            memory_allocated_mb: u64::from(alloc) * 1000,
+            weight: 1,
+            cpus_allocated: alloc,
+            partitions: parts.iter().map(|p| (*p).to_owned()).collect(),
+            ..NodeInfo::default()
+        }
+    }
+
+    fn partition(name: &str, default: bool) -> PartitionInfo {
+        PartitionInfo {
+            name: name.into(),
+            state: v1::PartitionState::Up as i32,
+            is_default: default,
+            ..PartitionInfo::default()
+        }
+    }
+
+    /// `batch` (default) then `debug`, in that configuration order;
+    /// n10 is drained.
+    fn cluster() -> (Vec<PartitionInfo>, Vec<NodeInfo>) {
+        let mut drained = node("n10", &["batch"], 0, 8000);
+        drained.state_flags = vec![v1::NodeStateFlag::Drain as i32];
+        drained.reason = "bad disk".into();
+        let nodes = vec![
+            node("n2", &["batch", "debug"], 4, 8000),
+            node("n9", &["batch"], 2, 16000),
+            drained,
+            node("n1", &["batch", "debug"], 0, 8000),
+        ];
+        (
+            vec![partition("batch", true), partition("debug", false)],
+            nodes,
+        )
+    }
+
+    fn table(fmt: &str, sort: Option<&str>, node_oriented: bool) -> String {
+        let (parts, nodes) = cluster();
+        let items = parse_format(fmt).unwrap();
+        let view = View {
+            node_oriented,
+            header: false,
+            ..View::default()
+        };
+        match sort {
+            None => render(&parts, &nodes, &items, view, &ctx()),
+            Some(s) => render_sorted(&parts, &nodes, &items, view, &parse_sort(s), &ctx()),
+        }
+    }
+
+    #[test]
+    fn sort_spec_is_read_letter_by_letter() {
+        let k = |code, descending, config_order| SortKey {
+            code,
+            descending,
+            config_order,
+        };
+        assert_eq!(
+            parse_sort("#P,-t"),
+            vec![k('P', false, true), k('t', true, false)]
+        );
+        assert_eq!(
+            parse_sort("-P,N"),
+            vec![k('P', true, false), k('N', false, false)]
+        );
+        assert_eq!(parse_sort("+m"), vec![k('m', false, false)]);
+        // Letters sinfo cannot sort by, and anything else, are passed over.
+        assert_eq!(parse_sort("xq,é!,"), vec![]);
+        assert_eq!(parse_sort(""), vec![]);
+    }
+
+    #[test]
+    fn default_order_is_partition_then_state_descending() {
+        // Drained idle (state number with the DRAIN bit) sorts above
+        // mixed, mixed above allocated, allocated above idle.
+        assert_eq!(
+            table("%P %t %N", None, false),
+            "batch* drain n10\nbatch* mix n9\nbatch* alloc n2\nbatch* idle n1\n\
+             debug alloc n2\ndebug idle n1\n"
+        );
+    }
+
+    #[test]
+    fn sort_keys_reorder_rows() {
+        // Partition name descending, then node name (n9 before n10).
+        assert_eq!(
+            table("%P %N", Some("-P,N"), true),
+            "debug n1\ndebug n2\nbatch* n1\nbatch* n2\nbatch* n9\nbatch* n10\n"
+        );
+        // Memory descending, then node name.
+        assert_eq!(
+            table("%N %m", Some("-m,N"), true),
+            "n9 16000\nn1 8000\nn1 8000\nn2 8000\nn2 8000\nn10 8000\n"
+        );
+        // -N sorts by node name by default, each node's partitions in
+        // configuration order.
+        assert_eq!(
+            table("%N %P", None, true),
+            "n1 batch*\nn1 debug\nn2 batch*\nn2 debug\nn9 batch*\nn10 batch*\n"
+        );
+    }
+
+    #[test]
+    fn names_compare_with_numbers() {
+        assert_eq!(compare_names("n9", "n10"), Ordering::Less);
+        assert_eq!(compare_names("n10", "n9"), Ordering::Greater);
+        assert_eq!(compare_names("n1", "n1"), Ordering::Equal);
+        assert_eq!(compare_names("n1", "n1a"), Ordering::Less);
+        assert_eq!(compare_names("a2", "b1"), Ordering::Less);
+        assert_eq!(
+            compare_names("n99999999999999999999999", "n1"),
+            Ordering::Greater
+        );
+        assert_eq!(compare_names("é1", "é2"), Ordering::Less);
+    }
+
+    #[test]
+    fn long_format_names_sizes_and_unknowns() {
+        let f = parse_long_format("partition,NODES:.4,statecompact:,Bogus:9,cpusstate:12");
+        assert_eq!(f.unknown, vec!["Bogus".to_owned()]);
+        assert_eq!(
+            f.items,
+            vec![
+                Item::Field {
+                    code: 'P',
+                    width: Some(20),
+                    right: false
+                },
+                Item::Field {
+                    code: 'D',
+                    width: Some(4),
+                    right: true
+                },
+                Item::Field {
+                    code: 't',
+                    width: None,
+                    right: false
+                },
+                Item::Field {
+                    code: 'C',
+                    width: Some(12),
+                    right: false
+                },
+            ]
+        );
+        // Every name resolves to a field with a header.
+        for (name, code) in LONG_NAMES {
+            let f = parse_long_format(name);
+            assert!(f.unknown.is_empty(), "{name}");
+            assert!(!header(*code).is_empty(), "{name}");
+        }
+        assert_eq!(parse_long_format(",,"), LongFormat::default());
+        let huge = parse_long_format("cpus:99999999999999999999");
+        assert_eq!(
+            huge.items,
+            vec![Item::Field {
+                code: 'c',
+                width: Some(spec::MAX_WIDTH),
+                right: false
+            }]
+        );
+    }
+
+    #[test]
+    fn long_format_renders_as_slurm() {
+        let (parts, nodes) = cluster();
+        let f = parse_long_format(
+            "partition:8,nodeai:.11,allocmem:9,port:5,version:8,statecomplete:12,nodelist:",
+        );
+        let view = View {
+            header: true,
+            ..View::default()
+        };
+        let out = render(&parts[..1], &nodes, &f.items, view, &ctx());
+        assert_eq!(
+            out,
+            "PARTITIO NODES(A/I)ALLOCMEM PORT VERSION STATECOMPLETNODELIST\n\
+             batch*          0/00        6818 22.05.8 idle+drain  n10\n\
+             batch*          1/02000     6818 22.05.8 mixed       n9\n\
+             batch*          1/04000     6818 22.05.8 allocated   n2\n\
+             batch*          0/10        6818 22.05.8 idle        n1\n"
+        );
+    }
+
+    #[test]
+    fn default_mark_survives_a_narrow_column() {
+        assert_eq!(
+            table("%4P|%.3P|%P", Some("N"), true).lines().next(),
+            Some("bat*|ba*|batch*")
+        );
+        // A name that fits keeps its mark after it.
+        assert_eq!(
+            table("%7P|", Some("N"), true).lines().next(),
+            Some("batch* |")
+        );
+        assert_eq!(table("%1P|", Some("N"), true).lines().next(), Some("*|"));
+    }
+
+    #[test]
+    fn all_fields_are_separated_as_in_slurm() {
+        let items = parse_format("%ALL").unwrap();
+        assert_eq!(items, parse_long_format("all").items);
+        assert_eq!(
+            items.first(),
+            Some(&Item::Field {
+                code: 'a',
+                width: None,
+                right: false
+            })
+        );
+        assert_eq!(items.get(1), Some(&Item::Literal("|".into())));
+        assert_eq!(items.last(), Some(&Item::Literal(" ".into())));
+        let codes: String = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Field { code, .. } => Some(*code),
+                Item::Literal(_) => None,
+            })
+            .collect();
+        assert_eq!(codes.len(), CODES.len());
+        let (parts, nodes) = cluster();
+        let view = View {
+            header: true,
+            ..View::default()
+        };
+        let out = render(&parts, &nodes, &items, view, &ctx());
+        assert!(out.starts_with("AVAIL|ACTIVE_FEATURES|"), "{out}");
+    }
 }

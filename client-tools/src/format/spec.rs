@@ -41,7 +41,7 @@ pub enum FormatError {
 
 /// Widths beyond this are clamped; nobody needs a column this wide and it
 /// keeps `%99999999999i` from allocating gigabytes.
-const MAX_WIDTH: usize = 4096;
+pub(crate) const MAX_WIDTH: usize = 4096;
 
 /// Parses a `%`-format. `known` says whether a code letter is a field.
 /// `%%` is a literal percent sign; a `%` at the very end is kept as text.
@@ -76,6 +76,8 @@ pub fn parse(
             width = Some(w.min(MAX_WIDTH));
             chars.next();
         }
+        // A size of 0 is no size, as in Slurm: the value is printed whole.
+        let width = width.filter(|w| *w > 0);
         match chars.next() {
             None => text.push('%'),
             Some('%') => text.push('%'),
@@ -125,10 +127,12 @@ pub fn parse_long(
                 None => m,
             };
             let digits = m.bytes().take_while(u8::is_ascii_digit).count();
-            if digits > 0 {
-                let w = m[..digits].parse::<usize>().unwrap_or(MAX_WIDTH);
-                width = Some(w.min(MAX_WIDTH));
-            }
+            // The size is read as C's atoi: `name:` and `name:0` are size
+            // 0, which prints the value whole.
+            let w = m[..digits]
+                .parse::<usize>()
+                .unwrap_or(if digits > 0 { MAX_WIDTH } else { 0 });
+            width = (w > 0).then(|| w.min(MAX_WIDTH));
             suffix = &m[digits..];
         }
         items.push(Item::Field { code, width, right });
@@ -285,6 +289,24 @@ mod tests {
             ]
         );
         assert!(parse_long("nope", "job", 20, look).is_err());
+    }
+
+    #[test]
+    fn zero_width_prints_whole() {
+        let whole = Item::Field {
+            code: 'i',
+            width: None,
+            right: false,
+        };
+        assert_eq!(parse("%0i", "job", any).unwrap(), vec![whole.clone()]);
+        assert_eq!(
+            parse_long("x:0", "job", 20, |_| Some('i')).unwrap(),
+            vec![whole.clone()]
+        );
+        assert_eq!(
+            parse_long("x:", "job", 20, |_| Some('i')).unwrap(),
+            vec![whole]
+        );
     }
 
     #[test]

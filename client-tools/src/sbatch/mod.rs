@@ -599,6 +599,8 @@ async fn wait_for_job(controller: &mut Controller, job_id: u32, out: &mut Output
             }),
             changed_since: 0,
             detail: false,
+            // The state and the exit code: what --wait reads.
+            fields: vec![20, 21, 33],
         };
         let reply = controller
             .call(|mut c| {

@@ -1,6 +1,11 @@
 //! The `scontrol` commands that talk to slurmctld: `ping`, `show
 //! job|node|partition|config`, `hold`, `uhold`, `release`, `requeue`,
-//! `requeuehold`, `update` and `reconfigure`.
+//! `requeuehold`, `update`, `reconfigure` and `takeover`.
+//!
+//! `ping` (and the end of `show config`, as in Slurm) asks every
+//! SlurmctldHost on its own and prints one line each, `primary` for the
+//! first, `backup` for the second (`backup1`, `backup2`, ... when there are
+//! more). `takeover [INDEX]` goes to that backup (default the first).
 //!
 //! Parsing ([`parse_job_list`], [`parse_update`]) is pure and refuses bad
 //! input with Slurm's texts before anything is sent; [`execute`] connects,
@@ -26,6 +31,11 @@ use crate::scancel::{parse_job_ref, JobRef};
 pub enum CtlCommand {
     Ping,
     Reconfigure,
+    /// `takeover [INDEX]`: the backup at SlurmctldHost index INDEX
+    /// (default 1) takes control.
+    Takeover {
+        index: u32,
+    },
     ShowJobs {
         id: Option<String>,
     },
@@ -111,6 +121,20 @@ fn unsupported(arg: &str) -> CtlError {
 
 fn invalid_value(what: &str, value: &str) -> CtlError {
     CtlError(vec![format!("Invalid {what} value: {value}")])
+}
+
+/// `takeover [INDEX]`: which backup (SlurmctldHost index, default 1).
+pub fn parse_takeover(args: &[String]) -> Result<CtlCommand, CtlError> {
+    match args {
+        [] => Ok(CtlCommand::Takeover { index: 1 }),
+        [one] => match one.trim().parse::<u32>() {
+            Ok(index) if index >= 1 => Ok(CtlCommand::Takeover { index }),
+            _ => Err(CtlError(vec![format!(
+                "Invalid backup controller index: {one}"
+            )])),
+        },
+        _ => Err(refuse(&["too many arguments for keyword:takeover"])),
+    }
 }
 
 /// `update Key=Value ...` for a job (`JobId=`) or nodes (`NodeName=`).
@@ -347,13 +371,21 @@ async fn run(
     let oneliner = options.oneliner;
     match command {
         CtlCommand::Ping => ping(c, out).await,
+        CtlCommand::Takeover { index } => takeover(c, *index, out).await,
         CtlCommand::Reconfigure => {
             match c
                 .call(|mut cl| async move { cl.reconfigure(v1::ReconfigureRequest {}).await })
                 .await
             {
                 Ok(_) => 0,
-                Err(e) => fail(out, "slurm_reconfigure error", &e),
+                Err(e) => {
+                    // Slurm's line, then why the controller refused it.
+                    let code = fail(out, "slurm_reconfigure error", &e);
+                    if let Some(detail) = e.extra_detail() {
+                        out.error_line(detail);
+                    }
+                    code
+                }
             }
         }
         CtlCommand::ShowJobs { id } => {
@@ -371,6 +403,7 @@ async fn run(
                 filter: Some(filter),
                 changed_since: 0,
                 detail: options.details > 0,
+                fields: Vec::new(),
             };
             let reply = c
                 .call(|mut cl| {
@@ -462,10 +495,19 @@ async fn run(
                 .call(|mut cl| async move { cl.get_config(v1::GetConfigRequest {}).await })
                 .await;
             match reply {
-                Ok(r) => out.block(
-                    "scontrol",
-                    &render::show_config(&r, &Ctx::system(unix_now())),
-                ),
+                Ok(r) => {
+                    let status = out.block(
+                        "scontrol",
+                        &render::show_config(&r, &Ctx::system(unix_now())),
+                    );
+                    if status != 0 || out.line("").is_err() {
+                        return 1;
+                    }
+                    // Slurm ends the listing with the state of each
+                    // controller.
+                    ping(c, out).await;
+                    0
+                }
                 Err(e) => fail(out, "slurm_load_ctl_conf error", &e),
             }
         }
@@ -539,10 +581,30 @@ fn job_action(out: &mut Output<'_>, reply: Result<v1::JobActionReply, RpcError>)
     }
 }
 
+/// The role word `scontrol ping` prints for SlurmctldHost `index` of
+/// `count`: `primary`, `backup` when there is one backup, else `backupN`.
+pub fn role_word(index: usize, count: usize) -> String {
+    match index {
+        0 => "primary".to_owned(),
+        1 if count <= 2 => "backup".to_owned(),
+        i => format!("backup{i}"),
+    }
+}
+
+/// One `scontrol ping` line.
+pub fn ping_line(index: usize, count: usize, name: &str, up: bool) -> String {
+    format!(
+        "Slurmctld({}) at {name} is {}",
+        role_word(index, count),
+        if up { "UP" } else { "DOWN" }
+    )
+}
+
 /// `scontrol ping`: asks every controller in turn. The status is 0 when
 /// at least one answers.
 async fn ping(c: &Controller, out: &mut Output<'_>) -> i32 {
     let mut any_up = false;
+    let count = c.controllers().len();
     for addr in c.controllers().to_vec() {
         let up = match c
             .call_one(
@@ -561,14 +623,44 @@ async fn ping(c: &Controller, out: &mut Output<'_>) -> i32 {
             ),
         };
         any_up |= up;
-        let role = if addr.index == 0 { "primary" } else { "backup" };
-        let state = if up { "UP" } else { "DOWN" };
-        if let Err(e) = out.line(&format!("Slurmctld({role}) at {} is {state}", addr.name)) {
+        if let Err(e) = out.line(&ping_line(addr.index, count, &addr.name, up)) {
             out.error_line(&format!("scontrol: error: {e}"));
             return 1;
         }
     }
     i32::from(!any_up)
+}
+
+/// `scontrol takeover [INDEX]`: asks that backup to take control; prints
+/// nothing on success.
+async fn takeover(c: &Controller, index: u32, out: &mut Output<'_>) -> i32 {
+    let Some(addr) = usize::try_from(index)
+        .ok()
+        .and_then(|i| c.controllers().get(i))
+        .cloned()
+    else {
+        out.error_line(&format!(
+            "slurm_takeover error: no backup controller at index {index} (SlurmctldHost[{index}])"
+        ));
+        return 1;
+    };
+    let request = v1::TakeoverRequest {
+        backup_index: Some(index),
+    };
+    match c
+        .call_one(&addr, |mut cl| async move { cl.takeover(request).await })
+        .await
+    {
+        Ok(_) => 0,
+        Err(e) => {
+            let text = match e.extra_detail() {
+                Some(d) => format!("{e}: {d}"),
+                None => e.to_string(),
+            };
+            out.error_line(&format!("slurm_takeover error: {text}"));
+            1
+        }
+    }
 }
 
 #[cfg(test)]
@@ -578,6 +670,34 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn ping_lines_name_each_role() {
+        assert_eq!(
+            ping_line(0, 1, "vm", true),
+            "Slurmctld(primary) at vm is UP"
+        );
+        assert_eq!(
+            ping_line(0, 2, "a", false),
+            "Slurmctld(primary) at a is DOWN"
+        );
+        assert_eq!(ping_line(1, 2, "b", true), "Slurmctld(backup) at b is UP");
+        assert_eq!(role_word(1, 3), "backup1");
+        assert_eq!(role_word(2, 3), "backup2");
+    }
+
+    #[test]
+    fn takeover_index() {
+        assert_eq!(parse_takeover(&[]), Ok(CtlCommand::Takeover { index: 1 }));
+        assert_eq!(
+            parse_takeover(&words("2")),
+            Ok(CtlCommand::Takeover { index: 2 })
+        );
+        for bad in ["0", "x", "-1", "99999999999", "١"] {
+            assert!(parse_takeover(&words(bad)).is_err(), "{bad}");
+        }
+        assert!(parse_takeover(&words("1 2")).is_err());
     }
 
     #[test]

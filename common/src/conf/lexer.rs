@@ -20,6 +20,7 @@
 //! Where a line was written is kept on every [`Line`] so that every later
 //! error can name the file and line.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
@@ -163,6 +164,7 @@ pub fn lex(text: &str, origin: &str) -> Result<Vec<Line>, ConfError> {
     let mut ctx = Ctx {
         source: None,
         stack: vec![origin.to_string()],
+        root_resolved: true,
     };
     let mut out = Vec::new();
     lex_into(text, Arc::from(origin), &mut ctx, &mut out)?;
@@ -175,10 +177,10 @@ pub fn lex_with(
     origin: &str,
     source: &mut dyn IncludeSource,
 ) -> Result<Vec<Line>, ConfError> {
-    let root = source.identity(origin);
     let mut ctx = Ctx {
         source: Some(source),
-        stack: vec![root],
+        stack: vec![origin.to_string()],
+        root_resolved: false,
     };
     let mut out = Vec::new();
     lex_into(text, Arc::from(origin), &mut ctx, &mut out)?;
@@ -198,6 +200,11 @@ struct Ctx<'a> {
     source: Option<&'a mut dyn IncludeSource>,
     /// Identities of the files being read, outermost first.
     stack: Vec<String>,
+    /// Whether `stack[0]` is the outermost file's identity yet, rather than
+    /// its name: it is resolved at the first `Include`, since most files
+    /// include nothing and resolving a path costs a system call for each of
+    /// its components (every command reads slurm.conf).
+    root_resolved: bool,
 }
 
 fn lex_into(
@@ -214,10 +221,11 @@ fn lex_into(
         while logical.trim_end().ends_with('\\') {
             // Drop the backslash (only it: blanks before it separate pairs).
             let cut = logical.trim_end().len() - 1;
-            logical.truncate(cut);
+            let joined = logical.to_mut();
+            joined.truncate(cut);
             match physical.next() {
                 Some((_, next)) => {
-                    logical.push_str(&strip_comment(next.strip_suffix('\r').unwrap_or(next)))
+                    joined.push_str(&strip_comment(next.strip_suffix('\r').unwrap_or(next)))
                 }
                 None => break,
             }
@@ -251,6 +259,12 @@ fn include(
             pattern: pattern.to_string(),
         });
     };
+    if !ctx.root_resolved {
+        if let Some(root) = ctx.stack.first_mut() {
+            *root = source.identity(root);
+        }
+        ctx.root_resolved = true;
+    }
     let joined = if Path::new(pattern).is_absolute() {
         pattern.to_string()
     } else {
@@ -312,7 +326,11 @@ fn is_quote(c: char) -> bool {
 /// Removes a `#` comment, honouring quoted values and `\#` escapes. A quote
 /// opens a quoted section only at the start of a token or value, so an
 /// apostrophe inside a word (`Reason=can't`) is an ordinary character.
-fn strip_comment(line: &str) -> String {
+/// A line without `#` is returned as it is, without a copy.
+fn strip_comment(line: &str) -> Cow<'_, str> {
+    if !line.contains('#') {
+        return Cow::Borrowed(line);
+    }
     let mut out = String::with_capacity(line.len());
     let mut quote: Option<char> = None;
     let mut prev: Option<char> = None;
@@ -343,7 +361,7 @@ fn strip_comment(line: &str) -> String {
         }
         prev = Some(c);
     }
-    out
+    Cow::Owned(out)
 }
 
 enum Tokens {

@@ -298,11 +298,13 @@ impl NodeBuilder {
         check_count("Port", t.ports.as_ref().map(Vec::len), names.len(), loc)?;
 
         let topo = Topology::resolve(&t, name_value, loc, warnings)?;
-        for (i, name) in names.iter().enumerate() {
+        self.nodes.reserve(names.len());
+        self.explicit_port.reserve(names.len());
+        for (i, name) in names.into_iter().enumerate() {
             if !self.seen.insert(name.clone()) {
                 return Err(ConfError::DuplicateNode {
                     loc: loc.clone(),
-                    node: name.clone(),
+                    node: name,
                 });
             }
             let hostname = pick(t.hostnames.as_ref(), i).unwrap_or_else(|| name.clone());
@@ -311,7 +313,7 @@ impl NodeBuilder {
             self.explicit_port.push(port.is_some());
             self.nodes.push(NodeConf {
                 loc: loc.clone(),
-                name: name.clone(),
+                name,
                 hostname,
                 addr,
                 bcast_addr: t.bcast_addr.clone(),

@@ -62,10 +62,42 @@ pub enum Command {
         caller: Caller,
         request: v1::JobCompleteRequest,
     },
+    /// scontrol reconfigure: slurm.conf as the shell re-read and parsed it.
+    Reconfigure {
+        caller: Caller,
+        conf: Box<slurm_common::conf::SlurmConf>,
+    },
     /// The agent could not launch the batch script (from the agent).
     LaunchFailed { job_id: u32, detail: String },
     /// Time limits, stuck cleanups and MinJobAge purge (from the timer).
     Tick,
+    /// Who answered a message sent to nodes (a ping round, a registration
+    /// request, a terminate) and who did not, by controller node index
+    /// (from the ping task and the agent). Drives node liveness:
+    /// NOT_RESPONDING, DOWN after SlurmdTimeout of silence.
+    NodeResponses {
+        answered: Vec<usize>,
+        silent: Vec<usize>,
+    },
+    /// The jobs nodes reported in answer to a ping (from the ping task):
+    /// the core compares them with its own view (`core::liveness`). Only
+    /// nodes that answered with a complete list are in `reports`; a node
+    /// that did not answer is not judged by it.
+    NodeJobs {
+        /// When the ping went out, unix seconds: every list is at least
+        /// this recent, so a job started later may simply not be in it.
+        asked_at: i64,
+        reports: Vec<NodeJobReport>,
+    },
+}
+
+/// The jobs one node has, as it reported them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeJobReport {
+    /// Controller node index.
+    pub node: usize,
+    /// Jobs running there and jobs whose launch is in progress.
+    pub job_ids: Vec<u32>,
 }
 
 /// The answer to a command.
@@ -124,6 +156,9 @@ pub enum Action {
         nodes: Vec<usize>,
         request: v1::NodeSignalJobRequest,
     },
+    /// Tell these nodes' slurmd to re-read slurm.conf and register again
+    /// (after `scontrol reconfigure`).
+    ReconfigureNodes { nodes: Vec<usize> },
 }
 
 /// Everything one command produced.

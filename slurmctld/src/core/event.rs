@@ -126,6 +126,12 @@ pub enum Event {
     },
     /// Finished jobs older than MinJobAge were forgotten.
     JobsPurged { job_ids: Vec<u32> },
+    /// These nodes missed a message (sinfo `*`, NOT_RESPONDING).
+    NodesNotResponding { nodes: Vec<String>, time: i64 },
+    /// These nodes answered again: NOT_RESPONDING is cleared.
+    NodesResponding { nodes: Vec<String>, time: i64 },
+    /// ReturnToService brought a DOWN node that registered back to service.
+    NodeReturned { node: String, time: i64 },
 }
 
 /// A record that does not decode.
@@ -327,6 +333,21 @@ impl Event {
                     w.u32(*id);
                 }
             }
+            Event::NodesNotResponding { nodes, time } => {
+                w.u8(11);
+                w.names(nodes);
+                w.i64(*time);
+            }
+            Event::NodesResponding { nodes, time } => {
+                w.u8(12);
+                w.names(nodes);
+                w.i64(*time);
+            }
+            Event::NodeReturned { node, time } => {
+                w.u8(13);
+                w.str(node);
+                w.i64(*time);
+            }
         }
     }
 
@@ -462,6 +483,18 @@ impl Event {
                 }
                 Event::JobsPurged { job_ids }
             }
+            11 => Event::NodesNotResponding {
+                nodes: r.names()?,
+                time: r.i64("time")?,
+            },
+            12 => Event::NodesResponding {
+                nodes: r.names()?,
+                time: r.i64("time")?,
+            },
+            13 => Event::NodeReturned {
+                node: r.string("node")?,
+                time: r.i64("time")?,
+            },
             other => {
                 return Err(DecodeError::Unknown {
                     offset: 0,
@@ -513,6 +546,12 @@ impl Writer<'_> {
     }
     fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
+    }
+    fn names(&mut self, names: &[String]) {
+        self.len(names.len());
+        for n in names {
+            self.str(n);
+        }
     }
     fn opt_u32(&mut self, v: Option<u32>) {
         match v {
@@ -596,6 +635,19 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(b)
             .map(str::to_owned)
             .map_err(|_| DecodeError::Utf8 { offset: at, what })
+    }
+    fn names(&mut self) -> Result<Vec<String>, DecodeError> {
+        let n = self.u32("node count")?;
+        // Every name takes at least its 4-byte length: a count larger than
+        // the record allows is damage, not a reason to reserve memory.
+        let cap = usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .min(self.bytes.len() / 4);
+        let mut names = Vec::with_capacity(cap);
+        for _ in 0..n {
+            names.push(self.string("node")?);
+        }
+        Ok(names)
     }
     fn opt_u32(&mut self, what: &'static str) -> Result<Option<u32>, DecodeError> {
         if self.bool(what)? {
@@ -730,6 +782,18 @@ mod tests {
             },
             Event::JobsPurged {
                 job_ids: vec![1, 2, 3],
+            },
+            Event::NodesNotResponding {
+                nodes: vec!["n1".into(), "n\u{e9}3".into()],
+                time: 12,
+            },
+            Event::NodesResponding {
+                nodes: vec![],
+                time: 13,
+            },
+            Event::NodeReturned {
+                node: "n4".into(),
+                time: 14,
             },
         ]
     }

@@ -11,7 +11,8 @@ use slurm_proto::ErrorCode;
 use slurm_sched::{Hold, SubmitRejection};
 
 use super::{
-    Action, Caller, Command, Controller, Event, Job, JobChange, JobShape, JobSpec, Outcome, Reply,
+    Action, Caller, Command, Controller, CtlConfig, Event, Job, JobChange, JobShape, JobSpec,
+    Outcome, Reply,
 };
 use crate::persist::{JobFiles, ScriptRef};
 
@@ -82,6 +83,39 @@ impl Controller {
             Command::Tick => {
                 self.request_schedule();
                 self.tick(&mut out, now);
+                self.down_silent_nodes(&mut out, now);
+                Reply::None
+            }
+            Command::Reconfigure { caller, conf } => {
+                if !self.is_operator(caller) {
+                    Reply::error(ErrorCode::AccessDenied, "")
+                } else {
+                    let mut cfg = CtlConfig::from_conf(&conf, self.cfg.operators.clone());
+                    // Resolved by the shell at start-up (a user name needs
+                    // a lookup the core does not make).
+                    cfg.slurm_user_uid = self.cfg.slurm_user_uid;
+                    match self.reconfigure(&conf, cfg) {
+                        Ok(summary) => {
+                            tracing::info!(
+                                partitions = summary.partitions,
+                                orphaned_jobs = ?summary.orphaned_jobs,
+                                "reconfigured"
+                            );
+                            out.actions.push(Action::ReconfigureNodes {
+                                nodes: (0..self.nodes.len()).collect(),
+                            });
+                            Reply::Ok
+                        }
+                        Err(e) => Reply::error(ErrorCode::NotSupported, e.to_string()),
+                    }
+                }
+            }
+            Command::NodeResponses { answered, silent } => {
+                self.node_responses(&mut out, &answered, &silent, now);
+                Reply::None
+            }
+            Command::NodeJobs { asked_at, reports } => {
+                self.node_jobs(&mut out, asked_at, &reports, now);
                 Reply::None
             }
         };
@@ -651,52 +685,28 @@ impl Controller {
                 os: req.os.clone(),
             },
         );
+        self.return_to_service(out, i, now);
         let reported: Vec<u32> = req.running_jobs.iter().map(|r| r.job_id).collect();
-        // Jobs the node runs that we do not know as running here: abort.
-        let abort_job_ids = reported
-            .iter()
-            .copied()
-            .filter(|id| {
-                self.jobs.get(id).is_none_or(|j| {
-                    !(j.status.state.holds_resources() || j.status.is_completing())
-                        || !j.alloc.iter().any(|a| a.node_index == i)
-                })
-            })
-            .collect();
-        // Jobs we believe run here that the node lost: batch host restarted
-        // after they started -> NODE_FAIL; completing ones are done.
-        let lost: Vec<(u32, bool)> = self
+        // slurmd restarted after these started on it and does not have
+        // them: they died with it (NODE_FAIL).
+        let died: Vec<u32> = self
             .jobs
             .values()
             .filter(|j| {
-                j.alloc.first().is_some_and(|a| a.node_index == i)
+                j.status.state == JobState::Running
+                    && !j.status.is_completing()
+                    && j.alloc.first().is_some_and(|a| a.node_index == i)
+                    && req.slurmd_start_time > j.start_time
                     && !reported.contains(&j.id.get())
             })
-            .filter_map(|j| {
-                if j.status.is_completing() {
-                    Some((j.id.get(), false))
-                } else if j.status.state == JobState::Running
-                    && req.slurmd_start_time > j.start_time
-                {
-                    Some((j.id.get(), true))
-                } else {
-                    None
-                }
-            })
+            .map(|j| j.id.get())
             .collect();
-        for (id, running) in lost {
-            if running {
-                self.end_job(out, id, now, JobState::NodeFail, (0, 0), "None", true);
-            } else {
-                self.emit(
-                    out,
-                    Event::JobReleased {
-                        job_id: id,
-                        time: now,
-                    },
-                );
-            }
+        for id in died {
+            self.end_job(out, id, now, JobState::NodeFail, (0, 0), "None", true);
         }
+        // The rest as after a ping: lost jobs requeued or released, jobs
+        // we do not place here aborted by the node.
+        let abort_job_ids = self.reconcile_node_jobs(out, i, &reported, now, now);
         Reply::Registered { abort_job_ids }
     }
 
@@ -871,7 +881,13 @@ impl Controller {
         );
     }
 
-    fn push_terminate(&self, out: &mut Outcome, job_id: u32, why: v1::JobState, now: i64) {
+    pub(super) fn push_terminate(
+        &self,
+        out: &mut Outcome,
+        job_id: u32,
+        why: v1::JobState,
+        now: i64,
+    ) {
         let Some(job) = self.jobs.get(&job_id) else {
             return;
         };

@@ -21,7 +21,10 @@ pub mod command;
 pub mod event;
 mod handle;
 pub mod job;
+mod liveness;
 mod node;
+pub mod reconfig;
+pub mod snapshot;
 mod table;
 
 #[cfg(test)]
@@ -30,7 +33,7 @@ pub(crate) mod tests;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use slurm_common::conf::{NodeConfState, SlurmConf};
+use slurm_common::conf::{NodeConfState, ReturnToService, SlurmConf};
 use slurm_common::ids::JobId;
 use slurm_common::reason::PendingReason;
 use slurm_common::state::{JobState, NodeBaseState, NodeFlag, NodeState};
@@ -40,9 +43,12 @@ use thiserror::Error;
 
 use crate::persist::ScriptSpace;
 
-pub use command::{Action, Caller, Command, Outcome, Reply};
+pub use command::{Action, Caller, Command, NodeJobReport, Outcome, Reply};
 pub use event::{AllocRecord, Event, JobChange};
 pub use job::{Job, JobShape, JobSpec};
+pub use liveness::{
+    missing_job_grace_secs, ping_targets, recheck_due, PingTargets, NOT_RESPONDING_REASON,
+};
 pub use node::{NodeRec, PartRec};
 pub use table::JobTable;
 
@@ -65,6 +71,18 @@ pub struct CtlConfig {
     pub sched: SchedConfig,
     /// A job whose nodes never confirm cleanup is released after this.
     pub completing_timeout_secs: i64,
+    /// SlurmdTimeout: a node silent this long is set DOWN (0: never).
+    pub slurmd_timeout_secs: i64,
+    /// A job started less than this long ago is never taken as missing
+    /// from its batch host: its launch may still be on its way
+    /// (max(2 * MessageTimeout, 10 s); see `core::liveness`).
+    pub missing_job_grace_secs: i64,
+    /// ReturnToService: which DOWN nodes come back when they register.
+    pub return_to_service: ReturnToService,
+    /// Recorded as the author of the states the controller sets itself
+    /// (`Reason=Not responding [slurm@...]`). From a numeric SlurmUser or
+    /// root; the shell sets the looked-up uid of a named one.
+    pub slurm_user_uid: u32,
 }
 
 impl CtlConfig {
@@ -99,6 +117,10 @@ impl CtlConfig {
             completing_timeout_secs: secs(conf.kill_wait)
                 .saturating_add(secs(conf.message_timeout).saturating_mul(2))
                 .saturating_add(60),
+            slurmd_timeout_secs: secs(conf.slurmd_timeout),
+            missing_job_grace_secs: missing_job_grace_secs(conf.message_timeout),
+            return_to_service: conf.return_to_service,
+            slurm_user_uid: conf.slurm_user.parse().unwrap_or(0),
         }
     }
 }
@@ -143,6 +165,11 @@ pub struct Controller {
     pub(crate) scripts: ScriptSpace,
     /// Script segments whose last job was purged, for the shell to remove.
     pub(crate) freed_segments: Vec<u32>,
+    /// When each node (by index) last answered: a registration or a reply
+    /// to a message. Liveness bookkeeping, not journaled: after a restart
+    /// every node starts again at 0 ("not heard from yet") and gets a
+    /// full SlurmdTimeout from its first miss (see `core::liveness`).
+    pub(crate) last_response: Vec<i64>,
 }
 
 /// What queries read: an immutable copy, cheap to make because job records
@@ -154,6 +181,8 @@ pub struct Snapshot {
     pub partitions: Arc<Vec<PartRec>>,
     pub last_update: i64,
     pub cluster_name: String,
+    /// The id the next submission gets (`scontrol show config`).
+    pub next_job_id: u32,
 }
 
 impl Controller {
@@ -191,6 +220,7 @@ impl Controller {
                 n.state = NodeState::new(NodeBaseState::Idle);
             }
         }
+        let nodes_len = nodes.len();
         Controller {
             next_job_id: cfg.first_job_id,
             next_priority: TOP_PRIORITY,
@@ -205,6 +235,7 @@ impl Controller {
             sched_dirty: true,
             scripts: ScriptSpace::default(),
             freed_segments: Vec::new(),
+            last_response: vec![0; nodes_len],
         }
     }
 
@@ -240,6 +271,7 @@ impl Controller {
             partitions: Arc::new(self.partitions.clone()),
             last_update: self.last_update,
             cluster_name: self.cfg.cluster_name.clone(),
+            next_job_id: self.next_job_id,
         }
     }
 
@@ -485,6 +517,7 @@ impl Controller {
                 self.nodes[i].registered(*time);
                 self.nodes[i].arch.clone_from(arch);
                 self.nodes[i].os.clone_from(os);
+                self.heard_from(i, *time);
                 self.last_update = *time;
             }
             Event::NodeUpdated {
@@ -506,6 +539,27 @@ impl Controller {
                         }
                     }
                 }
+            }
+            Event::NodesNotResponding { nodes, time } => {
+                for node in nodes {
+                    let i = self.node_idx(node)?;
+                    self.nodes[i].set_responding(false);
+                }
+                self.last_update = *time;
+            }
+            Event::NodesResponding { nodes, time } => {
+                for node in nodes {
+                    let i = self.node_idx(node)?;
+                    self.nodes[i].set_responding(true);
+                    self.heard_from(i, *time);
+                }
+                self.last_update = *time;
+            }
+            Event::NodeReturned { node, time } => {
+                let i = self.node_idx(node)?;
+                self.nodes[i].returned();
+                self.heard_from(i, *time);
+                self.last_update = *time;
             }
         }
         Ok(())
@@ -709,10 +763,12 @@ impl Controller {
 
     /// The earliest time the timer must look at: a time limit, a stuck
     /// cleanup, a MinJobAge purge (these may be due already: the next
-    /// [`Command::Tick`] handles them), or a `--begin` later than `now`
-    /// (one already reached is the scheduler's business, not the timer's).
+    /// [`Command::Tick`] handles them), a `--begin` later than `now`
+    /// (one already reached is the scheduler's business, not the timer's),
+    /// or the end of SlurmdTimeout for a node that stopped answering.
     pub fn next_deadline(&self, now: i64) -> Option<i64> {
-        self.jobs
+        let jobs = self
+            .jobs
             .values()
             .filter_map(|j| {
                 if let Some(d) = j.deadline() {
@@ -729,7 +785,11 @@ impl Controller {
                 }
                 None
             })
-            .min()
+            .min();
+        match (jobs, self.next_node_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Checks cross-table invariants: node counters equal the sum of the

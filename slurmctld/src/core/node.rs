@@ -4,6 +4,17 @@
 //! ALLOCATED); DOWN, UNKNOWN and FUTURE are kept until a registration or an
 //! administrator changes them. Flags (DRAIN, FAIL, ...) are orthogonal, as in
 //! `slurm_common::state`.
+//!
+//! Liveness (decided in `core::liveness`, applied here):
+//!
+//! ```text
+//!   UNKNOWN ──register──> up (IDLE, MIXED, ALLOCATED)
+//!                          │          ^            ^
+//!                 missed a │          │ answered   │ registered, and
+//!                  message v          │            │ ReturnToService allows
+//!                         up* (NOT_RESPONDING) ──────> DOWN* "Not responding"
+//!                                silent for SlurmdTimeout
+//! ```
 
 use slurm_common::conf::{NodeConf, NodeConfState, PartitionConf};
 use slurm_common::ids::JobId;
@@ -117,20 +128,43 @@ impl NodeRec {
         self.refresh();
     }
 
-    /// slurmd registered: an UNKNOWN node, or one DOWN because it stopped
-    /// answering, comes up; an administrator's DOWN stays.
+    /// slurmd registered: it answers, and an UNKNOWN node comes up. A DOWN
+    /// node stays DOWN: whether it returns is ReturnToService's decision,
+    /// journaled as its own event ([`NodeRec::returned`]).
     pub(crate) fn registered(&mut self, time: i64) {
         self.last_registration = time;
-        let silent_down = self.state.base == NodeBaseState::Down
-            && self.reason.as_deref().is_none_or(|r| r == "Not responding");
-        if matches!(self.state.base, NodeBaseState::Unknown) || silent_down {
+        if self.state.base == NodeBaseState::Unknown {
             self.state = up_state(self.state, self.alloc_cpus, self.cpus);
-            if silent_down {
-                self.reason = None;
-            }
         } else {
             self.state = self.state.without(NodeFlag::NotResponding);
             self.refresh();
+        }
+    }
+
+    /// Sets or clears NOT_RESPONDING.
+    pub(crate) fn set_responding(&mut self, responding: bool) {
+        self.state = if responding {
+            self.state.without(NodeFlag::NotResponding)
+        } else {
+            self.state.with(NodeFlag::NotResponding)
+        };
+    }
+
+    /// Back in service after being DOWN (ReturnToService): up with its
+    /// allocation, flags kept; the reason goes unless a drain or failure
+    /// still explains the node's state.
+    pub(crate) fn returned(&mut self) {
+        if !matches!(
+            self.state.base,
+            NodeBaseState::Down | NodeBaseState::Unknown
+        ) {
+            return;
+        }
+        self.state = up_state(self.state, self.alloc_cpus, self.cpus);
+        if !self.state.has(NodeFlag::Drain) && !self.state.has(NodeFlag::Fail) {
+            self.reason = None;
+            self.reason_uid = 0;
+            self.reason_time = 0;
         }
     }
 

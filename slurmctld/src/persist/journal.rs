@@ -1,4 +1,4 @@
-//! The event journal: `<StateSaveLocation>/journal`.
+//! The event journal: `<StateSaveLocation>/journal.<generation>`.
 //!
 //! ```text
 //! header  : "SLURMJNL" | u32 journal version | u32 event format version   (16 bytes)
@@ -8,9 +8,16 @@
 //! Integers are little endian. Appends write a whole batch of records with
 //! one `write` and one `fdatasync` (group commit). A crash can leave the last
 //! record incomplete or with a bad checksum; replay drops such a torn tail
-//! and truncates the file to the last whole record. A bad record followed by
-//! more data is real corruption and stops the controller with the file and
-//! offset, because silently skipping it would lose acknowledged work.
+//! and truncates the file to the last whole record. A crash while a new
+//! generation is created can leave its header incomplete; that file held no
+//! event yet and is rewritten. A bad record followed by more data, or a torn
+//! record in a generation that was already closed, is real corruption and
+//! stops the controller with the file and offset, because silently skipping
+//! it would lose acknowledged work.
+//!
+//! Generations: each snapshot starts a new journal file (see
+//! `persist::store`), so that the events it covers can be removed once it
+//! is durable. The number is in the file name; the framing is the same.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -21,7 +28,11 @@ use thiserror::Error;
 use super::crc::crc32;
 use crate::core::event::{DecodeError, Event, EVENT_FORMAT_VERSION};
 
-pub const JOURNAL_FILE: &str = "journal";
+/// Name of the single journal of state directories written before
+/// generations existed; it is renamed to generation 0 at startup.
+pub const LEGACY_JOURNAL_FILE: &str = "journal";
+/// File name prefix of a generation: `journal.<n>`.
+pub const JOURNAL_PREFIX: &str = "journal.";
 pub const JOURNAL_MAGIC: &[u8; 8] = b"SLURMJNL";
 /// Version of the framing described in the module docs.
 pub const JOURNAL_VERSION: u32 = 1;
@@ -70,7 +81,20 @@ pub enum JournalError {
     },
 }
 
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> JournalError + '_ {
+impl JournalError {
+    /// Damage in the file (what `slurmctld -i` may set aside), as opposed
+    /// to an I/O failure, a foreign version or another cluster's state.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            JournalError::BadHeader { .. }
+                | JournalError::Corrupt { .. }
+                | JournalError::Decode { .. }
+        )
+    }
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> JournalError + '_ {
     move |source| JournalError::Io {
         path: path.to_path_buf(),
         source,
@@ -95,85 +119,149 @@ pub fn check_cluster_name(dir: &Path, cluster: &str) -> Result<(), JournalError>
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-            std::fs::write(&path, format!("{cluster}\n")).map_err(io_err(&path))
+            std::fs::write(&path, format!("{cluster}\n")).map_err(io_err(&path))?;
+            sync_dir(dir).map_err(io_err(dir))
         }
         Err(e) => Err(io_err(&path)(e)),
     }
 }
 
-/// What replay found.
-#[derive(Debug)]
-pub struct Replay {
-    pub events: Vec<Event>,
-    /// Bytes of a torn final record that were dropped.
-    pub dropped_tail: u64,
+/// Path of journal generation `generation` in `dir`.
+pub fn journal_path(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("{JOURNAL_PREFIX}{generation}"))
 }
 
-/// An open journal, positioned at its end.
+/// The generation a file name stands for (`journal.<n>`, nothing else).
+pub fn parse_generation(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix(JOURNAL_PREFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Generations present in `dir`, in increasing order.
+pub fn list_generations(dir: &Path) -> Result<Vec<u64>, JournalError> {
+    let mut gens = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(io_err(dir))?;
+    for entry in entries {
+        let entry = entry.map_err(io_err(dir))?;
+        if let Some(g) = entry.file_name().to_str().and_then(parse_generation) {
+            gens.push(g);
+        }
+    }
+    gens.sort_unstable();
+    Ok(gens)
+}
+
+/// What reading one journal file found.
+#[derive(Debug)]
+pub struct Replay {
+    /// The events of the valid prefix.
+    pub events: Vec<Event>,
+    /// Length of the valid prefix (0 when the header itself was torn).
+    pub valid_len: u64,
+    /// Bytes of a torn final record (or header) that are to be dropped.
+    pub dropped_tail: u64,
+    /// The first damage; the events before it are in `events`.
+    pub damage: Option<JournalError>,
+}
+
+/// Reads and checks journal file `path`. `last`: the newest generation,
+/// where a torn tail (or header) is the trace of a crash and not damage.
+/// Only I/O errors and a foreign version are `Err`.
+pub fn read_journal(path: &Path, last: bool) -> Result<Replay, JournalError> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let replay = parse(path, &bytes, last);
+    if let Some(e @ JournalError::UnsupportedVersion { .. }) = replay.damage {
+        return Err(e);
+    }
+    Ok(replay)
+}
+
+/// An open journal generation, positioned at its end.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
+    generation: u64,
     file: File,
     len: u64,
     buf: Vec<u8>,
 }
 
 impl Journal {
-    /// Opens (or creates) the journal in `dir` and reads every event.
-    pub fn open(dir: &Path) -> Result<(Journal, Replay), JournalError> {
-        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let path = dir.join(JOURNAL_FILE);
+    /// Creates generation `generation` in `dir` holding only its header, and
+    /// makes it and its directory entry durable. A file of that name left
+    /// by a rotation that failed (a header at most) is replaced; one that
+    /// holds events is never overwritten.
+    pub fn create(dir: &Path, generation: u64) -> Result<Journal, JournalError> {
+        let path = journal_path(dir, generation);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.len() > HEADER_LEN as u64 => {
+                return Err(io_err(&path)(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "journal generation already holds events",
+                )))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(&path)(e)),
+        }
         let mut file = OpenOptions::new()
             .read(true)
-            .append(true)
+            .write(true)
             .create(true)
+            .truncate(true)
             .open(&path)
             .map_err(io_err(&path))?;
-        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
-        if bytes.is_empty() {
-            let mut header = Vec::with_capacity(HEADER_LEN);
-            header.extend_from_slice(JOURNAL_MAGIC);
-            header.extend_from_slice(&JOURNAL_VERSION.to_le_bytes());
-            header.extend_from_slice(&EVENT_FORMAT_VERSION.to_le_bytes());
-            file.write_all(&header).map_err(io_err(&path))?;
+        file.write_all(&header()).map_err(io_err(&path))?;
+        file.sync_all().map_err(io_err(&path))?;
+        sync_dir(dir).map_err(io_err(dir))?;
+        Ok(Journal {
+            path,
+            generation,
+            file,
+            len: HEADER_LEN as u64,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Opens generation `generation` for appending after its first
+    /// `valid_len` bytes (from [`read_journal`]): a torn tail is cut off,
+    /// a torn header written again.
+    pub fn resume(dir: &Path, generation: u64, valid_len: u64) -> Result<Journal, JournalError> {
+        let path = journal_path(dir, generation);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        let on_disk = file.metadata().map_err(io_err(&path))?.len();
+        let mut len = valid_len;
+        if valid_len < HEADER_LEN as u64 {
+            file.set_len(0).map_err(io_err(&path))?;
+            file.write_all(&header()).map_err(io_err(&path))?;
             file.sync_all().map_err(io_err(&path))?;
-            sync_dir(dir);
-            let journal = Journal {
-                path,
-                file,
-                len: HEADER_LEN as u64,
-                buf: Vec::new(),
-            };
-            return Ok((
-                journal,
-                Replay {
-                    events: Vec::new(),
-                    dropped_tail: 0,
-                },
-            ));
-        }
-        let (events, good_len) = parse(&path, &bytes)?;
-        let dropped_tail = bytes.len() as u64 - good_len;
-        if dropped_tail > 0 {
-            file.set_len(good_len).map_err(io_err(&path))?;
+            len = HEADER_LEN as u64;
+        } else if on_disk != valid_len {
+            file.set_len(valid_len).map_err(io_err(&path))?;
             file.sync_all().map_err(io_err(&path))?;
         }
-        Ok((
-            Journal {
-                path,
-                file,
-                len: good_len,
-                buf: Vec::new(),
-            },
-            Replay {
-                events,
-                dropped_tail,
-            },
-        ))
+        Ok(Journal {
+            path,
+            generation,
+            file,
+            len,
+            buf: Vec::new(),
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Size in bytes, header included.
@@ -201,92 +289,134 @@ impl Journal {
             self.buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
             self.buf[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
         }
-        self.file.write_all(&self.buf).map_err(io_err(&self.path))?;
+        // Positioned writes at the known end: a failed or partial write
+        // leaves nothing behind that a later append would follow.
+        use std::os::unix::fs::FileExt;
+        self.file
+            .write_all_at(&self.buf, self.len)
+            .map_err(io_err(&self.path))?;
         self.file.sync_data().map_err(io_err(&self.path))?;
         self.len += self.buf.len() as u64;
         Ok(())
     }
 }
 
-fn sync_dir(dir: &Path) {
-    // Make the new file's directory entry durable too; failure here only
-    // weakens durability of an empty journal, so it is not fatal.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+fn header() -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(JOURNAL_MAGIC);
+    h[8..12].copy_from_slice(&JOURNAL_VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&EVENT_FORMAT_VERSION.to_le_bytes());
+    h
 }
 
-/// Parses a whole journal; returns the events and the length of the valid
-/// prefix (shorter than `bytes` when the tail was torn).
-fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<Event>, u64), JournalError> {
+/// Makes the entries of `dir` (a file created, renamed or removed) durable.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Parses a whole journal: the events of the valid prefix, its length, and
+/// the first damage if any.
+fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
+    let total = bytes.len() as u64;
+    let mut out = Replay {
+        events: Vec::new(),
+        valid_len: 0,
+        dropped_tail: 0,
+        damage: None,
+    };
+    let damage = |offset: u64, detail: String| JournalError::Corrupt {
+        path: path.to_path_buf(),
+        offset,
+        detail,
+    };
     if bytes.len() < HEADER_LEN {
-        // A crash while writing the header of a new journal.
-        if JOURNAL_MAGIC.starts_with(&bytes[..bytes.len().min(8)]) {
-            return Err(JournalError::Corrupt {
-                path: path.to_path_buf(),
-                offset: 0,
-                detail: format!("header is only {} bytes", bytes.len()),
-            });
+        // A crash while the header of a new generation was written.
+        if last && header().starts_with(bytes) {
+            out.dropped_tail = total;
+            return out;
         }
-        return Err(JournalError::BadHeader {
-            path: path.to_path_buf(),
+        out.damage = Some(if JOURNAL_MAGIC.starts_with(&bytes[..bytes.len().min(8)]) {
+            damage(0, format!("header is only {} bytes", bytes.len()))
+        } else {
+            JournalError::BadHeader {
+                path: path.to_path_buf(),
+            }
         });
+        return out;
     }
     if &bytes[..8] != JOURNAL_MAGIC {
-        return Err(JournalError::BadHeader {
+        out.damage = Some(JournalError::BadHeader {
             path: path.to_path_buf(),
         });
+        return out;
     }
     let word =
         |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     let (version, events_version) = (word(8), word(12));
     if version != JOURNAL_VERSION || events_version != EVENT_FORMAT_VERSION {
-        return Err(JournalError::UnsupportedVersion {
+        out.damage = Some(JournalError::UnsupportedVersion {
             path: path.to_path_buf(),
             found: version,
             events: events_version,
         });
+        return out;
     }
-    let mut events = Vec::new();
     let mut pos = HEADER_LEN;
+    // Where the records stop being whole: a torn tail when `last`.
+    let mut torn: Option<(usize, &'static str)> = None;
     while pos < bytes.len() {
         let rest = bytes.len() - pos;
         if rest < RECORD_HEAD {
-            break; // torn record head
+            torn = Some((pos, "incomplete record header"));
+            break;
         }
         let len = word(pos);
         let crc = word(pos + 4);
         if len > MAX_RECORD {
-            return Err(JournalError::Corrupt {
-                path: path.to_path_buf(),
-                offset: pos as u64,
-                detail: format!("record length {len} is implausible"),
-            });
+            out.damage = Some(damage(
+                pos as u64,
+                format!("record length {len} is implausible"),
+            ));
+            break;
         }
         let end = pos + RECORD_HEAD + len as usize;
         if end > bytes.len() {
-            break; // torn payload
+            torn = Some((pos, "incomplete record"));
+            break;
         }
         let payload = &bytes[pos + RECORD_HEAD..end];
         if crc32(payload) != crc {
             if end == bytes.len() {
-                break; // the last record was torn mid-write
+                torn = Some((pos, "checksum mismatch in the last record"));
+                break;
             }
-            return Err(JournalError::Corrupt {
-                path: path.to_path_buf(),
-                offset: pos as u64,
-                detail: "checksum mismatch".to_string(),
-            });
+            out.damage = Some(damage(pos as u64, "checksum mismatch".to_string()));
+            break;
         }
-        let event = Event::decode(payload).map_err(|source| JournalError::Decode {
-            path: path.to_path_buf(),
-            offset: pos as u64,
-            source,
-        })?;
-        events.push(event);
+        match Event::decode(payload) {
+            Ok(event) => out.events.push(event),
+            Err(source) => {
+                out.damage = Some(JournalError::Decode {
+                    path: path.to_path_buf(),
+                    offset: pos as u64,
+                    source,
+                });
+                break;
+            }
+        }
         pos = end;
     }
-    Ok((events, pos as u64))
+    out.valid_len = pos as u64;
+    if let Some((at, what)) = torn {
+        if last {
+            out.dropped_tail = total - at as u64;
+        } else {
+            // A closed generation was complete and synced before the next
+            // one was created: a torn record there is damage.
+            out.damage = Some(damage(at as u64, format!("{what} in a closed generation")));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -294,7 +424,7 @@ mod tests {
     use super::*;
     use slurm_proto::v1::JobDescription;
 
-    fn submitted(id: u32) -> Event {
+    pub(crate) fn submitted(id: u32) -> Event {
         Event::JobSubmitted {
             job_id: id,
             time: 1_700_000_000 + i64::from(id),
@@ -319,48 +449,56 @@ mod tests {
         }
     }
 
+    /// Reads generation 0 of `dir` as the newest and resumes it.
+    fn reopen(dir: &Path) -> (Journal, Replay) {
+        let replay = read_journal(&journal_path(dir, 0), true).unwrap();
+        assert!(replay.damage.is_none(), "{:?}", replay.damage);
+        let j = Journal::resume(dir, 0, replay.valid_len).unwrap();
+        (j, replay)
+    }
+
     #[test]
     fn appends_and_replays() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (mut j, replay) = Journal::open(dir.path()).unwrap();
-            assert!(replay.events.is_empty());
+            let mut j = Journal::create(dir.path(), 0).unwrap();
             assert!(j.is_empty());
             j.append(&[submitted(1), submitted(2)]).unwrap();
             j.append(&[submitted(3)]).unwrap();
         }
-        let (j, replay) = Journal::open(dir.path()).unwrap();
+        let (j, replay) = reopen(dir.path());
         assert_eq!(
             replay.events,
             vec![submitted(1), submitted(2), submitted(3)]
         );
         assert_eq!(replay.dropped_tail, 0);
         assert_eq!(j.len(), std::fs::metadata(j.path()).unwrap().len());
+        assert_eq!(j.generation(), 0);
     }
 
     #[test]
     fn torn_tail_is_dropped_at_every_cut() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(JOURNAL_FILE);
+        let path = journal_path(dir.path(), 0);
         {
-            let (mut j, _) = Journal::open(dir.path()).unwrap();
+            let mut j = Journal::create(dir.path(), 0).unwrap();
             j.append(&[submitted(1)]).unwrap();
         }
         let one = std::fs::read(&path).unwrap();
         {
-            let (mut j, _) = Journal::open(dir.path()).unwrap();
+            let (mut j, _) = reopen(dir.path());
             j.append(&[submitted(2)]).unwrap();
         }
         let two = std::fs::read(&path).unwrap();
         for cut in one.len()..two.len() {
             std::fs::write(&path, &two[..cut]).unwrap();
-            let (mut j, replay) = Journal::open(dir.path()).unwrap();
+            let (mut j, replay) = reopen(dir.path());
             assert_eq!(replay.events, vec![submitted(1)], "cut at {cut}");
             assert_eq!(replay.dropped_tail, (cut - one.len()) as u64);
             // Appending after the repair gives a clean journal.
             j.append(&[submitted(3)]).unwrap();
             drop(j);
-            let (_, replay) = Journal::open(dir.path()).unwrap();
+            let (_, replay) = reopen(dir.path());
             assert_eq!(replay.events, vec![submitted(1), submitted(3)]);
         }
         // A garbled last record is a torn write too.
@@ -368,47 +506,141 @@ mod tests {
         let last = bad.len() - 1;
         bad[last] ^= 0xFF;
         std::fs::write(&path, &bad).unwrap();
-        let (_, replay) = Journal::open(dir.path()).unwrap();
+        let (_, replay) = reopen(dir.path());
         assert_eq!(replay.events, vec![submitted(1)]);
+    }
+
+    #[test]
+    fn a_torn_header_of_the_newest_generation_is_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = journal_path(dir.path(), 0);
+        for cut in 0..HEADER_LEN {
+            std::fs::write(&path, &header()[..cut]).unwrap();
+            let (mut j, replay) = reopen(dir.path());
+            assert!(replay.events.is_empty());
+            assert_eq!(j.len(), HEADER_LEN as u64);
+            j.append(&[submitted(1)]).unwrap();
+            let (_, replay) = reopen(dir.path());
+            assert_eq!(replay.events, vec![submitted(1)], "cut at {cut}");
+        }
+        // In a closed generation the same bytes are damage.
+        std::fs::write(&path, &header()[..5]).unwrap();
+        let replay = read_journal(&path, false).unwrap();
+        assert!(matches!(
+            replay.damage,
+            Some(JournalError::Corrupt { offset: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn a_torn_record_in_a_closed_generation_is_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = journal_path(dir.path(), 0);
+        let mut j = Journal::create(dir.path(), 0).unwrap();
+        j.append(&[submitted(1), submitted(2)]).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        let replay = read_journal(&path, false).unwrap();
+        assert_eq!(replay.events, vec![submitted(1)]);
+        let Some(e @ JournalError::Corrupt { offset, .. }) = replay.damage else {
+            panic!("{:?}", replay.damage)
+        };
+        assert_eq!(offset, replay.valid_len);
+        assert!(e.to_string().contains("closed generation"), "{e}");
     }
 
     #[test]
     fn corruption_in_the_middle_names_file_and_offset() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(JOURNAL_FILE);
+        let path = journal_path(dir.path(), 0);
         {
-            let (mut j, _) = Journal::open(dir.path()).unwrap();
+            let mut j = Journal::create(dir.path(), 0).unwrap();
             j.append(&[submitted(1), submitted(2)]).unwrap();
         }
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[HEADER_LEN + RECORD_HEAD + 3] ^= 0x55;
         std::fs::write(&path, &bytes).unwrap();
-        let err = Journal::open(dir.path()).unwrap_err();
+        let replay = read_journal(&path, true).unwrap();
+        assert!(replay.events.is_empty());
+        assert_eq!(replay.valid_len, HEADER_LEN as u64);
+        let err = replay.damage.unwrap();
         let text = err.to_string();
         assert!(matches!(err, JournalError::Corrupt { offset, .. } if offset == HEADER_LEN as u64));
+        assert!(err.is_damage());
         assert!(
-            text.contains("journal") && text.contains("offset 16"),
+            text.contains("journal.0") && text.contains("offset 16"),
             "{text}"
         );
+
+        // Damage after a good record: the good record is the valid prefix.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[HEADER_LEN + RECORD_HEAD + 3] ^= 0x55;
+        let second = bytes.len() - 10;
+        bytes[second] ^= 0x55;
+        bytes.extend_from_within(HEADER_LEN..HEADER_LEN + 40);
+        std::fs::write(&path, &bytes).unwrap();
+        let replay = read_journal(&path, true).unwrap();
+        assert_eq!(replay.events, vec![submitted(1)]);
+        assert!(replay.damage.is_some());
     }
 
     #[test]
     fn foreign_files_and_versions_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(JOURNAL_FILE);
+        let path = journal_path(dir.path(), 0);
         std::fs::write(&path, b"hello world, not a journal").unwrap();
+        let replay = read_journal(&path, true).unwrap();
         assert!(matches!(
-            Journal::open(dir.path()),
-            Err(JournalError::BadHeader { .. })
+            replay.damage,
+            Some(JournalError::BadHeader { .. })
         ));
         let mut header = JOURNAL_MAGIC.to_vec();
         header.extend_from_slice(&99u32.to_le_bytes());
         header.extend_from_slice(&1u32.to_le_bytes());
         std::fs::write(&path, &header).unwrap();
+        let err = read_journal(&path, true).unwrap_err();
         assert!(matches!(
-            Journal::open(dir.path()),
-            Err(JournalError::UnsupportedVersion { found: 99, .. })
+            err,
+            JournalError::UnsupportedVersion { found: 99, .. }
         ));
+        assert!(!err.is_damage());
+    }
+
+    #[test]
+    fn creating_a_generation_never_overwrites_events() {
+        let dir = tempfile::tempdir().unwrap();
+        Journal::create(dir.path(), 4).unwrap();
+        // A header only (a rotation that failed after it): replaced.
+        let mut j = Journal::create(dir.path(), 4).unwrap();
+        j.append(&[submitted(1)]).unwrap();
+        let err = Journal::create(dir.path(), 4).unwrap_err();
+        assert!(err.to_string().contains("already holds events"), "{err}");
+        let replay = read_journal(&journal_path(dir.path(), 4), true).unwrap();
+        assert_eq!(replay.events, vec![submitted(1)]);
+    }
+
+    #[test]
+    fn generation_names() {
+        assert_eq!(parse_generation("journal.0"), Some(0));
+        assert_eq!(parse_generation("journal.17"), Some(17));
+        for bad in [
+            "journal",
+            "journal.",
+            "journal.-1",
+            "journal.+1",
+            "journal.1.damaged.5",
+            "journal.99999999999999999999999",
+            "journal.١",
+            "snapshot",
+        ] {
+            assert_eq!(parse_generation(bad), None, "{bad}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for g in [3u64, 1, 10] {
+            Journal::create(dir.path(), g).unwrap();
+        }
+        std::fs::write(dir.path().join("journal.2.damaged.1"), b"x").unwrap();
+        assert_eq!(list_generations(dir.path()).unwrap(), vec![1, 3, 10]);
     }
 
     #[test]
@@ -419,13 +651,14 @@ mod tests {
         let err = check_cluster_name(dir.path(), "other").unwrap_err();
         assert!(matches!(err, JournalError::ClusterMismatch { .. }));
         assert!(err.to_string().contains("ref"));
+        assert!(!err.is_damage());
     }
 
     #[test]
     fn ten_thousand_jobs_replay_quickly() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (mut j, _) = Journal::open(dir.path()).unwrap();
+            let mut j = Journal::create(dir.path(), 0).unwrap();
             let batch: Vec<Event> = (1..=10_000).map(submitted).collect();
             for chunk in batch.chunks(500) {
                 j.append(chunk).unwrap();
@@ -435,7 +668,7 @@ mod tests {
             .unwrap()
             .conf;
         let start = std::time::Instant::now();
-        let (_, replay) = Journal::open(dir.path()).unwrap();
+        let (_, replay) = reopen(dir.path());
         let mut ctl =
             crate::core::Controller::new(&conf, crate::core::CtlConfig::from_conf(&conf, vec![]));
         for e in &replay.events {

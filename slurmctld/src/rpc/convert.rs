@@ -11,8 +11,54 @@ use slurm_sched::MemReq;
 
 use crate::core::{effective_limit, Job, NodeRec, PartRec, Snapshot};
 
+/// Which `JobInfo` fields a caller reads, by their field numbers (all of
+/// them fit below 128). Fields left out stay at their zero value, which
+/// protobuf does not send: a `squeue` that shows eight columns gets a reply a
+/// tenth the size of the full record, built without the strings it skips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobFields([u64; 2]);
+
+impl JobFields {
+    /// Every field.
+    pub const ALL: JobFields = JobFields([u64::MAX, u64::MAX]);
+
+    /// The fields named by `tags`; an empty list means every field. Tags
+    /// this version does not know are ignored.
+    pub fn from_tags(tags: &[u32]) -> JobFields {
+        if tags.is_empty() {
+            return JobFields::ALL;
+        }
+        let mut bits = [0u64; 2];
+        for &t in tags {
+            if t < 128 {
+                bits[(t / 64) as usize] |= 1 << (t % 64);
+            }
+        }
+        JobFields(bits)
+    }
+
+    /// Whether field number `tag` is wanted.
+    pub fn has(&self, tag: u32) -> bool {
+        tag < 128 && self.0[(tag / 64) as usize] & (1 << (tag % 64)) != 0
+    }
+}
+
 /// One job as squeue and scontrol show it. `now` gives RunTime.
 pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
+    job_info_fields(snap, job, now, JobFields::ALL)
+}
+
+/// [`job_info`] with only the fields in `want` filled in.
+pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) -> v1::JobInfo {
+    macro_rules! pick {
+        ($tag:expr, $value:expr) => {
+            if want.has($tag) {
+                $value
+            } else {
+                Default::default()
+            }
+        };
+    }
     let part = job.partition.and_then(|p| snap.partitions.get(p));
     let d = &job.spec;
     // A finished job still shows where it ran.
@@ -61,12 +107,18 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
     } else {
         alloc.iter().map(|a| a.mem_mb).sum()
     };
-    let tres = job_tres(num_cpus, mem_mb, num_nodes);
+    let tres = if want.has(90) || want.has(91) {
+        job_tres(num_cpus, mem_mb, num_nodes)
+    } else {
+        v1::TresList::default()
+    };
     let memory = job.shape.mem.map(|m| match m {
         MemReq::PerNode(mb) => v1::job_info::Memory::MemPerNodeMb(mb),
         MemReq::PerCpu(mb) => v1::job_info::Memory::MemPerCpuMb(mb),
     });
-    let stdout = if d.stdout_path.is_empty() {
+    let stdout = if !want.has(113) && !want.has(114) {
+        String::new()
+    } else if d.stdout_path.is_empty() {
         format!("{}/slurm-%j.out", d.work_dir)
     } else {
         d.stdout_path.to_string()
@@ -78,94 +130,112 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
     };
     v1::JobInfo {
         job_id: job.id.get(),
-        name: job.name.clone(),
-        user_id: job.uid,
-        user_name: d.user_name.to_string(),
-        group_id: job.gid,
-        state: v1::JobState::from(job.status.state) as i32,
-        state_flags: job_flags_to_wire(job.status.flags),
-        state_reason: job.reason.as_str().to_string(),
-        state_description: job.reason_detail.clone(),
-        priority: job.priority(),
-        nice: job.nice,
-        account: d.account.to_string(),
-        qos: d.qos.to_string(),
-        requeue: job.requeue,
-        restart_count: job.restart_count,
-        batch: true,
-        exit_code: Some(v1::ExitCode {
-            status: job.exit_status,
-            signal: job.exit_signal,
-            core_dumped: false,
-        }),
-        derived_exit_code: Some(v1::ExitCode::default()),
-        scheduled_by: if job.start_time > 0 || job.last_sched_eval > 0 {
-            "Main".to_string()
-        } else {
-            String::new()
-        },
-        run_time_secs: u64::try_from(run_time.max(0)).unwrap_or(0),
-        time_limit: Some(limit.into()),
-        submit_time: job.submit_time,
-        eligible_time: job.eligible_time,
-        accrue_time: job.eligible_time,
-        start_time: job.start_time,
-        end_time,
-        last_sched_eval: job.last_sched_eval,
-        begin_time: job.shape.begin_time.unwrap_or(0),
-        partition: job.partition_name.clone(),
-        alloc_node: d.submit_host.to_string(),
-        alloc_sid: d.submit_sid,
-        required_nodes: d.required_nodes.to_string(),
-        excluded_nodes: d.excluded_nodes.to_string(),
-        nodes: slurm_common::hostlist::compress(node_names.iter().copied()),
-        batch_host: node_names
-            .first()
-            .map(|n| (*n).to_string())
-            .unwrap_or_default(),
-        num_nodes,
-        max_nodes: job.shape.max_nodes.unwrap_or(0),
-        num_cpus,
-        num_tasks: job.shape.ntasks,
-        cpus_per_task: job.shape.cpus_per_task,
-        ntasks_per_node: job.shape.ntasks_per_node.unwrap_or(0),
-        min_cpus_per_node: d.min_cpus_per_node.unwrap_or(job.shape.cpus_per_task),
-        memory,
-        resources: Some(v1::JobResources {
-            nodes: job
-                .alloc
-                .iter()
-                .filter_map(|a| {
-                    snap.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
-                        node: n.name.clone(),
-                        cpu_ids: Vec::new(),
-                        memory_mb: a.mem_mb,
-                        gres: Vec::new(),
-                        tasks: a.tasks,
+        name: pick!(6, job.name.clone()),
+        user_id: pick!(7, job.uid),
+        user_name: pick!(8, d.user_name.to_string()),
+        group_id: pick!(9, job.gid),
+        state: pick!(20, v1::JobState::from(job.status.state) as i32),
+        state_flags: pick!(21, job_flags_to_wire(job.status.flags)),
+        state_reason: pick!(22, job.reason.as_str().to_string()),
+        state_description: pick!(23, job.reason_detail.clone()),
+        priority: pick!(25, job.priority()),
+        nice: pick!(26, job.nice),
+        account: pick!(27, d.account.to_string()),
+        qos: pick!(28, d.qos.to_string()),
+        requeue: pick!(29, job.requeue),
+        restart_count: pick!(30, job.restart_count),
+        batch: pick!(31, true),
+        exit_code: pick!(
+            33,
+            Some(v1::ExitCode {
+                status: job.exit_status,
+                signal: job.exit_signal,
+                core_dumped: false,
+            })
+        ),
+        derived_exit_code: pick!(34, Some(v1::ExitCode::default())),
+        scheduled_by: pick!(
+            35,
+            if job.start_time > 0 || job.last_sched_eval > 0 {
+                "Main".to_string()
+            } else {
+                String::new()
+            }
+        ),
+        run_time_secs: pick!(40, u64::try_from(run_time.max(0)).unwrap_or(0)),
+        time_limit: pick!(41, Some(limit.into())),
+        submit_time: pick!(43, job.submit_time),
+        eligible_time: pick!(44, job.eligible_time),
+        accrue_time: pick!(45, job.eligible_time),
+        start_time: pick!(46, job.start_time),
+        end_time: pick!(47, end_time),
+        last_sched_eval: pick!(51, job.last_sched_eval),
+        begin_time: pick!(53, job.shape.begin_time.unwrap_or(0)),
+        partition: pick!(60, job.partition_name.clone()),
+        alloc_node: pick!(61, d.submit_host.to_string()),
+        alloc_sid: pick!(62, d.submit_sid),
+        required_nodes: pick!(63, d.required_nodes.to_string()),
+        excluded_nodes: pick!(64, d.excluded_nodes.to_string()),
+        nodes: pick!(
+            65,
+            slurm_common::hostlist::compress(node_names.iter().copied())
+        ),
+        batch_host: pick!(
+            66,
+            node_names
+                .first()
+                .map(|n| (*n).to_string())
+                .unwrap_or_default()
+        ),
+        num_nodes: pick!(80, num_nodes),
+        max_nodes: pick!(81, job.shape.max_nodes.unwrap_or(0)),
+        num_cpus: pick!(82, num_cpus),
+        num_tasks: pick!(83, job.shape.ntasks),
+        cpus_per_task: pick!(84, job.shape.cpus_per_task),
+        ntasks_per_node: pick!(85, job.shape.ntasks_per_node.unwrap_or(0)),
+        min_cpus_per_node: pick!(86, d.min_cpus_per_node.unwrap_or(job.shape.cpus_per_task)),
+        memory: pick!(87, memory),
+        resources: pick!(
+            92,
+            Some(v1::JobResources {
+                nodes: job
+                    .alloc
+                    .iter()
+                    .filter_map(|a| {
+                        snap.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
+                            node: n.name.clone(),
+                            cpu_ids: Vec::new(),
+                            memory_mb: a.mem_mb,
+                            gres: Vec::new(),
+                            tasks: a.tasks,
+                        })
                     })
-                })
-                .collect(),
-        }),
-        features: d.constraint.to_string(),
-        sharing: d.sharing,
-        contiguous: d.contiguous,
-        overcommit: job.shape.overcommit,
-        command: d.command_path.to_string(),
-        work_dir: d.work_dir.to_string(),
-        stdin_path: if d.stdin_path.is_empty() {
-            "/dev/null".to_string()
-        } else {
-            d.stdin_path.to_string()
-        },
-        stdout_path: stdout,
-        stderr_path: stderr,
-        comment: job.comment.clone(),
-        submit_line: d.submit_line.to_string(),
-        mail_type: d.mail_type.to_string(),
-        mail_user: d.mail_user.to_string(),
-        cluster: snap.cluster_name.clone(),
-        tres_requested: Some(tres.clone()),
-        tres_allocated: (!alloc.is_empty()).then_some(tres),
+                    .collect(),
+            })
+        ),
+        features: pick!(100, d.constraint.to_string()),
+        sharing: pick!(101, d.sharing),
+        contiguous: pick!(102, d.contiguous),
+        overcommit: pick!(103, job.shape.overcommit),
+        command: pick!(110, d.command_path.to_string()),
+        work_dir: pick!(111, d.work_dir.to_string()),
+        stdin_path: pick!(
+            112,
+            if d.stdin_path.is_empty() {
+                "/dev/null".to_string()
+            } else {
+                d.stdin_path.to_string()
+            }
+        ),
+        stdout_path: pick!(113, stdout),
+        stderr_path: pick!(114, stderr),
+        comment: pick!(115, job.comment.clone()),
+        submit_line: pick!(116, d.submit_line.to_string()),
+        mail_type: pick!(117, d.mail_type.to_string()),
+        mail_user: pick!(118, d.mail_user.to_string()),
+        cluster: pick!(119, snap.cluster_name.clone()),
+        tres_requested: pick!(90, Some(tres.clone())),
+        tres_allocated: pick!(91, (!alloc.is_empty()).then_some(tres)),
         ..v1::JobInfo::default()
     }
 }
@@ -224,6 +294,12 @@ pub fn node_info(snap: &Snapshot, node: &NodeRec) -> v1::NodeInfo {
         state_flags: node_flags_to_wire(node.state.flags),
         reason: node.reason.clone().unwrap_or_default(),
         reason_uid: node.reason_uid,
+        // Looked up only for nodes with a reason: few, and sinfo -R shows it.
+        reason_user: if node.reason.is_some() {
+            crate::server::user_name_of(node.reason_uid).unwrap_or_default()
+        } else {
+            String::new()
+        },
         reason_time: node.reason_time,
         cpus: node.cpus,
         cpus_effective: node.cpus,

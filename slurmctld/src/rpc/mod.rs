@@ -20,6 +20,10 @@ use tonic::{Request, Response, Status};
 
 use crate::core::{Caller, Command, Reply, Snapshot};
 
+/// A reply with at least this many jobs schedules a heap trim
+/// ([`crate::memory::trim_soon`]).
+const BIG_REPLY: usize = 1_000;
+
 /// A command and where its reply goes.
 pub type Envelope = (Command, oneshot::Sender<Reply>);
 
@@ -29,14 +33,21 @@ pub struct Shared {
     pub snapshot: RwLock<Arc<Snapshot>>,
     pub commands: mpsc::Sender<Envelope>,
     pub auth: Arc<dyn Authenticator>,
-    /// `scontrol show config` entries, computed once at startup.
-    pub config: Vec<v1::ConfigEntry>,
+    /// `scontrol show config` entries, computed when control is taken.
+    pub config: RwLock<Vec<v1::ConfigEntry>>,
     pub start_time: i64,
+    /// The fixed part of the Ping reply (in_control and epoch come from
+    /// `ha`).
     pub ping: v1::PingReply,
+    /// Primary/backup state and the way to the HA shell.
+    pub ha: Arc<crate::ha::Link>,
     /// Set to true to begin a graceful shutdown (scontrol shutdown).
     pub shutdown: watch::Sender<bool>,
     /// Uids allowed to stop the controller (root, SlurmUser).
     pub operators: Vec<u32>,
+    /// The slurm.conf this controller reads (`scontrol reconfigure` reads
+    /// it again).
+    pub conf_path: std::path::PathBuf,
 }
 
 impl Shared {
@@ -45,6 +56,24 @@ impl Shared {
             Ok(s) => Arc::clone(&s),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
         }
+    }
+
+    pub fn config(&self) -> Vec<v1::ConfigEntry> {
+        match self.config.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn set_config(&self, entries: Vec<v1::ConfigEntry>) {
+        match self.config.write() {
+            Ok(mut c) => *c = entries,
+            Err(poisoned) => *poisoned.into_inner() = entries,
+        }
+    }
+
+    fn is_operator(&self, uid: u32) -> bool {
+        uid == 0 || self.operators.contains(&uid)
     }
 
     pub fn publish(&self, snap: Snapshot) {
@@ -67,7 +96,20 @@ impl Service {
         Service { shared }
     }
 
+    /// The authenticated caller of a request only this controller's
+    /// state can answer: refused with ESLURM_IN_STANDBY_MODE unless this
+    /// controller is in control, so clients move on to the next one.
     fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        let caller = self.authenticate(req)?;
+        if !self.shared.ha.in_control() {
+            return Err(ErrorCode::InStandbyMode.to_status(""));
+        }
+        Ok(caller)
+    }
+
+    /// The authenticated caller, in any role (Ping, Takeover, Shutdown,
+    /// RelinquishControl).
+    fn authenticate<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
         let token = slurm_proto::auth_credential(req.metadata())
             .ok_or_else(|| ErrorCode::ProtocolAuthentication.to_status("missing credential"))?;
         let claims = self
@@ -161,6 +203,7 @@ impl slurm_proto::SlurmController for Service {
             }));
         }
         let now = unix_now();
+        let fields = convert::JobFields::from_tags(&req.fields);
         let f = req.filter.unwrap_or_default();
         let named: Vec<u32> = f
             .job_ids
@@ -197,18 +240,21 @@ impl slurm_proto::SlurmController for Service {
             snap.jobs
                 .values()
                 .filter(|j| wanted(j))
-                .map(|j| convert::job_info(&snap, j, now))
+                .map(|j| convert::job_info_fields(&snap, j, now, fields))
                 .collect()
         } else {
             named
                 .iter()
                 .filter_map(|id| snap.jobs.get(id))
                 .filter(|j| wanted(j))
-                .map(|j| convert::job_info(&snap, j, now))
+                .map(|j| convert::job_info_fields(&snap, j, now, fields))
                 .collect()
         };
         if !named.is_empty() && jobs.is_empty() {
             return Err(ErrorCode::InvalidJobId.to_status(""));
+        }
+        if jobs.len() >= BIG_REPLY {
+            crate::memory::trim_soon();
         }
         Ok(Response::new(v1::GetJobsReply {
             jobs,
@@ -283,8 +329,16 @@ impl slurm_proto::SlurmController for Service {
         request: Request<v1::GetConfigRequest>,
     ) -> Result<Response<v1::GetConfigReply>, Status> {
         self.caller(&request)?;
+        let mut entries = self.shared.config();
+        // The one value that moves with every submission.
+        let next = self.shared.snapshot().next_job_id;
+        if let Some(e) = entries.iter_mut().find(|e| e.key == "NEXT_JOB_ID") {
+            if next > 0 {
+                e.value = next.to_string();
+            }
+        }
         Ok(Response::new(v1::GetConfigReply {
-            entries: self.shared.config.clone(),
+            entries,
             last_update: unix_now(),
         }))
     }
@@ -391,26 +445,70 @@ impl slurm_proto::SlurmController for Service {
         &self,
         request: Request<v1::PingRequest>,
     ) -> Result<Response<v1::PingReply>, Status> {
-        self.caller(&request)?;
-        Ok(Response::new(self.shared.ping.clone()))
+        self.authenticate(&request)?;
+        let mut reply = self.shared.ping.clone();
+        reply.in_control = self.shared.ha.in_control();
+        reply.epoch = self.shared.ha.epoch();
+        Ok(Response::new(reply))
     }
 
     async fn reconfigure(
         &self,
         request: Request<v1::ReconfigureRequest>,
     ) -> Result<Response<v1::ReconfigureReply>, Status> {
-        self.caller(&request)?;
-        Err(ErrorCode::NotSupported
-            .to_status("reconfigure is not supported yet; restart slurmctld"))
+        let caller = self.caller(&request)?;
+        if !self.shared.is_operator(caller.uid) {
+            return Err(ErrorCode::AccessDenied.to_status(""));
+        }
+        // Parsed here, off the owner task; a broken file changes nothing.
+        let path = self.shared.conf_path.clone();
+        let text = path.display().to_string();
+        let parsed =
+            tokio::task::spawn_blocking(move || slurm_common::conf::SlurmConf::load(&text))
+                .await
+                .map_err(|e| ErrorCode::Unspecified.to_status(e.to_string()))?
+                .map_err(|e| {
+                    tracing::error!(error = %e, "reconfigure: slurm.conf not taken");
+                    ErrorCode::NotSupported
+                        .to_status(format!("cannot load {}: {e}", path.display()))
+                })?;
+        for w in &parsed.warnings {
+            tracing::warn!("{}: {:?}", w.loc.file, w.kind);
+        }
+        let conf = parsed.conf;
+        match self
+            .ask(Command::Reconfigure {
+                caller,
+                conf: Box::new(conf.clone()),
+            })
+            .await?
+        {
+            Reply::Ok => {
+                let next = self.shared.snapshot().next_job_id;
+                self.shared.set_config(crate::server::config_entries_for(
+                    &conf,
+                    &self.shared.conf_path,
+                    self.shared.start_time,
+                    next,
+                ));
+                Ok(Response::new(v1::ReconfigureReply {}))
+            }
+            other => Err(unexpected(&other)),
+        }
     }
 
     async fn shutdown(
         &self,
         request: Request<v1::ShutdownRequest>,
     ) -> Result<Response<v1::ShutdownReply>, Status> {
-        let caller = self.caller(&request)?;
-        if caller.uid != 0 && !self.shared.operators.contains(&caller.uid) {
+        let caller = self.authenticate(&request)?;
+        if !self.shared.is_operator(caller.uid) {
             return Err(ErrorCode::AccessDenied.to_status(""));
+        }
+        // As in Slurm, every controller stops, not only the one in charge
+        // (which would otherwise hand over to a backup).
+        if self.shared.ha.in_control() {
+            self.shared.ha.shutdown_peers(request.get_ref().scope).await;
         }
         let _ = self.shared.shutdown.send(true);
         Ok(Response::new(v1::ShutdownReply {}))
@@ -420,8 +518,64 @@ impl slurm_proto::SlurmController for Service {
         &self,
         request: Request<v1::TakeoverRequest>,
     ) -> Result<Response<v1::TakeoverReply>, Status> {
-        self.caller(&request)?;
-        Err(ErrorCode::NotSupported.to_status("no backup controller support yet"))
+        let caller = self.authenticate(&request)?;
+        if !self.shared.is_operator(caller.uid) {
+            return Err(ErrorCode::AccessDenied.to_status(""));
+        }
+        let me = self.shared.ha.index();
+        if let Some(want) = request.get_ref().backup_index {
+            if usize::try_from(want).ok() != Some(me) {
+                return Err(ErrorCode::MalformedRequest.to_status(format!(
+                    "this is SlurmctldHost[{me}], not SlurmctldHost[{want}]"
+                )));
+            }
+        }
+        match self.shared.ha.takeover().await {
+            Ok(()) => Ok(Response::new(v1::TakeoverReply {})),
+            Err(refusal) => Err(ErrorCode::Disabled.to_status(match refusal {
+                crate::ha::Refusal::PreemptedBy(i) => {
+                    format!("SlurmctldHost[{i}] is taking control")
+                }
+                crate::ha::Refusal::Busy => "control is changing hands; try again".to_string(),
+                crate::ha::Refusal::NotTaken => {
+                    "cannot write the epoch in StateSaveLocation".to_string()
+                }
+            })),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl v1::slurm_controller_peer_server::SlurmControllerPeer for Service {
+    async fn relinquish_control(
+        &self,
+        request: Request<v1::RelinquishControlRequest>,
+    ) -> Result<Response<v1::RelinquishControlReply>, Status> {
+        let caller = self.authenticate(&request)?;
+        if !self.shared.is_operator(caller.uid) {
+            return Err(ErrorCode::AccessDenied.to_status(""));
+        }
+        let me = self.shared.ha.index();
+        let from = usize::try_from(request.get_ref().from_index).unwrap_or(usize::MAX);
+        if from == me {
+            return Err(ErrorCode::MalformedRequest
+                .to_status(format!("SlurmctldHost[{me}] cannot relinquish to itself")));
+        }
+        // No shell any more: the daemon is stopping and acts no more.
+        let answer = self
+            .shared
+            .ha
+            .relinquish(from)
+            .await
+            .unwrap_or(crate::ha::Released {
+                released: true,
+                epoch: self.shared.ha.epoch(),
+            });
+        Ok(Response::new(v1::RelinquishControlReply {
+            released: answer.released,
+            index: u32::try_from(me).unwrap_or(u32::MAX),
+            epoch: answer.epoch,
+        }))
     }
 }
 

@@ -1,11 +1,18 @@
-//! `slurm-bench [--quick] [--json FILE]`: measures a local cluster against
-//! the performance targets (see `slurm_testkit::bench`).
+//! `slurm-bench [--quick] [--only SECTIONS] [--json FILE]`: measures the
+//! real binaries against the performance targets and prints a table (and
+//! JSON). Sections: `jobs` (submission, queries, memory, restart;
+//! `slurm_testkit::bench`), `recovery` (restart with a large state),
+//! `ha` (takeover with a backup controller), `tree` (emulated nodes and
+//! the TreeWidth fan-out). All of them by default.
 
 use std::io::Write;
+
+const SECTIONS: &[&str] = &["jobs", "recovery", "ha", "tree"];
 
 fn main() {
     let mut quick = false;
     let mut json = None;
+    let mut only: Vec<String> = SECTIONS.iter().map(|s| (*s).to_string()).collect();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -14,8 +21,23 @@ fn main() {
                 Some(f) => json = Some(f),
                 None => fail("--json expects a file name"),
             },
+            "--only" => match args.next() {
+                Some(list) => {
+                    only = list.split(',').map(|s| s.trim().to_string()).collect();
+                    if let Some(bad) = only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
+                        fail(&format!(
+                            "unknown section '{bad}' (sections: {})",
+                            SECTIONS.join(",")
+                        ));
+                    }
+                }
+                None => fail("--only expects a list of sections"),
+            },
             "-h" | "--help" => {
-                println!("usage: slurm-bench [--quick] [--json FILE]");
+                println!(
+                    "usage: slurm-bench [--quick] [--only {}] [--json FILE]",
+                    SECTIONS.join(",")
+                );
                 return;
             }
             other => fail(&format!("unrecognized argument '{other}'")),
@@ -25,18 +47,37 @@ fn main() {
     if let Err(e) = slurm_testkit::local::ensure_bins(&mut out) {
         fail(&format!("{e:#}"));
     }
-    let sizes = if quick {
-        slurm_testkit::bench::Sizes::quick()
-    } else {
-        slurm_testkit::bench::Sizes::full()
-    };
     let mut progress = |m: &str| {
         let _ = writeln!(std::io::stderr(), "slurm-bench: {m}");
     };
-    let figs = match slurm_testkit::bench::run_all(&sizes, &mut progress) {
-        Ok(f) => f,
-        Err(e) => fail(&format!("{e:#}")),
-    };
+    let wants = |s: &str| only.iter().any(|o| o == s);
+    let mut figs = Vec::new();
+    if wants("jobs") {
+        let sizes = if quick {
+            slurm_testkit::bench::Sizes::quick()
+        } else {
+            slurm_testkit::bench::Sizes::full()
+        };
+        match slurm_testkit::bench::run_all(&sizes, &mut progress) {
+            Ok(f) => figs.extend(f),
+            Err(e) => fail(&format!("{e:#}")),
+        }
+    }
+    if wants("recovery") {
+        figs.extend(slurm_testkit::bench::run_recovery(quick, &mut progress));
+    }
+    if wants("ha") {
+        figs.extend(slurm_testkit::bench::run_ha(quick, &mut progress));
+    }
+    if wants("tree") {
+        progress("fan-out tree with emulated nodes");
+        let sizes = if quick {
+            slurm_testkit::bench_tree::TreeBenchSizes::quick()
+        } else {
+            slurm_testkit::bench_tree::TreeBenchSizes::full()
+        };
+        figs.extend(slurm_testkit::bench_tree::run_tree_bench(&sizes));
+    }
     print!("{}", slurm_testkit::bench::render_table(&figs));
     if let Some(path) = json {
         if let Err(e) = std::fs::write(&path, slurm_testkit::bench::render_json(&figs, quick)) {

@@ -1,0 +1,1382 @@
+//! Snapshots: the whole controller state in one file, so that a restart
+//! reads one snapshot and a short journal tail instead of every event since
+//! the cluster was created.
+//!
+//! What is in it: everything [`Controller::apply`] builds that slurm.conf
+//! does not give back: every job with every field, each node's run-time
+//! state (state and flags, reason, allocation counters, registration,
+//! arch/OS), the next job id and priority, the script-space bookkeeping,
+//! and the journal generation that continues it. Node sizes, partitions and
+//! the configuration come from slurm.conf at load, as on replay; nodes and
+//! jobs' partitions are matched by name, so a reordered slurm.conf is fine.
+//!
+//! ```text
+//! file   : header | record* ; the first record is META, the last END
+//! header : "SLURMSNP" | u32 format version | u32 0                  (16 bytes)
+//! record : u32 payload length | u32 crc32(payload) | payload
+//! payload: u8 tag | fields
+//!   1 META  generation u64, next job id u32, next priority u32, last update i64,
+//!           script segment u32, script end u64, node count u32, job count u32
+//!   2 NODE  one per node (run-time state only), in slurm.conf order at write time
+//!   3 JOB   one per job, in id order; allocations name nodes by NODE ordinal
+//!   4 END   number of records before it u32
+//! ```
+//!
+//! Fields use the conventions of the event encoding (`core::event`): little
+//! endian fixed-width integers, `u32` length + bytes for text, a presence
+//! byte for an `Option`. Enums are written through explicit tables here, so
+//! that reordering a type elsewhere cannot change the meaning of a file.
+//! New record tags may be added within a format version (an older reader
+//! refuses them); changing a layout needs a new [`SNAPSHOT_FORMAT_VERSION`].
+//!
+//! Records are checksummed one by one rather than the file as a whole, so
+//! damage is reported with the offset of the record that holds it, and the
+//! recovery mode (`slurmctld -i`) can keep every record before it.
+//!
+//! Encoding destructures each record type without `..`: a field added to
+//! [`Job`], [`JobSpec`], [`JobShape`] or [`NodeRec`] does not compile until
+//! it is given a place here (or explicitly declared configuration-derived).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use slurm_common::ids::JobId;
+use slurm_common::reason::PendingReason;
+use slurm_common::state::{
+    JobFlag, JobFlags, JobState, JobStatus, NodeBaseState, NodeFlag, NodeFlags, NodeState,
+};
+use slurm_common::time::TimeLimit;
+use slurm_sched::{Hold, MemReq, NodeAlloc};
+use thiserror::Error;
+
+use super::event::DecodeError;
+use super::{Controller, Job, JobShape, JobSpec, JobTable, NodeRec};
+use crate::persist::crc::crc32;
+use crate::persist::{ScriptRef, ScriptSpace};
+
+pub const SNAPSHOT_MAGIC: &[u8; 8] = b"SLURMSNP";
+/// Version of the layout described in the module docs.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 1;
+pub const SNAPSHOT_HEADER_LEN: usize = 16;
+const RECORD_HEAD: usize = 8;
+/// A record larger than this is damage (a job record is well under 64 kB).
+const MAX_RECORD: u32 = 64 * 1024 * 1024;
+
+const TAG_META: u8 = 1;
+const TAG_NODE: u8 = 2;
+const TAG_JOB: u8 = 3;
+const TAG_END: u8 = 4;
+
+/// A snapshot that cannot be read. Offsets are byte offsets in the file.
+#[derive(Debug, Error)]
+pub enum SnapshotError {
+    #[error("not a snapshot (bad header)")]
+    BadHeader,
+    #[error("snapshot format version {found} is not supported (this build reads {SNAPSHOT_FORMAT_VERSION})")]
+    UnsupportedVersion { found: u32 },
+    #[error("corrupt record at byte offset {offset}: {detail}")]
+    Corrupt { offset: u64, detail: String },
+    #[error("record at byte offset {offset} does not decode: {source}")]
+    Decode {
+        offset: u64,
+        #[source]
+        source: DecodeError,
+    },
+}
+
+impl SnapshotError {
+    /// Damage (as opposed to a file of another version).
+    pub fn is_damage(&self) -> bool {
+        !matches!(self, SnapshotError::UnsupportedVersion { .. })
+    }
+}
+
+/// A loaded snapshot.
+#[derive(Debug)]
+pub struct Loaded {
+    pub controller: Controller,
+    /// The journal generation that continues this state; `None` when the
+    /// META record was lost (salvage only).
+    pub generation: Option<u64>,
+    pub jobs: usize,
+    /// Job allocation slices on nodes slurm.conf no longer has (dropped).
+    pub dropped_allocs: usize,
+    /// Node records of nodes slurm.conf no longer has (ignored).
+    pub unknown_nodes: usize,
+    /// In salvage mode: the first damage; the records from there on were
+    /// not loaded.
+    pub damage: Option<SnapshotError>,
+}
+
+/// Appends the snapshot of `ctl` to `out`.
+pub fn encode(ctl: &Controller, generation: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write(ctl, generation, &mut out);
+    out
+}
+
+/// Writes the snapshot of `ctl` to `w`, record by record (no copy of the
+/// whole file in memory). Returns the bytes written.
+pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Result<u64> {
+    let mut header = [0u8; SNAPSHOT_HEADER_LEN];
+    header[..8].copy_from_slice(SNAPSHOT_MAGIC);
+    header[8..12].copy_from_slice(&SNAPSHOT_FORMAT_VERSION.to_le_bytes());
+    w.write_all(&header)?;
+    let mut sink = Sink {
+        w,
+        written: SNAPSHOT_HEADER_LEN as u64,
+        records: 0,
+    };
+    let mut buf = Vec::with_capacity(4096);
+
+    let Controller {
+        // From slurm.conf at load: configuration, node and partition tables.
+        cfg: _,
+        node_index: _,
+        partitions: _,
+        part_index: _,
+        default_part: _,
+        // Derived: a pass runs after every restart; segments to remove are
+        // taken by the shell after every batch.
+        sched_dirty: _,
+        freed_segments: _,
+        // Liveness bookkeeping: every node starts again at "not heard from"
+        // after a restart (see `core::liveness`).
+        last_response: _,
+        nodes,
+        jobs,
+        next_job_id,
+        next_priority,
+        last_update,
+        scripts,
+    } = ctl;
+    let ScriptSpace {
+        current,
+        end,
+        // Recomputed from the jobs at load.
+        live: _,
+    } = scripts;
+
+    let mut wr = Writer::new(&mut buf);
+    wr.u8(TAG_META);
+    wr.u64(generation);
+    wr.u32(*next_job_id);
+    wr.u32(*next_priority);
+    wr.i64(*last_update);
+    wr.u32(*current);
+    wr.u64(*end);
+    wr.len(nodes.len());
+    wr.len(jobs.len());
+    sink.emit(&mut buf)?;
+
+    for node in nodes {
+        let mut wr = Writer::new(&mut buf);
+        wr.u8(TAG_NODE);
+        node_record(&mut wr, node);
+        sink.emit(&mut buf)?;
+    }
+    for job in jobs.values() {
+        let mut wr = Writer::new(&mut buf);
+        wr.u8(TAG_JOB);
+        job_record(&mut wr, job);
+        sink.emit(&mut buf)?;
+    }
+    let mut wr = Writer::new(&mut buf);
+    wr.u8(TAG_END);
+    wr.u32(sink.records);
+    sink.emit(&mut buf)?;
+    Ok(sink.written)
+}
+
+/// Frames records and counts them.
+struct Sink<'w, W> {
+    w: &'w mut W,
+    written: u64,
+    records: u32,
+}
+
+impl<W: Write> Sink<'_, W> {
+    /// Writes the record in `buf` (made by [`Writer::new`] and filled).
+    fn emit(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let payload = &buf[RECORD_HEAD..];
+        let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+        let crc = crc32(payload);
+        buf[..4].copy_from_slice(&len.to_le_bytes());
+        buf[4..8].copy_from_slice(&crc.to_le_bytes());
+        self.w.write_all(buf)?;
+        self.written += buf.len() as u64;
+        self.records = self.records.saturating_add(1);
+        Ok(())
+    }
+}
+
+fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
+    let NodeRec {
+        name,
+        // From slurm.conf.
+        addr: _,
+        hostname: _,
+        port: _,
+        cpus: _,
+        boards: _,
+        sockets: _,
+        cores_per_socket: _,
+        threads_per_core: _,
+        real_memory_mb: _,
+        tmp_disk_mb: _,
+        weight: _,
+        features: _,
+        conf_state: _,
+        partitions: _,
+        state,
+        reason,
+        reason_uid,
+        reason_time,
+        alloc_cpus,
+        alloc_mem_mb,
+        exclusive_owner,
+        last_registration,
+        arch,
+        os,
+    } = node;
+    w.str(name);
+    w.u8(node_base_code(state.base));
+    w.u32(node_flag_mask(state.flags));
+    w.opt_str(reason.as_deref());
+    w.u32(*reason_uid);
+    w.i64(*reason_time);
+    w.u32(*alloc_cpus);
+    w.u64(*alloc_mem_mb);
+    w.opt_u32(exclusive_owner.map(JobId::get));
+    w.i64(*last_registration);
+    w.str(arch);
+    w.str(os);
+}
+
+fn job_record(w: &mut Writer<'_>, job: &Job) {
+    let Job {
+        id,
+        uid,
+        gid,
+        spec,
+        name,
+        // Index of `partition_name` in slurm.conf, found again at load.
+        partition: _,
+        partition_name,
+        shape,
+        status,
+        reason,
+        reason_detail,
+        base_priority,
+        nice,
+        hold,
+        requeue,
+        restart_count,
+        launch_failures,
+        comment,
+        submit_time,
+        eligible_time,
+        start_time,
+        end_time,
+        last_sched_eval,
+        run_limit,
+        exit_status,
+        exit_signal,
+        alloc,
+        exclusive_alloc,
+        last_alloc,
+    } = job;
+    w.u32(id.get());
+    w.u32(*uid);
+    w.u32(*gid);
+    w.str(name);
+    w.str(partition_name);
+    shape_fields(w, shape);
+    w.u8(job_state_code(status.state));
+    w.u32(job_flag_mask(status.flags));
+    w.str(reason.as_str());
+    w.str(reason_detail);
+    w.u32(*base_priority);
+    w.i32(*nice);
+    w.hold(*hold);
+    w.bool(*requeue);
+    w.u32(*restart_count);
+    w.u32(*launch_failures);
+    w.str(comment);
+    w.i64(*submit_time);
+    w.i64(*eligible_time);
+    w.i64(*start_time);
+    w.i64(*end_time);
+    w.i64(*last_sched_eval);
+    w.opt_limit(*run_limit);
+    w.u32(*exit_status);
+    w.u32(*exit_signal);
+    w.allocs(alloc);
+    w.bool(*exclusive_alloc);
+    w.allocs(last_alloc);
+    spec_fields(w, spec);
+}
+
+fn shape_fields(w: &mut Writer<'_>, shape: &JobShape) {
+    let JobShape {
+        min_nodes,
+        max_nodes,
+        ntasks,
+        ntasks_given,
+        ntasks_per_node,
+        cpus_per_task,
+        mem,
+        exclusive,
+        overcommit,
+        time_limit,
+        begin_time,
+    } = shape;
+    w.u32(*min_nodes);
+    w.opt_u32(*max_nodes);
+    w.u32(*ntasks);
+    w.bool(*ntasks_given);
+    w.opt_u32(*ntasks_per_node);
+    w.u32(*cpus_per_task);
+    match mem {
+        None => w.u8(0),
+        Some(MemReq::PerNode(mb)) => {
+            w.u8(1);
+            w.u64(*mb);
+        }
+        Some(MemReq::PerCpu(mb)) => {
+            w.u8(2);
+            w.u64(*mb);
+        }
+    }
+    w.bool(*exclusive);
+    w.bool(*overcommit);
+    w.opt_limit(*time_limit);
+    match begin_time {
+        Some(t) => {
+            w.bool(true);
+            w.i64(*t);
+        }
+        None => w.bool(false),
+    }
+}
+
+fn spec_fields(w: &mut Writer<'_>, spec: &JobSpec) {
+    let JobSpec {
+        user_name,
+        submit_host,
+        submit_sid,
+        submit_line,
+        argv,
+        work_dir,
+        command_path,
+        stdin_path,
+        stdout_path,
+        stderr_path,
+        open_mode,
+        account,
+        qos,
+        reservation,
+        required_nodes,
+        excluded_nodes,
+        constraint,
+        sharing,
+        contiguous,
+        cpus_per_task,
+        ntasks_per_node,
+        min_cpus_per_node,
+        mail_type,
+        mail_user,
+        files,
+    } = spec;
+    w.str(user_name);
+    w.str(submit_host);
+    w.u32(*submit_sid);
+    w.str(submit_line);
+    w.len(argv.len());
+    for a in argv.iter() {
+        w.str(a);
+    }
+    w.str(work_dir);
+    w.str(command_path);
+    w.str(stdin_path);
+    w.str(stdout_path);
+    w.str(stderr_path);
+    w.i32(*open_mode);
+    w.str(account);
+    w.str(qos);
+    w.str(reservation);
+    w.str(required_nodes);
+    w.str(excluded_nodes);
+    w.str(constraint);
+    w.i32(*sharing);
+    w.bool(*contiguous);
+    w.opt_u32(*cpus_per_task);
+    w.opt_u32(*ntasks_per_node);
+    w.opt_u32(*min_cpus_per_node);
+    w.str(mail_type);
+    w.str(mail_user);
+    let ScriptRef {
+        segment,
+        offset,
+        script_len,
+        env_len,
+        crc,
+    } = files;
+    w.u32(*segment);
+    w.u64(*offset);
+    w.u32(*script_len);
+    w.u32(*env_len);
+    w.u32(*crc);
+}
+
+/// Loads a snapshot on top of `base`, a controller freshly built from
+/// slurm.conf ([`Controller::new`]).
+///
+/// With `salvage`, damage does not fail the load: the records before it
+/// are kept, node allocation counters are recomputed from the jobs kept,
+/// and [`Loaded::damage`] says where it was. A snapshot of another format
+/// version is refused in either mode.
+pub fn decode(bytes: &[u8], base: Controller, salvage: bool) -> Result<Loaded, SnapshotError> {
+    if bytes.len() < SNAPSHOT_HEADER_LEN
+        || &bytes[..8] != SNAPSHOT_MAGIC
+        || bytes[12..16] != [0, 0, 0, 0]
+    {
+        if salvage {
+            return Ok(Loaded::empty(base, SnapshotError::BadHeader));
+        }
+        return Err(SnapshotError::BadHeader);
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != SNAPSHOT_FORMAT_VERSION {
+        return Err(SnapshotError::UnsupportedVersion { found: version });
+    }
+    let mut loader = Loader::new(base);
+    let outcome = loader.run(bytes);
+    match outcome {
+        Ok(()) => Ok(loader.finish(None)),
+        Err(e) if salvage => Ok(loader.finish(Some(e))),
+        Err(e) => Err(e),
+    }
+}
+
+/// The generation in the META record at the start of a snapshot file
+/// (`prefix`: its first bytes, a few hundred are enough); `None` when the
+/// header or META is not there or not intact.
+pub fn peek_generation(prefix: &[u8]) -> Option<u64> {
+    if prefix.len() < SNAPSHOT_HEADER_LEN + RECORD_HEAD || &prefix[..8] != SNAPSHOT_MAGIC {
+        return None;
+    }
+    let at = SNAPSHOT_HEADER_LEN;
+    let word =
+        |i: usize| u32::from_le_bytes([prefix[i], prefix[i + 1], prefix[i + 2], prefix[i + 3]]);
+    let len = usize::try_from(word(at)).ok()?;
+    let payload = prefix.get(at + RECORD_HEAD..at + RECORD_HEAD + len)?;
+    if crc32(payload) != word(at + 4) {
+        return None;
+    }
+    let mut r = Reader::new(payload);
+    if r.u8("record tag").ok()? != TAG_META {
+        return None;
+    }
+    r.u64("generation").ok()
+}
+
+impl Loaded {
+    fn empty(controller: Controller, damage: SnapshotError) -> Loaded {
+        Loaded {
+            controller,
+            generation: None,
+            jobs: 0,
+            dropped_allocs: 0,
+            unknown_nodes: 0,
+            damage: Some(damage),
+        }
+    }
+}
+
+/// What META says.
+struct Meta {
+    generation: u64,
+    next_job_id: u32,
+    next_priority: u32,
+    last_update: i64,
+    script_segment: u32,
+    script_end: u64,
+    nodes: u32,
+    jobs: u32,
+}
+
+struct Loader {
+    ctl: Controller,
+    meta: Option<Meta>,
+    /// Snapshot node ordinal -> index in `ctl.nodes` (None: not configured).
+    node_map: Vec<Option<usize>>,
+    jobs: JobTable,
+    /// Id of the last job record (they come in increasing id order).
+    last_job: Option<u32>,
+    records: u32,
+    dropped_allocs: usize,
+    unknown_nodes: usize,
+    ended: bool,
+}
+
+impl Loader {
+    fn new(ctl: Controller) -> Loader {
+        Loader {
+            ctl,
+            meta: None,
+            node_map: Vec::new(),
+            jobs: JobTable::new(),
+            last_job: None,
+            records: 0,
+            dropped_allocs: 0,
+            unknown_nodes: 0,
+            ended: false,
+        }
+    }
+
+    fn run(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
+        let mut pos = SNAPSHOT_HEADER_LEN;
+        while pos < bytes.len() {
+            let offset = pos as u64;
+            let corrupt = |detail: String| SnapshotError::Corrupt { offset, detail };
+            if self.ended {
+                return Err(corrupt("data after the end record".into()));
+            }
+            if bytes.len() - pos < RECORD_HEAD {
+                return Err(corrupt("record header cut short".into()));
+            }
+            let word = |at: usize| {
+                u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+            };
+            let (len, crc) = (word(pos), word(pos + 4));
+            if len > MAX_RECORD {
+                return Err(corrupt(format!("record length {len} is implausible")));
+            }
+            let end = pos + RECORD_HEAD + len as usize;
+            if end > bytes.len() {
+                return Err(corrupt(format!(
+                    "record of {len} bytes runs past the end of the file"
+                )));
+            }
+            let payload = &bytes[pos + RECORD_HEAD..end];
+            if crc32(payload) != crc {
+                return Err(corrupt("checksum mismatch".into()));
+            }
+            self.record(payload, offset)?;
+            self.records = self.records.saturating_add(1);
+            pos = end;
+        }
+        if !self.ended {
+            return Err(SnapshotError::Corrupt {
+                offset: bytes.len() as u64,
+                detail: "the file ends without its end record".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, payload: &[u8], offset: u64) -> Result<(), SnapshotError> {
+        let decode = |source: DecodeError| SnapshotError::Decode { offset, source };
+        let corrupt = |detail: String| SnapshotError::Corrupt { offset, detail };
+        let mut r = Reader::new(payload);
+        let tag = r.u8("record tag").map_err(decode)?;
+        if tag != TAG_META && self.meta.is_none() {
+            return Err(corrupt(
+                "the first record is not the snapshot's META".into(),
+            ));
+        }
+        match tag {
+            TAG_META => {
+                if self.meta.is_some() {
+                    return Err(corrupt("a second META record".into()));
+                }
+                let meta = read_meta(&mut r).map_err(decode)?;
+                r.done().map_err(decode)?;
+                self.meta = Some(meta);
+            }
+            TAG_NODE => {
+                if !self.jobs.is_empty() {
+                    return Err(corrupt("a node record after the job records".into()));
+                }
+                let (name, rec) = read_node(&mut r).map_err(decode)?;
+                r.done().map_err(decode)?;
+                match self.ctl.node_index.get(&name).copied() {
+                    Some(i) => {
+                        rec.apply_to(&mut self.ctl.nodes[i]);
+                        self.node_map.push(Some(i));
+                    }
+                    None => {
+                        self.unknown_nodes += 1;
+                        self.node_map.push(None);
+                    }
+                }
+            }
+            TAG_JOB => {
+                let (job, dropped) =
+                    read_job(&mut r, &self.node_map, &self.ctl.part_index).map_err(decode)?;
+                r.done().map_err(decode)?;
+                let id = job.id.get();
+                if self.last_job.is_some_and(|last| last >= id) {
+                    return Err(corrupt(format!("job {id} is out of order")));
+                }
+                self.last_job = Some(id);
+                self.dropped_allocs += dropped;
+                self.jobs.insert(id, Arc::new(job));
+            }
+            TAG_END => {
+                let count = r.u32("record count").map_err(decode)?;
+                r.done().map_err(decode)?;
+                if count != self.records {
+                    return Err(corrupt(format!(
+                        "end record counts {count} records, the file has {}",
+                        self.records
+                    )));
+                }
+                if let Some(m) = &self.meta {
+                    let nodes = self.node_map.len();
+                    if usize::try_from(m.nodes).ok() != Some(nodes)
+                        || usize::try_from(m.jobs).ok() != Some(self.jobs.len())
+                    {
+                        return Err(corrupt(format!(
+                            "META announced {} nodes and {} jobs, the file has {nodes} and {}",
+                            m.nodes,
+                            m.jobs,
+                            self.jobs.len()
+                        )));
+                    }
+                }
+                self.ended = true;
+            }
+            other => {
+                return Err(decode(DecodeError::Unknown {
+                    offset: 0,
+                    what: "snapshot record tag",
+                    value: u32::from(other),
+                }))
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, damage: Option<SnapshotError>) -> Loaded {
+        let Loader {
+            mut ctl,
+            meta,
+            jobs,
+            last_job,
+            dropped_allocs,
+            unknown_nodes,
+            ..
+        } = self;
+        let generation = meta.as_ref().map(|m| m.generation);
+        if let Some(m) = &meta {
+            ctl.next_job_id = m.next_job_id;
+            ctl.next_priority = m.next_priority;
+            ctl.last_update = m.last_update;
+            ctl.scripts.current = m.script_segment;
+            ctl.scripts.end = m.script_end;
+        }
+        let mut live: BTreeMap<u32, u32> = BTreeMap::new();
+        for job in jobs.values() {
+            *live.entry(job.spec.files.segment).or_insert(0) += 1;
+        }
+        ctl.scripts.live = live;
+        if damage.is_some() || dropped_allocs > 0 {
+            // Allocations of jobs that were not loaded must not stay counted
+            // on their nodes: count again from the jobs kept.
+            recount_allocations(&mut ctl, &jobs);
+        }
+        if damage.is_some() {
+            // Ids after the last job kept may have been handed out.
+            if let Some(last) = last_job {
+                if ctl.next_job_id <= last && last < ctl.cfg.max_job_id {
+                    ctl.next_job_id = last + 1;
+                }
+            }
+        }
+        let count = jobs.len();
+        ctl.jobs = jobs;
+        ctl.sched_dirty = true;
+        ctl.freed_segments.clear();
+        Loaded {
+            controller: ctl,
+            generation,
+            jobs: count,
+            dropped_allocs,
+            unknown_nodes,
+            damage,
+        }
+    }
+}
+
+fn recount_allocations(ctl: &mut Controller, jobs: &JobTable) {
+    for n in &mut ctl.nodes {
+        n.alloc_cpus = 0;
+        n.alloc_mem_mb = 0;
+        n.exclusive_owner = None;
+    }
+    for job in jobs.values() {
+        for a in &job.alloc {
+            if let Some(n) = ctl.nodes.get_mut(a.node_index) {
+                n.take(a, job.exclusive_alloc, job.id);
+            }
+        }
+    }
+}
+
+fn read_meta(r: &mut Reader<'_>) -> Result<Meta, DecodeError> {
+    Ok(Meta {
+        generation: r.u64("generation")?,
+        next_job_id: r.u32("next job id")?,
+        next_priority: r.u32("next priority")?,
+        last_update: r.i64("last update")?,
+        script_segment: r.u32("script segment")?,
+        script_end: r.u64("script end")?,
+        nodes: r.u32("node count")?,
+        jobs: r.u32("job count")?,
+    })
+}
+
+/// The run-time part of a node record.
+struct NodeRuntime {
+    state: NodeState,
+    reason: Option<String>,
+    reason_uid: u32,
+    reason_time: i64,
+    alloc_cpus: u32,
+    alloc_mem_mb: u64,
+    exclusive_owner: Option<u32>,
+    last_registration: i64,
+    arch: String,
+    os: String,
+}
+
+impl NodeRuntime {
+    fn apply_to(self, n: &mut NodeRec) {
+        n.state = self.state;
+        n.reason = self.reason;
+        n.reason_uid = self.reason_uid;
+        n.reason_time = self.reason_time;
+        n.alloc_cpus = self.alloc_cpus;
+        n.alloc_mem_mb = self.alloc_mem_mb;
+        n.exclusive_owner = self.exclusive_owner.map(JobId::new);
+        n.last_registration = self.last_registration;
+        n.arch = self.arch;
+        n.os = self.os;
+    }
+}
+
+fn read_node(r: &mut Reader<'_>) -> Result<(String, NodeRuntime), DecodeError> {
+    let name = r.string("node name")?;
+    let at = r.pos;
+    let code = r.u8("node state")?;
+    let base = node_base_from(code).ok_or(DecodeError::Unknown {
+        offset: at,
+        what: "node state",
+        value: u32::from(code),
+    })?;
+    let at = r.pos;
+    let mask = r.u32("node flags")?;
+    let flags = node_flags_from(mask).ok_or(DecodeError::Unknown {
+        offset: at,
+        what: "node flags",
+        value: mask,
+    })?;
+    Ok((
+        name,
+        NodeRuntime {
+            state: NodeState { base, flags },
+            reason: r.opt_string("node reason")?,
+            reason_uid: r.u32("reason uid")?,
+            reason_time: r.i64("reason time")?,
+            alloc_cpus: r.u32("allocated cpus")?,
+            alloc_mem_mb: r.u64("allocated memory")?,
+            exclusive_owner: r.opt_u32("exclusive owner")?,
+            last_registration: r.i64("last registration")?,
+            arch: r.string("arch")?,
+            os: r.string("os")?,
+        },
+    ))
+}
+
+/// One job, and how many allocation slices named unconfigured nodes.
+fn read_job(
+    r: &mut Reader<'_>,
+    node_map: &[Option<usize>],
+    part_index: &std::collections::HashMap<String, usize>,
+) -> Result<(Job, usize), DecodeError> {
+    let id = r.u32("job id")?;
+    let uid = r.u32("uid")?;
+    let gid = r.u32("gid")?;
+    let name = r.string("job name")?;
+    let partition_name = r.string("partition")?;
+    let shape = read_shape(r)?;
+    let at = r.pos;
+    let code = r.u8("job state")?;
+    let state = job_state_from(code).ok_or(DecodeError::Unknown {
+        offset: at,
+        what: "job state",
+        value: u32::from(code),
+    })?;
+    let at = r.pos;
+    let mask = r.u32("job flags")?;
+    let flags = job_flags_from(mask).ok_or(DecodeError::Unknown {
+        offset: at,
+        what: "job flags",
+        value: mask,
+    })?;
+    let at = r.pos;
+    let reason_text = r.string("reason")?;
+    let reason: PendingReason = reason_text.parse().map_err(|_| DecodeError::Unknown {
+        offset: at,
+        what: "job reason",
+        value: 0,
+    })?;
+    let reason_detail = r.string("reason detail")?;
+    let base_priority = r.u32("priority")?;
+    let nice = r.i32("nice")?;
+    let hold = r.hold()?;
+    let requeue = r.bool("requeue")?;
+    let restart_count = r.u32("restart count")?;
+    let launch_failures = r.u32("launch failures")?;
+    let comment = r.string("comment")?;
+    let submit_time = r.i64("submit time")?;
+    let eligible_time = r.i64("eligible time")?;
+    let start_time = r.i64("start time")?;
+    let end_time = r.i64("end time")?;
+    let last_sched_eval = r.i64("last evaluation")?;
+    let run_limit = r.opt_limit("run limit")?;
+    let exit_status = r.u32("exit status")?;
+    let exit_signal = r.u32("exit signal")?;
+    let (alloc, dropped_a) = r.allocs(node_map)?;
+    let exclusive_alloc = r.bool("exclusive allocation")?;
+    let (last_alloc, dropped_b) = r.allocs(node_map)?;
+    let spec = read_spec(r)?;
+    let job = Job {
+        id: JobId::new(id),
+        uid,
+        gid,
+        spec: Arc::new(spec),
+        name,
+        partition: part_index.get(&partition_name).copied(),
+        partition_name,
+        shape,
+        status: JobStatus { state, flags },
+        reason,
+        reason_detail,
+        base_priority,
+        nice,
+        hold,
+        requeue,
+        restart_count,
+        launch_failures,
+        comment,
+        submit_time,
+        eligible_time,
+        start_time,
+        end_time,
+        last_sched_eval,
+        run_limit,
+        exit_status,
+        exit_signal,
+        alloc,
+        exclusive_alloc,
+        last_alloc,
+    };
+    Ok((job, dropped_a + dropped_b))
+}
+
+fn read_shape(r: &mut Reader<'_>) -> Result<JobShape, DecodeError> {
+    let min_nodes = r.u32("min nodes")?;
+    let max_nodes = r.opt_u32("max nodes")?;
+    let ntasks = r.u32("ntasks")?;
+    let ntasks_given = r.bool("ntasks given")?;
+    let ntasks_per_node = r.opt_u32("ntasks per node")?;
+    let cpus_per_task = r.u32("cpus per task")?;
+    let at = r.pos;
+    let mem = match r.u8("memory kind")? {
+        0 => None,
+        1 => Some(MemReq::PerNode(r.u64("memory")?)),
+        2 => Some(MemReq::PerCpu(r.u64("memory")?)),
+        v => {
+            return Err(DecodeError::Unknown {
+                offset: at,
+                what: "memory kind",
+                value: u32::from(v),
+            })
+        }
+    };
+    let exclusive = r.bool("exclusive")?;
+    let overcommit = r.bool("overcommit")?;
+    let time_limit = r.opt_limit("time limit")?;
+    let begin_time = if r.bool("begin time present")? {
+        Some(r.i64("begin time")?)
+    } else {
+        None
+    };
+    Ok(JobShape {
+        min_nodes,
+        max_nodes,
+        ntasks,
+        ntasks_given,
+        ntasks_per_node,
+        cpus_per_task,
+        mem,
+        exclusive,
+        overcommit,
+        time_limit,
+        begin_time,
+    })
+}
+
+fn read_spec(r: &mut Reader<'_>) -> Result<JobSpec, DecodeError> {
+    let user_name = r.boxed("user name")?;
+    let submit_host = r.boxed("submit host")?;
+    let submit_sid = r.u32("submit sid")?;
+    let submit_line = r.boxed("submit line")?;
+    let n = r.u32("argv count")?;
+    // Each entry takes at least its 4-byte length: never reserve more
+    // than the record can hold.
+    let mut argv = Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(r.left() / 4));
+    for _ in 0..n {
+        argv.push(r.boxed("argv")?);
+    }
+    Ok(JobSpec {
+        user_name,
+        submit_host,
+        submit_sid,
+        submit_line,
+        argv: argv.into_boxed_slice(),
+        work_dir: r.boxed("work dir")?,
+        command_path: r.boxed("command path")?,
+        stdin_path: r.boxed("stdin path")?,
+        stdout_path: r.boxed("stdout path")?,
+        stderr_path: r.boxed("stderr path")?,
+        open_mode: r.i32("open mode")?,
+        account: r.boxed("account")?,
+        qos: r.boxed("qos")?,
+        reservation: r.boxed("reservation")?,
+        required_nodes: r.boxed("required nodes")?,
+        excluded_nodes: r.boxed("excluded nodes")?,
+        constraint: r.boxed("constraint")?,
+        sharing: r.i32("sharing")?,
+        contiguous: r.bool("contiguous")?,
+        cpus_per_task: r.opt_u32("cpus per task")?,
+        ntasks_per_node: r.opt_u32("ntasks per node")?,
+        min_cpus_per_node: r.opt_u32("min cpus per node")?,
+        mail_type: r.boxed("mail type")?,
+        mail_user: r.boxed("mail user")?,
+        files: ScriptRef {
+            segment: r.u32("script segment")?,
+            offset: r.u64("script offset")?,
+            script_len: r.u32("script length")?,
+            env_len: r.u32("environment length")?,
+            crc: r.u32("script checksum")?,
+        },
+    })
+}
+
+// ------------------------------------------------------------ enum tables
+
+/// Job base states by code (Slurm's numeric order, as in the journal).
+const JOB_STATES: [JobState; 12] = JobState::ALL;
+
+fn job_state_code(s: JobState) -> u8 {
+    JOB_STATES
+        .iter()
+        .position(|x| *x == s)
+        .and_then(|i| u8::try_from(i).ok())
+        .unwrap_or(u8::MAX)
+}
+
+fn job_state_from(code: u8) -> Option<JobState> {
+    JOB_STATES.get(usize::from(code)).copied()
+}
+
+/// Job flags by bit number. Append only.
+const JOB_FLAGS: [JobFlag; 12] = [
+    JobFlag::Completing,
+    JobFlag::Configuring,
+    JobFlag::Requeued,
+    JobFlag::RequeueHold,
+    JobFlag::SpecialExit,
+    JobFlag::Resizing,
+    JobFlag::StageOut,
+    JobFlag::Stopped,
+    JobFlag::Signaling,
+    JobFlag::Revoked,
+    JobFlag::ResvDelHold,
+    JobFlag::LaunchFailed,
+];
+
+/// The bit of `f`; exhaustive, so a new flag must be given a bit.
+fn job_flag_bit(f: JobFlag) -> u32 {
+    let n = match f {
+        JobFlag::Completing => 0,
+        JobFlag::Configuring => 1,
+        JobFlag::Requeued => 2,
+        JobFlag::RequeueHold => 3,
+        JobFlag::SpecialExit => 4,
+        JobFlag::Resizing => 5,
+        JobFlag::StageOut => 6,
+        JobFlag::Stopped => 7,
+        JobFlag::Signaling => 8,
+        JobFlag::Revoked => 9,
+        JobFlag::ResvDelHold => 10,
+        JobFlag::LaunchFailed => 11,
+    };
+    1 << n
+}
+
+fn job_flag_mask(flags: JobFlags) -> u32 {
+    flags.iter().fold(0, |m, f| m | job_flag_bit(f))
+}
+
+fn job_flags_from(mask: u32) -> Option<JobFlags> {
+    let mut flags = JobFlags::EMPTY;
+    let mut seen = 0u32;
+    for f in JOB_FLAGS {
+        let bit = job_flag_bit(f);
+        if mask & bit != 0 {
+            flags = flags.with(f);
+            seen |= bit;
+        }
+    }
+    (seen == mask).then_some(flags)
+}
+
+fn node_base_code(b: NodeBaseState) -> u8 {
+    match b {
+        NodeBaseState::Unknown => 0,
+        NodeBaseState::Down => 1,
+        NodeBaseState::Idle => 2,
+        NodeBaseState::Allocated => 3,
+        NodeBaseState::Mixed => 4,
+        NodeBaseState::Future => 5,
+        NodeBaseState::Error => 6,
+    }
+}
+
+fn node_base_from(code: u8) -> Option<NodeBaseState> {
+    Some(match code {
+        0 => NodeBaseState::Unknown,
+        1 => NodeBaseState::Down,
+        2 => NodeBaseState::Idle,
+        3 => NodeBaseState::Allocated,
+        4 => NodeBaseState::Mixed,
+        5 => NodeBaseState::Future,
+        6 => NodeBaseState::Error,
+        _ => return None,
+    })
+}
+
+/// Node flags by bit number. Append only.
+const NODE_FLAGS: [NodeFlag; 17] = [
+    NodeFlag::Cloud,
+    NodeFlag::Completing,
+    NodeFlag::Drain,
+    NodeFlag::DynamicFuture,
+    NodeFlag::DynamicNorm,
+    NodeFlag::InvalidReg,
+    NodeFlag::Fail,
+    NodeFlag::Maint,
+    NodeFlag::PowerDown,
+    NodeFlag::PoweredDown,
+    NodeFlag::RebootRequested,
+    NodeFlag::RebootIssued,
+    NodeFlag::Reserved,
+    NodeFlag::NotResponding,
+    NodeFlag::Planned,
+    NodeFlag::PoweringUp,
+    NodeFlag::PoweringDown,
+];
+
+/// The bit of `f`; exhaustive, so a new flag must be given a bit.
+fn node_flag_bit(f: NodeFlag) -> u32 {
+    let n = match f {
+        NodeFlag::Cloud => 0,
+        NodeFlag::Completing => 1,
+        NodeFlag::Drain => 2,
+        NodeFlag::DynamicFuture => 3,
+        NodeFlag::DynamicNorm => 4,
+        NodeFlag::InvalidReg => 5,
+        NodeFlag::Fail => 6,
+        NodeFlag::Maint => 7,
+        NodeFlag::PowerDown => 8,
+        NodeFlag::PoweredDown => 9,
+        NodeFlag::RebootRequested => 10,
+        NodeFlag::RebootIssued => 11,
+        NodeFlag::Reserved => 12,
+        NodeFlag::NotResponding => 13,
+        NodeFlag::Planned => 14,
+        NodeFlag::PoweringUp => 15,
+        NodeFlag::PoweringDown => 16,
+    };
+    1 << n
+}
+
+fn node_flag_mask(flags: NodeFlags) -> u32 {
+    flags.iter().fold(0, |m, f| m | node_flag_bit(f))
+}
+
+fn node_flags_from(mask: u32) -> Option<NodeFlags> {
+    let mut flags = NodeFlags::EMPTY;
+    let mut seen = 0u32;
+    for f in NODE_FLAGS {
+        let bit = node_flag_bit(f);
+        if mask & bit != 0 {
+            flags = flags.with(f);
+            seen |= bit;
+        }
+    }
+    (seen == mask).then_some(flags)
+}
+
+// ---------------------------------------------------------- field coding
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl<'a> Writer<'a> {
+    /// Starts a record in `buf`: room for its length and checksum.
+    fn new(buf: &'a mut Vec<u8>) -> Writer<'a> {
+        buf.clear();
+        buf.extend_from_slice(&[0u8; RECORD_HEAD]);
+        Writer(buf)
+    }
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn bool(&mut self, v: bool) {
+        self.0.push(u8::from(v));
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn len(&mut self, n: usize) {
+        self.u32(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    fn str(&mut self, s: &str) {
+        self.len(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.bool(true);
+                self.str(s);
+            }
+            None => self.bool(false),
+        }
+    }
+    fn opt_u32(&mut self, v: Option<u32>) {
+        match v {
+            Some(v) => {
+                self.bool(true);
+                self.u32(v);
+            }
+            None => self.bool(false),
+        }
+    }
+    /// 0: none, 1: minutes, 2: infinite.
+    fn opt_limit(&mut self, l: Option<TimeLimit>) {
+        match l {
+            None => self.u8(0),
+            Some(TimeLimit::Minutes(m)) => {
+                self.u8(1);
+                self.u32(m);
+            }
+            Some(TimeLimit::Infinite) => self.u8(2),
+        }
+    }
+    fn hold(&mut self, h: Option<Hold>) {
+        self.u8(match h {
+            None => 0,
+            Some(Hold::User) => 1,
+            Some(Hold::Admin) => 2,
+        });
+    }
+    /// Slices name the node by its ordinal among the NODE records, which
+    /// is its index in the controller that wrote them.
+    fn allocs(&mut self, allocs: &[NodeAlloc]) {
+        self.len(allocs.len());
+        for a in allocs {
+            let NodeAlloc {
+                node_index,
+                cpus,
+                mem_mb,
+                tasks,
+            } = a;
+            self.u32(u32::try_from(*node_index).unwrap_or(u32::MAX));
+            self.u32(*cpus);
+            self.u64(*mem_mb);
+            self.u32(*tasks);
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes, pos: 0 }
+    }
+    fn left(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+    fn done(&self) -> Result<(), DecodeError> {
+        if self.pos == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(DecodeError::Trailing { extra: self.left() })
+        }
+    }
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|e| *e <= self.bytes.len())
+            .ok_or(DecodeError::Truncated {
+                offset: self.pos,
+                what,
+            })?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn arr<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], DecodeError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, what)?);
+        Ok(a)
+    }
+    fn u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
+        Ok(self.arr::<1>(what)?[0])
+    }
+    fn bool(&mut self, what: &'static str) -> Result<bool, DecodeError> {
+        let at = self.pos;
+        match self.u8(what)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            v => Err(DecodeError::Unknown {
+                offset: at,
+                what,
+                value: u32::from(v),
+            }),
+        }
+    }
+    fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.arr(what)?))
+    }
+    fn i32(&mut self, what: &'static str) -> Result<i32, DecodeError> {
+        Ok(i32::from_le_bytes(self.arr(what)?))
+    }
+    fn u64(&mut self, what: &'static str) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.arr(what)?))
+    }
+    fn i64(&mut self, what: &'static str) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(self.arr(what)?))
+    }
+    fn text(&mut self, what: &'static str) -> Result<&'a str, DecodeError> {
+        let at = self.pos;
+        let n = self.u32(what)?;
+        let b = self.take(usize::try_from(n).unwrap_or(usize::MAX), what)?;
+        std::str::from_utf8(b).map_err(|_| DecodeError::Utf8 { offset: at, what })
+    }
+    fn string(&mut self, what: &'static str) -> Result<String, DecodeError> {
+        self.text(what).map(str::to_owned)
+    }
+    fn boxed(&mut self, what: &'static str) -> Result<Box<str>, DecodeError> {
+        self.text(what).map(Box::from)
+    }
+    fn opt_string(&mut self, what: &'static str) -> Result<Option<String>, DecodeError> {
+        if self.bool(what)? {
+            Ok(Some(self.string(what)?))
+        } else {
+            Ok(None)
+        }
+    }
+    fn opt_u32(&mut self, what: &'static str) -> Result<Option<u32>, DecodeError> {
+        if self.bool(what)? {
+            Ok(Some(self.u32(what)?))
+        } else {
+            Ok(None)
+        }
+    }
+    fn opt_limit(&mut self, what: &'static str) -> Result<Option<TimeLimit>, DecodeError> {
+        let at = self.pos;
+        match self.u8(what)? {
+            0 => Ok(None),
+            1 => Ok(Some(TimeLimit::Minutes(self.u32(what)?))),
+            2 => Ok(Some(TimeLimit::Infinite)),
+            v => Err(DecodeError::Unknown {
+                offset: at,
+                what,
+                value: u32::from(v),
+            }),
+        }
+    }
+    fn hold(&mut self) -> Result<Option<Hold>, DecodeError> {
+        let at = self.pos;
+        match self.u8("hold")? {
+            0 => Ok(None),
+            1 => Ok(Some(Hold::User)),
+            2 => Ok(Some(Hold::Admin)),
+            v => Err(DecodeError::Unknown {
+                offset: at,
+                what: "hold",
+                value: u32::from(v),
+            }),
+        }
+    }
+    /// Slices, with node ordinals mapped through `node_map`; slices on
+    /// nodes no longer configured are dropped and counted.
+    fn allocs(
+        &mut self,
+        node_map: &[Option<usize>],
+    ) -> Result<(Vec<NodeAlloc>, usize), DecodeError> {
+        let n = self.u32("allocation count")?;
+        let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(self.left() / 20));
+        let mut dropped = 0;
+        for _ in 0..n {
+            let at = self.pos;
+            let ordinal = self.u32("allocation node")?;
+            let cpus = self.u32("allocation cpus")?;
+            let mem_mb = self.u64("allocation memory")?;
+            let tasks = self.u32("allocation tasks")?;
+            match node_map.get(usize::try_from(ordinal).unwrap_or(usize::MAX)) {
+                Some(Some(node_index)) => out.push(NodeAlloc {
+                    node_index: *node_index,
+                    cpus,
+                    mem_mb,
+                    tasks,
+                }),
+                Some(None) => dropped += 1,
+                None => {
+                    return Err(DecodeError::Unknown {
+                        offset: at,
+                        what: "allocation node ordinal",
+                        value: ordinal,
+                    })
+                }
+            }
+        }
+        Ok((out, dropped))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;
