@@ -534,10 +534,12 @@ impl Controller {
             .connect()
             .await
             .map_err(|e| RpcError::new(ErrorCode::ControllerConnect, e.to_string()))?;
-        Ok(SlurmControllerClient::with_interceptor(
-            channel,
-            self.interceptor.clone(),
-        ))
+        // Replies grow with the queue (a 100,000-job squeue is tens of
+        // megabytes): no cap beyond what the controller chose to send.
+        Ok(
+            SlurmControllerClient::with_interceptor(channel, self.interceptor.clone())
+                .max_decoding_message_size(usize::MAX),
+        )
     }
 
     /// Runs `call` against the controller that answered last, else each
@@ -617,13 +619,10 @@ impl Controller {
 
 /// Runs `future` to completion on a single-threaded runtime: commands make
 /// a handful of sequential calls, and starting worker threads would cost
-/// more than the calls themselves. Only the I/O and timer drivers are
-/// enabled: the signal driver (a socket pair and a global registry) serves
-/// no command.
+/// more than the calls themselves.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     match tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
+        .enable_all()
         .build()
     {
         Ok(rt) => rt.block_on(future),

@@ -291,7 +291,9 @@ impl Agent {
         timeout: Duration,
     ) -> Result<tonic::Request<T>, String> {
         let mut req = tonic::Request::new(msg);
-        req.set_timeout(timeout);
+        // A little past the caller's own timeout, so that silence always
+        // ends there (SocketTimeout) rather than in a cancelled call.
+        req.set_timeout(timeout + Duration::from_millis(100));
         slurm_proto::set_auth_credential(req.metadata_mut(), token).map_err(|e| e.to_string())?;
         Ok(req)
     }

@@ -35,6 +35,10 @@ use crate::core::{Command, Controller, CtlConfig, Reply};
 use crate::persist::{scripts, RecoverOptions, Recovered, SnapshotPolicy, StateStore};
 use crate::rpc::{Envelope, Service, Shared};
 
+/// Largest request the controller decodes (a job script plus its
+/// environment and options).
+const MAX_REQUEST_BYTES: usize = 64 << 20;
+
 /// Most commands handled in one group commit.
 const MAX_BATCH: usize = 4096;
 
@@ -209,7 +213,12 @@ pub async fn run(settings: Settings) -> Result<()> {
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let serve = tonic::transport::Server::builder()
         .tcp_nodelay(true)
-        .add_service(slurm_proto::SlurmControllerServer::new(service.clone()))
+        // A submission carries its script and environment: Slurm accepts
+        // scripts up to 4 MB by default, so the 4 MB gRPC default is too low.
+        .add_service(
+            slurm_proto::SlurmControllerServer::new(service.clone())
+                .max_decoding_message_size(MAX_REQUEST_BYTES),
+        )
         .add_service(slurm_proto::SlurmNodeReportsServer::new(service.clone()))
         .add_service(v1::slurm_controller_peer_server::SlurmControllerPeerServer::new(service))
         .serve_with_incoming_shutdown(incoming, async move {
@@ -566,7 +575,13 @@ async fn owner_loop(
         let dir = state_dir.clone();
         let space = ctl.script_space().clone();
         ctl.take_freed_segments();
-        tokio::task::spawn_blocking(move || scripts::remove_unused(&dir, &space));
+        // Removing files is writing: only while the epoch is ours.
+        let f = Arc::clone(&fence);
+        tokio::task::spawn_blocking(move || {
+            if f.check().is_ok() {
+                scripts::remove_unused(&dir, &space);
+            }
+        });
     }
     // The timer sleeps until the controller's next deadline (time limit,
     // --begin, stuck cleanup, MinJobAge purge), recomputed after every
@@ -748,9 +763,14 @@ async fn owner_loop(
         }
         if !freed.is_empty() {
             let dir = state_dir.clone();
+            let f = Arc::clone(&fence);
             tokio::task::spawn_blocking(move || {
-                for n in freed {
-                    scripts::remove_segment(&dir, n);
+                // A deposed controller must not remove a segment the new
+                // owner may have filled again.
+                if f.check().is_ok() {
+                    for n in freed {
+                        scripts::remove_segment(&dir, n);
+                    }
                 }
             });
         }

@@ -182,11 +182,36 @@ impl slurm_proto::SlurmNode for FakeSlurmd {
     ) -> Result<tonic::Response<v1::ReconfigureNodeReply>, tonic::Status> {
         Ok(tonic::Response::new(v1::ReconfigureNodeReply {}))
     }
+    /// Answers for itself (n1) only, as a slurmd that does not report its
+    /// jobs: the controller pings its nodes as soon as it takes control.
     async fn forward(
         &self,
-        _r: tonic::Request<v1::ForwardRequest>,
+        r: tonic::Request<v1::ForwardRequest>,
     ) -> Result<tonic::Response<v1::ForwardReply>, tonic::Status> {
-        Ok(tonic::Response::new(v1::ForwardReply::default()))
+        use v1::{node_message, node_reply};
+        let body = match r.into_inner().message.and_then(|m| m.body) {
+            Some(node_message::Body::Ping(_)) => node_reply::Body::Ping(v1::PingNodeReply {
+                node_name: "n1".into(),
+                ..Default::default()
+            }),
+            Some(node_message::Body::SignalJob(_)) => {
+                node_reply::Body::SignalJob(Default::default())
+            }
+            Some(node_message::Body::TerminateJob(_)) => {
+                node_reply::Body::TerminateJob(Default::default())
+            }
+            Some(node_message::Body::Reconfigure(_)) => {
+                node_reply::Body::Reconfigure(Default::default())
+            }
+            None => return Err(tonic::Status::invalid_argument("empty message")),
+        };
+        Ok(tonic::Response::new(v1::ForwardReply {
+            results: vec![v1::NodeResult {
+                node: "n1".into(),
+                reply: Some(v1::NodeReply { body: Some(body) }),
+                ..Default::default()
+            }],
+        }))
     }
 }
 

@@ -1061,7 +1061,10 @@ pub async fn serve_all(nodes: Vec<Arc<Node>>) -> Result<(), Error> {
         let incoming =
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
         let mut stop = stop_rx.clone();
-        let service = SlurmNodeServer::new(NodeService(node.clone()));
+        // A launch carries the job's script and environment (Slurm allows
+        // 4 MB scripts): above the 4 MB gRPC default.
+        let service =
+            SlurmNodeServer::new(NodeService(node.clone())).max_decoding_message_size(64 << 20);
         servers.spawn(async move {
             tonic::transport::Server::builder()
                 .add_service(service)

@@ -74,6 +74,9 @@ pub trait Link: Send + Sync + 'static {
 }
 
 /// The kind of message, as the logs name it.
+/// How much longer a relay's gRPC deadline is than the wait for it.
+const DEADLINE_SLACK: Duration = Duration::from_millis(100);
+
 pub fn kind(message: &NodeMessage) -> &'static str {
     match message.body {
         Some(node_message::Body::Ping(_)) => "ping",
@@ -391,7 +394,10 @@ impl Link for GrpcLink {
                         )
                     })?;
                 let mut req = tonic::Request::new(req);
-                req.set_timeout(wait);
+                // The peer's deadline runs a little past ours, so that a
+                // silent relay always ends in the timeout below (reported
+                // as SocketTimeout), never in a race with a cancelled call.
+                req.set_timeout(wait + DEADLINE_SLACK);
                 slurm_proto::set_auth_credential(req.metadata_mut(), &token).map_err(|_| {
                     (
                         ErrorCode::ProtocolAuthentication,

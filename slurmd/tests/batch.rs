@@ -332,6 +332,9 @@ async fn batch_job_runs_reports_and_cleans_up() {
         .into_inner();
     assert_eq!(ping.node_name, "n1");
     assert!(ping.running_job_ids.is_empty());
+    assert!(ping.launching_job_ids.is_empty());
+    // An empty list that is complete: the controller may rely on it.
+    assert!(ping.reports_jobs);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,6 +351,16 @@ async fn terminate_kills_a_long_job_that_survived_a_slurmd_restart() {
     wait_for("job output", || {
         read(&out).filter(|t| t.contains("started"))
     });
+
+    // Pings report it as running (its launch is over).
+    let ping = node
+        .ping_node(c.signed(PingNodeRequest {}))
+        .await
+        .expect("ping")
+        .into_inner();
+    assert_eq!(ping.running_job_ids, vec![6]);
+    assert!(ping.launching_job_ids.is_empty());
+    assert!(ping.reports_jobs);
 
     // slurmd dies hard and comes back: the job keeps running and is reported.
     drop(slurmd);

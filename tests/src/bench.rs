@@ -567,7 +567,7 @@ pub fn run_recovery(quick: bool, progress: &mut dyn FnMut(&str)) -> Vec<Figure> 
 pub fn run_ha(quick: bool, progress: &mut dyn FnMut(&str)) -> Vec<Figure> {
     let mut sizes = crate::bench_ha::HaSizes::default();
     if quick {
-        sizes.throughput_jobs = 500;
+        sizes.throughput_jobs = 2_000;
     }
     progress("failover: a primary and a backup, SlurmctldTimeout=5");
     let r =
@@ -591,8 +591,8 @@ pub fn run_ha(quick: bool, progress: &mut dyn FnMut(&str)) -> Vec<Figure> {
         ),
         figure(
             format!(
-                "durable submissions with a backup ({} clients)",
-                sizes.submitters
+                "durable submissions with a backup ({} in flight)",
+                sizes.throughput_in_flight
             ),
             "jobs/s",
             Goal::AtLeast(20_000.0),

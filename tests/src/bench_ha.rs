@@ -406,6 +406,9 @@ pub struct HaSizes {
     pub submitters: usize,
     /// Jobs for the throughput figure.
     pub throughput_jobs: usize,
+    /// Submissions in flight at once for the throughput figure (one
+    /// connection each), as the single-controller API figure measures.
+    pub throughput_in_flight: usize,
     /// Acknowledged submissions before the kill.
     pub before_kill: usize,
     /// Acknowledged submissions by the backup before the load stops.
@@ -418,7 +421,8 @@ impl Default for HaSizes {
             slurmctld_timeout_s: 5,
             message_timeout_s: 2,
             submitters: 8,
-            throughput_jobs: 2_000,
+            throughput_jobs: 20_000,
+            throughput_in_flight: 256,
             before_kill: 200,
             after_kill: 200,
         }
@@ -455,13 +459,25 @@ pub fn measure(bin: &Path, sizes: &HaSizes) -> Result<HaFigures> {
         sizes.slurmctld_timeout_s,
         sizes.message_timeout_s,
     )?;
+    // A real slurmd for the one node: a controller proves it is not the
+    // one cut off by reaching a node, and a returning primary asks for
+    // control back only then.
+    let _slurmd = ChildGuard::spawn(
+        "slurmd.n1",
+        Command::new(bin.with_file_name("slurmd"))
+            .args(["-D", "-N", "n1", "-f"])
+            .arg(pair.dir.conf_path())
+            .env("SLURM_CONF", pair.dir.conf_path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    )?;
     pair.start(0)?;
     pair.start(1)?;
     pair.wait_in_control(0, Duration::from_secs(30))?;
 
     // Durable throughput, backup in standby.
     let began = Instant::now();
-    let load = pair.start_load(sizes.submitters);
+    let load = pair.start_load(sizes.throughput_in_flight);
     wait_until("throughput submissions", Duration::from_secs(600), || {
         (load.acked().len() >= sizes.throughput_jobs).then_some(())
     })?;

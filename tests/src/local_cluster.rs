@@ -232,6 +232,8 @@ pub fn job_states(conf: &Path, ids: &[u32]) -> Option<Vec<JobStatus>> {
         async move {
             c.get_jobs(GetJobsRequest {
                 filter: Some(filter),
+                // The id, state and flags: what JobStatus holds.
+                fields: vec![1, 20, 21],
                 ..GetJobsRequest::default()
             })
             .await

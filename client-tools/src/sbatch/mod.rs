@@ -80,13 +80,24 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             return EXIT_ERROR;
         }
     };
-    let env = |name: &str| std::env::var(name).ok();
+    // The environment is read once: for the `SBATCH_*` variables (where,
+    // as with `std::env::var`, a value that is not UTF-8 counts as unset)
+    // and for the job's own environment.
+    let environ: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let env = |name: &str| {
+        environ
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.to_str())
+            .map(str::to_owned)
+    };
     let now = unix_now();
     let opts = match options::resolve(&cli, Some(&script.text), &env, now) {
         Ok(o) => o,
         Err(e) => return report_opt_error(out, &e),
     };
-    let process_env: Vec<(String, String)> = std::env::vars_os()
+    let process_env: Vec<(String, String)> = environ
+        .iter()
         .map(|(k, v)| {
             (
                 k.to_string_lossy().into_owned(),

@@ -731,6 +731,38 @@ mod tests {
         ));
     }
 
+    /// Records which names are resolved to identities.
+    struct CountingIdentity {
+        inner: MemoryIncludes,
+        resolved: Vec<String>,
+    }
+
+    impl IncludeSource for CountingIdentity {
+        fn expand(&mut self, pattern: &str) -> io::Result<Vec<String>> {
+            self.inner.expand(pattern)
+        }
+        fn read(&mut self, name: &str) -> io::Result<String> {
+            self.inner.read(name)
+        }
+        fn identity(&mut self, name: &str) -> String {
+            self.resolved.push(name.to_string());
+            name.to_string()
+        }
+    }
+
+    #[test]
+    fn root_identity_is_resolved_only_when_something_is_included() {
+        let mut src = CountingIdentity {
+            inner: MemoryIncludes::new().with("/c/x.conf", "X=1"),
+            resolved: Vec::new(),
+        };
+        lex_with("A=1\nB=2", "/c/m.conf", &mut src).unwrap();
+        assert!(src.resolved.is_empty());
+        let lines = lex_with("A=1\nInclude x.conf\nInclude x.conf", "/c/m.conf", &mut src).unwrap();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(src.resolved, vec!["/c/m.conf", "/c/x.conf", "/c/x.conf"]);
+    }
+
     #[test]
     fn same_file_included_twice_in_sequence_is_not_a_cycle() {
         let mut src = MemoryIncludes::new().with("/c/x.conf", "X=1");

@@ -799,6 +799,22 @@ fn node_sets_by_feature_and_list() {
 }
 
 #[test]
+fn partition_members_follow_node_order_without_duplicates() {
+    let c = conf(
+        "NodeName=b[1-3]\nNodeName=a[1-2]\nNodeSet=s Nodes=a2,b1\n\
+         PartitionName=p Nodes=a1,b3,s,b1,a1\nPartitionName=q Nodes=b2,ALL\n",
+    );
+    assert_eq!(
+        c.partition("p").unwrap().nodes,
+        vec!["b1", "b3", "a1", "a2"]
+    );
+    assert_eq!(
+        c.partition("q").unwrap().nodes,
+        vec!["b1", "b2", "b3", "a1", "a2"]
+    );
+}
+
+#[test]
 fn down_nodes_set_initial_state() {
     let c = conf("NodeName=n[1-3]\nDownNodes=n[2-3] State=DRAIN Reason=\"rack power\"\n");
     assert_eq!(c.node("n1").unwrap().state, NodeConfState::Unknown);

@@ -1,5 +1,6 @@
 //! Command handlers: validation with Slurm's error codes, then events.
 
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use slurm_common::ids::JobId;
@@ -686,7 +687,7 @@ impl Controller {
             },
         );
         self.return_to_service(out, i, now);
-        let reported: Vec<u32> = req.running_jobs.iter().map(|r| r.job_id).collect();
+        let reported: HashSet<u32> = req.running_jobs.iter().map(|r| r.job_id).collect();
         // slurmd restarted after these started on it and does not have
         // them: they died with it (NODE_FAIL).
         let died: Vec<u32> = self
@@ -706,7 +707,11 @@ impl Controller {
         }
         // The rest as after a ping: lost jobs requeued or released, jobs
         // we do not place here aborted by the node.
-        let abort_job_ids = self.reconcile_node_jobs(out, i, &reported, now, now);
+        let listed = BTreeMap::from([(i, reported)]);
+        let abort_job_ids = self
+            .reconcile_node_jobs(out, &listed, now, now)
+            .remove(&i)
+            .unwrap_or_default();
         Reply::Registered { abort_job_ids }
     }
 

@@ -78,9 +78,10 @@ pub fn missing_job_grace_secs(message_timeout: Duration) -> i64 {
 /// The batch host of a job that should have processes there now (running,
 /// suspended, or finished and still cleaning up).
 fn batch_host(job: &Job) -> Option<usize> {
-    let live = job.status.state.holds_resources() || job.status.is_completing();
-    live.then(|| job.alloc.first().map(|a| a.node_index))
-        .flatten()
+    if !(job.status.state.holds_resources() || job.status.is_completing()) {
+        return None;
+    }
+    job.alloc.first().map(|a| a.node_index)
 }
 
 /// When the grace period of a job not reported by its batch host ends, if
@@ -338,65 +339,69 @@ impl Controller {
         reports: &[NodeJobReport],
         now: i64,
     ) {
-        let mut seen = HashSet::new();
+        let mut listed: BTreeMap<usize, HashSet<u32>> = BTreeMap::new();
         for r in reports {
-            if r.node >= self.nodes.len() || !seen.insert(r.node) {
-                continue;
+            if r.node < self.nodes.len() {
+                // A node listed twice (two broadcasts): its first answer.
+                listed
+                    .entry(r.node)
+                    .or_insert_with(|| r.job_ids.iter().copied().collect());
             }
-            for job_id in self.reconcile_node_jobs(out, r.node, &r.job_ids, asked_at, now) {
-                self.push_abort(out, job_id, r.node, now);
+        }
+        for (node, ids) in self.reconcile_node_jobs(out, &listed, asked_at, now) {
+            for job_id in ids {
+                self.push_abort(out, job_id, node, now);
             }
         }
     }
 
-    /// Compares the jobs node `node` reported at `asked_at` with what the
-    /// controller places there (see the module docs): requeues the lost
-    /// running jobs it is the batch host of, releases the lost completing
-    /// ones, and returns the reported jobs the node must end, in id order.
+    /// Compares the jobs each node of `listed` reported at `asked_at`
+    /// with what the controller places there (see the module docs):
+    /// requeues the lost running jobs a node is the batch host of, releases
+    /// the lost completing ones, and returns, per node, the reported jobs
+    /// it must end, in id order. One pass over the jobs, whatever the
+    /// number of nodes.
     pub(super) fn reconcile_node_jobs(
         &mut self,
         out: &mut Outcome,
-        node: usize,
-        reported: &[u32],
+        listed: &BTreeMap<usize, HashSet<u32>>,
         asked_at: i64,
         now: i64,
-    ) -> Vec<u32> {
+    ) -> BTreeMap<usize, Vec<u32>> {
         let grace = self.cfg.missing_job_grace_secs;
-        let listed: HashSet<u32> = reported.iter().copied().collect();
-        let mut abort: Vec<u32> = listed
+        let abort: BTreeMap<usize, Vec<u32>> = listed
             .iter()
-            .copied()
-            .filter(|&id| self.foreign_to(id, node, asked_at))
+            .map(|(&node, ids)| {
+                let mut foreign: Vec<u32> = ids
+                    .iter()
+                    .copied()
+                    .filter(|&id| self.foreign_to(id, node, asked_at))
+                    .collect();
+                foreign.sort_unstable();
+                (node, foreign)
+            })
             .collect();
-        abort.sort_unstable();
-        let mut lost = Vec::new();
-        let mut cleaned = Vec::new();
-        for job in self.jobs.values() {
-            if batch_host(job) != Some(node)
-                || listed.contains(&job.id.get())
-                || in_grace_until(job, asked_at, grace).is_some()
-            {
+        // (job, batch host, completing), in job id order.
+        let gone: Vec<(u32, usize, bool)> = self
+            .jobs
+            .values()
+            .filter_map(|job| {
+                let node = batch_host(job)?;
+                let ids = listed.get(&node)?;
+                let missing =
+                    !ids.contains(&job.id.get()) && in_grace_until(job, asked_at, grace).is_none();
+                missing.then(|| (job.id.get(), node, job.status.is_completing()))
+            })
+            .collect();
+        for (job_id, node, completing) in gone {
+            let name = self.nodes[node].name.clone();
+            if completing {
+                tracing::info!(job_id, node = %name, "completing job is gone from its batch host; releasing it");
+                self.emit(out, Event::JobReleased { job_id, time: now });
                 continue;
             }
-            if job.status.is_completing() {
-                cleaned.push(job.id.get());
-            } else {
-                lost.push(job.id.get());
-            }
-        }
-        let name = self
-            .nodes
-            .get(node)
-            .map(|n| n.name.clone())
-            .unwrap_or_default();
-        for job_id in cleaned {
-            tracing::info!(job_id, node = %name, "completing job is gone from its batch host; releasing it");
-            self.emit(out, Event::JobReleased { job_id, time: now });
-        }
-        for job_id in lost {
             tracing::info!(
                 job_id,
-                node = %name,
                 "Batch JobId={job_id} missing from batch node {name} (not found BatchStartTime after startup), Requeuing job"
             );
             self.emit(

@@ -488,9 +488,10 @@ impl Machine {
                     }
                 }
                 Phase::Active { .. } => {
-                    if now.saturating_sub(self.last_beat) >= self.timeout / 2 {
+                    if self.count > 1 && now.saturating_sub(self.last_beat) >= self.timeout / 2 {
                         // The heartbeat could not be renewed: a peer may
                         // take over once it is stale, so stop well before.
+                        // (A lone controller has nobody to make room for.)
                         self.reclaim = self.me == 0;
                         self.phase = Phase::Stopping;
                         out.push(Action::GiveUp);
@@ -1377,10 +1378,15 @@ mod tests {
         assert_eq!(m.step(Input::Stopped { now: 7_700 }), vec![]);
         assert_eq!(m.phase(), &Phase::Standby);
         // A primary that had to step down asks for control back later.
-        let mut p = Machine::new(0, 1, T);
+        let mut p = Machine::new(0, 2, T);
         p.step(Input::Started {
             now: 0,
             epoch: None,
+        });
+        p.step(Input::RelinquishAnswered {
+            now: 0,
+            peer: 1,
+            answer: PeerAnswer::Unreachable,
         });
         p.step(Input::Activated { now: 0, epoch: 1 });
         assert_eq!(
@@ -1388,6 +1394,17 @@ mod tests {
             vec![Action::GiveUp, Action::StopActing]
         );
         assert!(p.reclaiming());
+        // A lone controller has nobody to make room for: it keeps trying.
+        let mut lone = Machine::new(0, 1, T);
+        lone.step(Input::Started {
+            now: 0,
+            epoch: None,
+        });
+        lone.step(Input::Activated { now: 0, epoch: 1 });
+        assert_eq!(
+            lone.step(Input::Tick { now: 60_000 }),
+            vec![Action::WriteHeartbeat]
+        );
     }
 
     #[test]

@@ -64,10 +64,11 @@
 //! The controller in charge checks the epoch file before every heartbeat,
 //! every SlurmctldTimeout/50, and steps down (standby: no writes, no job
 //! starts, Ping says not in control) as soon as the file names another
-//! owner. It also steps down, giving its fence up, when it has not managed
-//! to renew the heartbeat for SlurmctldTimeout/2: a peer may take over
-//! once the heartbeat is stale for SlurmctldTimeout, and this one must
-//! have stopped well before that (a hung file system, a lost mount).
+//! owner. Where there is a peer, it also steps down, giving its fence up,
+//! when it has not managed to renew the heartbeat for SlurmctldTimeout/2:
+//! a peer may take over once the heartbeat is stale for SlurmctldTimeout,
+//! and this one must have stopped well before that (a hung file system, a
+//! lost mount).
 //!
 //! A controller that took the epoch without consent waits two heartbeat
 //! periods after writing it before it answers as in control; a deposed
@@ -127,11 +128,13 @@
 //! removes the older ones, and a late append can then only reach a
 //! generation that is never replayed again (or an unlinked file). Every
 //! snapshot checks the fence again right before it replaces the current
-//! one, and a controller that lost its fence takes no final snapshot.
-//! What remains is a deposed controller that stalls for the whole takeover
-//! between a passing check and a write of its own that is not an append:
-//! starting a journal generation (which may be the number the new owner
-//! has just started), replacing the snapshot, or writing a script segment.
+//! one, a controller that lost its fence takes no final snapshot, and
+//! script segments are removed only after a check too. What remains is a
+//! deposed controller that stalls for the whole takeover between a passing
+//! check and a write of its own that is not an append: starting a journal
+//! generation (which may be the number the new owner has just started),
+//! replacing the snapshot, removing what a snapshot covers, or writing a
+//! script segment.
 //! That needs a process frozen at exactly that point for longer than the
 //! takeover, which a peer begins without the old owner's consent only
 //! after SlurmctldTimeout of silence.

@@ -28,7 +28,7 @@ use slurm_proto::{ErrorCode, SlurmControllerClient, SlurmNodeClient};
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::transport::{Channel, Endpoint};
 
-use super::epoch::{read_epoch, take_epoch, Fence};
+use super::epoch::{read_epoch, take_epoch, Fence, FenceError};
 use super::heartbeat::{read_heartbeat, write_heartbeat, Heartbeat};
 use super::machine::{
     self, Action, Input, Machine, Millis, PeerAnswer, PeerState, ReclaimWait, Refusal,
@@ -734,7 +734,8 @@ impl Shell {
         tokio::task::spawn_blocking(move || {
             let now = || u64::try_from(base.elapsed().as_millis()).unwrap_or(u64::MAX);
             if let Err(e) = fence.check() {
-                if !fence.is_lost() {
+                // Given up already (stepping down): nothing new to say.
+                if !matches!(e, FenceError::GivenUp { .. }) {
                     tracing::warn!(error = %e, "lost control");
                 }
                 let _ = tx.send(Event::Input(Input::ControlLost { now: now() }));

@@ -196,25 +196,33 @@ impl Journal {
     /// holds events is never overwritten.
     pub fn create(dir: &Path, generation: u64) -> Result<Journal, JournalError> {
         let path = journal_path(dir, generation);
-        match std::fs::metadata(&path) {
+        // Never truncate: with a backup controller, another process may
+        // own this generation and be appending to it. A new file is created
+        // exclusively; a header-only leftover is reused as it is.
+        let file = match std::fs::metadata(&path) {
             Ok(m) if m.len() > HEADER_LEN as u64 => {
                 return Err(io_err(&path)(io::Error::new(
                     io::ErrorKind::AlreadyExists,
                     "journal generation already holds events",
                 )))
             }
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Ok(_) => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(io_err(&path))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(io_err(&path))?,
             Err(e) => return Err(io_err(&path)(e)),
+        };
+        {
+            use std::os::unix::fs::FileExt;
+            file.write_all_at(&header(), 0).map_err(io_err(&path))?;
         }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(io_err(&path))?;
-        file.write_all(&header()).map_err(io_err(&path))?;
         file.sync_all().map_err(io_err(&path))?;
         sync_dir(dir).map_err(io_err(dir))?;
         Ok(Journal {
