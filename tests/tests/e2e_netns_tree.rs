@@ -435,14 +435,17 @@ fn fan_out_follows_the_tree() {
 
     // The same hops as the kernel saw them. slurmd relays open a
     // connection per message, so node-to-node hops are all new; the
-    // controller keeps a channel per node, so a hop it reused is open.
+    // controller keeps a channel per node, so a hop it reused is open. A
+    // relay's connection may already be closed when the table is read, so
+    // the kernel's view must be a non-empty part of the tree, never a hop
+    // outside it (the logs above showed every hop).
     let after = c.lab().connections().expect("connections");
     let new = netns::new_hops(&before, &after, SLURMD_PORT);
     let node_hops: Edges = new.iter().filter(|(f, _)| f != "ctl1").cloned().collect();
     let want_node_hops: Edges = want.iter().filter(|(f, _)| f != "ctl1").cloned().collect();
-    assert_eq!(
-        node_hops, want_node_hops,
-        "relay connections (new: {new:?})"
+    assert!(
+        !node_hops.is_empty() && node_hops.is_subset(&want_node_hops),
+        "relay connections {node_hops:?} are not part of the tree {want_node_hops:?} (new: {new:?})"
     );
     let ctl_new: Edges = new.iter().filter(|(f, _)| f == "ctl1").cloned().collect();
     let ctl_children: Edges = want.iter().filter(|(f, _)| f == "ctl1").cloned().collect();
