@@ -172,6 +172,8 @@ pub async fn run(settings: Settings) -> Result<()> {
         shutdown: shutdown_tx,
         operators,
         conf_path: settings.conf_path.clone(),
+        state_dir: PathBuf::from(&settings.conf.state_save_location),
+        controllers: settings.conf.slurmctld_hosts.len(),
     });
 
     // Listen.

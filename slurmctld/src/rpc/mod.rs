@@ -48,6 +48,10 @@ pub struct Shared {
     /// The slurm.conf this controller reads (`scontrol reconfigure` reads
     /// it again).
     pub conf_path: std::path::PathBuf,
+    /// StateSaveLocation, where the epoch file says who is in control.
+    pub state_dir: std::path::PathBuf,
+    /// How many SlurmctldHost entries slurm.conf has.
+    pub controllers: usize,
 }
 
 impl Shared {
@@ -449,6 +453,22 @@ impl slurm_proto::SlurmController for Service {
         let mut reply = self.shared.ping.clone();
         reply.in_control = self.shared.ha.in_control();
         reply.epoch = self.shared.ha.epoch();
+        if reply.in_control && self.shared.controllers > 1 {
+            // Claim control only while the epoch file still says so: a
+            // controller deposed a moment ago may not have noticed yet, and
+            // two controllers must never both answer "in control".
+            let dir = self.shared.state_dir.clone();
+            let (epoch, index) = (reply.epoch, reply.index);
+            let still = tokio::task::spawn_blocking(move || {
+                matches!(
+                    crate::ha::epoch::read_epoch(&dir),
+                    Ok(Some(r)) if r.epoch == epoch && r.owner == index
+                )
+            })
+            .await
+            .unwrap_or(false);
+            reply.in_control = still;
+        }
         Ok(Response::new(reply))
     }
 
