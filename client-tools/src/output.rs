@@ -18,6 +18,20 @@ pub fn version_line() -> String {
     format!("slurm-wlm {SLURM_VERSION}")
 }
 
+/// Runs `body` with the process's standard streams: input locked, output
+/// buffered (flushed when `body` returns) and error unbuffered, as every
+/// command's `run` wants them.
+pub fn with_std_streams(
+    body: impl FnOnce(&mut io::StdinLock<'static>, &mut dyn Write, &mut dyn Write) -> i32,
+) -> i32 {
+    let mut input = io::stdin().lock();
+    let mut stdout = io::BufWriter::new(io::stdout().lock());
+    let mut stderr = io::stderr().lock();
+    let code = body(&mut input, &mut stdout, &mut stderr);
+    let _ = stdout.flush();
+    code
+}
+
 /// Runs a command as the whole process and exits: `run` gets the
 /// arguments (the program name first) and its result is the exit status.
 ///

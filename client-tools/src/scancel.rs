@@ -13,7 +13,7 @@
 //! whole exchange is tested without one.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead, Write};
+use std::io::{BufRead, Write};
 
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
@@ -322,15 +322,7 @@ pub fn parse(
 /// Runs `scancel` with the process's arguments (the program name first)
 /// and standard streams.
 pub fn run(args: Vec<OsString>) -> i32 {
-    let stdin = io::stdin();
-    let mut input = stdin.lock();
-    let stdout = io::stdout();
-    let mut stdout = io::BufWriter::new(stdout.lock());
-    let stderr = io::stderr();
-    let mut stderr = stderr.lock();
-    let code = run_io(&args, &mut input, &mut stdout, &mut stderr);
-    let _ = stdout.flush();
-    code
+    crate::output::with_std_streams(|input, stdout, stderr| run_io(&args, input, stdout, stderr))
 }
 
 /// [`run`] with standard input and both output streams handed in.

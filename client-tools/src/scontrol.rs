@@ -44,17 +44,11 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 /// Runs `scontrol` with the process's arguments (the program name first),
 /// standard streams and environment, and returns the exit status.
 pub fn run(args: Vec<OsString>) -> i32 {
-    let stdin = io::stdin();
-    let prompt = stdin.is_terminal();
-    let mut input = stdin.lock();
-    let stdout = io::stdout();
-    let mut stdout = io::BufWriter::new(stdout.lock());
-    let stderr = io::stderr();
-    let mut stderr = stderr.lock();
+    let prompt = io::stdin().is_terminal();
     let env = |name: &str| std::env::var_os(name);
-    let code = run_io(&args, &env, &mut input, prompt, &mut stdout, &mut stderr);
-    let _ = stdout.flush();
-    code
+    crate::output::with_std_streams(|input, stdout, stderr| {
+        run_io(&args, &env, input, prompt, stdout, stderr)
+    })
 }
 
 /// [`run`] with the environment and both output streams handed in, and no

@@ -7,7 +7,7 @@
 //! one under the date line, until the command is interrupted.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::Write;
 
 use slurm_common::hostlist;
 use slurm_proto::v1::{GetNodesRequest, GetPartitionsRequest, NodeInfo, PartitionInfo};
@@ -415,13 +415,9 @@ pub fn report_loop(
 
 /// Runs `sinfo` with the process's arguments, streams and environment.
 pub fn run(args: Vec<OsString>) -> i32 {
-    let stdout = io::stdout();
-    let mut stdout = io::BufWriter::new(stdout.lock());
-    let stderr = io::stderr();
-    let mut stderr = stderr.lock();
-    let code = run_with(&args, &client::process_env, &mut stdout, &mut stderr);
-    let _ = stdout.flush();
-    code
+    crate::output::with_std_streams(|_, stdout, stderr| {
+        run_with(&args, &client::process_env, stdout, stderr)
+    })
 }
 
 /// [`run`] with the environment and both output streams handed in.

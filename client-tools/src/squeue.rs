@@ -7,7 +7,7 @@
 //! the output never depends on how strict a controller version is.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::Write;
 
 use slurm_proto::v1::{ArrayTaskSelector, GetJobsRequest, JobFilter, JobInfo};
 use slurm_proto::ErrorCode;
@@ -311,13 +311,9 @@ impl Pacer for SystemPacer {
 
 /// Runs `squeue` with the process's arguments, streams and environment.
 pub fn run(args: Vec<OsString>) -> i32 {
-    let stdout = io::stdout();
-    let mut stdout = io::BufWriter::new(stdout.lock());
-    let stderr = io::stderr();
-    let mut stderr = stderr.lock();
-    let code = run_with(&args, &client::process_env, &mut stdout, &mut stderr);
-    let _ = stdout.flush();
-    code
+    crate::output::with_std_streams(|_, stdout, stderr| {
+        run_with(&args, &client::process_env, stdout, stderr)
+    })
 }
 
 /// [`run`] with the environment and both output streams handed in.

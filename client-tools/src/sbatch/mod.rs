@@ -21,7 +21,7 @@ pub mod directives;
 pub mod options;
 
 use std::ffi::OsString;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
@@ -46,15 +46,9 @@ pub const EXIT_ERROR: i32 = 1;
 
 /// Runs `sbatch` with the process's arguments (the program name first).
 pub fn run(args: Vec<OsString>) -> i32 {
-    let stdout = io::stdout();
-    let mut stdout = io::BufWriter::new(stdout.lock());
-    let stderr = io::stderr();
-    let mut stderr = stderr.lock();
-    let mut stdin = io::stdin().lock();
-    let mut out = Output::new(&mut stdout, &mut stderr);
-    let code = run_with(&args, &mut stdin, &mut out);
-    let _ = out.flush();
-    code
+    crate::output::with_std_streams(|stdin, stdout, stderr| {
+        run_with(&args, stdin, &mut Output::new(stdout, stderr))
+    })
 }
 
 /// [`run`] with standard input and the output streams handed in.
