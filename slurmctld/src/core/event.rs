@@ -18,6 +18,7 @@
 //! them. New events get new tags; an existing layout never changes without a
 //! new format version.
 
+use super::codec::{Reader, Writer};
 use prost::Message;
 use slurm_common::state::{JobState, NodeUpdateState};
 use slurm_common::time::TimeLimit;
@@ -353,7 +354,7 @@ impl Event {
 
     /// Decodes one whole record.
     pub fn decode(bytes: &[u8]) -> Result<Event, DecodeError> {
-        let mut r = Reader { bytes, pos: 0 };
+        let mut r = Reader::new(bytes);
         let tag = r.u8("event tag")?;
         let event = match tag {
             1 => Event::JobSubmitted {
@@ -519,47 +520,11 @@ fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
         .unwrap_or(u8::MAX)
 }
 
-struct Writer<'a>(&'a mut Vec<u8>);
-
 impl Writer<'_> {
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
-    }
-    fn bool(&mut self, v: bool) {
-        self.0.push(u8::from(v));
-    }
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn i64(&mut self, v: i64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn len(&mut self, n: usize) {
-        self.u32(u32::try_from(n).unwrap_or(u32::MAX));
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.len(b.len());
-        self.0.extend_from_slice(b);
-    }
-    fn str(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-    }
     fn names(&mut self, names: &[String]) {
         self.len(names.len());
         for n in names {
             self.str(n);
-        }
-    }
-    fn opt_u32(&mut self, v: Option<u32>) {
-        match v {
-            Some(v) => {
-                self.bool(true);
-                self.u32(v);
-            }
-            None => self.bool(false),
         }
     }
     fn limit(&mut self, l: TimeLimit) {
@@ -568,74 +533,9 @@ impl Writer<'_> {
             TimeLimit::Infinite => self.opt_u32(None),
         }
     }
-    fn hold(&mut self, h: Option<Hold>) {
-        self.u8(match h {
-            None => 0,
-            Some(Hold::User) => 1,
-            Some(Hold::Admin) => 2,
-        });
-    }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|e| *e <= self.bytes.len())
-            .ok_or(DecodeError::Truncated {
-                offset: self.pos,
-                what,
-            })?;
-        let s = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-    fn arr<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], DecodeError> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N, what)?);
-        Ok(a)
-    }
-    fn u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
-        Ok(self.arr::<1>(what)?[0])
-    }
-    fn bool(&mut self, what: &'static str) -> Result<bool, DecodeError> {
-        let at = self.pos;
-        match self.u8(what)? {
-            0 => Ok(false),
-            1 => Ok(true),
-            v => Err(DecodeError::Unknown {
-                offset: at,
-                what,
-                value: u32::from(v),
-            }),
-        }
-    }
-    fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
-        Ok(u32::from_le_bytes(self.arr(what)?))
-    }
-    fn u64(&mut self, what: &'static str) -> Result<u64, DecodeError> {
-        Ok(u64::from_le_bytes(self.arr(what)?))
-    }
-    fn i64(&mut self, what: &'static str) -> Result<i64, DecodeError> {
-        Ok(i64::from_le_bytes(self.arr(what)?))
-    }
-    fn bytes(&mut self, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        let n = self.u32(what)?;
-        self.take(usize::try_from(n).unwrap_or(usize::MAX), what)
-    }
-    fn string(&mut self, what: &'static str) -> Result<String, DecodeError> {
-        let at = self.pos;
-        let b = self.bytes(what)?;
-        std::str::from_utf8(b)
-            .map(str::to_owned)
-            .map_err(|_| DecodeError::Utf8 { offset: at, what })
-    }
+impl Reader<'_> {
     fn names(&mut self) -> Result<Vec<String>, DecodeError> {
         let n = self.u32("node count")?;
         // Every name takes at least its 4-byte length: a count larger than
@@ -649,31 +549,11 @@ impl<'a> Reader<'a> {
         }
         Ok(names)
     }
-    fn opt_u32(&mut self, what: &'static str) -> Result<Option<u32>, DecodeError> {
-        if self.bool(what)? {
-            Ok(Some(self.u32(what)?))
-        } else {
-            Ok(None)
-        }
-    }
     fn limit(&mut self) -> Result<TimeLimit, DecodeError> {
         Ok(match self.opt_u32("time limit")? {
             Some(m) => TimeLimit::Minutes(m),
             None => TimeLimit::Infinite,
         })
-    }
-    fn hold(&mut self) -> Result<Option<Hold>, DecodeError> {
-        let at = self.pos;
-        match self.u8("hold")? {
-            0 => Ok(None),
-            1 => Ok(Some(Hold::User)),
-            2 => Ok(Some(Hold::Admin)),
-            v => Err(DecodeError::Unknown {
-                offset: at,
-                what: "hold",
-                value: u32::from(v),
-            }),
-        }
     }
     fn pick<T: Copy>(&mut self, all: &[T], what: &'static str) -> Result<T, DecodeError> {
         let at = self.pos;

@@ -17,6 +17,7 @@
 //!
 //! No clock is read here: `now` comes from the caller and travels in events.
 
+mod codec;
 pub mod command;
 pub mod event;
 mod handle;

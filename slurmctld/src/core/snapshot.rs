@@ -37,6 +37,7 @@
 //! [`Job`], [`JobSpec`], [`JobShape`] or [`NodeRec`] does not compile until
 //! it is given a place here (or explicitly declared configuration-derived).
 
+use super::codec::{Reader, Writer};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -47,7 +48,7 @@ use slurm_common::state::{
     JobFlag, JobFlags, JobState, JobStatus, NodeBaseState, NodeFlag, NodeFlags, NodeState,
 };
 use slurm_common::time::TimeLimit;
-use slurm_sched::{Hold, MemReq, NodeAlloc};
+use slurm_sched::{MemReq, NodeAlloc};
 use thiserror::Error;
 
 use super::event::DecodeError;
@@ -1137,8 +1138,6 @@ fn node_flags_from(mask: u32) -> Option<NodeFlags> {
 
 // ---------------------------------------------------------- field coding
 
-struct Writer<'a>(&'a mut Vec<u8>);
-
 impl<'a> Writer<'a> {
     /// Starts a record in `buf`: room for its length and checksum.
     fn new(buf: &'a mut Vec<u8>) -> Writer<'a> {
@@ -1146,45 +1145,11 @@ impl<'a> Writer<'a> {
         buf.extend_from_slice(&[0u8; RECORD_HEAD]);
         Writer(buf)
     }
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
-    }
-    fn bool(&mut self, v: bool) {
-        self.0.push(u8::from(v));
-    }
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn i32(&mut self, v: i32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn i64(&mut self, v: i64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn len(&mut self, n: usize) {
-        self.u32(u32::try_from(n).unwrap_or(u32::MAX));
-    }
-    fn str(&mut self, s: &str) {
-        self.len(s.len());
-        self.0.extend_from_slice(s.as_bytes());
-    }
     fn opt_str(&mut self, s: Option<&str>) {
         match s {
             Some(s) => {
                 self.bool(true);
                 self.str(s);
-            }
-            None => self.bool(false),
-        }
-    }
-    fn opt_u32(&mut self, v: Option<u32>) {
-        match v {
-            Some(v) => {
-                self.bool(true);
-                self.u32(v);
             }
             None => self.bool(false),
         }
@@ -1199,13 +1164,6 @@ impl<'a> Writer<'a> {
             }
             Some(TimeLimit::Infinite) => self.u8(2),
         }
-    }
-    fn hold(&mut self, h: Option<Hold>) {
-        self.u8(match h {
-            None => 0,
-            Some(Hold::User) => 1,
-            Some(Hold::Admin) => 2,
-        });
     }
     /// Slices name the node by its ordinal among the NODE records, which
     /// is its index in the controller that wrote them.
@@ -1226,92 +1184,13 @@ impl<'a> Writer<'a> {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, pos: 0 }
-    }
-    fn left(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
-    fn done(&self) -> Result<(), DecodeError> {
-        if self.pos == self.bytes.len() {
-            Ok(())
-        } else {
-            Err(DecodeError::Trailing { extra: self.left() })
-        }
-    }
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|e| *e <= self.bytes.len())
-            .ok_or(DecodeError::Truncated {
-                offset: self.pos,
-                what,
-            })?;
-        let s = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-    fn arr<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], DecodeError> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N, what)?);
-        Ok(a)
-    }
-    fn u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
-        Ok(self.arr::<1>(what)?[0])
-    }
-    fn bool(&mut self, what: &'static str) -> Result<bool, DecodeError> {
-        let at = self.pos;
-        match self.u8(what)? {
-            0 => Ok(false),
-            1 => Ok(true),
-            v => Err(DecodeError::Unknown {
-                offset: at,
-                what,
-                value: u32::from(v),
-            }),
-        }
-    }
-    fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
-        Ok(u32::from_le_bytes(self.arr(what)?))
-    }
-    fn i32(&mut self, what: &'static str) -> Result<i32, DecodeError> {
-        Ok(i32::from_le_bytes(self.arr(what)?))
-    }
-    fn u64(&mut self, what: &'static str) -> Result<u64, DecodeError> {
-        Ok(u64::from_le_bytes(self.arr(what)?))
-    }
-    fn i64(&mut self, what: &'static str) -> Result<i64, DecodeError> {
-        Ok(i64::from_le_bytes(self.arr(what)?))
-    }
-    fn text(&mut self, what: &'static str) -> Result<&'a str, DecodeError> {
-        let at = self.pos;
-        let n = self.u32(what)?;
-        let b = self.take(usize::try_from(n).unwrap_or(usize::MAX), what)?;
-        std::str::from_utf8(b).map_err(|_| DecodeError::Utf8 { offset: at, what })
-    }
-    fn string(&mut self, what: &'static str) -> Result<String, DecodeError> {
-        self.text(what).map(str::to_owned)
-    }
+impl Reader<'_> {
     fn boxed(&mut self, what: &'static str) -> Result<Box<str>, DecodeError> {
         self.text(what).map(Box::from)
     }
     fn opt_string(&mut self, what: &'static str) -> Result<Option<String>, DecodeError> {
         if self.bool(what)? {
             Ok(Some(self.string(what)?))
-        } else {
-            Ok(None)
-        }
-    }
-    fn opt_u32(&mut self, what: &'static str) -> Result<Option<u32>, DecodeError> {
-        if self.bool(what)? {
-            Ok(Some(self.u32(what)?))
         } else {
             Ok(None)
         }
@@ -1325,19 +1204,6 @@ impl<'a> Reader<'a> {
             v => Err(DecodeError::Unknown {
                 offset: at,
                 what,
-                value: u32::from(v),
-            }),
-        }
-    }
-    fn hold(&mut self) -> Result<Option<Hold>, DecodeError> {
-        let at = self.pos;
-        match self.u8("hold")? {
-            0 => Ok(None),
-            1 => Ok(Some(Hold::User)),
-            2 => Ok(Some(Hold::Admin)),
-            v => Err(DecodeError::Unknown {
-                offset: at,
-                what: "hold",
                 value: u32::from(v),
             }),
         }
