@@ -591,7 +591,7 @@ async fn owner_loop(
     let mut last_tick = unix_now();
     let mut wake = wake_instant(ctl.next_deadline(last_tick), last_tick);
     // Memory freed by a burst of requests goes back to the system once the
-    // controller has been idle a moment (see `release_free_memory`).
+    // controller has been idle a moment (see `crate::memory`).
     let mut trim_at: Option<tokio::time::Instant> = Some(tokio::time::Instant::now());
     let mut stopping = false;
     loop {
@@ -622,7 +622,7 @@ async fn owner_loop(
                 _ = tokio::time::sleep_until(wake) => tick = true,
                 _ = sleep_until_some(trim_at) => {
                     trim_at = None;
-                    tokio::task::spawn_blocking(release_free_memory);
+                    tokio::task::spawn_blocking(crate::memory::trim_now);
                     continue;
                 }
                 _ = done.wait_for(|v| *v) => {
@@ -849,19 +849,6 @@ async fn sleep_until_some(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
-    }
-}
-
-/// Returns free heap pages to the system. Request decoding on several
-/// worker threads leaves freed memory in glibc's per-thread arenas, which
-/// would otherwise count in the controller's resident size indefinitely.
-/// Blocking (it walks the arenas): run it off the async runtime.
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions; it only releases memory
-    // that the allocator holds free.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
