@@ -46,8 +46,9 @@ use std::ops::Range;
 pub struct TreeWidth(u32);
 
 impl TreeWidth {
-    /// Slurm 22.05's value when slurm.conf does not set TreeWidth.
-    pub const DEFAULT: TreeWidth = TreeWidth(50);
+    /// The value when slurm.conf does not set TreeWidth (newer Slurm's
+    /// default; 22.05 had 50).
+    pub const DEFAULT: TreeWidth = TreeWidth(16);
     /// No relays: the sender reaches every node itself.
     pub const FLAT: TreeWidth = TreeWidth(0);
 
@@ -302,7 +303,7 @@ mod tests {
         assert!(split(0, w(3)).is_empty());
         let names = ["a", "b", "c", "d", "e"];
         assert_eq!(subtrees(&names, w(2)), vec![&names[..3], &names[3..]]);
-        assert_eq!(TreeWidth::default().get(), 50);
+        assert_eq!(TreeWidth::default().get(), 16);
     }
 
     #[test]

@@ -1,6 +1,11 @@
 //! The agent: carries actions to slurmd.
 //!
-//! One gRPC channel per node, created lazily and reused. Every call carries
+//! Connections to nodes are made on demand and kept for reuse, but at most
+//! TreeWidth of them at once: when another node must be reached, the least
+//! recently used idle one is closed, and when all are busy the call waits
+//! for one to be free. So the controller never holds more than TreeWidth
+//! connections to nodes, however many broadcasts overlap and however many
+//! nodes it has talked to. Every call carries
 //! a fresh controller credential in `x-slurm-auth`; a launch also carries it
 //! in the request's `credential` field (payload `job=<id>`), which slurmd
 //! checks before starting anything. Failures never panic: a failed launch
@@ -59,7 +64,95 @@ pub struct NodeOutcome {
 #[derive(Debug)]
 struct NodeTarget {
     name: String,
-    channel: Option<Channel>,
+    /// Where the node listens; `None` when its address is not a valid URI.
+    endpoint: Option<Endpoint>,
+}
+
+/// The open node connections, at most `cap`, by node index. A connection
+/// with calls in flight is never closed; when every slot is busy, a caller
+/// for another node waits for one to come free.
+#[derive(Debug)]
+struct ChannelCache {
+    cap: usize,
+    clock: u64,
+    open: HashMap<usize, Slot>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    channel: Channel,
+    last_use: u64,
+    calls: usize,
+}
+
+impl ChannelCache {
+    fn new(cap: usize) -> Self {
+        ChannelCache {
+            cap: cap.max(1),
+            clock: 0,
+            open: HashMap::new(),
+        }
+    }
+
+    /// The channel to `node` with one more call counted on it, made with
+    /// `make` when there is none (closing the least recently used idle one
+    /// when the cache is full); `None` when full and every slot is busy.
+    fn take(&mut self, node: usize, make: impl FnOnce() -> Channel) -> Option<Channel> {
+        self.clock += 1;
+        let now = self.clock;
+        if let Some(slot) = self.open.get_mut(&node) {
+            slot.last_use = now;
+            slot.calls += 1;
+            return Some(slot.channel.clone());
+        }
+        if self.open.len() >= self.cap {
+            let idle = self
+                .open
+                .iter()
+                .filter(|(_, s)| s.calls == 0)
+                .min_by_key(|(_, s)| s.last_use)
+                .map(|(&n, _)| n)?;
+            self.open.remove(&idle);
+        }
+        let channel = make();
+        self.open.insert(
+            node,
+            Slot {
+                channel: channel.clone(),
+                last_use: now,
+                calls: 1,
+            },
+        );
+        Some(channel)
+    }
+
+    /// A call on `node`'s channel is over.
+    fn release(&mut self, node: usize) {
+        if let Some(slot) = self.open.get_mut(&node) {
+            slot.calls = slot.calls.saturating_sub(1);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.open.len()
+    }
+}
+
+/// One call's hold on a node connection; released when dropped.
+struct Lease {
+    inner: Arc<Inner>,
+    node: usize,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.inner
+            .channels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .release(self.node);
+        self.inner.slot_freed.notify_waiters();
+    }
 }
 
 /// Sends actions to slurmd daemons.
@@ -72,6 +165,10 @@ pub struct Agent {
 struct Inner {
     nodes: Vec<NodeTarget>,
     index: HashMap<String, usize>,
+    /// Open connections, at most TreeWidth (all nodes when flat).
+    channels: std::sync::Mutex<ChannelCache>,
+    /// Signalled whenever a call ends, for callers waiting for a slot.
+    slot_freed: tokio::sync::Notify,
     auth: Arc<dyn Authenticator>,
     identity: Identity,
     commands: mpsc::Sender<Envelope>,
@@ -149,15 +246,15 @@ impl Agent {
                 };
                 // No per-call timeout on the channel: each call sets its own
                 // (a relay's answer may take several levels of the tree).
-                let channel = Endpoint::from_shared(format!("http://{host}:{port}"))
+                let endpoint = Endpoint::from_shared(format!("http://{host}:{port}"))
                     .ok()
-                    .map(|e| e.connect_timeout(timeout).tcp_nodelay(true).connect_lazy());
-                if channel.is_none() {
+                    .map(|e| e.connect_timeout(timeout).tcp_nodelay(true));
+                if endpoint.is_none() {
                     tracing::error!(node = %name, %host, port, "node address is not a valid uri");
                 }
                 NodeTarget {
                     name: name.clone(),
-                    channel,
+                    endpoint,
                 }
             })
             .collect();
@@ -166,8 +263,11 @@ impl Agent {
             .enumerate()
             .map(|(i, n)| (n.name.clone(), i))
             .collect();
+        let cap = tree_width.fan_out(nodes.len());
         Agent {
             inner: Arc::new(Inner {
+                channels: std::sync::Mutex::new(ChannelCache::new(cap)),
+                slot_freed: tokio::sync::Notify::new(),
                 nodes,
                 index,
                 auth,
@@ -271,17 +371,50 @@ impl Agent {
         self.inner.auth.create(&claims).map_err(|e| e.to_string())
     }
 
-    fn client(&self, node: usize) -> Result<(String, SlurmNodeClient<Channel>), String> {
+    /// Node connections kept open now (at most TreeWidth).
+    pub fn open_channels(&self) -> usize {
+        self.inner
+            .channels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// A client for `node` and the lease that keeps its connection open;
+    /// waits while TreeWidth connections are all busy.
+    async fn client(
+        &self,
+        node: usize,
+    ) -> Result<(String, SlurmNodeClient<Channel>, Lease), String> {
         let target = self
             .inner
             .nodes
             .get(node)
             .ok_or_else(|| format!("no node with index {node}"))?;
-        let channel = target
-            .channel
-            .clone()
+        let endpoint = target
+            .endpoint
+            .as_ref()
             .ok_or_else(|| format!("node {} has no usable address", target.name))?;
-        Ok((target.name.clone(), SlurmNodeClient::new(channel)))
+        loop {
+            let freed = self.inner.slot_freed.notified();
+            tokio::pin!(freed);
+            // Registered before looking, so a release in between wakes us.
+            freed.as_mut().enable();
+            let taken = self
+                .inner
+                .channels
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(node, || endpoint.connect_lazy());
+            if let Some(channel) = taken {
+                let lease = Lease {
+                    inner: Arc::clone(&self.inner),
+                    node,
+                };
+                return Ok((target.name.clone(), SlurmNodeClient::new(channel), lease));
+            }
+            freed.await;
+        }
     }
 
     fn request<T>(
@@ -316,7 +449,7 @@ impl Agent {
             request.environment = environment;
             let token = self.credential(format!("job={job_id}").into_bytes())?;
             request.credential = token.clone().into_bytes();
-            let (name, mut client) = self.client(node)?;
+            let (name, mut client, _lease) = self.client(node).await?;
             let timeout = self.inner.timeout;
             let req = self.request(request, &token, timeout)?;
             match tokio::time::timeout(timeout, client.launch_batch(req)).await {
@@ -559,8 +692,9 @@ impl Agent {
         token: &str,
         wait: Duration,
     ) -> Result<Vec<NodeResult>, (ErrorCode, String)> {
-        let (name, mut client) = self
+        let (name, mut client, _lease) = self
             .client(node)
+            .await
             .map_err(|e| (ErrorCode::CommunicationConnection, e))?;
         let req = self
             .request(req, token, wait)
@@ -673,6 +807,93 @@ mod tests {
         port
     }
 
+    /// Established TCP connections of this process to one of `ports`.
+    fn established_to(ports: &[u16]) -> usize {
+        let text = std::fs::read_to_string("/proc/self/net/tcp").unwrap_or_default();
+        text.lines()
+            .skip(1)
+            .filter(|row| {
+                let cols: Vec<&str> = row.split_whitespace().collect();
+                let remote = cols.get(2).and_then(|r| r.rsplit(':').next());
+                let port = remote.and_then(|p| u16::from_str_radix(p, 16).ok());
+                cols.get(3) == Some(&"01") && port.is_some_and(|p| ports.contains(&p))
+            })
+            .count()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn connections_to_nodes_stay_within_tree_width() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("slurm.key");
+        slurm_common::auth::generate_key(&key).unwrap();
+        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::load(&key).unwrap());
+        let hits = Arc::new(AtomicUsize::new(0));
+        let mut nodes = Vec::new();
+        let mut ports = Vec::new();
+        for i in 1..=8 {
+            let port = serve(&format!("n{i}"), hits.clone()).await;
+            ports.push(port);
+            nodes.push((format!("n{i}"), "127.0.0.1".to_string(), port));
+        }
+        let (tx, _rx) = mpsc::channel(64);
+        let agent = Agent::new(
+            &nodes,
+            auth,
+            Identity {
+                uid: 0,
+                gid: 0,
+                host: "localhost".into(),
+                ttl_secs: 60,
+            },
+            tx,
+            Duration::from_secs(5),
+            dir.path().to_path_buf(),
+            TreeWidth::new(2),
+        );
+        // Each node on its own: eight different first hops.
+        for n in 0..8 {
+            let out = agent.ping(&[n], false, Duration::from_secs(5)).await;
+            assert!(out[0].result.is_ok());
+        }
+        assert!(agent.open_channels() <= 2);
+        // Eight at once: calls wait for a free slot rather than open more.
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sampler = {
+            let (stop, ports) = (stop.clone(), ports.clone());
+            std::thread::spawn(move || {
+                let mut most = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    most = most.max(established_to(&ports));
+                    std::thread::yield_now();
+                }
+                most
+            })
+        };
+        let mut calls = tokio::task::JoinSet::new();
+        for n in 0..8 {
+            let agent = agent.clone();
+            calls.spawn(async move { agent.ping(&[n], false, Duration::from_secs(5)).await });
+        }
+        while let Some(out) = calls.join_next().await {
+            assert!(out.unwrap()[0].result.is_ok());
+        }
+        stop.store(true, Ordering::Relaxed);
+        let most = sampler.join().unwrap();
+        // TreeWidth, plus one closing while its successor connects.
+        assert!(most <= 3, "{most} connections at once");
+        assert!(agent.open_channels() <= 2);
+        // Evicted connections close once their calls are over.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let open = established_to(&ports);
+            if open <= 2 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{open} connections still open");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     fn dead_port() -> u16 {
         // Bound and dropped: nothing listens there afterwards.
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -737,6 +958,12 @@ mod tests {
         assert!(agent.peak_in_flight() <= 2);
         // n1, n5, n6 were contacted; n2, n3 only through n1.
         assert_eq!(hits.load(Ordering::Relaxed), 3);
+        // Other subsets go through other relays; the controller still
+        // keeps no more than TreeWidth connections.
+        for list in [[1usize, 2], [4, 5], [2, 5], [0, 4]] {
+            let _ = agent.ping(&list, false, total).await;
+            assert!(agent.open_channels() <= 2, "{} open", agent.open_channels());
+        }
         agent.report(&out).await;
         let (cmd, _) = rx.recv().await.unwrap();
         match cmd {

@@ -364,7 +364,9 @@ impl Default for SlurmConf {
 
             message_timeout: Duration::from_secs(10),
             tcp_timeout: Duration::from_secs(2),
-            tree_width: 50,
+            // Newer Slurm's default (22.05 had 50): a controller reaches at
+            // most 16 nodes itself unless slurm.conf says otherwise.
+            tree_width: 16,
             slurmd_timeout: Duration::from_secs(300),
             slurmctld_timeout: Duration::from_secs(120),
             batch_start_timeout: Duration::from_secs(10),

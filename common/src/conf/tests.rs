@@ -139,7 +139,7 @@ fn reference_slurm_conf_parses_without_warnings() {
 fn defaults_match_the_reference_clusters_show_config() {
     // Values `scontrol show config` printed for keys the file does not set.
     let c = parse(REF_SLURM_CONF).conf;
-    assert_eq!(c.tree_width, 50);
+    assert_eq!(c.tree_width, 16);
     assert_eq!(c.message_timeout, Duration::from_secs(10));
     assert_eq!(c.tcp_timeout, Duration::from_secs(2));
     assert_eq!(c.batch_start_timeout, Duration::from_secs(10));
