@@ -632,8 +632,16 @@ pub fn run_all(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<Figu
         trivial_jobs_s(&jobs, sizes.trivial_jobs),
     ));
     drop(jobs);
+    figs.extend(run_submit(sizes, progress)?);
+    figs.extend(run_queue(sizes, progress)?);
+    Ok(figs)
+}
 
-    // Submission throughput: held jobs, so only the controller works.
+/// Submission throughput: sequential and parallel sbatch, and the API.
+pub fn run_submit(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<Figure>> {
+    let mut figs = Vec::new();
+    let spec = ClusterSpec::default();
+    // Held jobs, so only the controller works.
     progress("starting a cluster for submission figures");
     let subs = LocalCluster::start(spec.clone())?;
     progress(&format!("{} sequential sbatch", sizes.sequential));
@@ -668,7 +676,14 @@ pub fn run_all(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<Figu
             .map(|(ids, t)| ids.len() as f64 / t.as_secs_f64()),
     ));
     drop(subs);
+    Ok(figs)
+}
 
+/// squeue times at two queue sizes, the controller's memory with the
+/// larger queue, and a restart with it.
+pub fn run_queue(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<Figure>> {
+    let mut figs = Vec::new();
+    let spec = ClusterSpec::default();
     // Queue size figures on a fresh cluster with exactly the stated counts.
     progress("starting a cluster for queue figures");
     let mut q = LocalCluster::start(spec)?;

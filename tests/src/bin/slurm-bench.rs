@@ -1,13 +1,19 @@
 //! `slurm-bench [--quick] [--only SECTIONS] [--json FILE]`: measures the
 //! real binaries against the performance targets and prints a table (and
 //! JSON). Sections: `jobs` (submission, queries, memory, restart;
-//! `slurm_testkit::bench`), `recovery` (restart with a large state),
+//! `slurm_testkit::bench`; `submit` and `queue` are its two halves on their
+//! own), `recovery` (restart with a large state),
 //! `ha` (takeover with a backup controller), `tree` (emulated nodes and
 //! the TreeWidth fan-out). All of them by default.
 
 use std::io::Write;
 
-const SECTIONS: &[&str] = &["jobs", "recovery", "ha", "tree"];
+const SECTIONS: &[&str] = &["jobs", "submit", "queue", "recovery", "ha", "tree"];
+
+type PartFn = for<'a, 'b> fn(
+    &'a slurm_testkit::bench::Sizes,
+    &'b mut dyn FnMut(&str),
+) -> anyhow::Result<Vec<slurm_testkit::bench::Figure>>;
 
 fn main() {
     let mut quick = false;
@@ -61,6 +67,23 @@ fn main() {
         match slurm_testkit::bench::run_all(&sizes, &mut progress) {
             Ok(f) => figs.extend(f),
             Err(e) => fail(&format!("{e:#}")),
+        }
+    }
+    // `submit` and `queue` are parts of `jobs`, on their own.
+    for (part, run) in [
+        ("submit", slurm_testkit::bench::run_submit as PartFn),
+        ("queue", slurm_testkit::bench::run_queue),
+    ] {
+        if wants(part) && !wants("jobs") {
+            let sizes = if quick {
+                slurm_testkit::bench::Sizes::quick()
+            } else {
+                slurm_testkit::bench::Sizes::full()
+            };
+            match run(&sizes, &mut progress) {
+                Ok(f) => figs.extend(f),
+                Err(e) => fail(&format!("{e:#}")),
+            }
         }
     }
     if wants("recovery") {
