@@ -247,7 +247,8 @@ fn measure_width(sizes: &TreeBenchSizes, width: u32) -> Result<WidthFigures> {
     let c = EmulatedCluster::start(sizes.nodes, width)?;
     let pid = c.controller.pid().context("slurmctld has no pid")?;
     let ports: HashSet<u16> = c.dir.slurmd_ports.iter().copied().collect();
-    let sampler = ConnSampler::start(pid, ports);
+    let own: HashSet<u16> = [c.dir.slurmctld_port].into();
+    let sampler = ConnSampler::start(pid, ports, own);
 
     // Ping rounds after every node is up.
     let log = c.controller_log();
@@ -378,14 +379,14 @@ struct ConnSampler {
 }
 
 impl ConnSampler {
-    fn start(pid: u32, ports: HashSet<u16>) -> Self {
+    fn start(pid: u32, ports: HashSet<u16>, own: HashSet<u16>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let max = Arc::new(AtomicUsize::new(0));
         let thread = {
             let (stop, max) = (stop.clone(), max.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    if let Some(n) = established_to(pid, &ports) {
+                    if let Some(n) = established_to(pid, &ports, &own) {
                         max.fetch_max(n, Ordering::Relaxed);
                     }
                     std::thread::sleep(Duration::from_millis(5));
@@ -414,9 +415,10 @@ impl Drop for ConnSampler {
     }
 }
 
-/// Established TCP connections of process `pid` whose remote port is in
-/// `ports` (Linux `/proc`); `None` when the process is gone.
-pub fn established_to(pid: u32, ports: &HashSet<u16>) -> Option<usize> {
+/// Established TCP connections process `pid` made to a port of `ports`
+/// (not those it accepted on one of its own ports `own`), from Linux
+/// `/proc`; `None` when the process is gone.
+pub fn established_to(pid: u32, ports: &HashSet<u16>, own: &HashSet<u16>) -> Option<usize> {
     let mut inodes = HashSet::new();
     for e in std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.flatten() {
         if let Ok(target) = std::fs::read_link(e.path()) {
@@ -428,35 +430,49 @@ pub fn established_to(pid: u32, ports: &HashSet<u16>) -> Option<usize> {
             }
         }
     }
-    let mut count = 0;
+    let mut found = HashSet::new();
     for table in ["tcp", "tcp6"] {
         let text = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap_or_default();
-        count += count_established(&text, &inodes, ports);
+        found.extend(established_inodes(&text, &inodes, ports, own));
     }
-    Some(count)
+    Some(found.len())
 }
 
-/// Rows of a `/proc/net/tcp` table that are ESTABLISHED, owned by one of
-/// `inodes` and connected to a port of `ports`.
-pub fn count_established(table: &str, inodes: &HashSet<u64>, ports: &HashSet<u16>) -> usize {
+/// Connections of a `/proc/net/tcp` table that are ESTABLISHED, owned by
+/// one of `inodes` and made *to* a port of `ports`, by inode. A connection
+/// accepted on one of `own` (the process's listening ports) is not one it
+/// made, even when the peer's port happens to be in `ports`. Counted by
+/// inode because the kernel may list a socket twice when the table changes
+/// while it is being read.
+pub fn established_inodes(
+    table: &str,
+    inodes: &HashSet<u64>,
+    ports: &HashSet<u16>,
+    own: &HashSet<u16>,
+) -> HashSet<u64> {
+    let port_of = |addr: &str| {
+        addr.rsplit(':')
+            .next()
+            .and_then(|p| u16::from_str_radix(p, 16).ok())
+    };
     table
         .lines()
         .skip(1)
-        .filter(|row| {
+        .filter_map(|row| {
             let cols: Vec<&str> = row.split_whitespace().collect();
-            let (Some(remote), Some(state), Some(inode)) = (cols.get(2), cols.get(3), cols.get(9))
+            let (Some(local), Some(remote), Some(state), Some(inode)) =
+                (cols.get(1), cols.get(2), cols.get(3), cols.get(9))
             else {
-                return false;
+                return None;
             };
-            let port = remote
-                .rsplit(':')
-                .next()
-                .and_then(|p| u16::from_str_radix(p, 16).ok());
-            *state == "01"
-                && port.is_some_and(|p| ports.contains(&p))
-                && inode.parse::<u64>().is_ok_and(|i| inodes.contains(&i))
+            let inode = inode.parse::<u64>().ok()?;
+            (*state == "01"
+                && port_of(remote).is_some_and(|p| ports.contains(&p))
+                && !port_of(local).is_some_and(|p| own.contains(&p))
+                && inodes.contains(&inode))
+            .then_some(inode)
         })
-        .count()
+        .collect()
 }
 
 #[cfg(test)]
@@ -495,12 +511,20 @@ mod tests {
            1: 0100007F:9C41 0100007F:4E22 01 00000000:00000000 00:00000000 00000000     0        0 222 1 0 20 4 30 10 -1\n\
            2: 0100007F:9C42 0100007F:4E21 06 00000000:00000000 00:00000000 00000000     0        0 333 1 0 20 4 30 10 -1\n\
            3: 0100007F:9C43 0100007F:4E23 01 00000000:00000000 00:00000000 00000000     0        0 444 1 0 20 4 30 10 -1\n";
-        let inodes: HashSet<u64> = [111, 222, 333].into();
+        let inodes: HashSet<u64> = [111, 222, 333, 555].into();
         // 0x4E21 = 20001, 0x4E22 = 20002.
         let ports: HashSet<u16> = [20001, 20002, 20003].into();
+        let none = HashSet::new();
         // Row 2 is TIME_WAIT; row 3 belongs to another process.
-        assert_eq!(count_established(table, &inodes, &ports), 2);
-        assert_eq!(count_established("", &inodes, &ports), 0);
+        let n = |t: &str, own: &HashSet<u16>| established_inodes(t, &inodes, &ports, own).len();
+        assert_eq!(n(table, &none), 2);
+        assert_eq!(n("", &none), 0);
+        // Listed twice while the table changed: one connection.
+        let twice = format!("{table}{}\n", table.lines().nth(1).unwrap());
+        assert_eq!(n(&twice, &none), 2);
+        // Accepted on its own port 0x9C41 (40001) from a peer whose port is
+        // in the set: not one it made.
+        assert_eq!(n(table, &[40001].into()), 1);
     }
 
     /// The harness on a small cluster, by hand: `cargo test -p
@@ -517,7 +541,8 @@ mod tests {
     #[test]
     fn this_process_has_no_connections_to_nowhere() {
         let ports: HashSet<u16> = [1].into();
-        assert_eq!(established_to(std::process::id(), &ports), Some(0));
-        assert_eq!(established_to(u32::MAX, &ports), None);
+        let own = HashSet::new();
+        assert_eq!(established_to(std::process::id(), &ports, &own), Some(0));
+        assert_eq!(established_to(u32::MAX, &ports, &own), None);
     }
 }
