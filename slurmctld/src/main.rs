@@ -50,9 +50,10 @@ fn real_main(cli: &cli::Cli) -> Result<()> {
     // One worker per CPU (at most 4): more only adds cross-thread wake-ups
     // between the RPC tasks and the owner task.
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
-    // Two malloc arenas serve every thread: a query burst on one worker
-    // then leaves its freed memory where the next burst can reuse it.
-    slurmctld::memory::limit_arenas(2);
+    // Two malloc arenas serve every thread (a query burst on one worker
+    // then leaves its freed memory where the next burst can reuse it), and
+    // large blocks go back to the system when freed (see memory.rs).
+    slurmctld::memory::tune_allocator(2);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()

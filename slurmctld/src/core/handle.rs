@@ -13,7 +13,7 @@ use slurm_sched::{Hold, SubmitRejection};
 
 use super::{
     Action, Caller, Command, Controller, CtlConfig, Event, Job, JobChange, JobShape, JobSpec,
-    Outcome, Reply,
+    Outcome, Reply, SharedSpec,
 };
 use crate::persist::{JobFiles, ScriptRef};
 
@@ -260,7 +260,7 @@ impl Controller {
             id: JobId::new(0),
             uid,
             gid,
-            spec: Arc::new(JobSpec::from_desc(desc, ScriptRef::default())),
+            spec: SharedSpec::new(Arc::new(JobSpec::from_desc(desc)), ScriptRef::default()),
             name: desc.name.clone(),
             partition: Some(partition),
             partition_name: String::new(),
@@ -283,9 +283,9 @@ impl Controller {
             run_limit: None,
             exit_status: 0,
             exit_signal: 0,
-            alloc: Vec::new(),
+            alloc: Box::default(),
             exclusive_alloc: false,
-            last_alloc: Vec::new(),
+            last_alloc: Box::default(),
         }
     }
 

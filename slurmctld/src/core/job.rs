@@ -3,11 +3,17 @@
 //! The submitted [`JobDescription`] is not kept: its script and environment
 //! live in StateSaveLocation (see `persist::scripts`), and the
 //! rest is reduced to the few texts that queries and the launch show
-//! ([`JobSpec`], shared behind an `Arc` so that copying a changed job record
+//! ([`JobSpec`], behind an `Arc` so that copying a changed job record
 //! does not copy them). What scheduling needs is resolved once, at
 //! submission, into plain numbers ([`JobShape`]); the same pure functions
 //! run again on replay, so the resolved values need no journal fields.
 //! Keeping the record small is what lets 10,000 queued jobs fit in a few MB.
+//!
+//! Jobs submitted with the same options (a loop of `sbatch`, a parameter
+//! sweep, many jobs of one workflow) have equal specs, and the controller
+//! keeps one copy for all of them ([`SpecCache`]): a queue of 10,000 such
+//! jobs then costs the job records alone. Only the location of each job's
+//! files differs, so it sits beside the shared part ([`SharedSpec`]).
 //!
 //! Life of a job (base state; flags as in `slurm_common::state`):
 //!
@@ -19,6 +25,7 @@
 //!            CANCELLED                      COMPLETING ends when the node reports
 //! ```
 
+use std::ops::Deref;
 use std::sync::Arc;
 
 use slurm_common::ids::JobId;
@@ -84,7 +91,8 @@ impl JobShape {
 }
 
 /// The parts of a description that are shown or sent at launch, without
-/// the script and environment (those are in the job's files).
+/// the script and environment (those are in the job's files, see
+/// [`SharedSpec::files`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JobSpec {
     pub user_name: Box<str>,
@@ -111,14 +119,12 @@ pub struct JobSpec {
     pub min_cpus_per_node: Option<u32>,
     pub mail_type: Box<str>,
     pub mail_user: Box<str>,
-    /// Where the job's script and environment are.
-    pub files: ScriptRef,
 }
 
 impl JobSpec {
     /// Keeps what is shown and launched from `desc` (script and environment
     /// are ignored: they travel separately).
-    pub fn from_desc(desc: &JobDescription, files: ScriptRef) -> JobSpec {
+    pub fn from_desc(desc: &JobDescription) -> JobSpec {
         let text = |s: &str| Box::<str>::from(s);
         JobSpec {
             user_name: text(&desc.user_name),
@@ -145,8 +151,69 @@ impl JobSpec {
             min_cpus_per_node: desc.min_cpus_per_node,
             mail_type: text(&desc.mail_type),
             mail_user: text(&desc.mail_user),
-            files,
         }
+    }
+}
+
+/// A job's [`JobSpec`], possibly shared with other jobs, and where its own
+/// script and environment are. Reads of the spec go through `Deref`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedSpec {
+    /// Where the job's script and environment are.
+    pub files: ScriptRef,
+    spec: Arc<JobSpec>,
+}
+
+impl SharedSpec {
+    pub fn new(spec: Arc<JobSpec>, files: ScriptRef) -> SharedSpec {
+        SharedSpec { files, spec }
+    }
+
+    /// Whether both hold the same copy (not merely equal ones).
+    pub fn is_shared_with(&self, other: &SharedSpec) -> bool {
+        Arc::ptr_eq(&self.spec, &other.spec)
+    }
+}
+
+impl Deref for SharedSpec {
+    type Target = JobSpec;
+
+    fn deref(&self) -> &JobSpec {
+        &self.spec
+    }
+}
+
+/// How many recent specs [`SpecCache`] remembers.
+const SPEC_CACHE_LEN: usize = 8;
+
+/// The specs of the last few submissions, most recent first, so that a new
+/// job equal to one of them shares its copy. A short list rather than a map
+/// of every spec: bursts of equal submissions (even interleaved from a few
+/// users) hit it, a miss costs a few comparisons that stop at the first
+/// differing text, and nothing needs removing when jobs go away (it holds
+/// at most [`SPEC_CACHE_LEN`] specs beyond those of live jobs).
+///
+/// Sharing is invisible: specs are never changed in place, and equal
+/// values behave alike, so replay and snapshots need not know about it.
+#[derive(Debug, Clone, Default)]
+pub struct SpecCache {
+    recent: Vec<Arc<JobSpec>>,
+}
+
+impl SpecCache {
+    /// A copy of `spec` to keep: a remembered equal one, or `spec` itself,
+    /// then remembered.
+    pub fn share(&mut self, spec: JobSpec) -> Arc<JobSpec> {
+        if let Some(i) = self.recent.iter().position(|s| **s == spec) {
+            self.recent[..=i].rotate_right(1);
+            return Arc::clone(&self.recent[0]);
+        }
+        let kept = Arc::new(spec);
+        if self.recent.len() >= SPEC_CACHE_LEN {
+            self.recent.pop();
+        }
+        self.recent.insert(0, Arc::clone(&kept));
+        kept
     }
 }
 
@@ -159,7 +226,7 @@ pub struct Job {
     pub id: JobId,
     pub uid: u32,
     pub gid: u32,
-    pub spec: Arc<JobSpec>,
+    pub spec: SharedSpec,
     pub name: String,
     /// Index into the controller's partitions; `None` when the partition of
     /// a replayed job no longer exists.
@@ -190,11 +257,11 @@ pub struct Job {
     pub exit_status: u32,
     pub exit_signal: u32,
     /// Nodes and CPUs held; non-empty while RUNNING or COMPLETING.
-    pub alloc: Vec<Alloc>,
+    pub alloc: Box<[Alloc]>,
     pub exclusive_alloc: bool,
     /// The allocation it last held, kept after release so a finished job
     /// still shows its NodeList, BatchHost and TRES, as Slurm does.
-    pub last_alloc: Vec<Alloc>,
+    pub last_alloc: Box<[Alloc]>,
 }
 
 impl Job {
@@ -226,5 +293,69 @@ impl Job {
             self.start_time
                 .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(user: &str, dir: &str) -> JobSpec {
+        JobSpec::from_desc(&JobDescription {
+            user_name: user.into(),
+            work_dir: dir.into(),
+            ..JobDescription::default()
+        })
+    }
+
+    #[test]
+    fn equal_specs_share_one_copy_and_different_ones_do_not() {
+        let mut cache = SpecCache::default();
+        let a = cache.share(spec("alice", "/home/alice"));
+        let b = cache.share(spec("bob", "/home/bob"));
+        let a2 = cache.share(spec("alice", "/home/alice"));
+        let b2 = cache.share(spec("bob", "/home/bob"));
+        assert!(Arc::ptr_eq(&a, &a2));
+        assert!(Arc::ptr_eq(&b, &b2));
+        assert!(!Arc::ptr_eq(&a, &b));
+        // Differing in one text only is a different spec.
+        let c = cache.share(spec("alice", "/home/alice/run"));
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(*c, spec("alice", "/home/alice/run"));
+    }
+
+    #[test]
+    fn the_cache_keeps_the_most_recent_specs() {
+        let mut cache = SpecCache::default();
+        let first = cache.share(spec("u0", ""));
+        for i in 1..SPEC_CACHE_LEN {
+            cache.share(spec(&format!("u{i}"), ""));
+        }
+        // Still remembered (and now the most recent).
+        assert!(Arc::ptr_eq(&first, &cache.share(spec("u0", ""))));
+        // SPEC_CACHE_LEN newer specs push it out.
+        for i in 0..SPEC_CACHE_LEN {
+            cache.share(spec(&format!("v{i}"), ""));
+        }
+        assert_eq!(cache.recent.len(), SPEC_CACHE_LEN);
+        let again = cache.share(spec("u0", ""));
+        assert!(!Arc::ptr_eq(&first, &again));
+        assert_eq!(*first, *again);
+    }
+
+    #[test]
+    fn a_shared_spec_reads_through_and_keeps_its_own_files() {
+        let mut cache = SpecCache::default();
+        let files = |segment| ScriptRef {
+            segment,
+            ..ScriptRef::default()
+        };
+        let x = SharedSpec::new(cache.share(spec("alice", "/w")), files(1));
+        let y = SharedSpec::new(cache.share(spec("alice", "/w")), files(2));
+        assert!(x.is_shared_with(&y));
+        assert_eq!(&*x.user_name, "alice");
+        assert_eq!(&*y.work_dir, "/w");
+        assert_eq!((x.files.segment, y.files.segment), (1, 2));
+        assert_ne!(x, y);
     }
 }

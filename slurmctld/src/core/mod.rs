@@ -46,7 +46,7 @@ use crate::persist::ScriptSpace;
 
 pub use command::{Action, Caller, Command, NodeJobReport, Outcome, Reply};
 pub use event::{AllocRecord, Event, JobChange};
-pub use job::{Job, JobShape, JobSpec};
+pub use job::{Job, JobShape, JobSpec, SharedSpec, SpecCache};
 pub use liveness::{
     missing_job_grace_secs, ping_targets, recheck_due, PingTargets, NOT_RESPONDING_REASON,
 };
@@ -166,6 +166,9 @@ pub struct Controller {
     pub(crate) scripts: ScriptSpace,
     /// Script segments whose last job was purged, for the shell to remove.
     pub(crate) freed_segments: Vec<u32>,
+    /// Recent job specs, shared by equal submissions (memory only: not
+    /// state, never journaled).
+    pub(crate) spec_cache: SpecCache,
     /// When each node (by index) last answered: a registration or a reply
     /// to a message. Liveness bookkeeping, not journaled: after a restart
     /// every node starts again at 0 ("not heard from yet") and gets a
@@ -236,6 +239,7 @@ impl Controller {
             sched_dirty: true,
             scripts: ScriptSpace::default(),
             freed_segments: Vec::new(),
+            spec_cache: SpecCache::default(),
             last_response: vec![0; nodes_len],
         }
     }
@@ -345,11 +349,11 @@ impl Controller {
                     run_limit: None,
                     exit_status: 0,
                     exit_signal: 0,
-                    alloc: Vec::new(),
+                    alloc: Box::default(),
                     exclusive_alloc: false,
-                    last_alloc: Vec::new(),
+                    last_alloc: Box::default(),
                     shape,
-                    spec: Arc::new(JobSpec::from_desc(desc, *files)),
+                    spec: SharedSpec::new(self.spec_cache.share(JobSpec::from_desc(desc)), *files),
                 };
                 self.jobs.insert(*job_id, Arc::new(job));
                 self.next_job_id = self.id_after(*job_id);
@@ -389,7 +393,7 @@ impl Controller {
                 job.run_limit = Some(*time_limit);
                 job.reason = PendingReason::None;
                 job.reason_detail.clear();
-                job.alloc = alloc.clone();
+                job.alloc = alloc.as_slice().into();
                 job.exclusive_alloc = *exclusive;
                 let id = job.id;
                 for a in &alloc {

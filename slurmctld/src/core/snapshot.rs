@@ -52,7 +52,7 @@ use slurm_sched::{MemReq, NodeAlloc};
 use thiserror::Error;
 
 use super::event::DecodeError;
-use super::{Controller, Job, JobShape, JobSpec, JobTable, NodeRec};
+use super::{Controller, Job, JobShape, JobSpec, JobTable, NodeRec, SharedSpec, SpecCache};
 use crate::persist::crc::crc32;
 use crate::persist::{ScriptRef, ScriptSpace};
 
@@ -146,6 +146,8 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         // Liveness bookkeeping: every node starts again at "not heard from"
         // after a restart (see `core::liveness`).
         last_response: _,
+        // Memory only: which equal specs are shared (built again at load).
+        spec_cache: _,
         nodes,
         jobs,
         next_job_id,
@@ -363,7 +365,8 @@ fn shape_fields(w: &mut Writer<'_>, shape: &JobShape) {
     }
 }
 
-fn spec_fields(w: &mut Writer<'_>, spec: &JobSpec) {
+fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
+    let files = &shared.files;
     let JobSpec {
         user_name,
         submit_host,
@@ -389,8 +392,7 @@ fn spec_fields(w: &mut Writer<'_>, spec: &JobSpec) {
         min_cpus_per_node,
         mail_type,
         mail_user,
-        files,
-    } = spec;
+    } = &**shared;
     w.str(user_name);
     w.str(submit_host);
     w.u32(*submit_sid);
@@ -616,8 +618,13 @@ impl Loader {
                 }
             }
             TAG_JOB => {
-                let (job, dropped) =
-                    read_job(&mut r, &self.node_map, &self.ctl.part_index).map_err(decode)?;
+                let (job, dropped) = read_job(
+                    &mut r,
+                    &self.node_map,
+                    &self.ctl.part_index,
+                    &mut self.ctl.spec_cache,
+                )
+                .map_err(decode)?;
                 r.done().map_err(decode)?;
                 let id = job.id.get();
                 if self.last_job.is_some_and(|last| last >= id) {
@@ -803,11 +810,13 @@ fn read_node(r: &mut Reader<'_>) -> Result<(String, NodeRuntime), DecodeError> {
     ))
 }
 
-/// One job, and how many allocation slices named unconfigured nodes.
+/// One job, and how many allocation slices named unconfigured nodes. Its
+/// spec is shared with an equal one `specs` remembers, as at submission.
 fn read_job(
     r: &mut Reader<'_>,
     node_map: &[Option<usize>],
     part_index: &std::collections::HashMap<String, usize>,
+    specs: &mut SpecCache,
 ) -> Result<(Job, usize), DecodeError> {
     let id = r.u32("job id")?;
     let uid = r.u32("uid")?;
@@ -855,12 +864,12 @@ fn read_job(
     let (alloc, dropped_a) = r.allocs(node_map)?;
     let exclusive_alloc = r.bool("exclusive allocation")?;
     let (last_alloc, dropped_b) = r.allocs(node_map)?;
-    let spec = read_spec(r)?;
+    let (spec, files) = read_spec(r)?;
     let job = Job {
         id: JobId::new(id),
         uid,
         gid,
-        spec: Arc::new(spec),
+        spec: SharedSpec::new(specs.share(spec), files),
         name,
         partition: part_index.get(&partition_name).copied(),
         partition_name,
@@ -883,9 +892,9 @@ fn read_job(
         run_limit,
         exit_status,
         exit_signal,
-        alloc,
+        alloc: alloc.into_boxed_slice(),
         exclusive_alloc,
-        last_alloc,
+        last_alloc: last_alloc.into_boxed_slice(),
     };
     Ok((job, dropped_a + dropped_b))
 }
@@ -933,7 +942,7 @@ fn read_shape(r: &mut Reader<'_>) -> Result<JobShape, DecodeError> {
     })
 }
 
-fn read_spec(r: &mut Reader<'_>) -> Result<JobSpec, DecodeError> {
+fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
     let user_name = r.boxed("user name")?;
     let submit_host = r.boxed("submit host")?;
     let submit_sid = r.u32("submit sid")?;
@@ -945,7 +954,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<JobSpec, DecodeError> {
     for _ in 0..n {
         argv.push(r.boxed("argv")?);
     }
-    Ok(JobSpec {
+    let spec = JobSpec {
         user_name,
         submit_host,
         submit_sid,
@@ -970,14 +979,15 @@ fn read_spec(r: &mut Reader<'_>) -> Result<JobSpec, DecodeError> {
         min_cpus_per_node: r.opt_u32("min cpus per node")?,
         mail_type: r.boxed("mail type")?,
         mail_user: r.boxed("mail user")?,
-        files: ScriptRef {
-            segment: r.u32("script segment")?,
-            offset: r.u64("script offset")?,
-            script_len: r.u32("script length")?,
-            env_len: r.u32("environment length")?,
-            crc: r.u32("script checksum")?,
-        },
-    })
+    };
+    let files = ScriptRef {
+        segment: r.u32("script segment")?,
+        offset: r.u64("script offset")?,
+        script_len: r.u32("script length")?,
+        env_len: r.u32("environment length")?,
+        crc: r.u32("script checksum")?,
+    };
+    Ok((spec, files))
 }
 
 // ------------------------------------------------------------ enum tables

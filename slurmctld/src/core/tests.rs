@@ -881,6 +881,32 @@ fn bench_schedule_pass_with_10k_pending() {
     );
 }
 
+/// Jobs submitted with the same options share one spec, each with its own
+/// files, and still do after a snapshot round trip; a job that differs
+/// gets its own.
+#[test]
+fn equal_submissions_share_their_spec() {
+    let mut env = Env::new();
+    let ids: Vec<u32> = (0..3).map(|_| env.submit(script())).collect();
+    let mut other = script();
+    other.work_dir = "/elsewhere".into();
+    let odd = env.submit(other);
+    let (a, b, c) = (env.job(ids[0]), env.job(ids[1]), env.job(ids[2]));
+    assert!(a.spec.is_shared_with(&b.spec) && a.spec.is_shared_with(&c.spec));
+    assert_ne!(a.spec.files, b.spec.files);
+    assert!(!a.spec.is_shared_with(&env.job(odd).spec));
+    assert_eq!(&*env.job(odd).spec.work_dir, "/elsewhere");
+
+    let bytes = snapshot::encode(&env.ctl, 1);
+    let fresh = Env::new().ctl;
+    let loaded = snapshot::decode(&bytes, fresh, false).unwrap().controller;
+    let (la, lb) = (loaded.job(ids[0]).unwrap(), loaded.job(ids[1]).unwrap());
+    assert!(la.spec.is_shared_with(&lb.spec));
+    assert_eq!(la.spec.files, a.spec.files);
+    assert_eq!(lb.spec.files, b.spec.files);
+    assert!(!la.spec.is_shared_with(&loaded.job(odd).unwrap().spec));
+}
+
 /// The per-job records stay small: 10,000 queued jobs must fit the
 /// controller's memory target with room to spare.
 #[test]
