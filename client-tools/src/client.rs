@@ -21,16 +21,20 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use prost::bytes::{Buf, Bytes};
 use slurm_common::auth::{
     authenticator_for, unix_now, AuthError, AuthInfo, AuthType, Authenticator, Claims,
 };
 use slurm_common::conf::{AuthPlugin, ConfError, SlurmConf};
 use slurm_common::ids::{Gid, Uid};
 use slurm_proto::{set_auth_credential, ErrorCode, SlurmControllerClient};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codegen::http::uri::PathAndQuery;
 use tonic::service::interceptor::InterceptedService;
 use tonic::service::Interceptor;
 use tonic::transport::{Channel, Endpoint};
@@ -389,8 +393,92 @@ impl Interceptor for AuthInterceptor {
     }
 }
 
+/// A connection with credentials attached.
+pub type AuthedChannel = InterceptedService<Channel, AuthInterceptor>;
+
 /// The generated client with credentials attached.
-pub type ControllerClient = SlurmControllerClient<InterceptedService<Channel, AuthInterceptor>>;
+pub type ControllerClient = SlurmControllerClient<AuthedChannel>;
+
+/// A codec that encodes the request with prost and hands the reply back
+/// undecoded, for a command that reads a large reply its own way (squeue
+/// walks the records of `GetJobsReply` one at a time instead of building
+/// ten thousand structures first).
+#[derive(Debug)]
+pub struct RawReplyCodec<Req>(PhantomData<Req>);
+
+impl<Req> Default for RawReplyCodec<Req> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+/// The request half of [`RawReplyCodec`].
+#[derive(Debug)]
+pub struct ProstRequestEncoder<Req>(PhantomData<Req>);
+
+/// The reply half of [`RawReplyCodec`]: the message bytes as they came.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawReplyDecoder;
+
+impl<Req: prost::Message + Send + 'static> Codec for RawReplyCodec<Req> {
+    type Encode = Req;
+    type Decode = Bytes;
+    type Encoder = ProstRequestEncoder<Req>;
+    type Decoder = RawReplyDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        ProstRequestEncoder(PhantomData)
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RawReplyDecoder
+    }
+}
+
+impl<Req: prost::Message> Encoder for ProstRequestEncoder<Req> {
+    type Item = Req;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: Req, buf: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        // The buffer grows as needed, so encoding cannot run out of room.
+        item.encode(buf)
+            .map_err(|e| tonic::Status::internal(format!("cannot encode the request: {e}")))
+    }
+}
+
+impl Decoder for RawReplyDecoder {
+    type Item = Bytes;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, tonic::Status> {
+        // Splits the message off tonic's buffer without copying it.
+        Ok(Some(buf.copy_to_bytes(buf.remaining())))
+    }
+}
+
+/// Calls the unary method at `path` (`/slurm.v1.SlurmController/GetJobs`)
+/// on `channel` and returns the reply message undecoded. For use inside
+/// [`Controller::call_channel`].
+pub async fn unary_raw<Req>(
+    channel: AuthedChannel,
+    path: &'static str,
+    request: Req,
+) -> Result<tonic::Response<Bytes>, tonic::Status>
+where
+    Req: prost::Message + Send + Sync + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unknown(format!("Service was not ready: {e}")))?;
+    let path = PathAndQuery::from_static(path);
+    grpc.unary(
+        tonic::Request::new(request),
+        path,
+        RawReplyCodec::<Req>::default(),
+    )
+    .await
+}
 
 /// A failed call: Slurm's code, and the server's detail text (empty or equal
 /// to the code's text when there is nothing more to say).
@@ -471,8 +559,8 @@ pub struct Controller {
     controllers: Vec<ControllerAddr>,
     timeout: Duration,
     interceptor: AuthInterceptor,
-    /// The controller that answered last and its client.
-    current: Option<(usize, ControllerClient)>,
+    /// The controller that answered last and the connection to it.
+    current: Option<(usize, Channel)>,
     /// How long to keep trying while controllers answer that they are in
     /// standby (control changing hands); zero: one round only.
     standby_wait: Duration,
@@ -525,21 +613,36 @@ impl Controller {
 
     /// Opens a connection to one controller.
     pub async fn connect_to(&self, addr: &ControllerAddr) -> Result<ControllerClient, RpcError> {
+        let channel = self.connect_channel(addr).await?;
+        Ok(self.client_on(channel))
+    }
+
+    /// Opens the bare connection to one controller: each call is bounded
+    /// by MessageTimeout, and no credential is attached yet.
+    pub async fn connect_channel(&self, addr: &ControllerAddr) -> Result<Channel, RpcError> {
         let endpoint = Endpoint::from_shared(addr.uri())
             .map_err(|e| RpcError::new(ErrorCode::ControllerConnect, e.to_string()))?
             .connect_timeout(self.timeout)
             .timeout(self.timeout)
             .tcp_nodelay(true);
-        let channel = endpoint
+        endpoint
             .connect()
             .await
-            .map_err(|e| RpcError::new(ErrorCode::ControllerConnect, e.to_string()))?;
+            .map_err(|e| RpcError::new(ErrorCode::ControllerConnect, e.to_string()))
+    }
+
+    /// The generated client over `channel`, with credentials attached.
+    fn client_on(&self, channel: Channel) -> ControllerClient {
         // Replies grow with the queue (a 100,000-job squeue is tens of
         // megabytes): no cap beyond what the controller chose to send.
-        Ok(
-            SlurmControllerClient::with_interceptor(channel, self.interceptor.clone())
-                .max_decoding_message_size(usize::MAX),
-        )
+        SlurmControllerClient::with_interceptor(channel, self.interceptor.clone())
+            .max_decoding_message_size(usize::MAX)
+    }
+
+    /// `channel` with credentials attached: what [`Controller::call_channel`]
+    /// hands to its closure.
+    fn authed_on(&self, channel: Channel) -> AuthedChannel {
+        InterceptedService::new(channel, self.interceptor.clone())
     }
 
     /// Runs `call` against the controller that answered last, else each
@@ -552,8 +655,33 @@ impl Controller {
         F: FnMut(ControllerClient) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        if let Some((_, client)) = &self.current {
-            match call(client.clone()).await {
+        self.call_with(Self::client_on, &mut call).await
+    }
+
+    /// [`Controller::call`] for a call the generated client does not make:
+    /// `call` gets the connection with credentials attached and picks its
+    /// own codec (see [`unary_raw`]). Failover is the same.
+    pub async fn call_channel<T, F, Fut>(&mut self, mut call: F) -> Result<T, RpcError>
+    where
+        F: FnMut(AuthedChannel) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        self.call_with(Self::authed_on, &mut call).await
+    }
+
+    /// The failover loop of [`Controller::call`], over whatever `wrap`
+    /// makes of a connection.
+    async fn call_with<C, T, F, Fut>(
+        &mut self,
+        wrap: fn(&Self, Channel) -> C,
+        call: &mut F,
+    ) -> Result<T, RpcError>
+    where
+        F: FnMut(C) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        if let Some((_, channel)) = &self.current {
+            match call(wrap(self, channel.clone())).await {
                 Ok(reply) => return Ok(reply.into_inner()),
                 Err(status) => {
                     let err = RpcError::from_status(&status);
@@ -571,22 +699,22 @@ impl Controller {
             let mut standby = false;
             for i in 0..self.controllers.len() {
                 let addr = self.controllers[i].clone();
-                let client = match self.connect_to(&addr).await {
+                let channel = match self.connect_channel(&addr).await {
                     Ok(c) => c,
                     Err(e) => {
                         last = e;
                         continue;
                     }
                 };
-                match call(client.clone()).await {
+                match call(wrap(self, channel.clone())).await {
                     Ok(reply) => {
-                        self.current = Some((i, client));
+                        self.current = Some((i, channel));
                         return Ok(reply.into_inner());
                     }
                     Err(status) => {
                         let err = RpcError::from_status(&status);
                         if !err.try_next() {
-                            self.current = Some((i, client));
+                            self.current = Some((i, channel));
                             return Err(err);
                         }
                         standby |= err.code == ErrorCode::InStandbyMode;
@@ -784,5 +912,185 @@ mod tests {
             format!("slurm_load_jobs error: {err}"),
             "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
         );
+    }
+
+    /// A controller that answers GetJobs with `reply` (already encoded)
+    /// when the call carries a credential, on a loopback port.
+    #[derive(Clone)]
+    struct RawJobs {
+        reply: Bytes,
+        asked: Arc<std::sync::Mutex<Vec<slurm_proto::v1::GetJobsRequest>>>,
+    }
+
+    impl tonic::server::NamedService for RawJobs {
+        const NAME: &'static str = "slurm.v1.SlurmController";
+    }
+
+    struct ServerCodec;
+
+    struct ReplyEncoder;
+
+    struct RequestDecoder;
+
+    impl Codec for ServerCodec {
+        type Encode = Bytes;
+        type Decode = slurm_proto::v1::GetJobsRequest;
+        type Encoder = ReplyEncoder;
+        type Decoder = RequestDecoder;
+
+        fn encoder(&mut self) -> ReplyEncoder {
+            ReplyEncoder
+        }
+
+        fn decoder(&mut self) -> RequestDecoder {
+            RequestDecoder
+        }
+    }
+
+    impl Encoder for ReplyEncoder {
+        type Item = Bytes;
+        type Error = tonic::Status;
+
+        fn encode(&mut self, item: Bytes, buf: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+            prost::bytes::BufMut::put_slice(buf, &item);
+            Ok(())
+        }
+    }
+
+    impl Decoder for RequestDecoder {
+        type Item = slurm_proto::v1::GetJobsRequest;
+        type Error = tonic::Status;
+
+        fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Self::Item>, tonic::Status> {
+            use prost::Message;
+            Ok(Some(Self::Item::decode(buf).unwrap()))
+        }
+    }
+
+    impl tower_like::Service<tonic::codegen::http::Request<tonic::body::Body>> for RawJobs {
+        type Response = tonic::codegen::http::Response<tonic::body::Body>;
+        type Error = std::convert::Infallible;
+        type Future = tonic::codegen::BoxFuture<Self::Response, Self::Error>;
+
+        fn poll_ready(
+            &mut self,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Self::Error>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, req: tonic::codegen::http::Request<tonic::body::Body>) -> Self::Future {
+            assert_eq!(req.uri().path(), "/slurm.v1.SlurmController/GetJobs");
+            let this = self.clone();
+            Box::pin(async move {
+                let svc = tower_like::service_fn(
+                    move |r: tonic::Request<slurm_proto::v1::GetJobsRequest>| {
+                        let this = this.clone();
+                        async move {
+                            if slurm_proto::auth_credential(r.metadata()).is_none() {
+                                return Err(tonic::Status::unauthenticated("no credential"));
+                            }
+                            this.asked.lock().unwrap().push(r.into_inner());
+                            Ok(tonic::Response::new(this.reply.clone()))
+                        }
+                    },
+                );
+                Ok(tonic::server::Grpc::new(ServerCodec).unary(svc, req).await)
+            })
+        }
+    }
+
+    /// The bits of tower the fake needs, through tonic's re-exports.
+    mod tower_like {
+        pub use tonic::codegen::Service;
+
+        pub fn service_fn<F>(f: F) -> ServiceFn<F> {
+            ServiceFn(f)
+        }
+
+        pub struct ServiceFn<F>(F);
+
+        impl<F, Fut, R, T> Service<R> for ServiceFn<F>
+        where
+            F: FnMut(R) -> Fut,
+            Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+        {
+            type Response = T;
+            type Error = tonic::Status;
+            type Future = Fut;
+
+            fn poll_ready(
+                &mut self,
+                _: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), tonic::Status>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            fn call(&mut self, req: R) -> Fut {
+                (self.0)(req)
+            }
+        }
+    }
+
+    #[test]
+    fn raw_calls_fail_over_and_return_the_reply_undecoded() {
+        use prost::Message;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let reply = slurm_proto::v1::GetJobsReply {
+            jobs: vec![slurm_proto::v1::JobInfo {
+                job_id: 7,
+                name: "x".into(),
+                ..Default::default()
+            }],
+            last_update: 5,
+            unchanged: false,
+        };
+        let fake = RawJobs {
+            reply: Bytes::from(reply.encode_to_vec()),
+            asked: Arc::default(),
+        };
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        rt.spawn(
+            tonic::transport::Server::builder()
+                .add_service(fake.clone())
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+        // The first controller is not there; the second answers.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let dead = closed.local_addr().unwrap().port();
+        drop(closed);
+        let addr = |index, port| ControllerAddr {
+            index,
+            name: format!("c{index}"),
+            contact: "127.0.0.1".into(),
+            port,
+        };
+        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::from_key(&[7u8; 32]).unwrap());
+        let mut c = Controller::with_parts(
+            vec![addr(0, dead), addr(1, port)],
+            Duration::from_secs(5),
+            AuthInterceptor::new(auth, Identity::current(), 60),
+        );
+        let request = slurm_proto::v1::GetJobsRequest {
+            fields: vec![1, 6],
+            ..Default::default()
+        };
+        for _ in 0..2 {
+            let got = rt
+                .block_on(c.call_channel(|ch| {
+                    unary_raw(ch, "/slurm.v1.SlurmController/GetJobs", request.clone())
+                }))
+                .unwrap();
+            assert_eq!(got, reply.encode_to_vec());
+        }
+        // The second call went straight to the controller that answered.
+        assert_eq!(fake.asked.lock().unwrap().clone(), vec![request.clone(); 2]);
+        assert_eq!(c.current.as_ref().map(|(i, _)| *i), Some(1));
     }
 }

@@ -217,9 +217,15 @@ pub async fn run(settings: Settings) -> Result<()> {
         .tcp_nodelay(true)
         // A submission carries its script and environment: Slurm accepts
         // scripts up to 4 MB by default, so the 4 MB gRPC default is too low.
+        // GetJobs is answered by encoding records straight from the jobs
+        // (crate::rpc::jobs); every other call goes to the generated server.
         .add_service(
-            slurm_proto::SlurmControllerServer::new(service.clone())
-                .max_decoding_message_size(MAX_REQUEST_BYTES),
+            crate::rpc::jobs::JobsRoute::new(
+                slurm_proto::SlurmControllerServer::new(service.clone())
+                    .max_decoding_message_size(MAX_REQUEST_BYTES),
+                service.clone(),
+            )
+            .max_decoding_message_size(MAX_REQUEST_BYTES),
         )
         .add_service(slurm_proto::SlurmNodeReportsServer::new(service.clone()))
         .add_service(v1::slurm_controller_peer_server::SlurmControllerPeerServer::new(service))

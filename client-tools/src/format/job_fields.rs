@@ -20,7 +20,7 @@ const BASE: &[u32] = &[
     27, 28, 60, 68, // account, qos, partition, reservation
 ];
 
-/// The fields code letter `code` reads (beyond [`BASE`]); `None` for a code
+/// The fields code letter `code` reads (beyond `BASE`); `None` for a code
 /// this map does not know, which means "ask for everything".
 pub fn for_code(code: char) -> Option<&'static [u32]> {
     Some(match code {

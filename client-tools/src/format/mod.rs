@@ -10,6 +10,7 @@
 
 pub mod job_fields;
 pub mod json;
+pub mod reply;
 pub mod scontrol;
 pub mod sinfo;
 pub mod spec;
@@ -100,6 +101,40 @@ pub(crate) fn pad(out: &mut String, value: &str, width: Option<usize>, right: bo
     } else {
         out.push_str(value);
         push_spaces(out, width - len);
+    }
+}
+
+/// [`pad`] for a value already appended to `out` from byte `start` on:
+/// the value is padded or cut where it lies, without a copy of its own.
+pub(crate) fn pad_tail(out: &mut String, start: usize, width: Option<usize>, right: bool) {
+    let Some(width) = width else {
+        return;
+    };
+    let value = &out[start..];
+    let (len, cut) = if value.is_ascii() {
+        (value.len(), start + width.min(value.len()))
+    } else {
+        let len = value.chars().count();
+        let cut = value
+            .char_indices()
+            .nth(width)
+            .map_or(out.len(), |(i, _)| start + i);
+        (len, cut)
+    };
+    if len >= width {
+        out.truncate(cut);
+        return;
+    }
+    const SPACES: &str = "                                                                ";
+    let mut missing = width - len;
+    while missing > 0 {
+        let k = missing.min(SPACES.len());
+        if right {
+            out.insert_str(start, &SPACES[..k]);
+        } else {
+            out.push_str(&SPACES[..k]);
+        }
+        missing -= k;
     }
 }
 
@@ -253,5 +288,30 @@ pub(crate) fn or_null(value: &str) -> &str {
         "(null)"
     } else {
         value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Padding in place gives what padding a copy gives.
+        #[test]
+        fn pad_tail_is_pad(
+            before in "\\PC{0,4}",
+            value in prop_oneof!["[a-z ]{0,30}", "\\PC{0,30}"],
+            width in proptest::option::of(0usize..140),
+            right in any::<bool>(),
+        ) {
+            let mut want = before.clone();
+            pad(&mut want, &value, width, right);
+            let mut got = before.clone();
+            got.push_str(&value);
+            pad_tail(&mut got, before.len(), width, right);
+            prop_assert_eq!(got, want);
+        }
     }
 }

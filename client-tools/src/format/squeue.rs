@@ -2,6 +2,7 @@
 //! and `-l`/`--start` layouts, sorting and the state filter.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use slurm_common::state::{JobState, JobStateCode};
@@ -10,8 +11,8 @@ use slurm_proto::v1::{job_info::Memory, JobInfo, NodeSharing};
 
 use super::spec::{self, FormatError, Item, SortKey};
 use super::{
-    base_state, common_limit, limit_minutes, or_null, pad, push_u64, reason_text, shown_state,
-    shows_reason, write_job_id, Ctx,
+    base_state, common_limit, limit_minutes, or_null, pad, pad_tail, push_u64, reason_text,
+    shown_state, shows_reason, write_job_id, Ctx,
 };
 
 /// The default layout.
@@ -358,24 +359,24 @@ fn trim_newline(out: &mut String) {
 
 /// Appends one line per job.
 pub fn render_rows(out: &mut String, jobs: &[&JobInfo], items: &[Item], ctx: &Ctx) {
-    let mut scratch = String::with_capacity(64);
     for job in jobs {
-        for item in items {
-            match item {
-                Item::Literal(text) => out.push_str(text),
-                Item::Field { code, width, right } => {
-                    if width.is_none() {
-                        write_value(out, *code, job, ctx);
-                    } else {
-                        scratch.clear();
-                        write_value(&mut scratch, *code, job, ctx);
-                        pad(out, &scratch, *width, *right);
-                    }
-                }
+        render_row(out, job, items, ctx);
+    }
+}
+
+/// Appends the line of one job, newline included.
+pub fn render_row(out: &mut String, job: &JobInfo, items: &[Item], ctx: &Ctx) {
+    for item in items {
+        match item {
+            Item::Literal(text) => out.push_str(text),
+            Item::Field { code, width, right } => {
+                let start = out.len();
+                write_value(out, *code, job, ctx);
+                pad_tail(out, start, *width, *right);
             }
         }
-        out.push('\n');
     }
+    out.push('\n');
 }
 
 /// Renders the table: optional date line (`-l`), optional header, rows.
@@ -463,95 +464,193 @@ fn key_of(job: &JobInfo, code: char) -> KeyVal<'_> {
 }
 
 /// Sorts jobs by `keys`; ties keep the order they came in (the
-/// controller's job id order).
-///
-/// Every key is first turned into a number per job (strings into their rank
-/// among the distinct values), so the sort compares integers. When the
-/// numbers of all keys fit in 96 bits they are packed with the input
-/// position into one `u128` per job, which sorts 10,000 jobs in well under a
-/// millisecond.
-pub fn sort_jobs<'a>(jobs: &mut [&'a JobInfo], keys: &[SortKey]) {
-    let n = jobs.len();
-    if n < 2 {
+/// controller's job id order). See [`SortKeys`].
+pub fn sort_jobs(jobs: &mut [&JobInfo], keys: &[SortKey]) {
+    if jobs.len() < 2 {
         return;
     }
-    // Column-wise ordinals: ords[k * n + j].
-    let mut ords: Vec<u64> = Vec::with_capacity(n * keys.len());
-    let mut widths: Vec<u32> = Vec::with_capacity(keys.len());
-    let mut column: Vec<KeyVal<'a>> = Vec::with_capacity(n);
-    let mut distinct: Vec<&'a str> = Vec::new();
-    for key in keys {
-        column.clear();
-        column.extend(jobs.iter().map(|j| key_of(j, key.code)));
-        let start = ords.len();
-        if column.iter().any(|v| matches!(v, KeyVal::Str(_))) {
-            let text = |v: &KeyVal<'a>| match v {
-                KeyVal::Str(s) => *s,
-                KeyVal::Int(_) => "",
-            };
-            // Usually a handful of partitions, states or users: collect
-            // them by scanning; sort everything only when there are many.
-            distinct.clear();
-            for v in &column {
-                let s = text(v);
-                if !distinct.contains(&s) {
-                    if distinct.len() == 32 {
-                        distinct.clear();
-                        distinct.extend(column.iter().map(text));
-                        break;
-                    }
-                    distinct.push(s);
-                }
-            }
-            distinct.sort_unstable();
-            distinct.dedup();
-            for v in &column {
-                let s = text(v);
-                let rank = distinct.binary_search(&s).unwrap_or(0) as u64;
-                ords.push(rank);
-            }
-        } else {
-            ords.extend(column.iter().map(|v| match v {
-                KeyVal::Int(i) => *i,
-                KeyVal::Str(_) => 0,
-            }));
-        }
-        let col = &mut ords[start..];
-        let max = col.iter().copied().max().unwrap_or(0);
-        if key.descending {
-            for v in col.iter_mut() {
-                *v = max - *v;
-            }
-        }
-        widths.push(64 - max.leading_zeros());
+    let mut collected = SortKeys::new(keys);
+    for job in jobs.iter() {
+        collected.push(job);
     }
-    let total: u32 = widths.iter().sum();
-    let sorted: Vec<&JobInfo> = if total <= 96 && u32::try_from(n).is_ok() {
-        let mut packed: Vec<u128> = (0..n)
-            .map(|j| {
-                let mut v: u128 = 0;
-                for (k, w) in widths.iter().enumerate() {
-                    v = (v << w) | u128::from(ords[k * n + j]);
+    let sorted: Vec<&JobInfo> = collected
+        .order()
+        .iter()
+        .map(|&i| jobs[i as usize])
+        .collect();
+    jobs.copy_from_slice(&sorted);
+}
+
+/// The sort keys of a report, gathered one job at a time so the jobs
+/// themselves need not be kept: squeue renders each row as its record is
+/// decoded, and sorts the rows afterwards by these keys.
+///
+/// Every key becomes a number per job: integers as they are, strings their
+/// rank among the key's distinct values (usually a handful of partitions,
+/// states or users, so each is stored once and a job keeps only its index).
+/// When the numbers of all keys fit in 96 bits they are packed with the
+/// job's position into one `u128` per job, which sorts 10,000 jobs in well
+/// under a millisecond.
+#[derive(Debug, Clone)]
+pub struct SortKeys {
+    keys: Vec<SortKey>,
+    columns: Vec<Column>,
+    len: usize,
+}
+
+/// One key's values, job by job.
+#[derive(Debug, Clone)]
+enum Column {
+    /// Not known yet: no job seen.
+    Empty,
+    Int(Vec<u64>),
+    Text(TextColumn),
+}
+
+/// Distinct strings of a key and, per job, the index of its string.
+#[derive(Debug, Clone, Default)]
+struct TextColumn {
+    ids: Vec<u32>,
+    /// The distinct strings, by index.
+    strings: Vec<Box<str>>,
+    index: HashMap<Box<str>, u32>,
+    /// The index of the last job's string: consecutive jobs mostly share a
+    /// partition or state.
+    last: Option<u32>,
+}
+
+impl TextColumn {
+    fn push(&mut self, text: &str) {
+        let id = match self.last {
+            Some(id) if *self.strings[id as usize] == *text => id,
+            _ => match self.index.get(text) {
+                Some(id) => *id,
+                None => {
+                    let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
+                    self.strings.push(Box::from(text));
+                    self.index.insert(Box::from(text), id);
+                    id
                 }
-                (v << 32) | j as u128
-            })
+            },
+        };
+        self.last = Some(id);
+        self.ids.push(id);
+    }
+
+    /// Each job's rank among the distinct strings.
+    fn ranks(&self) -> Vec<u64> {
+        let mut by_text: Vec<(&str, u32)> = self
+            .strings
+            .iter()
+            .enumerate()
+            .map(|(id, t)| (&**t, id as u32))
             .collect();
-        packed.sort_unstable();
-        packed.iter().map(|v| jobs[(*v as u32) as usize]).collect()
-    } else {
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| {
-            for k in 0..keys.len() {
-                let o = ords[k * n + a].cmp(&ords[k * n + b]);
-                if o != Ordering::Equal {
-                    return o;
+        by_text.sort_unstable();
+        let mut rank = vec![0u64; by_text.len()];
+        for (r, (_, id)) in by_text.iter().enumerate() {
+            rank[*id as usize] = r as u64;
+        }
+        self.ids.iter().map(|id| rank[*id as usize]).collect()
+    }
+}
+
+impl SortKeys {
+    pub fn new(keys: &[SortKey]) -> SortKeys {
+        SortKeys {
+            keys: keys.to_vec(),
+            columns: vec![Column::Empty; keys.len()],
+            len: 0,
+        }
+    }
+
+    /// How many jobs were pushed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Records the keys of the next job.
+    pub fn push(&mut self, job: &JobInfo) {
+        for (key, column) in self.keys.iter().zip(self.columns.iter_mut()) {
+            let value = key_of(job, key.code);
+            if matches!(column, Column::Empty) {
+                *column = match value {
+                    KeyVal::Int(_) => Column::Int(Vec::new()),
+                    KeyVal::Str(_) => Column::Text(TextColumn::default()),
+                };
+            }
+            // A code always gives the same kind of value; were it not so, a
+            // number would sort as an empty string and a string as zero.
+            match (column, value) {
+                (Column::Int(v), KeyVal::Int(i)) => v.push(i),
+                (Column::Int(v), KeyVal::Str(_)) => v.push(0),
+                (Column::Text(t), KeyVal::Str(s)) => t.push(s),
+                (Column::Text(t), KeyVal::Int(_)) => t.push(""),
+                (Column::Empty, _) => {}
+            }
+        }
+        self.len += 1;
+    }
+
+    /// The positions of the pushed jobs in sorted order; ties keep the
+    /// order they were pushed in.
+    pub fn order(&self) -> Vec<u32> {
+        let n = self.len;
+        let Ok(n32) = u32::try_from(n) else {
+            // More than four billion rows cannot be held anyway.
+            return Vec::new();
+        };
+        if n < 2 {
+            return (0..n32).collect();
+        }
+        // Column-wise ordinals: ords[k][j].
+        let mut ords: Vec<Vec<u64>> = Vec::with_capacity(self.keys.len());
+        let mut widths: Vec<u32> = Vec::with_capacity(self.keys.len());
+        for (key, column) in self.keys.iter().zip(&self.columns) {
+            let mut col = match column {
+                Column::Int(v) => v.clone(),
+                Column::Text(t) => t.ranks(),
+                Column::Empty => vec![0; n],
+            };
+            let max = col.iter().copied().max().unwrap_or(0);
+            if key.descending {
+                for v in col.iter_mut() {
+                    *v = max - *v;
                 }
             }
-            Ordering::Equal
-        });
-        order.iter().map(|&i| jobs[i]).collect()
-    };
-    jobs.copy_from_slice(&sorted);
+            widths.push(64 - max.leading_zeros());
+            ords.push(col);
+        }
+        let total: u32 = widths.iter().sum();
+        if total <= 96 {
+            let mut packed: Vec<u128> = (0..n)
+                .map(|j| {
+                    let mut v: u128 = 0;
+                    for (col, w) in ords.iter().zip(&widths) {
+                        v = (v << w) | u128::from(col[j]);
+                    }
+                    (v << 32) | j as u128
+                })
+                .collect();
+            packed.sort_unstable();
+            packed.iter().map(|v| *v as u32).collect()
+        } else {
+            let mut order: Vec<u32> = (0..n32).collect();
+            order.sort_by(|&a, &b| {
+                for col in &ords {
+                    let o = col[a as usize].cmp(&col[b as usize]);
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+            order
+        }
+    }
 }
 
 /// Which states `-t` selects.
@@ -615,6 +714,7 @@ impl StateFilter {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use proptest::prelude::*;
     use slurm_common::time::format_duration_squeue;
 
     #[test]
@@ -676,5 +776,84 @@ mod tests {
         let mut refs: Vec<&JobInfo> = jobs.iter().collect();
         sort_jobs(&mut refs, &parse_sort("-p").unwrap());
         assert_eq!(ids(&refs), vec![10, 9, 8, 7, 6]);
+    }
+
+    fn small_job() -> impl Strategy<Value = JobInfo> {
+        let word = || prop::sample::select(vec!["", "a", "b", "debug", "zeta", "ünï"]);
+        (
+            (any::<u32>(), 0u32..4, word(), word(), word()),
+            (
+                0i32..13,
+                -2i64..3,
+                0u64..5,
+                proptest::option::of(0u32..3),
+                0u32..3,
+            ),
+            (any::<bool>(), word(), -3i32..3),
+        )
+            .prop_map(
+                |(
+                    (id, prio, name, part, user),
+                    (state, time, run, limit, nodes),
+                    (arr, nl, nice),
+                )| {
+                    JobInfo {
+                        job_id: id,
+                        array_job_id: arr.then_some(id / 2),
+                        priority: prio,
+                        name: name.into(),
+                        partition: part.into(),
+                        user_name: user.into(),
+                        state,
+                        submit_time: time,
+                        start_time: -time,
+                        run_time_secs: run,
+                        time_limit: limit.map(|m| slurm_proto::v1::TimeLimit {
+                            limit: Some(slurm_proto::v1::time_limit::Limit::Minutes(m)),
+                        }),
+                        num_nodes: nodes,
+                        nodes: nl.into(),
+                        nice,
+                        ..JobInfo::default()
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        /// The packed-ordinal sort orders as a plain stable sort comparing
+        /// the key values one key after another.
+        #[test]
+        fn sort_matches_a_plain_comparison(
+            jobs in proptest::collection::vec(small_job(), 0..40),
+            keys in proptest::collection::vec(
+                (prop::sample::select(SORT_CODES.chars().collect::<Vec<_>>()), any::<bool>()),
+                0..4,
+            ),
+        ) {
+            let keys: Vec<SortKey> = keys
+                .into_iter()
+                .map(|(code, descending)| SortKey { code, descending })
+                .collect();
+            let mut got: Vec<&JobInfo> = jobs.iter().collect();
+            sort_jobs(&mut got, &keys);
+            let mut want: Vec<&JobInfo> = jobs.iter().collect();
+            want.sort_by(|a, b| {
+                for k in &keys {
+                    let o = key_of(a, k.code).cmp(&key_of(b, k.code));
+                    let o = if k.descending { o.reverse() } else { o };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+            let pos = |v: &[&JobInfo]| -> Vec<usize> {
+                v.iter()
+                    .map(|j| jobs.iter().position(|x| std::ptr::eq(x, *j)).unwrap())
+                    .collect()
+            };
+            prop_assert_eq!(pos(&got), pos(&want));
+        }
     }
 }

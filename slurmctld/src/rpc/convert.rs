@@ -7,7 +7,7 @@ use slurm_common::state::JobState;
 use slurm_common::time::TimeLimit;
 use slurm_proto::convert::{job_flags_to_wire, node_flags_to_wire};
 use slurm_proto::v1;
-use slurm_sched::MemReq;
+use slurm_sched::{MemReq, NodeAlloc};
 
 use crate::core::{effective_limit, Job, NodeRec, PartRec, Snapshot};
 
@@ -41,6 +41,128 @@ impl JobFields {
     pub fn has(&self, tag: u32) -> bool {
         tag < 128 && self.0[(tag / 64) as usize] & (1 << (tag % 64)) != 0
     }
+
+    /// These fields and field `tag` (ignored from 128 on).
+    pub const fn with(self, tag: u32) -> JobFields {
+        let mut bits = self.0;
+        if tag < 128 {
+            bits[(tag / 64) as usize] |= 1 << (tag % 64);
+        }
+        JobFields(bits)
+    }
+
+    /// The fields named by `tags`, for constants.
+    pub const fn of(tags: &[u32]) -> JobFields {
+        let mut out = JobFields([0, 0]);
+        let mut i = 0;
+        while i < tags.len() {
+            out = out.with(tags[i]);
+            i += 1;
+        }
+        out
+    }
+
+    /// Whether every field of `self` is in `other`.
+    pub fn is_subset_of(&self, other: JobFields) -> bool {
+        self.0[0] & !other.0[0] == 0 && self.0[1] & !other.0[1] == 0
+    }
+}
+
+/// What a job record shows that is computed from its state rather than
+/// copied: worked out once per job for [`job_info_fields`] and for the
+/// direct encoder of the GetJobs reply (`rpc::jobs`), so both show the same.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Derived<'a> {
+    /// The allocation shown: the current one, or the last one of a
+    /// finished job (which still shows where it ran).
+    pub alloc: &'a [NodeAlloc],
+    pub run_time_secs: u64,
+    pub limit: TimeLimit,
+    pub end_time: i64,
+    pub num_cpus: u32,
+    pub num_nodes: u32,
+    pub mem_mb: u64,
+}
+
+impl<'a> Derived<'a> {
+    pub fn of(snap: &'a Snapshot, job: &'a Job, now: i64) -> Derived<'a> {
+        let part = job.partition.and_then(|p| snap.partitions.get(p));
+        let alloc: &[NodeAlloc] = if job.alloc.is_empty() && job.status.state.is_finished() {
+            &job.last_alloc
+        } else {
+            &job.alloc
+        };
+        let run_time = match job.status.state {
+            JobState::Running | JobState::Suspended => now.saturating_sub(job.start_time),
+            s if s.is_finished() && job.start_time > 0 => {
+                job.end_time.saturating_sub(job.start_time)
+            }
+            _ => 0,
+        };
+        let limit = effective_limit(job, part);
+        let end_time = match (job.status.state, limit.as_secs()) {
+            (JobState::Running, Some(secs)) => job
+                .start_time
+                .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
+            (s, _) if s.is_finished() => job.end_time,
+            _ => 0,
+        };
+        let num_cpus: u32 = if alloc.is_empty() {
+            job.shape
+                .ntasks
+                .saturating_mul(job.shape.cpus_per_task)
+                .max(job.shape.min_nodes)
+        } else {
+            alloc.iter().map(|a| a.cpus).sum()
+        };
+        let num_nodes = if alloc.is_empty() {
+            job.shape.min_nodes
+        } else {
+            u32::try_from(alloc.len()).unwrap_or(u32::MAX)
+        };
+        let mem_mb: u64 = if alloc.is_empty() {
+            match job.shape.mem {
+                Some(MemReq::PerNode(mb)) => mb.saturating_mul(u64::from(num_nodes)),
+                Some(MemReq::PerCpu(mb)) => mb.saturating_mul(u64::from(num_cpus)),
+                None => 0,
+            }
+        } else {
+            alloc.iter().map(|a| a.mem_mb).sum()
+        };
+        Derived {
+            alloc,
+            run_time_secs: u64::try_from(run_time.max(0)).unwrap_or(0),
+            limit,
+            end_time,
+            num_cpus,
+            num_nodes,
+            mem_mb,
+        }
+    }
+
+    /// The names of the nodes shown, in allocation order.
+    pub fn node_names(&self, snap: &'a Snapshot) -> Vec<&'a str> {
+        self.alloc
+            .iter()
+            .filter_map(|a| snap.nodes.get(a.node_index))
+            .map(|n| n.name.as_str())
+            .collect()
+    }
+}
+
+/// The memory a job asked for, as the wire has it.
+pub(crate) fn memory_of(job: &Job) -> Option<v1::job_info::Memory> {
+    job.shape.mem.map(|m| match m {
+        MemReq::PerNode(mb) => v1::job_info::Memory::MemPerNodeMb(mb),
+        MemReq::PerCpu(mb) => v1::job_info::Memory::MemPerCpuMb(mb),
+    })
+}
+
+/// `MinCPUsNode`: as asked, else CPUs per task.
+pub(crate) fn min_cpus_per_node_of(job: &Job) -> u32 {
+    job.spec
+        .min_cpus_per_node
+        .unwrap_or(job.shape.cpus_per_task)
 }
 
 /// One job as squeue and scontrol show it. `now` gives RunTime.
@@ -49,6 +171,10 @@ pub fn job_info(snap: &Snapshot, job: &Job, now: i64) -> v1::JobInfo {
 }
 
 /// [`job_info`] with only the fields in `want` filled in.
+///
+/// The GetJobs reply is encoded without this structure for the fields in
+/// `rpc::jobs::DIRECT` (see there): a field set here that is in that list
+/// must be written there too; the tests compare the two byte for byte.
 pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) -> v1::JobInfo {
     macro_rules! pick {
         ($tag:expr, $value:expr) => {
@@ -59,63 +185,21 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
             }
         };
     }
-    let part = job.partition.and_then(|p| snap.partitions.get(p));
     let d = &job.spec;
-    // A finished job still shows where it ran.
-    let alloc = if job.alloc.is_empty() && job.status.state.is_finished() {
-        &job.last_alloc
+    let derived = Derived::of(snap, job, now);
+    let alloc = derived.alloc;
+    let node_names: Vec<&str> = if want.has(65) || want.has(66) {
+        derived.node_names(snap)
     } else {
-        &job.alloc
+        Vec::new()
     };
-    let node_names: Vec<&str> = alloc
-        .iter()
-        .filter_map(|a| snap.nodes.get(a.node_index))
-        .map(|n| n.name.as_str())
-        .collect();
-    let run_time = match job.status.state {
-        JobState::Running | JobState::Suspended => now.saturating_sub(job.start_time),
-        s if s.is_finished() && job.start_time > 0 => job.end_time.saturating_sub(job.start_time),
-        _ => 0,
-    };
-    let limit = effective_limit(job, part);
-    let end_time = match (job.status.state, limit.as_secs()) {
-        (JobState::Running, Some(secs)) => job
-            .start_time
-            .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
-        (s, _) if s.is_finished() => job.end_time,
-        _ => 0,
-    };
-    let num_cpus: u32 = if alloc.is_empty() {
-        job.shape
-            .ntasks
-            .saturating_mul(job.shape.cpus_per_task)
-            .max(job.shape.min_nodes)
-    } else {
-        alloc.iter().map(|a| a.cpus).sum()
-    };
-    let num_nodes = if alloc.is_empty() {
-        job.shape.min_nodes
-    } else {
-        u32::try_from(alloc.len()).unwrap_or(u32::MAX)
-    };
-    let mem_mb: u64 = if alloc.is_empty() {
-        match job.shape.mem {
-            Some(MemReq::PerNode(mb)) => mb.saturating_mul(u64::from(num_nodes)),
-            Some(MemReq::PerCpu(mb)) => mb.saturating_mul(u64::from(num_cpus)),
-            None => 0,
-        }
-    } else {
-        alloc.iter().map(|a| a.mem_mb).sum()
-    };
+    let (num_cpus, num_nodes, mem_mb) = (derived.num_cpus, derived.num_nodes, derived.mem_mb);
     let tres = if want.has(90) || want.has(91) {
         job_tres(num_cpus, mem_mb, num_nodes)
     } else {
         v1::TresList::default()
     };
-    let memory = job.shape.mem.map(|m| match m {
-        MemReq::PerNode(mb) => v1::job_info::Memory::MemPerNodeMb(mb),
-        MemReq::PerCpu(mb) => v1::job_info::Memory::MemPerCpuMb(mb),
-    });
+    let memory = memory_of(job);
     let stdout = if !want.has(113) && !want.has(114) {
         String::new()
     } else if d.stdout_path.is_empty() {
@@ -162,13 +246,13 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                 String::new()
             }
         ),
-        run_time_secs: pick!(40, u64::try_from(run_time.max(0)).unwrap_or(0)),
-        time_limit: pick!(41, Some(limit.into())),
+        run_time_secs: pick!(40, derived.run_time_secs),
+        time_limit: pick!(41, Some(derived.limit.into())),
         submit_time: pick!(43, job.submit_time),
         eligible_time: pick!(44, job.eligible_time),
         accrue_time: pick!(45, job.eligible_time),
         start_time: pick!(46, job.start_time),
-        end_time: pick!(47, end_time),
+        end_time: pick!(47, derived.end_time),
         last_sched_eval: pick!(51, job.last_sched_eval),
         begin_time: pick!(53, job.shape.begin_time.unwrap_or(0)),
         partition: pick!(60, job.partition_name.clone()),
@@ -193,7 +277,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         num_tasks: pick!(83, job.shape.ntasks),
         cpus_per_task: pick!(84, job.shape.cpus_per_task),
         ntasks_per_node: pick!(85, job.shape.ntasks_per_node.unwrap_or(0)),
-        min_cpus_per_node: pick!(86, d.min_cpus_per_node.unwrap_or(job.shape.cpus_per_task)),
+        min_cpus_per_node: pick!(86, min_cpus_per_node_of(job)),
         memory: pick!(87, memory),
         resources: pick!(
             92,

@@ -1,0 +1,570 @@
+//! The GetJobs answer: which jobs a request selects, and the reply encoded
+//! straight from the snapshot.
+//!
+//! A `squeue` over 10,000 jobs used to cost the controller more than the
+//! command itself: a `JobInfo` of ninety-odd fields built per job (most of
+//! them left empty, but every one allocated, moved and dropped), then
+//! walked twice more by prost to size and encode it. The fields a report
+//! reads are few and simple, so for those ([`DIRECT`]) each record is
+//! written as protobuf directly from the job, straight into the buffer the
+//! transport sends; any other field falls back to building the `JobInfo`
+//! ([`convert::job_info_fields`]) and encoding it with prost. The bytes are
+//! the same either way (the tests compare them on every field selection),
+//! so clients cannot tell which path answered.
+//!
+//! The generated service can only answer with a `GetJobsReply` value, so
+//! the encoded reply is served by [`JobsRoute`], which wraps the generated
+//! `SlurmControllerServer` and takes over the one GetJobs path (same
+//! authentication, same errors, same message on the wire).
+
+use std::convert::Infallible;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use prost::bytes::{Buf, BufMut};
+use prost::Message;
+use slurm_common::auth::unix_now;
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codegen::{http, Body as HttpBody, BoxFuture, Service as TowerService, StdError};
+use tonic::server::NamedService;
+use tonic::{Request, Response, Status};
+
+use super::convert::{self, memory_of, min_cpus_per_node_of, Derived, JobFields};
+use super::{Service, BIG_REPLY};
+use crate::core::{Job, Snapshot};
+
+/// The gRPC path this module answers.
+pub const GET_JOBS_PATH: &str = "/slurm.v1.SlurmController/GetJobs";
+
+/// The fields [`encode_job`] writes itself: those `squeue` reads. Some are
+/// never filled in by [`convert::job_info_fields`] (array ids, group name,
+/// dependency, reservation, ...) and so are never written here either.
+pub const DIRECT: JobFields = JobFields::of(&[
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, // ids, names
+    20, 21, 22, 23, 24, 25, 26, 27, 28, // state, reason, priority, account
+    40, 41, 43, 46, 47, // times
+    60, 63, 64, 65, 66, 67, 68, 69, // partition, nodes, reservation, wckey
+    80, 82, 86, 87, 88, 89, 93, 94, // sizes, memory, gres, licenses
+    100, 101, 102, 110, 111, 115, // features, sharing, command, comment
+]);
+
+/// The jobs `filter` selects, in id order (named jobs in the order named).
+pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
+    let named: Vec<u32> = f
+        .job_ids
+        .iter()
+        .copied()
+        .chain(f.array_tasks.iter().map(|a| a.array_job_id))
+        .collect();
+    let node_filter: Vec<usize> = if f.nodelist.is_empty() {
+        Vec::new()
+    } else {
+        let names = slurm_common::hostlist::expand(&f.nodelist).unwrap_or_default();
+        snap.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| names.contains(&n.name))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let wanted = |job: &Job| {
+        (f.user_ids.is_empty() || f.user_ids.contains(&job.uid))
+            && (f.names.is_empty() || f.names.contains(&job.name))
+            && (f.partitions.is_empty() || f.partitions.contains(&job.partition_name))
+            && (f.accounts.is_empty() || f.accounts.iter().any(|a| **a == *job.spec.account))
+            && (f.states.is_empty()
+                || f.states
+                    .contains(&(v1::JobState::from(job.status.state) as i32)))
+            && (f.nodelist.is_empty()
+                || job
+                    .alloc
+                    .iter()
+                    .any(|a| node_filter.contains(&a.node_index)))
+    };
+    if named.is_empty() {
+        snap.jobs
+            .values()
+            .map(|j| &**j)
+            .filter(|j| wanted(j))
+            .collect()
+    } else {
+        named
+            .iter()
+            .filter_map(|id| snap.jobs.get(id))
+            .map(|j| &**j)
+            .filter(|j| wanted(j))
+            .collect()
+    }
+}
+
+/// Whether the request named jobs (`-j`): then finding none is an error.
+pub fn names_jobs(f: &v1::JobFilter) -> bool {
+    !f.job_ids.is_empty() || !f.array_tasks.is_empty()
+}
+
+/// What GetJobs answers, checked but not yet encoded: the reply is written
+/// straight into the transport's buffer ([`JobsAnswer::encode`]).
+#[derive(Debug, Clone)]
+pub enum JobsAnswer {
+    /// Nothing changed since the time the caller gave.
+    Unchanged { last_update: i64 },
+    /// The jobs `filter` selects in `snap`, with the fields of `fields`.
+    Jobs {
+        snap: Arc<Snapshot>,
+        filter: Box<v1::JobFilter>,
+        fields: JobFields,
+        now: i64,
+    },
+}
+
+/// Checks `req` against `snap` at `now`: the errors GetJobs answers with
+/// are found here, before anything is sent.
+pub fn prepare(
+    snap: Arc<Snapshot>,
+    req: &v1::GetJobsRequest,
+    now: i64,
+) -> Result<JobsAnswer, Status> {
+    if req.changed_since > 0 && snap.last_update <= req.changed_since {
+        return Ok(JobsAnswer::Unchanged {
+            last_update: snap.last_update,
+        });
+    }
+    let filter = Box::new(req.filter.clone().unwrap_or_default());
+    // Named jobs are few: finding them twice costs nothing.
+    if names_jobs(&filter) && select(&snap, &filter).is_empty() {
+        return Err(ErrorCode::InvalidJobId.to_status(""));
+    }
+    Ok(JobsAnswer::Jobs {
+        snap,
+        filter,
+        fields: JobFields::from_tags(&req.fields),
+        now,
+    })
+}
+
+/// Where a reply is written: a `Vec` (tests, [`answer`]) or tonic's
+/// buffer.
+pub trait ReplySink: BufMut {
+    /// Makes room for at least `additional` more bytes.
+    fn reserve_more(&mut self, additional: usize);
+}
+
+impl ReplySink for Vec<u8> {
+    fn reserve_more(&mut self, additional: usize) {
+        self.reserve(additional);
+    }
+}
+
+impl ReplySink for EncodeBuf<'_> {
+    fn reserve_more(&mut self, additional: usize) {
+        self.reserve(additional);
+    }
+}
+
+/// Bytes a record usually takes with squeue's fields; a first guess at the
+/// reply's size, so the buffer seldom grows.
+const RECORD_GUESS: usize = 96;
+
+impl JobsAnswer {
+    /// Writes the `GetJobsReply` message.
+    pub fn encode(&self, out: &mut impl ReplySink) {
+        match self {
+            JobsAnswer::Unchanged { last_update } => {
+                // last_update = 2, unchanged = 3.
+                put_u64(out, 2, *last_update as u64);
+                put_key(out, 3, VARINT);
+                put_varint(out, 1);
+            }
+            JobsAnswer::Jobs {
+                snap,
+                filter,
+                fields,
+                now,
+            } => {
+                let jobs = select(snap, filter);
+                // The trim is a task: only inside a runtime (always so
+                // when serving).
+                if jobs.len() >= BIG_REPLY && tokio::runtime::Handle::try_current().is_ok() {
+                    crate::memory::trim_soon();
+                }
+                out.reserve_more(jobs.len().saturating_mul(RECORD_GUESS));
+                let mut body = Vec::with_capacity(256);
+                for job in &jobs {
+                    encode_job(out, &mut body, snap, job, *now, *fields);
+                }
+                // last_update = 2 (unchanged = 3 is false, hence absent).
+                put_u64(out, 2, snap.last_update as u64);
+            }
+        }
+    }
+}
+
+/// The whole GetJobs answer for `req`, encoded, as of `snap` at `now`.
+pub fn answer(snap: Arc<Snapshot>, req: &v1::GetJobsRequest, now: i64) -> Result<Vec<u8>, Status> {
+    let prepared = prepare(snap, req, now)?;
+    let mut out = Vec::new();
+    prepared.encode(&mut out);
+    Ok(out)
+}
+
+/// Appends one `jobs` entry of the reply: the job's record with the
+/// fields of `want`, as prost would encode [`convert::job_info_fields`].
+/// `body` is scratch space, reused from one job to the next.
+pub fn encode_job(
+    out: &mut impl BufMut,
+    body: &mut Vec<u8>,
+    snap: &Snapshot,
+    job: &Job,
+    now: i64,
+    want: JobFields,
+) {
+    body.clear();
+    if want.is_subset_of(DIRECT) {
+        encode_direct(body, snap, job, now, want);
+    } else {
+        // Cannot fail: a Vec grows as needed.
+        let _ = convert::job_info_fields(snap, job, now, want).encode(body);
+    }
+    put_key(out, 1, LEN);
+    put_varint(out, body.len() as u64);
+    out.put_slice(body);
+}
+
+/// The fields of [`DIRECT`] in `want`, in field-number order, leaving out
+/// zero values as protobuf does.
+fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: JobFields) {
+    let d = &job.spec;
+    put_u64(out, 1, job.id.get().into());
+    if want.has(6) {
+        put_str(out, 6, &job.name);
+    }
+    if want.has(7) {
+        put_u64(out, 7, job.uid.into());
+    }
+    if want.has(8) {
+        put_str(out, 8, &d.user_name);
+    }
+    if want.has(9) {
+        put_u64(out, 9, job.gid.into());
+    }
+    if want.has(20) {
+        put_i32(out, 20, v1::JobState::from(job.status.state) as i32);
+    }
+    if want.has(21) {
+        // Packed, as proto3 repeated enums are.
+        let flags = || {
+            job.status
+                .flags
+                .iter()
+                .map(|f| i64::from(v1::JobStateFlag::from(f) as i32) as u64)
+        };
+        let len: usize = flags().map(varint_len).sum();
+        if len > 0 {
+            put_key(out, 21, LEN);
+            put_varint(out, len as u64);
+            for v in flags() {
+                put_varint(out, v);
+            }
+        }
+    }
+    if want.has(22) {
+        put_str(out, 22, job.reason.as_str());
+    }
+    if want.has(23) {
+        put_str(out, 23, &job.reason_detail);
+    }
+    if want.has(25) {
+        put_u64(out, 25, job.priority().into());
+    }
+    if want.has(26) {
+        put_i32(out, 26, job.nice);
+    }
+    if want.has(27) {
+        put_str(out, 27, &d.account);
+    }
+    if want.has(28) {
+        put_str(out, 28, &d.qos);
+    }
+    let derived = Derived::of(snap, job, now);
+    if want.has(40) {
+        put_u64(out, 40, derived.run_time_secs);
+    }
+    if want.has(41) {
+        // A TimeLimit message, always present; its oneof is always set,
+        // so its one field is written even when zero.
+        let limit = v1::TimeLimit::from(derived.limit);
+        let (tag, value) = match limit.limit {
+            Some(v1::time_limit::Limit::Minutes(m)) => (1, u64::from(m)),
+            Some(v1::time_limit::Limit::Unlimited(u)) => (2, u64::from(u)),
+            None => (0, 0),
+        };
+        put_key(out, 41, LEN);
+        if tag == 0 {
+            put_varint(out, 0);
+        } else {
+            put_varint(
+                out,
+                (varint_len(u64::from(tag << 3)) + varint_len(value)) as u64,
+            );
+            put_key(out, tag, VARINT);
+            put_varint(out, value);
+        }
+    }
+    if want.has(43) {
+        put_i64(out, 43, job.submit_time);
+    }
+    if want.has(46) {
+        put_i64(out, 46, job.start_time);
+    }
+    if want.has(47) {
+        put_i64(out, 47, derived.end_time);
+    }
+    if want.has(60) {
+        put_str(out, 60, &job.partition_name);
+    }
+    if want.has(63) {
+        put_str(out, 63, &d.required_nodes);
+    }
+    if want.has(64) {
+        put_str(out, 64, &d.excluded_nodes);
+    }
+    if (want.has(65) || want.has(66)) && !derived.alloc.is_empty() {
+        let names = derived.node_names(snap);
+        if want.has(65) {
+            put_str(
+                out,
+                65,
+                &slurm_common::hostlist::compress(names.iter().copied()),
+            );
+        }
+        if want.has(66) {
+            put_str(out, 66, names.first().copied().unwrap_or(""));
+        }
+    }
+    if want.has(80) {
+        put_u64(out, 80, derived.num_nodes.into());
+    }
+    if want.has(82) {
+        put_u64(out, 82, derived.num_cpus.into());
+    }
+    if want.has(86) {
+        put_u64(out, 86, min_cpus_per_node_of(job).into());
+    }
+    if want.has(87) {
+        // A oneof: written when set, zero or not.
+        match memory_of(job) {
+            Some(v1::job_info::Memory::MemPerNodeMb(mb)) => {
+                put_key(out, 87, VARINT);
+                put_varint(out, mb);
+            }
+            Some(v1::job_info::Memory::MemPerCpuMb(mb)) => {
+                put_key(out, 88, VARINT);
+                put_varint(out, mb);
+            }
+            None => {}
+        }
+    }
+    if want.has(100) {
+        put_str(out, 100, &d.constraint);
+    }
+    if want.has(101) {
+        put_i32(out, 101, d.sharing);
+    }
+    if want.has(102) && d.contiguous {
+        put_key(out, 102, VARINT);
+        put_varint(out, 1);
+    }
+    if want.has(110) {
+        put_str(out, 110, &d.command_path);
+    }
+    if want.has(111) {
+        put_str(out, 111, &d.work_dir);
+    }
+    if want.has(115) {
+        put_str(out, 115, &job.comment);
+    }
+}
+
+const VARINT: u32 = 0;
+const LEN: u32 = 2;
+
+fn varint_len(v: u64) -> usize {
+    // 7 bits per byte, at least one byte.
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+fn put_varint(out: &mut impl BufMut, mut v: u64) {
+    while v >= 0x80 {
+        out.put_u8((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.put_u8(v as u8);
+}
+
+fn put_key(out: &mut impl BufMut, tag: u32, wire: u32) {
+    put_varint(out, u64::from((tag << 3) | wire));
+}
+
+/// An unsigned integer field; zero is not sent.
+fn put_u64(out: &mut impl BufMut, tag: u32, v: u64) {
+    if v != 0 {
+        put_key(out, tag, VARINT);
+        put_varint(out, v);
+    }
+}
+
+/// An int64 field: negative values take ten bytes.
+fn put_i64(out: &mut impl BufMut, tag: u32, v: i64) {
+    put_u64(out, tag, v as u64);
+}
+
+/// An int32 or enum field: sign-extended to 64 bits, as protobuf does.
+fn put_i32(out: &mut impl BufMut, tag: u32, v: i32) {
+    put_u64(out, tag, i64::from(v) as u64);
+}
+
+/// A string field; empty is not sent.
+fn put_str(out: &mut impl BufMut, tag: u32, s: &str) {
+    if !s.is_empty() {
+        put_key(out, tag, LEN);
+        put_varint(out, s.len() as u64);
+        out.put_slice(s.as_bytes());
+    }
+}
+
+/// The generated `SlurmControllerServer` with GetJobs answered from
+/// [`answer`]: every other path goes to `inner` unchanged.
+#[derive(Debug, Clone)]
+pub struct JobsRoute<S> {
+    inner: S,
+    service: Service,
+    /// The largest GetJobs request taken (tonic's default when `None`).
+    max_request: Option<usize>,
+}
+
+impl<S> JobsRoute<S> {
+    /// `inner` is the generated server over `service`.
+    pub fn new(inner: S, service: Service) -> JobsRoute<S> {
+        JobsRoute {
+            inner,
+            service,
+            max_request: None,
+        }
+    }
+
+    /// The largest GetJobs request accepted, as the generated server's
+    /// setting of the same name (give both the same value).
+    pub fn max_decoding_message_size(mut self, limit: usize) -> JobsRoute<S> {
+        self.max_request = Some(limit);
+        self
+    }
+}
+
+impl<S: NamedService> NamedService for JobsRoute<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, B> TowerService<http::Request<B>> for JobsRoute<S>
+where
+    S: TowerService<
+        http::Request<B>,
+        Response = http::Response<tonic::body::Body>,
+        Error = Infallible,
+    >,
+    S::Future: Send + 'static,
+    B: HttpBody + Send + 'static,
+    B::Error: Into<StdError> + Send,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Infallible>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        if req.uri().path() != GET_JOBS_PATH {
+            return Box::pin(self.inner.call(req));
+        }
+        let method = EncodedGetJobs(self.service.clone());
+        let max_request = self.max_request;
+        Box::pin(async move {
+            let mut grpc = tonic::server::Grpc::new(EncodedReplyCodec)
+                .apply_max_message_size_config(max_request, None);
+            Ok(grpc.unary(method, req).await)
+        })
+    }
+}
+
+/// GetJobs as a unary method whose reply is already encoded.
+#[derive(Debug, Clone)]
+struct EncodedGetJobs(Service);
+
+impl tonic::server::UnaryService<v1::GetJobsRequest> for EncodedGetJobs {
+    type Response = JobsAnswer;
+    type Future = BoxFuture<Response<JobsAnswer>, Status>;
+
+    fn call(&mut self, request: Request<v1::GetJobsRequest>) -> Self::Future {
+        let service = self.0.clone();
+        Box::pin(async move {
+            service.caller(&request)?;
+            let snap = service.shared.snapshot();
+            prepare(snap, request.get_ref(), unix_now()).map(Response::new)
+        })
+    }
+}
+
+/// Decodes the request with prost; encodes the answer straight into
+/// tonic's buffer.
+#[derive(Debug, Default)]
+struct EncodedReplyCodec;
+
+impl Codec for EncodedReplyCodec {
+    type Encode = JobsAnswer;
+    type Decode = v1::GetJobsRequest;
+    type Encoder = AnswerEncoder;
+    type Decoder = RequestDecoder<v1::GetJobsRequest>;
+
+    fn encoder(&mut self) -> AnswerEncoder {
+        AnswerEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RequestDecoder(PhantomData)
+    }
+}
+
+#[derive(Debug)]
+struct AnswerEncoder;
+
+impl Encoder for AnswerEncoder {
+    type Item = JobsAnswer;
+    type Error = Status;
+
+    fn encode(&mut self, item: JobsAnswer, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        item.encode(buf);
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct RequestDecoder<M>(PhantomData<M>);
+
+impl<M: Message + Default> Decoder for RequestDecoder<M> {
+    type Item = M;
+    type Error = Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<M>, Status> {
+        // As tonic's prost codec words a request it cannot read.
+        M::decode(buf.copy_to_bytes(buf.remaining()))
+            .map(Some)
+            .map_err(|e| Status::internal(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests;

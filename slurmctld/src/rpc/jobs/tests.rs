@@ -1,0 +1,443 @@
+//! The encoded GetJobs reply against prost's encoding of the `JobInfo`
+//! values, on every field selection and filter; and the route in front of
+//! the generated server against the generated answer.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::{Arc, RwLock};
+
+use proptest::prelude::*;
+use slurm_common::auth::{Authenticator, Claims, SlurmKeyAuth};
+use slurm_common::ids::{Gid, Uid};
+use slurm_proto::v1;
+use slurm_proto::SlurmController;
+use tokio::sync::{mpsc, watch};
+
+use super::*;
+use crate::core::tests::{script, Env, CONF};
+use crate::core::{Caller, Command, Reply};
+use crate::rpc::Shared;
+
+const NOW: i64 = 1_700_000_100;
+
+/// A queue with a job in every situation a record can show: pending for
+/// several reasons, held, running (one with a negative nice, some on two
+/// nodes), completed, failed, cancelled; with and without memory, limits,
+/// features, node lists and comments; in two partitions, for two users.
+fn varied_snapshot() -> Snapshot {
+    let conf = CONF.replace("RealMemory=4000", "RealMemory=4000 Features=fast");
+    let mut env = Env::with_conf(&conf);
+    let alice = Caller {
+        uid: 1000,
+        gid: 1000,
+    };
+    let bob = Caller {
+        uid: 1001,
+        gid: 1001,
+    };
+    let submit = |env: &mut Env, caller: Caller, f: &dyn Fn(&mut v1::JobDescription)| {
+        let mut d = script();
+        d.user_id = caller.uid;
+        d.group_id = caller.gid;
+        d.user_name = format!("user{}", caller.uid);
+        f(&mut d);
+        match env.submit_as(caller, d) {
+            Reply::Submitted { job_id, .. } => job_id,
+            other => panic!("submit refused: {other:?}"),
+        }
+    };
+    // Before any node registers: pending.
+    let ran = submit(&mut env, alice, &|d| {
+        d.name = "ran".into();
+        d.comment = "a comment".into();
+    });
+    let failed = submit(&mut env, bob, &|d| d.name = "fails".into());
+    let cancelled = submit(&mut env, alice, &|d| d.name = "gone".into());
+    env.run(Command::Cancel {
+        caller: alice,
+        filter: v1::JobFilter {
+            job_ids: vec![cancelled],
+            ..Default::default()
+        },
+        signal: None,
+    });
+    env.register_all();
+    // A negative nice is for operators.
+    submit(&mut env, Caller::ROOT, &|d| {
+        d.name = "wide".into();
+        d.min_nodes = Some(2);
+        d.ntasks = Some(4);
+        d.memory = Some(v1::job_description::Memory::MemPerCpuMb(300));
+        d.time_limit = Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(90)),
+        });
+        d.nice = Some(-5);
+        d.account = "physics".into();
+        d.constraint = "fast".into();
+        d.contiguous = true;
+        d.sharing = v1::NodeSharing::Exclusive as i32;
+        d.command_path = "/home/a/run.sh".into();
+    });
+    submit(&mut env, bob, &|d| {
+        d.name = "short".into();
+        d.partitions = vec!["short".into()];
+        d.memory = Some(v1::job_description::Memory::MemPerNodeMb(0));
+        d.time_limit = Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(0)),
+        });
+        d.required_nodes = "n1".into();
+    });
+    // More than fits: these wait, for resources or priority.
+    for i in 0..4 {
+        submit(&mut env, if i % 2 == 0 { alice } else { bob }, &|d| {
+            d.name = format!("big{i}");
+            d.min_nodes = Some(4);
+            d.excluded_nodes = String::new();
+            d.nice = Some(i * 100);
+            d.qos = "normal".into();
+        });
+    }
+    submit(&mut env, bob, &|d| {
+        d.name = "held".into();
+        d.hold = true;
+        d.excluded_nodes = "n4".into();
+        d.time_limit = Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Unlimited(true)),
+        });
+    });
+    submit(&mut env, alice, &|d| {
+        d.name = "ünïcode".into();
+        d.hold = true;
+        d.memory = Some(v1::job_description::Memory::MemPerNodeMb(3999));
+    });
+    env.now += 30;
+    env.complete(ran, 0, 0);
+    env.complete(failed, 2, 0);
+    env.now = NOW;
+    env.ctl.snapshot()
+}
+
+/// What prost makes of the values [`convert::job_info_fields`] builds.
+fn prost_record(snap: &Snapshot, job: &Job, want: JobFields) -> Vec<u8> {
+    v1::GetJobsReply {
+        jobs: vec![convert::job_info_fields(snap, job, NOW, want)],
+        last_update: 0,
+        unchanged: false,
+    }
+    .encode_to_vec()
+}
+
+fn direct_record(snap: &Snapshot, job: &Job, want: JobFields) -> Vec<u8> {
+    let (mut out, mut body) = (Vec::new(), Vec::new());
+    encode_job(&mut out, &mut body, snap, job, NOW, want);
+    out
+}
+
+fn direct_tags() -> Vec<u32> {
+    (0..128).filter(|t| DIRECT.has(*t)).collect()
+}
+
+#[test]
+fn rpc_snapshot_covers_the_cases() {
+    let snap = varied_snapshot();
+    let states: Vec<_> = snap.jobs.values().map(|j| j.status.state).collect();
+    use slurm_common::state::JobState as S;
+    for s in [
+        S::Pending,
+        S::Running,
+        S::Completed,
+        S::Failed,
+        S::Cancelled,
+    ] {
+        assert!(states.contains(&s), "no {s:?} job in {states:?}");
+    }
+    assert!(snap.jobs.values().any(|j| j.alloc.len() > 1));
+    assert!(snap.jobs.values().any(|j| j.hold.is_some()));
+}
+
+#[test]
+fn rpc_every_direct_field_alone_encodes_as_prost() {
+    let snap = varied_snapshot();
+    for tag in direct_tags() {
+        let want = JobFields::of(&[tag]);
+        for job in snap.jobs.values() {
+            assert_eq!(
+                direct_record(&snap, job, want),
+                prost_record(&snap, job, want),
+                "field {tag} of job {}",
+                job.id.get()
+            );
+        }
+    }
+    // And all of them at once.
+    let all = JobFields::of(&direct_tags());
+    for job in snap.jobs.values() {
+        assert_eq!(
+            direct_record(&snap, job, all),
+            prost_record(&snap, job, all)
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any selection, in or beyond [`DIRECT`], encodes as prost encodes
+    /// the built record.
+    #[test]
+    fn rpc_any_field_selection_encodes_as_prost(
+        tags in proptest::collection::vec(0u32..130, 0..20),
+        only_direct in any::<bool>(),
+    ) {
+        let snap = varied_snapshot();
+        let tags: Vec<u32> = if only_direct {
+            tags.into_iter().filter(|t| DIRECT.has(*t)).collect()
+        } else {
+            tags
+        };
+        let want = JobFields::from_tags(&tags);
+        for job in snap.jobs.values() {
+            prop_assert_eq!(
+                direct_record(&snap, job, want),
+                prost_record(&snap, job, want)
+            );
+        }
+    }
+}
+
+/// A service over `snap`, in control, that accepts credentials of `auth`.
+fn service(snap: Snapshot, auth: Arc<dyn Authenticator>) -> Service {
+    let (commands, _) = mpsc::channel(1);
+    let (link, _) = crate::ha::Link::new(0);
+    link.set_in_control(true);
+    let (shutdown, _) = watch::channel(false);
+    Service::new(Arc::new(Shared {
+        snapshot: RwLock::new(Arc::new(snap)),
+        commands,
+        auth,
+        config: RwLock::new(Vec::new()),
+        start_time: 0,
+        ping: v1::PingReply::default(),
+        ha: link,
+        shutdown,
+        operators: Vec::new(),
+        conf_path: "/nonexistent/slurm.conf".into(),
+        state_dir: "/nonexistent".into(),
+        controllers: 1,
+    }))
+}
+
+fn key_auth() -> Arc<SlurmKeyAuth> {
+    Arc::new(SlurmKeyAuth::from_key(&[3u8; 32]).unwrap())
+}
+
+fn signed<T>(auth: &SlurmKeyAuth, body: T) -> Request<T> {
+    let claims = Claims::new(Uid::new(1000), Gid::new(1000), "login", unix_now(), 600);
+    let mut req = Request::new(body);
+    slurm_proto::set_auth_credential(req.metadata_mut(), &auth.create(&claims).unwrap()).unwrap();
+    req
+}
+
+/// Filters as squeue sends them, and some it never sends.
+fn requests(snap: &Snapshot) -> Vec<v1::GetJobsRequest> {
+    let first = snap.jobs.keys().next().copied().unwrap();
+    let filters = vec![
+        v1::JobFilter::default(),
+        v1::JobFilter {
+            user_ids: vec![1001],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            names: vec!["short".into(), "held".into()],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            partitions: vec!["short".into()],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            accounts: vec!["physics".into()],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            states: vec![v1::JobState::Pending as i32],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            nodelist: "n[1-2]".into(),
+            ..Default::default()
+        },
+        v1::JobFilter {
+            job_ids: vec![first + 3, first, 999_999],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            array_tasks: vec![v1::ArrayTaskSelector {
+                array_job_id: first,
+                task_spec: "1".into(),
+            }],
+            ..Default::default()
+        },
+        // Selects nothing.
+        v1::JobFilter {
+            job_ids: vec![999_999],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            user_ids: vec![4242],
+            ..Default::default()
+        },
+    ];
+    let field_sets: Vec<Vec<u32>> = vec![
+        Vec::new(),
+        vec![1, 6, 7, 8, 20, 21, 22, 23, 27, 28, 60, 40, 80, 65, 25],
+        direct_tags(),
+        vec![41, 113],
+    ];
+    let mut out = Vec::new();
+    for filter in &filters {
+        for fields in &field_sets {
+            out.push(v1::GetJobsRequest {
+                filter: Some(filter.clone()),
+                changed_since: 0,
+                detail: false,
+                fields: fields.clone(),
+            });
+        }
+    }
+    out.push(v1::GetJobsRequest {
+        changed_since: snap.last_update,
+        ..Default::default()
+    });
+    out.push(v1::GetJobsRequest {
+        changed_since: snap.last_update - 1,
+        ..Default::default()
+    });
+    out
+}
+
+/// Reply bytes or the error's Slurm code and text.
+type Outcome = Result<Vec<u8>, (i32, String)>;
+
+fn outcome(r: Result<Vec<u8>, Status>) -> Outcome {
+    r.map_err(|s| {
+        (
+            ErrorCode::from_status(&s).0.number(),
+            s.message().to_owned(),
+        )
+    })
+}
+
+#[tokio::test]
+async fn rpc_encoded_answer_matches_the_generated_one() {
+    let auth = key_auth();
+    let svc = service(varied_snapshot(), auth.clone());
+    let snap = svc.shared.snapshot();
+    for req in requests(&snap) {
+        // The clock is read per call: run both within the same second.
+        let (direct, generated) = loop {
+            let before = unix_now();
+            let generated = svc
+                .get_jobs(signed(&auth, req.clone()))
+                .await
+                .map(|r| r.into_inner().encode_to_vec());
+            let direct = answer(Arc::clone(&snap), &req, unix_now());
+            if unix_now() == before {
+                break (direct, generated);
+            }
+        };
+        assert_eq!(outcome(direct), outcome(generated), "{req:?}");
+    }
+}
+
+#[tokio::test]
+async fn rpc_route_serves_get_jobs_encoded_and_passes_the_rest() {
+    let auth = key_auth();
+    let svc = service(varied_snapshot(), auth.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // The generated server behind the route knows no jobs: only answers
+    // that come from the route have any.
+    let empty = service(Env::new().ctl.snapshot(), auth.clone());
+    let route = JobsRoute::new(slurm_proto::SlurmControllerServer::new(empty), svc.clone());
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(route)
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+    );
+    let mut client = slurm_proto::SlurmControllerClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap()
+        .max_decoding_message_size(usize::MAX);
+    let snap = svc.shared.snapshot();
+    for req in requests(&snap) {
+        let (over_wire, generated) = loop {
+            let before = unix_now();
+            let over_wire = client
+                .get_jobs(signed(&auth, req.clone()))
+                .await
+                .map(|r| r.into_inner().encode_to_vec());
+            let generated = svc
+                .get_jobs(signed(&auth, req.clone()))
+                .await
+                .map(|r| r.into_inner().encode_to_vec());
+            if unix_now() == before {
+                break (over_wire, generated);
+            }
+        };
+        assert_eq!(outcome(over_wire), outcome(generated), "{req:?}");
+    }
+    let all = client
+        .get_jobs(signed(&auth, v1::GetJobsRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(all.jobs.len(), snap.jobs.len());
+    // No credential: refused as the generated service refuses it.
+    let err = client
+        .get_jobs(Request::new(v1::GetJobsRequest::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        ErrorCode::from_status(&err).0,
+        ErrorCode::ProtocolAuthentication
+    );
+    // Other methods reach the generated server.
+    let ping = client
+        .ping(signed(&auth, v1::PingRequest {}))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(ping.in_control);
+    server.abort();
+}
+
+#[tokio::test]
+async fn rpc_route_keeps_the_request_size_limit() {
+    let auth = key_auth();
+    let svc = service(varied_snapshot(), auth.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let route = JobsRoute::new(slurm_proto::SlurmControllerServer::new(svc.clone()), svc)
+        .max_decoding_message_size(64);
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(route)
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+    );
+    let mut client = slurm_proto::SlurmControllerClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let small = v1::GetJobsRequest::default();
+    assert!(client.get_jobs(signed(&auth, small)).await.is_ok());
+    let big = v1::GetJobsRequest {
+        filter: Some(v1::JobFilter {
+            job_ids: (1..100).collect(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let err = client.get_jobs(signed(&auth, big)).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::OutOfRange, "{err:?}");
+    server.abort();
+}
