@@ -807,6 +807,29 @@ mod tests {
         port
     }
 
+    /// An agent for `nodes` with a fresh key, MessageTimeout 5 s; the
+    /// directory holding the key, and the receiving end of its reports.
+    fn test_agent(
+        nodes: &[(String, String, u16)],
+        width: TreeWidth,
+    ) -> (tempfile::TempDir, Agent, mpsc::Receiver<Envelope>) {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("slurm.key");
+        slurm_common::auth::generate_key(&key).unwrap();
+        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::load(&key).unwrap());
+        let (tx, rx) = mpsc::channel(64);
+        let identity = Identity {
+            uid: 0,
+            gid: 0,
+            host: "localhost".into(),
+            ttl_secs: 60,
+        };
+        let timeout = Duration::from_secs(5);
+        let state = dir.path().to_path_buf();
+        let agent = Agent::new(nodes, auth, identity, tx, timeout, state, width);
+        (dir, agent, rx)
+    }
+
     /// Established TCP connections of this process to one of `ports`.
     fn established_to(ports: &[u16]) -> usize {
         let text = std::fs::read_to_string("/proc/self/net/tcp").unwrap_or_default();
@@ -823,10 +846,6 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn connections_to_nodes_stay_within_tree_width() {
-        let dir = tempfile::tempdir().unwrap();
-        let key = dir.path().join("slurm.key");
-        slurm_common::auth::generate_key(&key).unwrap();
-        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::load(&key).unwrap());
         let hits = Arc::new(AtomicUsize::new(0));
         let mut nodes = Vec::new();
         let mut ports = Vec::new();
@@ -835,21 +854,7 @@ mod tests {
             ports.push(port);
             nodes.push((format!("n{i}"), "127.0.0.1".to_string(), port));
         }
-        let (tx, _rx) = mpsc::channel(64);
-        let agent = Agent::new(
-            &nodes,
-            auth,
-            Identity {
-                uid: 0,
-                gid: 0,
-                host: "localhost".into(),
-                ttl_secs: 60,
-            },
-            tx,
-            Duration::from_secs(5),
-            dir.path().to_path_buf(),
-            TreeWidth::new(2),
-        );
+        let (_dir, agent, _rx) = test_agent(&nodes, TreeWidth::new(2));
         // Each node on its own: eight different first hops.
         for n in 0..8 {
             let out = agent.ping(&[n], false, Duration::from_secs(5)).await;
@@ -902,10 +907,6 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn broadcast_routes_around_a_dead_relay_and_reports_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let key = dir.path().join("slurm.key");
-        slurm_common::auth::generate_key(&key).unwrap();
-        let auth: Arc<dyn Authenticator> = Arc::new(SlurmKeyAuth::load(&key).unwrap());
         let hits = Arc::new(AtomicUsize::new(0));
         // n1..n6, width 2: branches n[1-3] and n[4-6]; n4 is dead.
         let mut nodes = Vec::new();
@@ -917,21 +918,7 @@ mod tests {
             };
             nodes.push((format!("n{i}"), "127.0.0.1".to_string(), port));
         }
-        let (tx, mut rx) = mpsc::channel(8);
-        let agent = Agent::new(
-            &nodes,
-            auth,
-            Identity {
-                uid: 0,
-                gid: 0,
-                host: "localhost".into(),
-                ttl_secs: 60,
-            },
-            tx,
-            Duration::from_secs(5),
-            dir.path().to_path_buf(),
-            TreeWidth::new(2),
-        );
+        let (_dir, agent, mut rx) = test_agent(&nodes, TreeWidth::new(2));
         let total = agent.broadcast_budget(6, Duration::from_secs(5));
         assert_eq!(total, Duration::from_secs(15));
         let out = agent.ping(&[0, 1, 2, 3, 4, 5], false, total).await;

@@ -254,32 +254,43 @@ pub fn api_submit(
             .connect_to(&addr)
             .await
             .map_err(|e| anyhow::anyhow!("connect: {e:?}"))?;
-        let next = Arc::new(AtomicUsize::new(0));
-        let job = description(&workdir, hold);
-        let start = Instant::now();
-        let mut set = tokio::task::JoinSet::new();
-        for _ in 0..in_flight.max(1) {
-            let (mut client, next, job) = (client.clone(), next.clone(), job.clone());
-            set.spawn(async move {
-                let mut ids = Vec::new();
-                while next.fetch_add(1, Ordering::Relaxed) < n {
-                    let reply = client
-                        .submit_job(SubmitJobRequest {
-                            job: Some(job.clone()),
-                        })
-                        .await
-                        .map_err(|s| anyhow::anyhow!("SubmitJob: {}", s.message()))?;
-                    ids.push(reply.into_inner().job_id);
-                }
-                Ok::<_, anyhow::Error>(ids)
-            });
-        }
-        let mut ids = Vec::with_capacity(n);
-        while let Some(r) = set.join_next().await {
-            ids.extend(r.context("submitter task")??);
-        }
-        Ok((ids, start.elapsed()))
+        submit_concurrently(client, description(&workdir, hold), n, in_flight).await
     })
+}
+
+/// Submits `n` copies of `job` over one client connection with `in_flight`
+/// requests outstanding at once; the acknowledged ids and the time from the
+/// first request to the last answer.
+pub async fn submit_concurrently(
+    client: ControllerClient,
+    job: JobDescription,
+    n: usize,
+    in_flight: usize,
+) -> Result<(Vec<u32>, Duration)> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..in_flight.max(1) {
+        let (mut client, next, job) = (client.clone(), Arc::clone(&next), job.clone());
+        set.spawn(async move {
+            let mut ids = Vec::new();
+            while next.fetch_add(1, Ordering::Relaxed) < n {
+                let reply = client
+                    .submit_job(SubmitJobRequest {
+                        job: Some(job.clone()),
+                    })
+                    .await
+                    .map_err(|s| anyhow::anyhow!("SubmitJob: {}", s.message()))?;
+                ids.push(reply.into_inner().job_id);
+            }
+            Ok::<_, anyhow::Error>(ids)
+        });
+    }
+    let mut ids = Vec::with_capacity(n);
+    while let Some(r) = set.join_next().await {
+        ids.extend(r.context("submitter task")??);
+    }
+    Ok((ids, start.elapsed()))
 }
 
 /// One connection to the controller and the runtime it lives on: a

@@ -319,30 +319,7 @@ impl HaPair {
                 .connect_to(&addr)
                 .await
                 .map_err(|e| anyhow::anyhow!("connect: {e} {}", e.detail))?;
-            let next = Arc::new(AtomicUsize::new(0));
-            let start = Instant::now();
-            let mut set = tokio::task::JoinSet::new();
-            for _ in 0..in_flight.max(1) {
-                let (mut client, next, job) = (client.clone(), Arc::clone(&next), job.clone());
-                set.spawn(async move {
-                    let mut ids = Vec::new();
-                    while next.fetch_add(1, Ordering::Relaxed) < n {
-                        let reply = client
-                            .submit_job(SubmitJobRequest {
-                                job: Some(job.clone()),
-                            })
-                            .await
-                            .map_err(|s| anyhow::anyhow!("SubmitJob: {}", s.message()))?;
-                        ids.push(reply.into_inner().job_id);
-                    }
-                    Ok::<_, anyhow::Error>(ids)
-                });
-            }
-            let mut ids = Vec::with_capacity(n);
-            while let Some(r) = set.join_next().await {
-                ids.extend(r.context("submitter task")??);
-            }
-            Ok((ids, start.elapsed()))
+            crate::bench::submit_concurrently(client, job, n, in_flight).await
         })
     }
 

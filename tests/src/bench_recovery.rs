@@ -11,13 +11,11 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use slurm_client_tools::client::{current_gid, current_uid, short_hostname, ControllerClient};
-use slurm_proto::v1::{CancelJobRequest, JobDescription, JobFilter, SubmitJobRequest};
+use slurm_proto::v1::{CancelJobRequest, JobDescription, JobFilter};
 
 use crate::local_cluster::{controller_up, job_states, JobStatus};
 use crate::process::send_signal;
@@ -215,31 +213,9 @@ impl Api {
     fn submit(&self, job: &JobDescription, n: usize, in_flight: usize) -> Result<Vec<u32>> {
         let client = self.client.clone();
         let job = job.clone();
-        self.rt.block_on(async move {
-            let next = Arc::new(AtomicUsize::new(0));
-            let mut set = tokio::task::JoinSet::new();
-            for _ in 0..in_flight.max(1) {
-                let (mut client, next, job) = (client.clone(), next.clone(), job.clone());
-                set.spawn(async move {
-                    let mut ids = Vec::new();
-                    while next.fetch_add(1, Ordering::Relaxed) < n {
-                        let reply = client
-                            .submit_job(SubmitJobRequest {
-                                job: Some(job.clone()),
-                            })
-                            .await
-                            .map_err(|s| anyhow::anyhow!("SubmitJob: {}", s.message()))?;
-                        ids.push(reply.into_inner().job_id);
-                    }
-                    Ok::<_, anyhow::Error>(ids)
-                });
-            }
-            let mut ids = Vec::with_capacity(n);
-            while let Some(r) = set.join_next().await {
-                ids.extend(r.context("submitter task")??);
-            }
-            Ok(ids)
-        })
+        self.rt
+            .block_on(crate::bench::submit_concurrently(client, job, n, in_flight))
+            .map(|(ids, _)| ids)
     }
 
     fn cancel(&self, ids: &[u32]) -> Result<()> {
