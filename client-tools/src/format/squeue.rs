@@ -488,9 +488,6 @@ pub fn sort_jobs(jobs: &mut [&JobInfo], keys: &[SortKey]) {
 /// Every key becomes a number per job: integers as they are, strings their
 /// rank among the key's distinct values (usually a handful of partitions,
 /// states or users, so each is stored once and a job keeps only its index).
-/// When the numbers of all keys fit in 96 bits they are packed with the
-/// job's position into one `u128` per job, which sorts 10,000 jobs in well
-/// under a millisecond.
 #[derive(Debug, Clone)]
 pub struct SortKeys {
     keys: Vec<SortKey>,
@@ -607,49 +604,34 @@ impl SortKeys {
             return (0..n32).collect();
         }
         // Column-wise ordinals: ords[k][j].
-        let mut ords: Vec<Vec<u64>> = Vec::with_capacity(self.keys.len());
-        let mut widths: Vec<u32> = Vec::with_capacity(self.keys.len());
-        for (key, column) in self.keys.iter().zip(&self.columns) {
-            let mut col = match column {
-                Column::Int(v) => v.clone(),
-                Column::Text(t) => t.ranks(),
-                Column::Empty => vec![0; n],
-            };
-            let max = col.iter().copied().max().unwrap_or(0);
-            if key.descending {
-                for v in col.iter_mut() {
-                    *v = max - *v;
-                }
-            }
-            widths.push(64 - max.leading_zeros());
-            ords.push(col);
-        }
-        let total: u32 = widths.iter().sum();
-        if total <= 96 {
-            let mut packed: Vec<u128> = (0..n)
-                .map(|j| {
-                    let mut v: u128 = 0;
-                    for (col, w) in ords.iter().zip(&widths) {
-                        v = (v << w) | u128::from(col[j]);
-                    }
-                    (v << 32) | j as u128
-                })
-                .collect();
-            packed.sort_unstable();
-            packed.iter().map(|v| *v as u32).collect()
-        } else {
-            let mut order: Vec<u32> = (0..n32).collect();
-            order.sort_by(|&a, &b| {
-                for col in &ords {
-                    let o = col[a as usize].cmp(&col[b as usize]);
-                    if o != Ordering::Equal {
-                        return o;
+        let ords: Vec<Vec<u64>> = self
+            .keys
+            .iter()
+            .zip(&self.columns)
+            .map(|(key, column)| {
+                let mut col = match column {
+                    Column::Int(v) => v.clone(),
+                    Column::Text(t) => t.ranks(),
+                    Column::Empty => vec![0; n],
+                };
+                if key.descending {
+                    let max = col.iter().copied().max().unwrap_or(0);
+                    for v in col.iter_mut() {
+                        *v = max - *v;
                     }
                 }
-                Ordering::Equal
-            });
-            order
-        }
+                col
+            })
+            .collect();
+        // A stable sort: ties keep the order the jobs were pushed in.
+        let mut order: Vec<u32> = (0..n32).collect();
+        order.sort_by(|&a, &b| {
+            ords.iter()
+                .map(|col| col[a as usize].cmp(&col[b as usize]))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        });
+        order
     }
 }
 
