@@ -146,18 +146,24 @@ impl ControllerClient {
 
     /// Tries the controller that answered last, then the others in
     /// SlurmctldHost order; the first answer (success or a refusal other
-    /// than "in standby") wins.
-    async fn call<T, R, F, Fut>(&self, rpc: &'static str, body: T, f: F) -> Result<R, ClientError>
+    /// than "in standby") wins. `f` makes the call on a controller's
+    /// channel, through whichever of its services it needs.
+    pub async fn call_channel<T, R, F, Fut>(
+        &self,
+        rpc: &'static str,
+        body: T,
+        f: F,
+    ) -> Result<R, ClientError>
     where
         T: Clone,
-        F: Fn(SlurmNodeReportsClient<Channel>, tonic::Request<T>) -> Fut,
+        F: Fn(Channel, tonic::Request<T>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
     {
         let mut last = String::from("no controller configured");
         for i in try_order(self.channels.len(), self.preferred.load(Ordering::Relaxed)) {
             let (ep, ch) = &self.channels[i];
             let req = self.request(body.clone())?;
-            match f(SlurmNodeReportsClient::new(ch.clone()), req).await {
+            match f(ch.clone(), req).await {
                 Ok(resp) => {
                     self.preferred.store(i, Ordering::Relaxed);
                     return Ok(resp.into_inner());
@@ -181,6 +187,18 @@ impl ControllerClient {
             }
         }
         Err(ClientError::Unreachable { rpc, last })
+    }
+
+    /// [`ControllerClient::call_channel`] through the SlurmNodeReports
+    /// service.
+    async fn call<T, R, F, Fut>(&self, rpc: &'static str, body: T, f: F) -> Result<R, ClientError>
+    where
+        T: Clone,
+        F: Fn(SlurmNodeReportsClient<Channel>, tonic::Request<T>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
+    {
+        self.call_channel(rpc, body, |ch, r| f(SlurmNodeReportsClient::new(ch), r))
+            .await
     }
 
     pub async fn register_node(

@@ -258,10 +258,10 @@ impl Host {
         let timeout = setup.conf.message_timeout;
         let client = ControllerClient::new(&endpoints, auth.clone(), host.clone(), ttl, timeout)?;
         let health = match HealthConfig::from_conf(&setup.conf) {
-            Some(config) => {
-                let admin = ControllerAdmin::new(&endpoints, auth.clone(), host, ttl, timeout)?;
-                Some(HealthChecker::new(config, admin))
-            }
+            Some(config) => Some(HealthChecker::new(
+                config,
+                ControllerAdmin::new(client.clone()),
+            )),
             None => None,
         };
         let mut privileged = HashSet::from([0, crate::users::euid()]);

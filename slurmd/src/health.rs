@@ -37,21 +37,19 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use slurm_common::auth::{unix_now, Authenticator, Claims};
 use slurm_common::conf::{HealthCheckNodeState, SlurmConf};
-use slurm_common::ids::{Gid, Uid};
 use slurm_proto::v1::{
     GetNodesRequest, NodeInfo, NodeState, NodeStateFlag, NodeStateUpdate, UpdateNodeRequest,
 };
 use slurm_proto::{ErrorCode, SlurmControllerClient};
 use thiserror::Error;
 use tokio::sync::Semaphore;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
-use crate::client::Backoff;
+use crate::client::{Backoff, ClientError, ControllerClient};
 
 /// How long the program may run before it is killed (Slurm's limit).
 pub const PROGRAM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -436,77 +434,19 @@ impl HealthError {
 }
 
 /// The controller calls a health check needs (SlurmController service):
-/// the node's state, and the drain.
-#[derive(Clone)]
+/// the node's state, and the drain. Made over the daemon's own controller
+/// client (its channels, credentials and failover order).
+#[derive(Debug, Clone)]
 pub struct ControllerAdmin {
-    channels: Vec<(String, Channel)>,
-    auth: Arc<dyn Authenticator>,
-    host: String,
-    ttl: u32,
-}
-
-impl std::fmt::Debug for ControllerAdmin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ControllerAdmin")
-            .field(
-                "endpoints",
-                &self.channels.iter().map(|c| &c.0).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
+    client: ControllerClient,
 }
 
 impl ControllerAdmin {
-    /// Channels connect on first use; must be called inside a tokio runtime.
-    pub fn new(
-        endpoints: &[String],
-        auth: Arc<dyn Authenticator>,
-        host: String,
-        ttl: u32,
-        timeout: Duration,
-    ) -> Result<Self, HealthError> {
-        let mut channels = Vec::new();
-        for ep in endpoints {
-            let e = Endpoint::from_shared(ep.clone()).map_err(|err| HealthError::BadEndpoint {
-                endpoint: ep.clone(),
-                detail: err.to_string(),
-            })?;
-            let ch = e
-                .connect_timeout(timeout)
-                .timeout(timeout)
-                .tcp_nodelay(true)
-                .connect_lazy();
-            channels.push((ep.clone(), ch));
-        }
-        Ok(Self {
-            channels,
-            auth,
-            host,
-            ttl,
-        })
+    pub fn new(client: ControllerClient) -> Self {
+        Self { client }
     }
 
-    fn signed<T>(&self, body: T) -> Result<tonic::Request<T>, HealthError> {
-        let claims = Claims::new(
-            Uid::new(crate::users::euid()),
-            // SAFETY: getegid cannot fail.
-            Gid::new(unsafe { libc::getegid() }),
-            self.host.clone(),
-            unix_now(),
-            self.ttl,
-        );
-        let credential = |detail: String| HealthError::Credential { detail };
-        let token = self
-            .auth
-            .create(&claims)
-            .map_err(|e| credential(e.to_string()))?;
-        let mut req = tonic::Request::new(body);
-        slurm_proto::set_auth_credential(req.metadata_mut(), &token)
-            .map_err(|e| credential(e.to_string()))?;
-        Ok(req)
-    }
-
-    /// Tries each controller in order until one in control answers.
+    /// Tries each controller until one in control answers.
     async fn call<T, R, F, Fut>(
         &self,
         rpc: &'static str,
@@ -519,37 +459,25 @@ impl ControllerAdmin {
         F: Fn(SlurmControllerClient<Channel>, tonic::Request<T>) -> Fut,
         Fut: std::future::Future<Output = Result<tonic::Response<R>, tonic::Status>>,
     {
-        let mut last = String::from("no controller configured");
-        for (ep, ch) in &self.channels {
-            let req = self.signed(body.clone())?;
-            match f(SlurmControllerClient::new(ch.clone()), req).await {
-                Ok(resp) => return Ok(resp.into_inner()),
-                Err(status) => {
-                    let (code, detail) = ErrorCode::from_status(&status);
-                    let unreachable = matches!(
-                        status.code(),
-                        tonic::Code::Unavailable
-                            | tonic::Code::DeadlineExceeded
-                            | tonic::Code::Cancelled
-                    ) || code == ErrorCode::InStandbyMode;
-                    if unreachable {
-                        last = format!("{ep}: {}", status.message());
-                        continue;
-                    }
-                    return Err(HealthError::Refused {
-                        rpc,
-                        node: node.to_string(),
-                        code,
-                        detail,
-                    });
+        let node = node.to_string();
+        self.client
+            .call_channel(rpc, body, |ch, r| f(SlurmControllerClient::new(ch), r))
+            .await
+            .map_err(|e| match e {
+                ClientError::BadEndpoint { endpoint, detail } => {
+                    HealthError::BadEndpoint { endpoint, detail }
                 }
-            }
-        }
-        Err(HealthError::Unreachable {
-            rpc,
-            node: node.to_string(),
-            last,
-        })
+                ClientError::Credential { detail } => HealthError::Credential { detail },
+                ClientError::Unreachable { rpc, last } => {
+                    HealthError::Unreachable { rpc, node, last }
+                }
+                ClientError::Refused { rpc, code, detail } => HealthError::Refused {
+                    rpc,
+                    node,
+                    code,
+                    detail,
+                },
+            })
     }
 
     /// The state of `node` as the controller reports it.
