@@ -1047,13 +1047,30 @@ fn job_flag_mask(flags: JobFlags) -> u32 {
 }
 
 fn job_flags_from(mask: u32) -> Option<JobFlags> {
-    let mut flags = JobFlags::EMPTY;
+    flags_from(
+        mask,
+        &JOB_FLAGS,
+        job_flag_bit,
+        JobFlags::EMPTY,
+        JobFlags::with,
+    )
+}
+
+/// The set of `all`'s flags whose bits are in `mask`; `None` when `mask`
+/// has a bit that no flag uses.
+fn flags_from<F: Copy, S>(
+    mask: u32,
+    all: &[F],
+    bit: fn(F) -> u32,
+    empty: S,
+    with: fn(S, F) -> S,
+) -> Option<S> {
+    let mut flags = empty;
     let mut seen = 0u32;
-    for f in JOB_FLAGS {
-        let bit = job_flag_bit(f);
-        if mask & bit != 0 {
-            flags = flags.with(f);
-            seen |= bit;
+    for &f in all {
+        if mask & bit(f) != 0 {
+            flags = with(flags, f);
+            seen |= bit(f);
         }
     }
     (seen == mask).then_some(flags)
@@ -1134,16 +1151,13 @@ fn node_flag_mask(flags: NodeFlags) -> u32 {
 }
 
 fn node_flags_from(mask: u32) -> Option<NodeFlags> {
-    let mut flags = NodeFlags::EMPTY;
-    let mut seen = 0u32;
-    for f in NODE_FLAGS {
-        let bit = node_flag_bit(f);
-        if mask & bit != 0 {
-            flags = flags.with(f);
-            seen |= bit;
-        }
-    }
-    (seen == mask).then_some(flags)
+    flags_from(
+        mask,
+        &NODE_FLAGS,
+        node_flag_bit,
+        NodeFlags::EMPTY,
+        NodeFlags::with,
+    )
 }
 
 // ---------------------------------------------------------- field coding
