@@ -148,19 +148,7 @@ impl NodeSetup {
 
     /// gRPC endpoints of the controllers, primary first.
     pub fn controller_endpoints(&self) -> Result<Vec<String>, ConfigError> {
-        let port = self.conf.slurmctld_port.first;
-        let list: Vec<String> = self
-            .conf
-            .slurmctld_hosts
-            .iter()
-            .map(|h| format!("http://{}:{port}", bracket_v6(h.contact())))
-            .collect();
-        if list.is_empty() {
-            return Err(ConfigError::NoController {
-                path: self.conf_path.display().to_string(),
-            });
-        }
-        Ok(list)
+        controller_endpoints(&self.conf, &self.conf_path)
     }
 
     /// Whether registration should report the configured sizes instead of
@@ -186,6 +174,26 @@ pub fn load_conf(conf_path: &Path) -> Result<(Arc<SlurmConf>, PathBuf), ConfigEr
         source,
     })?;
     Ok((Arc::new(parsed.conf), abs))
+}
+
+/// gRPC endpoints of `conf`'s controllers (read from `conf_path`), primary
+/// first.
+pub fn controller_endpoints(
+    conf: &SlurmConf,
+    conf_path: &Path,
+) -> Result<Vec<String>, ConfigError> {
+    let port = conf.slurmctld_port.first;
+    let list: Vec<String> = conf
+        .slurmctld_hosts
+        .iter()
+        .map(|h| format!("http://{}:{port}", bracket_v6(h.contact())))
+        .collect();
+    if list.is_empty() {
+        return Err(ConfigError::NoController {
+            path: conf_path.display().to_string(),
+        });
+    }
+    Ok(list)
 }
 
 fn bracket_v6(host: &str) -> String {

@@ -5,8 +5,10 @@
 //! start -> load slurm.conf, pick the node (-N or host name; every node of
 //! --emulate) -> listen on NodeAddr:Port -> start-up health check (if
 //! HealthCheckProgram) -> register (each SlurmctldHost in order, retried
-//! with backoff; again on Reconfigure or when the controller has been
-//! silent for SlurmdTimeout) -> periodic health checks
+//! with backoff; again when the controller has been silent for
+//! SlurmdTimeout) -> periodic health checks
+//! Reconfigure, SIGHUP -> re-read slurm.conf, take what may change while
+//!                 running (a broken file: log, keep it all) -> register
 //! LaunchBatch  -> verify -> spool/jobNNNNN/launch.pb -> spawn slurmstepd
 //!                 (new session, stdio detached) -> reply when it says
 //!                 "started" (or "failed": it reports JobComplete itself)
@@ -26,14 +28,20 @@
 //! contact) over a [`Host`] that the process's nodes share (credentials,
 //! one controller connection, the registration bound, health checks), so
 //! the same code serves one node or thousands ([`crate::emulate`]).
+//!
+//! Reconfigure (and SIGHUP) re-reads slurm.conf; what may change while
+//! slurmd runs ([`crate::reconfig`]) is swapped in whole, as one [`Live`]
+//! value per node that every request loads once, so nothing ever sees half
+//! of an old configuration and half of a new one; then the node registers
+//! again. The host reads the file once for all of its nodes: a request
+//! that arrived before a read began is served by that read.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use prost::Message;
-use slurm_common::auth::{Authenticator, Claims};
+use slurm_common::auth::Claims;
 use slurm_proto::v1::{
     EpilogCompleteRequest, ForwardReply, ForwardRequest, LaunchBatchReply, LaunchBatchRequest,
     NodeSignalJobReply, NodeSignalJobRequest, NodeTerminateJobReply, NodeTerminateJobRequest,
@@ -42,15 +50,18 @@ use slurm_proto::v1::{
 };
 use slurm_proto::{ErrorCode, SlurmNode, SlurmNodeServer};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{watch, Notify};
 use tonic::{Request, Response, Status};
 
-use crate::client::{retry, ControllerClient};
+use crate::client::retry;
 use crate::config::NodeSetup;
 use crate::control::{self, EndReason};
-use crate::health::{ControllerAdmin, HealthChecker, HealthConfig};
+use crate::health::HealthChecker;
+pub use crate::host::{Host, Shared, CONCURRENT_REGISTRATIONS};
 use crate::hw::{HwInfo, HwProbe};
 use crate::jobs::{JobTable, LaunchGate};
+use crate::logging::LogControl;
+use crate::reconfig::{reload_node, ReconfigOutcome};
 use crate::spool;
 use crate::Error;
 
@@ -219,74 +230,36 @@ pub fn conf_path(args: &Args) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/etc/slurm/slurm.conf"))
 }
 
-/// What every node served by one slurmd process shares: the credentials,
-/// the controller clients (one connection for all nodes), slurmstepd's
-/// path, and the bound on registrations in flight.
-pub struct Host {
-    auth: Arc<dyn Authenticator>,
-    privileged: HashSet<u32>,
-    pub client: ControllerClient,
-    stepd_path: PathBuf,
-    start_time: i64,
-    /// Registrations in flight at once, so that thousands of emulated
-    /// nodes starting together queue here rather than at the controller.
-    registrations: Semaphore,
-    /// HealthCheckProgram, when slurm.conf names one.
-    pub health: Option<HealthChecker>,
+/// What a node runs with: its setup and the process-wide settings, from
+/// one read of slurm.conf. Loaded once per request, swapped whole.
+#[derive(Debug)]
+pub struct Live {
+    pub setup: NodeSetup,
+    pub shared: Arc<Shared>,
 }
 
-impl std::fmt::Debug for Host {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Host")
-            .field("client", &self.client)
-            .field("stepd_path", &self.stepd_path)
-            .finish()
-    }
-}
-
-/// Registrations one process has in flight at most.
-pub const CONCURRENT_REGISTRATIONS: usize = 32;
-
-impl Host {
-    /// Credentials and controller clients from `setup` (any node of the
-    /// process: they share slurm.conf). Must be called inside a runtime.
-    pub fn new(setup: &NodeSetup, stepd_path: PathBuf) -> Result<Self, Error> {
-        let auth = setup.authenticator()?;
-        let ttl = setup.auth_info()?.credential_ttl();
-        let endpoints = setup.controller_endpoints()?;
-        let host = crate::hw::short_host_name();
-        let timeout = setup.conf.message_timeout;
-        let client = ControllerClient::new(&endpoints, auth.clone(), host.clone(), ttl, timeout)?;
-        let health = match HealthConfig::from_conf(&setup.conf) {
-            Some(config) => Some(HealthChecker::new(
-                config,
-                ControllerAdmin::new(client.clone()),
-            )),
-            None => None,
-        };
-        let mut privileged = HashSet::from([0, crate::users::euid()]);
-        if let Some((uid, _)) = crate::users::uid_of(&setup.conf.slurm_user) {
-            privileged.insert(uid);
-        }
-        Ok(Self {
-            auth,
-            privileged,
-            client,
-            stepd_path,
-            start_time: slurm_common::auth::unix_now(),
-            registrations: Semaphore::new(CONCURRENT_REGISTRATIONS),
-            health,
-        })
-    }
+/// Where the hardware a node reports comes from.
+#[derive(Debug, Clone)]
+pub enum Hardware {
+    /// What the probe finds (slurm.conf's figures when it fails).
+    Detected(Arc<dyn HwProbe>),
+    /// slurm.conf's figures, as they are after the latest reconfiguration
+    /// (emulated nodes).
+    Configured,
 }
 
 /// One node this process serves: its configuration, the jobs it runs, and
 /// its registration state. A value per node name, so one process can serve
 /// many (see [`crate::emulate`]).
 pub struct Node {
-    pub setup: NodeSetup,
+    /// NodeName and the spool directory: fixed for the process's lifetime.
+    name: String,
+    spool_dir: PathBuf,
     pub host: Arc<Host>,
-    probe: Arc<dyn HwProbe>,
+    hardware: Hardware,
+    /// The configuration in force; its receivers (the health checks) hear
+    /// of reconfigurations.
+    live: watch::Sender<Arc<Live>>,
     /// Wakes the registration task to register again.
     pub reregister: Notify,
     last_contact: Mutex<Instant>,
@@ -296,9 +269,7 @@ pub struct Node {
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Node")
-            .field("node", &self.setup.node.name)
-            .finish()
+        f.debug_struct("Node").field("node", &self.name).finish()
     }
 }
 
@@ -310,15 +281,21 @@ impl Node {
         stepd_path: PathBuf,
     ) -> Result<Self, Error> {
         let host = Arc::new(Host::new(&setup, stepd_path)?);
-        Ok(Self::with_host(setup, host, probe))
+        Ok(Self::with_host(setup, host, Hardware::Detected(probe)))
     }
 
     /// A node sharing `host` with the other nodes of this process.
-    pub fn with_host(setup: NodeSetup, host: Arc<Host>, probe: Arc<dyn HwProbe>) -> Self {
-        Self {
+    pub fn with_host(setup: NodeSetup, host: Arc<Host>, hardware: Hardware) -> Self {
+        let live = Live {
+            shared: host.shared(),
             setup,
+        };
+        Self {
+            name: live.setup.node.name.clone(),
+            spool_dir: live.setup.spool_dir.clone(),
             host,
-            probe,
+            hardware,
+            live: watch::Sender::new(Arc::new(live)),
             reregister: Notify::new(),
             last_contact: Mutex::new(Instant::now()),
             jobs: Mutex::new(JobTable::default()),
@@ -326,11 +303,81 @@ impl Node {
     }
 
     pub fn name(&self) -> &str {
-        &self.setup.node.name
+        &self.name
     }
 
     pub fn spool(&self) -> &Path {
-        &self.setup.spool_dir
+        &self.spool_dir
+    }
+
+    /// The configuration in force. Load it once per request and use that
+    /// value throughout.
+    pub fn live(&self) -> Arc<Live> {
+        self.live.borrow().clone()
+    }
+
+    /// Re-reads slurm.conf (for a Reconfigure or SIGHUP that arrived at
+    /// `asked_at`), takes what may change while slurmd runs, and registers
+    /// again. Never fails: a file that cannot be used is logged and the
+    /// running configuration stays.
+    pub async fn reconfigure(&self, asked_at: Instant) -> ReconfigOutcome {
+        let outcome = match self.host.reload(asked_at).await {
+            Some(shared) => self.take(shared),
+            None => ReconfigOutcome::Refused,
+        };
+        self.reregister.notify_one();
+        outcome
+    }
+
+    /// Takes `shared` (read by the host) unless the node has it, or a newer
+    /// one, already.
+    fn take(&self, shared: Arc<Shared>) -> ReconfigOutcome {
+        let mut outcome = ReconfigOutcome::Current;
+        let mut refused = None;
+        self.live.send_if_modified(|live| {
+            if live.shared.generation >= shared.generation {
+                return false;
+            }
+            match reload_node(&live.setup, shared.conf.clone()) {
+                Ok(r) => {
+                    outcome = ReconfigOutcome::Taken {
+                        changed: r.changed,
+                        kept: r.kept,
+                    };
+                    *live = Arc::new(Live {
+                        setup: r.setup,
+                        shared: shared.clone(),
+                    });
+                    true
+                }
+                Err(e) => {
+                    refused = Some(e);
+                    false
+                }
+            }
+        });
+        if let Some(e) = refused {
+            tracing::error!(node = %self.name, error = %e, "reconfigure refused");
+            return ReconfigOutcome::Refused;
+        }
+        if let ReconfigOutcome::Taken { changed, kept } = &outcome {
+            for k in kept {
+                tracing::warn!(
+                    node = %self.name,
+                    key = k.key,
+                    running = %k.running,
+                    file = %k.file,
+                    "{} changed in slurm.conf; slurmd keeps the running value until it restarts",
+                    k.key
+                );
+            }
+            if changed.is_empty() {
+                tracing::debug!(node = %self.name, "node configuration unchanged");
+            } else {
+                tracing::info!(node = %self.name, changed = %changed.join(","), "node configuration reloaded");
+            }
+        }
+        outcome
     }
 
     /// Checks the caller's credential: root, SlurmUser or slurmd's own user.
@@ -340,10 +387,17 @@ impl Node {
         })?;
         let claims = self
             .host
+            .signing
             .auth
             .verify_now(token)
             .map_err(|e| ErrorCode::AuthCredentialInvalid.to_status(e.to_string()))?;
-        if !self.host.privileged.contains(&claims.uid.get()) {
+        if !self
+            .live
+            .borrow()
+            .shared
+            .privileged
+            .contains(&claims.uid.get())
+        {
             return Err(ErrorCode::AccessDenied.to_status(format!(
                 "uid {} may not send requests to slurmd",
                 claims.uid.get()
@@ -368,10 +422,17 @@ impl Node {
             .map_err(|_| bad(format!("job {}: credential is not text", req.job_id)))?;
         let claims = self
             .host
+            .signing
             .auth
             .verify_now(token)
             .map_err(|e| bad(format!("job {}: {e}", req.job_id)))?;
-        if !self.host.privileged.contains(&claims.uid.get()) {
+        if !self
+            .live
+            .borrow()
+            .shared
+            .privileged
+            .contains(&claims.uid.get())
+        {
             return Err(bad(format!(
                 "job {}: credential issued by unprivileged uid {}",
                 req.job_id,
@@ -389,33 +450,38 @@ impl Node {
         Ok(Some(claims.issued_at))
     }
 
-    fn hw(&self) -> HwInfo {
-        match self.probe.probe() {
-            Ok(hw) => hw,
-            Err(e) => {
-                tracing::warn!(error = %e, "hardware probe failed; reporting the configuration");
-                configured_hw(&self.setup)
-            }
+    fn hw(&self, setup: &NodeSetup) -> HwInfo {
+        match &self.hardware {
+            Hardware::Configured => configured_hw(setup),
+            Hardware::Detected(probe) => match probe.probe() {
+                Ok(hw) => hw,
+                Err(e) => {
+                    tracing::warn!(error = %e, "hardware probe failed; reporting the configuration");
+                    configured_hw(setup)
+                }
+            },
         }
     }
 
     /// The registration message: detected hardware (or the configured one
     /// with SlurmdParameters=config_overrides) and the running jobs.
     pub fn registration(&self) -> RegisterNodeRequest {
-        let detected = self.hw();
-        let reported = if self.setup.config_overrides() {
+        let live = self.live();
+        let setup = &live.setup;
+        let detected = self.hw(setup);
+        let reported = if setup.config_overrides() {
             HwInfo {
                 free_memory_mb: detected.free_memory_mb,
                 boot_time: detected.boot_time,
                 uptime_secs: detected.uptime_secs,
                 cpu_load_hundredths: detected.cpu_load_hundredths,
-                ..configured_hw(&self.setup)
+                ..configured_hw(setup)
             }
         } else {
             detected
         };
         let (arch, os) = crate::hw::uname();
-        let node = &self.setup.node;
+        let node = &setup.node;
         RegisterNodeRequest {
             node_name: node.name.clone(),
             hostname: crate::hw::short_host_name(),
@@ -429,7 +495,7 @@ impl Node {
             cores_per_socket: reported.cores_per_socket,
             threads_per_core: reported.threads_per_core,
             real_memory_mb: reported.real_memory_mb,
-            tmp_disk_mb: if self.setup.config_overrides() {
+            tmp_disk_mb: if setup.config_overrides() {
                 node.tmp_disk
             } else {
                 0
@@ -447,7 +513,7 @@ impl Node {
                 .collect(),
             free_memory_mb: reported.free_memory_mb,
             cpu_load_hundredths: reported.cpu_load_hundredths,
-            config_hash: config_hash(&self.setup.conf_path),
+            config_hash: config_hash(&setup.conf_path),
             ..Default::default()
         }
     }
@@ -541,12 +607,15 @@ impl Node {
         }
         let body = EpilogCompleteRequest {
             job_id,
-            node_name: self.setup.node.name.clone(),
+            node_name: self.name.clone(),
             error_code: 0,
             error_detail: String::new(),
         };
+        // The client in force at each try: the controllers may change.
         if let Err(e) = retry("EpilogComplete", Duration::from_secs(10), || {
-            self.host.client.epilog_complete(body.clone())
+            let client = self.live().shared.client.clone();
+            let body = body.clone();
+            async move { client.epilog_complete(body).await }
         })
         .await
         {
@@ -583,7 +652,7 @@ impl Node {
         if own != 0 && req.user_id != own {
             return Err(ErrorCode::SetUidOrGid.to_status(format!(
                 "slurmd on node {} runs as uid {own}, not root, and cannot start job {job_id} of uid {}",
-                self.setup.node.name, req.user_id
+                self.name, req.user_id
             )));
         }
         let dir = spool::job_dir(self.spool(), job_id);
@@ -621,14 +690,15 @@ impl Node {
                 .map_err(|e| io_err("write", &spec, e))?;
         }
 
+        let live = self.live();
         let mut cmd = tokio::process::Command::new(&self.host.stepd_path);
         cmd.arg("-f")
-            .arg(&self.setup.conf_path)
+            .arg(&live.setup.conf_path)
             .arg("-N")
-            .arg(&self.setup.node.name)
+            .arg(&self.name)
             .arg("-J")
             .arg(&dir);
-        if let Some(log) = &self.setup.log_file {
+        if let Some(log) = &live.setup.log_file {
             cmd.arg("-L").arg(log);
         }
         cmd.stdin(std::process::Stdio::null())
@@ -800,7 +870,7 @@ impl SlurmNode for NodeService {
     ) -> Result<Response<LaunchBatchReply>, Status> {
         self.0.authorize(&request)?;
         let req = request.into_inner();
-        let span = tracing::info_span!("launch_batch", job_id = req.job_id, node = %self.0.setup.node.name);
+        let span = tracing::info_span!("launch_batch", job_id = req.job_id, node = %self.0.name);
         let _e = span.enter();
         let issued_at = self
             .0
@@ -842,7 +912,9 @@ impl SlurmNode for NodeService {
         request: Request<ReconfigureNodeRequest>,
     ) -> Result<Response<ReconfigureNodeReply>, Status> {
         self.0.authorize(&request)?;
-        self.0.reregister.notify_one();
+        // Answered whatever the file holds: a broken one is logged and the
+        // running configuration stays.
+        self.0.reconfigure(Instant::now()).await;
         Ok(Response::new(ReconfigureNodeReply {}))
     }
 
@@ -890,7 +962,7 @@ impl Node {
         let kill_wait = if req.kill_wait_secs > 0 {
             req.kill_wait_secs
         } else {
-            u32::try_from(self.setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX)
+            u32::try_from(self.live().setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX)
         };
         self.terminate(
             req.job_id,
@@ -906,10 +978,10 @@ impl Node {
     /// in progress included, so the controller can find jobs it believes
     /// run here that do not (and jobs here it does not know).
     pub fn ping(&self) -> PingNodeReply {
-        let hw = self.hw();
+        let hw = self.hw(&self.live().setup);
         let jobs = self.jobs_here();
         PingNodeReply {
-            node_name: self.setup.node.name.clone(),
+            node_name: self.name.clone(),
             cpu_load_hundredths: hw.cpu_load_hundredths,
             free_memory_mb: hw.free_memory_mb,
             boot_time: hw.boot_time,
@@ -923,14 +995,16 @@ impl Node {
 /// Registers, then again whenever asked or when the controller has not
 /// been heard from for SlurmdTimeout. Runs for the daemon's lifetime.
 pub async fn registration_loop(node: Arc<Node>) {
-    let silence = node.setup.conf.slurmd_timeout;
     loop {
         let reply = retry("RegisterNode", Duration::from_secs(5), || async {
             // A closed semaphore (never closed) would only mean no bound.
             let _permit = node.host.registrations.acquire().await;
-            node.host.client.register_node(node.registration()).await
+            // The client in force at each try: the controllers may change.
+            let client = node.live().shared.client.clone();
+            client.register_node(node.registration()).await
         })
         .await;
+        let live = node.live();
         match reply {
             Ok(r) => {
                 if let Ok(mut t) = node.last_contact.lock() {
@@ -942,7 +1016,7 @@ pub async fn registration_loop(node: Arc<Node>) {
                     tracing::info!(node = %node.name(), "registered with the controller");
                 }
                 let kill_wait =
-                    u32::try_from(node.setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX);
+                    u32::try_from(live.setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX);
                 for job_id in r.abort_job_ids {
                     tracing::info!(job_id, "controller does not know this job; ending it");
                     node.terminate(
@@ -958,6 +1032,7 @@ pub async fn registration_loop(node: Arc<Node>) {
                 tracing::error!(node = %node.name(), error = %e, "controller refused the registration")
             }
         }
+        let silence = live.setup.conf.slurmd_timeout;
         if silence.is_zero() {
             node.reregister.notified().await;
             continue;
@@ -984,18 +1059,63 @@ pub async fn registration_loop(node: Arc<Node>) {
 /// What a node does for the daemon's lifetime besides answering RPCs:
 /// the start-up health check, then registration and the periodic checks.
 pub async fn node_lifecycle(node: Arc<Node>) {
-    if let Some(health) = &node.host.health {
-        health.startup(node.name(), &node.setup.conf_path).await;
+    let live = node.live();
+    if let Some(health) = &live.shared.health {
+        health.startup(node.name(), &live.setup.conf_path).await;
     }
+    drop(live);
     // Aborting the lifecycle (shutdown) stops the registration loop too.
     let reg = AbortOnDrop(tokio::spawn(registration_loop(node.clone())));
-    if let Some(health) = &node.host.health {
-        let slot = node.setup.node_slot();
-        health
-            .periodic(node.name(), &node.setup.conf_path, slot)
-            .await;
+    tokio::select! {
+        () = health_checks(&node) => {}
+        _ = reg.wait() => {}
     }
-    let _ = reg.wait().await;
+}
+
+/// The periodic health checks, for the daemon's lifetime, with the
+/// settings in force: a reconfiguration that changes the health check (or
+/// the controllers it reports to) restarts them with the new ones.
+async fn health_checks(node: &Node) {
+    let mut updates = node.live.subscribe();
+    loop {
+        let live = updates.borrow_and_update().clone();
+        let checker = live.shared.health.clone();
+        let checks = async {
+            if let Some(health) = &checker {
+                health
+                    .periodic(node.name(), &live.setup.conf_path, live.setup.node_slot())
+                    .await;
+            }
+            // No periodic runs: wait for a reconfiguration.
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            () = checks => {}
+            () = health_changed(&mut updates, checker.as_ref()) => {}
+        }
+    }
+}
+
+/// Resolves once the configuration in force has a health checker other
+/// than `running`.
+async fn health_changed(
+    updates: &mut watch::Receiver<Arc<Live>>,
+    running: Option<&Arc<HealthChecker>>,
+) {
+    loop {
+        if updates.changed().await.is_err() {
+            // The node is gone: nothing will change any more.
+            return std::future::pending().await;
+        }
+        let same = match (&updates.borrow_and_update().shared.health, running) {
+            (Some(now), Some(was)) => Arc::ptr_eq(now, was),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            return;
+        }
+    }
 }
 
 /// Aborts the task when dropped.
@@ -1015,7 +1135,7 @@ impl Drop for AbortOnDrop {
 
 /// Binds `node`'s NodeAddr:Port.
 pub async fn bind(node: &Node) -> Result<tokio::net::TcpListener, Error> {
-    let addr = node.setup.listen_addr();
+    let addr = node.live().setup.listen_addr();
     tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|e| Error::Listen {
@@ -1034,6 +1154,31 @@ pub async fn shutdown_signal() {
     tracing::info!("shutting down; running jobs keep running");
 }
 
+/// The SIGHUP stream; `None` (logged) when it cannot be had.
+fn hangup_signal() -> Option<tokio::signal::unix::Signal> {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot handle SIGHUP; only Reconfigure re-reads slurm.conf");
+            None
+        }
+    }
+}
+
+/// SIGHUP does what Reconfigure does, for every node of the process.
+async fn reconfigure_on_hangup(signal: Option<tokio::signal::unix::Signal>, nodes: Vec<Arc<Node>>) {
+    let Some(mut signal) = signal else {
+        return;
+    };
+    while signal.recv().await.is_some() {
+        let asked_at = Instant::now();
+        tracing::info!("SIGHUP: re-reading slurm.conf");
+        for node in &nodes {
+            node.reconfigure(asked_at).await;
+        }
+    }
+}
+
 /// Binds the listener, serves SlurmNode and registers; returns when the
 /// server stops (SIGTERM or SIGINT).
 pub async fn serve(node: Arc<Node>) -> Result<(), Error> {
@@ -1048,11 +1193,17 @@ pub async fn serve_all(nodes: Vec<Arc<Node>>) -> Result<(), Error> {
     for node in &nodes {
         listeners.push(bind(node).await?);
     }
+    // Installed before anything can register, so a SIGHUP from then on
+    // never takes the default action (ending the process).
+    let hangups = AbortOnDrop(tokio::spawn(reconfigure_on_hangup(
+        hangup_signal(),
+        nodes.clone(),
+    )));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut servers = tokio::task::JoinSet::new();
     let mut lifecycles = tokio::task::JoinSet::new();
     for (node, listener) in nodes.iter().zip(listeners) {
-        let addr = node.setup.listen_addr();
+        let addr = node.live().setup.listen_addr();
         if nodes.len() == 1 {
             tracing::info!(node = %node.name(), %addr, "slurmd listening");
         } else {
@@ -1093,6 +1244,7 @@ pub async fn serve_all(nodes: Vec<Arc<Node>>) -> Result<(), Error> {
         }
     }
     let _ = stop_tx.send(true);
+    drop(hangups);
     lifecycles.abort_all();
     while let Some(done) = servers.join_next().await {
         if let (Ok(Err(e)), Ok(())) = (done, &result) {
@@ -1213,9 +1365,17 @@ pub fn run(args: Args) -> i32 {
         .log_file
         .clone()
         .or_else(|| setups.first().and_then(|s| s.log_file.clone()));
-    crate::logging::init(log_file.as_deref(), args.verbose);
-    let emulated = args.emulate.is_some();
-    match run_daemon(setups, probe, emulated) {
+    let level = setups
+        .first()
+        .map(|s| s.conf.slurmd_debug)
+        .unwrap_or_default();
+    let log = crate::logging::init(log_file.as_deref(), args.verbose, level);
+    let hardware = if args.emulate.is_some() {
+        Hardware::Configured
+    } else {
+        Hardware::Detected(probe)
+    };
+    match run_daemon(setups, hardware, log) {
         Ok(()) => 0,
         Err(e) => {
             tracing::error!(error = %e, "slurmd stopped");
@@ -1227,12 +1387,13 @@ pub fn run(args: Args) -> i32 {
 
 /// Writes the pid files, makes the spool directories and runs the nodes
 /// until a signal stops them. Emulated nodes report their configured
-/// hardware; a real one what `probe` finds.
+/// hardware (`Hardware::Configured`); a real one what its probe finds.
 fn run_daemon(
     setups: Vec<NodeSetup>,
-    probe: Arc<dyn HwProbe>,
-    emulated: bool,
+    hardware: Hardware,
+    log: Option<LogControl>,
 ) -> Result<(), Error> {
+    let emulated = matches!(hardware, Hardware::Configured);
     let nofile = raise_nofile_limit();
     if emulated {
         let needed = crate::emulate::fds_needed(setups.len());
@@ -1276,17 +1437,10 @@ fn run_daemon(
         let Some(first) = setups.first() else {
             return Ok(());
         };
-        let host = Arc::new(Host::new(first, stepd_path)?);
+        let host = Arc::new(Host::new(first, stepd_path)?.with_log(log));
         let nodes: Vec<Arc<Node>> = setups
             .into_iter()
-            .map(|setup| {
-                let probe = if emulated {
-                    crate::emulate::probe_for(&setup)
-                } else {
-                    probe.clone()
-                };
-                Arc::new(Node::with_host(setup, host.clone(), probe))
-            })
+            .map(|setup| Arc::new(Node::with_host(setup, host.clone(), hardware.clone())))
             .collect();
         for node in &nodes {
             let running = spool::running_jobs(node.spool());
@@ -1380,19 +1534,13 @@ mod tests {
     /// A node of a one-node slurm.conf in `dir` (spool under it), with
     /// fixed hardware and no slurmstepd.
     fn test_node(dir: &Path) -> Node {
-        let conf = dir.join("slurm.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "ClusterName=t\nSlurmctldHost=localhost(127.0.0.1)\nAuthType=auth/slurm\n\
-                 SlurmdSpoolDir={}/spool/%n\nSlurmdParameters=config_overrides\n\
-                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=100\n",
-                dir.display()
-            ),
-        )
-        .unwrap();
+        write_conf(
+            dir,
+            "SlurmdParameters=config_overrides\n\
+             NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=100\n",
+        );
         slurm_common::auth::generate_key(&dir.join("slurm.key")).unwrap();
-        let setup = NodeSetup::load(&conf, Some("n1"), "vm").unwrap();
+        let setup = NodeSetup::load(&dir.join("slurm.conf"), Some("n1"), "vm").unwrap();
         let hw = configured_hw(&setup);
         Node::new(
             setup,
@@ -1400,6 +1548,221 @@ mod tests {
             dir.join("no-slurmstepd"),
         )
         .unwrap()
+    }
+
+    /// Writes `dir`/slurm.conf: a controller, auth, a spool under `dir`,
+    /// then `rest` (settings and node lines).
+    fn write_conf(dir: &Path, rest: &str) {
+        std::fs::write(
+            dir.join("slurm.conf"),
+            format!(
+                "ClusterName=t\nSlurmctldHost=localhost(127.0.0.1)\nAuthType=auth/slurm\n\
+                 SlurmdSpoolDir={}/spool/%n\n{rest}",
+                dir.display()
+            ),
+        )
+        .unwrap();
+    }
+
+    const OVERRIDES: &str = "SlurmdParameters=config_overrides\n";
+
+    /// Resolves once the node was told to register again; fails after a
+    /// deadline otherwise.
+    async fn told_to_register(node: &Node) {
+        tokio::time::timeout(Duration::from_secs(10), node.reregister.notified())
+            .await
+            .expect("the node is told to register again");
+    }
+
+    #[tokio::test]
+    async fn reconfigure_takes_the_new_node_definition_and_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = test_node(dir.path());
+        let reg = node.registration();
+        assert_eq!((reg.cpus, reg.real_memory_mb), (2, 100));
+        write_conf(
+            dir.path(),
+            &format!(
+                "{OVERRIDES}KillWait=7\nSlurmctldPort=7001\nSlurmdTimeout=0\n\
+                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=4 RealMemory=200 Feature=fast\n"
+            ),
+        );
+        let outcome = node.reconfigure(Instant::now()).await;
+        assert_eq!(
+            outcome,
+            ReconfigOutcome::Taken {
+                changed: vec!["CPUs", "SocketsPerBoard", "RealMemory", "Feature"],
+                kept: vec![]
+            }
+        );
+        told_to_register(&node).await;
+        let reg = node.registration();
+        assert_eq!((reg.cpus, reg.real_memory_mb, reg.port), (4, 200, 1));
+        let live = node.live();
+        assert_eq!(live.setup.node.features, vec!["fast".to_string()]);
+        assert_eq!(live.setup.conf.kill_wait, Duration::from_secs(7));
+        assert!(live.setup.conf.slurmd_timeout.is_zero());
+        assert_eq!(live.shared.endpoints, vec!["http://127.0.0.1:7001"]);
+        assert!(format!("{:?}", live.shared.client).contains(":7001"));
+        // Asked again with the same file: a new read, nothing new.
+        assert_eq!(
+            node.reconfigure(Instant::now()).await,
+            ReconfigOutcome::Taken {
+                changed: vec![],
+                kept: vec![]
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn a_broken_slurm_conf_keeps_the_running_configuration_and_is_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Arc::new(test_node(dir.path()));
+        let before = node.live();
+        write_conf(
+            dir.path(),
+            &format!("{OVERRIDES}NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=lots\n"),
+        );
+        assert_eq!(
+            node.reconfigure(Instant::now()).await,
+            ReconfigOutcome::Refused
+        );
+        assert!(Arc::ptr_eq(&before, &node.live()));
+        assert_eq!(node.registration().real_memory_mb, 100);
+        // It registers again all the same (with what it runs with).
+        told_to_register(&node).await;
+
+        // The RPC is answered (with success) while the file is broken.
+        // SAFETY: geteuid/getegid cannot fail.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let claims = Claims::new(
+            slurm_common::ids::Uid::new(uid),
+            slurm_common::ids::Gid::new(gid),
+            "vm",
+            slurm_common::auth::unix_now(),
+            60,
+        );
+        let token = node.host.signing.auth.create(&claims).unwrap();
+        let mut req = Request::new(ReconfigureNodeRequest {});
+        slurm_proto::set_auth_credential(req.metadata_mut(), &token).unwrap();
+        NodeService(node.clone()).reconfigure(req).await.unwrap();
+        assert!(Arc::ptr_eq(&before, &node.live()));
+
+        // A node no longer defined is refused the same way.
+        write_conf(
+            dir.path(),
+            &format!("{OVERRIDES}NodeName=n2 NodeAddr=127.0.0.1 Port=1 CPUs=2\n"),
+        );
+        assert_eq!(
+            node.reconfigure(Instant::now()).await,
+            ReconfigOutcome::Refused
+        );
+        assert!(Arc::ptr_eq(&before, &node.live()));
+
+        // Mended, it is taken.
+        write_conf(
+            dir.path(),
+            &format!("{OVERRIDES}NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=300\n"),
+        );
+        assert!(matches!(
+            node.reconfigure(Instant::now()).await,
+            ReconfigOutcome::Taken { .. }
+        ));
+        assert_eq!(node.registration().real_memory_mb, 300);
+    }
+
+    #[tokio::test]
+    async fn where_the_node_listens_waits_for_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = test_node(dir.path());
+        write_conf(
+            dir.path(),
+            &format!("{OVERRIDES}NodeName=n1 NodeAddr=127.0.0.2 Port=2 CPUs=2 RealMemory=100\n"),
+        );
+        let ReconfigOutcome::Taken { changed, kept } = node.reconfigure(Instant::now()).await
+        else {
+            panic!("not taken")
+        };
+        assert!(changed.is_empty());
+        let keys: Vec<&str> = kept.iter().map(|k| k.key).collect();
+        assert_eq!(keys, vec!["NodeAddr", "Port"]);
+        assert_eq!(node.live().setup.listen_addr(), "127.0.0.1:1");
+        assert_eq!(node.registration().port, 1);
+    }
+
+    #[tokio::test]
+    async fn one_read_serves_every_request_that_arrived_before_it_began() {
+        let dir = tempfile::tempdir().unwrap();
+        write_conf(
+            dir.path(),
+            "NodeName=n[1-2] NodeAddr=127.0.0.1 Port=[1-2] CPUs=2 RealMemory=100\n",
+        );
+        slurm_common::auth::generate_key(&dir.path().join("slurm.key")).unwrap();
+        let conf = dir.path().join("slurm.conf");
+        let setups = crate::emulate::load(&conf, "n[1-2]", "vm").unwrap();
+        let host = Arc::new(Host::new(&setups[0], dir.path().join("none")).unwrap());
+        let nodes: Vec<Node> = setups
+            .into_iter()
+            .map(|s| Node::with_host(s, host.clone(), Hardware::Configured))
+            .collect();
+
+        let asked = Instant::now();
+        write_conf(
+            dir.path(),
+            "NodeName=n[1-2] NodeAddr=127.0.0.1 Port=[1-2] CPUs=2 RealMemory=200\n",
+        );
+        assert!(matches!(
+            nodes[0].reconfigure(asked).await,
+            ReconfigOutcome::Taken { .. }
+        ));
+        // Changed after that read began: a request from before it is served
+        // by it, for this node (already has it) and the other.
+        write_conf(
+            dir.path(),
+            "NodeName=n[1-2] NodeAddr=127.0.0.1 Port=[1-2] CPUs=2 RealMemory=300\n",
+        );
+        assert_eq!(nodes[0].reconfigure(asked).await, ReconfigOutcome::Current);
+        assert!(matches!(
+            nodes[1].reconfigure(asked).await,
+            ReconfigOutcome::Taken { .. }
+        ));
+        assert!(Arc::ptr_eq(
+            &nodes[0].live().setup.conf,
+            &nodes[1].live().setup.conf
+        ));
+        // Emulated nodes report the configured figures, as reloaded.
+        assert_eq!(nodes[1].registration().real_memory_mb, 200);
+        // A later request reads the file again.
+        nodes[1].reconfigure(Instant::now()).await;
+        assert_eq!(nodes[1].registration().real_memory_mb, 300);
+        assert_eq!(nodes[0].registration().real_memory_mb, 200);
+        assert_eq!(nodes[1].ping().node_name, "n2");
+    }
+
+    #[tokio::test]
+    async fn the_health_checker_is_kept_unless_its_settings_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = test_node(dir.path());
+        assert!(node.live().shared.health.is_none());
+        let with = |interval: u32, memory: u32| {
+            format!(
+                "HealthCheckProgram=/bin/true\nHealthCheckInterval={interval}\n\
+                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory={memory}\n"
+            )
+        };
+        write_conf(dir.path(), &with(60, 100));
+        node.reconfigure(Instant::now()).await;
+        let first = node.live().shared.health.clone().expect("a checker");
+        assert_eq!(first.config.interval, Duration::from_secs(60));
+        write_conf(dir.path(), &with(60, 200));
+        node.reconfigure(Instant::now()).await;
+        let same = node.live().shared.health.clone().expect("a checker");
+        assert!(Arc::ptr_eq(&first, &same));
+        write_conf(dir.path(), &with(120, 200));
+        node.reconfigure(Instant::now()).await;
+        let other = node.live().shared.health.clone().expect("a checker");
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert_eq!(other.config.interval, Duration::from_secs(120));
     }
 
     #[tokio::test]

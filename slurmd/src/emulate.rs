@@ -13,8 +13,9 @@
 //! registrations in flight (so a thousand nodes starting together queue
 //! here instead of stampeding the controller) and on health programs.
 //!
-//! Emulated nodes report the hardware slurm.conf gives them, not the
-//! host's: a thousand 64-CPU nodes on a small machine is the point. A
+//! Emulated nodes report the hardware slurm.conf gives them (as of the
+//! latest reconfiguration), not the host's: a thousand 64-CPU nodes on a
+//! small machine is the point. A
 //! SlurmdSpoolDir without `%n` gets the node name appended, so the nodes'
 //! job directories never mix.
 //!
@@ -30,8 +31,6 @@ use slurm_common::conf::SlurmConf;
 use thiserror::Error;
 
 use crate::config::{load_conf, NodeSetup};
-use crate::daemon::configured_hw;
-use crate::hw::{FakeProbe, HwProbe};
 
 /// A node list --emulate cannot serve.
 #[derive(Debug, Error)]
@@ -140,11 +139,6 @@ pub fn load(
     Ok(setups(conf, &abs, &names, short_host)?)
 }
 
-/// The hardware an emulated node reports: its slurm.conf figures.
-pub fn probe_for(setup: &NodeSetup) -> Arc<dyn HwProbe> {
-    Arc::new(FakeProbe(configured_hw(setup)))
-}
-
 /// Open files `nodes` emulated nodes need.
 pub fn fds_needed(nodes: usize) -> u64 {
     u64::try_from(nodes)
@@ -193,7 +187,7 @@ SlurmdPidFile=/run/slurmd.%n.pid
         assert_eq!(s[999].listen_addr(), "127.0.0.1:21000");
         assert_eq!(s[41].spool_dir, PathBuf::from("/spool/n42"));
         assert_eq!(pid_files(&s).len(), 1000);
-        let hw = probe_for(&s[3]).probe().unwrap();
+        let hw = crate::daemon::configured_hw(&s[3]);
         assert_eq!((hw.cpus, hw.real_memory_mb), (64, 256_000));
     }
 

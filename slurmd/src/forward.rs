@@ -290,7 +290,7 @@ pub async fn relay(
     token: &str,
 ) -> Result<Vec<NodeResult>, Status> {
     let link = Arc::new(GrpcLink {
-        conf: node.setup.conf.clone(),
+        conf: node.live().setup.conf.clone(),
         token: token.to_string(),
     });
     relay_with(node.clone(), link, req).await
@@ -298,7 +298,7 @@ pub async fn relay(
 
 impl Local for Node {
     fn name(&self) -> String {
-        self.setup.node.name.clone()
+        Node::name(self).to_string()
     }
 
     fn handle(self: Arc<Self>, message: NodeMessage) -> BoxFuture<NodeResult> {
@@ -306,13 +306,13 @@ impl Local for Node {
     }
 
     fn message_timeout(&self) -> Duration {
-        self.setup.conf.message_timeout
+        self.live().setup.conf.message_timeout
     }
 }
 
 /// Handles the message on this node.
 async fn handle_locally(node: &Arc<Node>, message: NodeMessage) -> NodeResult {
-    let name = node.setup.node.name.clone();
+    let name = node.name().to_string();
     let reply = match message.body {
         Some(node_message::Body::Ping(_)) => Ok(node_reply::Body::Ping(node.ping())),
         Some(node_message::Body::SignalJob(r)) => {
@@ -322,7 +322,8 @@ async fn handle_locally(node: &Arc<Node>, message: NodeMessage) -> NodeResult {
             node.terminate_request(r).await,
         )),
         Some(node_message::Body::Reconfigure(_)) => {
-            node.reregister.notify_one();
+            // Answered whatever the file holds (see Node::reconfigure).
+            node.reconfigure(Instant::now()).await;
             Ok(node_reply::Body::Reconfigure(ReconfigureNodeReply {}))
         }
         None => Err(ErrorCode::UnexpectedMessage.to_status("empty forwarded message")),

@@ -38,6 +38,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use slurm_common::conf::{HealthCheckNodeState, SlurmConf};
@@ -523,18 +524,29 @@ impl ControllerAdmin {
 pub struct HealthChecker {
     pub config: HealthConfig,
     admin: ControllerAdmin,
-    runs: Semaphore,
+    runs: Arc<Semaphore>,
     timeout: Duration,
 }
 
 impl HealthChecker {
     pub fn new(config: HealthConfig, admin: ControllerAdmin) -> Self {
+        Self::sharing(config, admin, Arc::new(Semaphore::new(CONCURRENT_RUNS)))
+    }
+
+    /// A checker bounded by `runs`, shared with the checkers it replaces
+    /// (a reconfiguration builds a new one while programs may still run).
+    pub fn sharing(config: HealthConfig, admin: ControllerAdmin, runs: Arc<Semaphore>) -> Self {
         Self {
             config,
             admin,
-            runs: Semaphore::new(CONCURRENT_RUNS),
+            runs,
             timeout: PROGRAM_TIMEOUT,
         }
+    }
+
+    /// The bound on programs running at once.
+    pub fn runs(&self) -> Arc<Semaphore> {
+        self.runs.clone()
     }
 
     /// Runs the program for `node` on a blocking thread.

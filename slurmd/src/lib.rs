@@ -10,7 +10,8 @@
 //! Each node is a value ([`daemon::Node`]) over what the process shares
 //! ([`daemon::Host`]), so one slurmd can also serve many node names at once
 //! ([`emulate`], for testing the controller at scale). [`health`] runs
-//! HealthCheckProgram and drains a node that fails it.
+//! HealthCheckProgram and drains a node that fails it. [`reconfig`] decides
+//! what a re-read slurm.conf changes in a running slurmd.
 
 pub mod client;
 pub mod config;
@@ -19,9 +20,11 @@ pub mod daemon;
 pub mod emulate;
 pub mod forward;
 pub mod health;
+pub mod host;
 pub mod hw;
 pub mod jobs;
 pub mod logging;
+pub mod reconfig;
 pub mod spool;
 pub mod stepd;
 pub mod users;

@@ -206,7 +206,12 @@ fn detach_stdio() {
 
 /// Runs slurmstepd; the process exit status.
 pub fn run(args: StepdArgs) -> i32 {
-    crate::logging::init(args.log_file.as_deref(), 0);
+    // slurm.conf is read below, after logging starts: info until then.
+    crate::logging::init(
+        args.log_file.as_deref(),
+        0,
+        slurm_common::conf::LogLevel::default(),
+    );
     let host = crate::hw::short_host_name();
     let setup = match NodeSetup::load(&args.conf, Some(&args.node), &host) {
         Ok(s) => s,
