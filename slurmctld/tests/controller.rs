@@ -296,6 +296,15 @@ fn submit_launch_complete_restart() {
         }))
         .await
         .unwrap();
+        // Then the node's cleanup, which frees its share of the job.
+        r.epilog_complete(cluster.req(v1::EpilogCompleteRequest {
+            job_id: first,
+            node_name: "n1".into(),
+            error_code: 0,
+            error_detail: String::new(),
+        }))
+        .await
+        .unwrap();
     });
     assert_eq!(cluster.job_state(first), Some(v1::JobState::Completed));
 

@@ -31,6 +31,8 @@ const MAX_OUTSTANDING: usize = 24;
 /// Events between snapshots in the controller under test.
 const SNAPSHOT_EVERY: &str = "20";
 const WAIT: Duration = Duration::from_secs(60);
+/// AuthInfo cred_expire of the cluster: how long a requeued job waits.
+const REQUEUE_WAIT_SECS: u32 = 2;
 
 /// SplitMix64: small, seeded, good enough to pick moments.
 struct Rng(u64);
@@ -236,8 +238,15 @@ fn fifty_sigkills_under_load_lose_nothing_and_run_nothing_twice() {
     // Set before any thread exists; the controller inherits it.
     std::env::set_var("SLURMCTLD_SNAPSHOT_EVERY", SNAPSHOT_EVERY);
     let began = Instant::now();
+    // A launch lost with a killed controller is requeued, and a requeued
+    // job waits AuthInfo's cred_expire (+1 s) before it may start again:
+    // 120 s by default. A short one lets every job finish within WAIT.
+    let spec = slurm_testkit::ClusterSpec {
+        extra_lines: vec![format!("AuthInfo=cred_expire={REQUEUE_WAIT_SECS}")],
+        ..Default::default()
+    };
     let mut c =
-        LocalCluster::start_default().unwrap_or_else(|e| panic!("cluster did not start: {e:#}"));
+        LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"));
     let conf = c.conf_path();
     let runs = c.dir().root().join("runs");
     let workdir = c.dir().root().join("work");

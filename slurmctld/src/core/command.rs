@@ -62,6 +62,12 @@ pub enum Command {
         caller: Caller,
         request: v1::JobCompleteRequest,
     },
+    /// A node finished with a job it was told to end (its processes are
+    /// gone, its epilog ran): the node's share of the job is free.
+    EpilogComplete {
+        caller: Caller,
+        request: v1::EpilogCompleteRequest,
+    },
     /// scontrol reconfigure: slurm.conf as the shell re-read and parsed it.
     Reconfigure {
         caller: Caller,

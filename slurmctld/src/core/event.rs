@@ -16,7 +16,9 @@
 //! checksum (`persist::scripts`). Nodes and partitions are named,
 //! not numbered, so that a journal stays readable after slurm.conf reorders
 //! them. New events get new tags; an existing layout never changes without a
-//! new format version.
+//! new format version. So a requeue is written with tag 15 (tag 6 without
+//! its begin time is still read), and a node's share of a completing job
+//! released on its own is tag 14.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -92,8 +94,18 @@ pub enum Event {
         detail: String,
         release: bool,
     },
-    /// The nodes of a finished (or requeued) job have cleaned up.
+    /// The nodes of a finished (or requeued) job have cleaned up, or are
+    /// given up on: every share it still holds is freed and its COMPLETING
+    /// ends.
     JobReleased { job_id: u32, time: i64 },
+    /// Node `node` is done with a completing job (EpilogComplete, or the
+    /// node went DOWN or stopped responding): its share is freed; the job's
+    /// COMPLETING ends with its last share.
+    JobNodeReleased {
+        job_id: u32,
+        node: String,
+        time: i64,
+    },
     /// Hold set (`Some`) or released (`None`).
     JobHoldChanged { job_id: u32, hold: Option<Hold> },
     /// Back to PENDING; a running job stays COMPLETING until released.
@@ -104,6 +116,10 @@ pub enum Event {
         /// Set when the launch failed (counted for the retry rule).
         launch_failed: bool,
         detail: String,
+        /// Not eligible before this time (Reason=BeginTime meanwhile).
+        /// `None` in records written before requeues were delayed (tag 6):
+        /// eligible at once.
+        begin_time: Option<i64>,
     },
     JobUpdated {
         job_id: u32,
@@ -158,6 +174,26 @@ const JOB_STATES: [JobState; 12] = JobState::ALL;
 const NODE_UPDATES: [NodeUpdateState; 10] = NodeUpdateState::ALL;
 
 impl Event {
+    /// The one job this event changes, if it is about one job.
+    pub fn job_id(&self) -> Option<u32> {
+        match self {
+            Event::JobSubmitted { job_id, .. }
+            | Event::JobStarted { job_id, .. }
+            | Event::JobEnded { job_id, .. }
+            | Event::JobReleased { job_id, .. }
+            | Event::JobNodeReleased { job_id, .. }
+            | Event::JobHoldChanged { job_id, .. }
+            | Event::JobRequeued { job_id, .. }
+            | Event::JobUpdated { job_id, .. } => Some(*job_id),
+            Event::NodeRegistered { .. }
+            | Event::NodeUpdated { .. }
+            | Event::JobsPurged { .. }
+            | Event::NodesNotResponding { .. }
+            | Event::NodesResponding { .. }
+            | Event::NodeReturned { .. } => None,
+        }
+    }
+
     /// Appends the encoding of this event to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut w = Writer(out);
@@ -231,6 +267,12 @@ impl Event {
                 w.u32(*job_id);
                 w.i64(*time);
             }
+            Event::JobNodeReleased { job_id, node, time } => {
+                w.u8(14);
+                w.u32(*job_id);
+                w.str(node);
+                w.i64(*time);
+            }
             Event::JobHoldChanged { job_id, hold } => {
                 w.u8(5);
                 w.u32(*job_id);
@@ -242,13 +284,21 @@ impl Event {
                 hold,
                 launch_failed,
                 detail,
+                begin_time,
             } => {
-                w.u8(6);
+                w.u8(15);
                 w.u32(*job_id);
                 w.i64(*time);
                 w.hold(*hold);
                 w.bool(*launch_failed);
                 w.str(detail);
+                match begin_time {
+                    Some(t) => {
+                        w.bool(true);
+                        w.i64(*t);
+                    }
+                    None => w.bool(false),
+                }
             }
             Event::JobUpdated { job_id, changes } => {
                 w.u8(7);
@@ -421,12 +471,17 @@ impl Event {
                 job_id: r.u32("job id")?,
                 hold: r.hold()?,
             },
-            6 => Event::JobRequeued {
+            6 | 15 => Event::JobRequeued {
                 job_id: r.u32("job id")?,
                 time: r.i64("time")?,
                 hold: r.hold()?,
                 launch_failed: r.bool("launch failed")?,
                 detail: r.string("detail")?,
+                begin_time: if tag == 15 && r.bool("begin time present")? {
+                    Some(r.i64("begin time")?)
+                } else {
+                    None
+                },
             },
             7 => {
                 let job_id = r.u32("job id")?;
@@ -493,6 +548,11 @@ impl Event {
                 time: r.i64("time")?,
             },
             13 => Event::NodeReturned {
+                node: r.string("node")?,
+                time: r.i64("time")?,
+            },
+            14 => Event::JobNodeReleased {
+                job_id: r.u32("job id")?,
                 node: r.string("node")?,
                 time: r.i64("time")?,
             },
@@ -632,6 +692,20 @@ mod tests {
                 hold: None,
                 launch_failed: true,
                 detail: "launch failed".into(),
+                begin_time: Some(132),
+            },
+            Event::JobRequeued {
+                job_id: 8,
+                time: 12,
+                hold: Some(Hold::User),
+                launch_failed: false,
+                detail: String::new(),
+                begin_time: None,
+            },
+            Event::JobNodeReleased {
+                job_id: 8,
+                node: "n\u{e9}2".into(),
+                time: 13,
             },
             Event::JobUpdated {
                 job_id: 8,
@@ -685,6 +759,34 @@ mod tests {
             e.encode(&mut buf);
             assert_eq!(Event::decode(&buf).unwrap(), e);
         }
+    }
+
+    /// Journals written before requeues carried a begin time hold tag 6
+    /// records: they still decode, as a requeue eligible at once.
+    #[test]
+    fn requeue_records_of_the_first_layout_still_decode() {
+        let mut buf = Vec::new();
+        let mut w = Writer(&mut buf);
+        w.u8(6);
+        w.u32(8);
+        w.i64(11);
+        w.hold(Some(Hold::Admin));
+        w.bool(false);
+        w.str("node failed");
+        assert_eq!(
+            Event::decode(&buf).unwrap(),
+            Event::JobRequeued {
+                job_id: 8,
+                time: 11,
+                hold: Some(Hold::Admin),
+                launch_failed: false,
+                detail: "node failed".into(),
+                begin_time: None,
+            }
+        );
+        // A tag 6 record has no begin time field: one more byte is damage.
+        buf.push(1);
+        assert!(Event::decode(&buf).is_err());
     }
 
     #[test]

@@ -77,6 +77,9 @@ impl Controller {
             Command::JobComplete { caller, request } => {
                 self.job_complete(&mut out, caller, &request, now)
             }
+            Command::EpilogComplete { caller, request } => {
+                self.epilog_complete(&mut out, caller, &request, now)
+            }
             Command::LaunchFailed { job_id, detail } => {
                 self.launch_failed(&mut out, job_id, detail, now);
                 Reply::None
@@ -402,8 +405,7 @@ impl Controller {
                 Ok(())
             }
             JobState::Running | JobState::Suspended => {
-                self.end_job(out, id, now, JobState::Cancelled, (0, 0), "None", false);
-                self.push_terminate(out, id, v1::JobState::Cancelled, now);
+                self.finish_running(out, id, now, JobState::Cancelled, (0, 0), "None");
                 Ok(())
             }
             _ => Err((ErrorCode::AlreadyDone, String::new())),
@@ -498,10 +500,11 @@ impl Controller {
                 hold: hold.then_some(Hold::User),
                 launch_failed: false,
                 detail: String::new(),
+                begin_time: Some(self.requeue_begin(now)),
             },
         );
         if running {
-            self.push_terminate(out, id, v1::JobState::Pending, now);
+            self.end_on_nodes(out, id, v1::JobState::Pending, now);
         }
         Ok(())
     }
@@ -631,22 +634,6 @@ impl Controller {
         }
         for &i in &nodes {
             let name = self.nodes[i].name.clone();
-            if update == NodeUpdateState::Down {
-                // Jobs on a node set DOWN fail with NODE_FAIL.
-                let victims: Vec<u32> = self
-                    .jobs
-                    .values()
-                    .filter(|j| {
-                        j.status.state.holds_resources()
-                            && j.alloc.iter().any(|a| a.node_index == i)
-                    })
-                    .map(|j| j.id.get())
-                    .collect();
-                for id in victims {
-                    self.push_terminate(out, id, v1::JobState::NodeFail, now);
-                    self.end_job(out, id, now, JobState::NodeFail, (0, 0), "None", true);
-                }
-            }
             self.emit(
                 out,
                 Event::NodeUpdated {
@@ -657,6 +644,24 @@ impl Controller {
                     time: now,
                 },
             );
+            if update == NodeUpdateState::Down {
+                // Jobs on a node set DOWN fail with NODE_FAIL; the other
+                // nodes of such a job clean up as after any end, and no
+                // job waits for this node's cleanup any more.
+                let victims: Vec<u32> = self
+                    .jobs
+                    .values()
+                    .filter(|j| {
+                        j.status.state.holds_resources()
+                            && j.alloc.iter().any(|a| a.node_index == i)
+                    })
+                    .map(|j| j.id.get())
+                    .collect();
+                for id in victims {
+                    self.finish_running(out, id, now, JobState::NodeFail, (0, 0), "None");
+                }
+                self.release_node_shares(out, i, now);
+            }
         }
         Reply::Ok
     }
@@ -730,13 +735,9 @@ impl Controller {
             return Reply::Ok;
         };
         if job.status.is_completing() {
-            self.emit(
-                out,
-                Event::JobReleased {
-                    job_id: req.job_id,
-                    time: now,
-                },
-            );
+            // It ended earlier (cancelled, timed out, requeued) and its
+            // nodes were told to end it: each answers with EpilogComplete
+            // once its part is cleaned up (`core::epilog`).
             return Reply::Ok;
         }
         if job.status.state != JobState::Running {
@@ -761,14 +762,15 @@ impl Controller {
         } else {
             now
         };
-        self.end_job(
+        // The nodes end what is left of the job and run their epilogs; the
+        // job is COMPLETING until they report (`core::epilog`).
+        self.finish_running(
             out,
             req.job_id,
             end.max(job.start_time),
             state,
             (exit.status, exit.signal),
             reason,
-            true,
         );
         Reply::Ok
     }
@@ -795,8 +797,10 @@ impl Controller {
                     hold: None,
                     launch_failed: true,
                     detail,
+                    begin_time: Some(self.requeue_begin(now)),
                 },
             );
+            // Nothing runs anywhere: no node has anything to clean up.
             self.emit(out, Event::JobReleased { job_id, time: now });
         } else {
             self.emit(
@@ -840,8 +844,7 @@ impl Controller {
             }
         }
         for id in timeouts {
-            self.end_job(out, id, now, JobState::Timeout, (0, 0), "TimeLimit", false);
-            self.push_terminate(out, id, v1::JobState::Timeout, now);
+            self.finish_running(out, id, now, JobState::Timeout, (0, 0), "TimeLimit");
         }
         for id in stuck {
             tracing::warn!(job_id = id, "nodes never confirmed cleanup; releasing");
@@ -860,8 +863,13 @@ impl Controller {
 
     // -------------------------------------------------------------- helpers
 
+    /// When a job requeued at `now` may start again.
+    pub(super) fn requeue_begin(&self, now: i64) -> i64 {
+        now.saturating_add(self.cfg.requeue_delay_secs)
+    }
+
     #[allow(clippy::too_many_arguments)]
-    fn end_job(
+    pub(super) fn end_job(
         &mut self,
         out: &mut Outcome,
         job_id: u32,

@@ -22,8 +22,12 @@
 //!                │  ^                │  │                 (exit 0 | exit != 0)
 //!       cancel   │  └──requeue───────┘  ├──time limit──> TIMEOUT (+COMPLETING)
 //!                v                      └──cancel──────> CANCELLED (+COMPLETING)
-//!            CANCELLED                      COMPLETING ends when the node reports
+//!            CANCELLED                      COMPLETING ends when every node has
+//!                                           reported its cleanup (`core::epilog`)
 //! ```
+//!
+//! A requeue sends the job back to PENDING (through COMPLETING when it
+//! ran), not eligible before AuthInfo's cred_expire + 1 s has passed.
 
 use std::ops::Deref;
 use std::sync::Arc;

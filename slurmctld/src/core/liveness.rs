@@ -13,8 +13,9 @@
 //!   and not at the next ping round;
 //! * its running jobs end NODE_FAIL (exit code `0:1`, reason `NodeDown`),
 //!   or go back to the queue when they may be requeued (`--requeue`, or
-//!   JobRequeue=1 without `--no-requeue`); a finished job still waiting for
-//!   that node, as its batch host, to confirm cleanup is released;
+//!   JobRequeue=1 without `--no-requeue`); no completing job waits for that
+//!   node's cleanup any more, nor for that of a node that stopped
+//!   responding (`core::epilog`);
 //! * a DOWN node that registers comes back per ReturnToService: 0 never
 //!   (only `scontrol update State=RESUME`), 1 when it went down for not
 //!   responding, 2 always.
@@ -37,8 +38,8 @@
 //!   goes back to the queue (Restarts+1; not a launch failure, not
 //!   NODE_FAIL), as Slurm does with "Batch JobId=N missing from batch node
 //!   X (not found BatchStartTime after startup), Requeuing job". A
-//!   COMPLETING one has nothing left to clean up: it is released at once,
-//!   not at the cleanup timeout;
+//!   COMPLETING one has nothing left to clean up there: its share of that
+//!   node is released at once, not at the cleanup timeout;
 //! * a job a node reports that the controller does not know, or does not
 //!   place there (finished, requeued, running elsewhere) for longer than
 //!   that grace period, is killed on that node: at registration in the
@@ -76,9 +77,19 @@ pub fn missing_job_grace_secs(message_timeout: Duration) -> i64 {
 }
 
 /// The batch host of a job that should have processes there now (running,
-/// suspended, or finished and still cleaning up).
+/// suspended, or finished and still cleaning up there).
 fn batch_host(job: &Job) -> Option<usize> {
-    if !(job.status.state.holds_resources() || job.status.is_completing()) {
+    if job.status.is_completing() {
+        // Shares are released node by node: the batch host is the first
+        // node of the allocation the job ran with, while it holds a share.
+        let host = job.last_alloc.first()?.node_index;
+        return job
+            .alloc
+            .iter()
+            .any(|a| a.node_index == host)
+            .then_some(host);
+    }
+    if !job.status.state.holds_resources() {
         return None;
     }
     job.alloc.first().map(|a| a.node_index)
@@ -242,6 +253,10 @@ impl Controller {
             for name in &lost {
                 tracing::info!(node = %name, "node not responding");
             }
+            let lost_idx: Vec<usize> = lost
+                .iter()
+                .filter_map(|n| self.node_index.get(n).copied())
+                .collect();
             self.emit(
                 out,
                 Event::NodesNotResponding {
@@ -249,6 +264,11 @@ impl Controller {
                     time: now,
                 },
             );
+            // Its EpilogComplete may never come; while it does not answer
+            // it takes no job anyway.
+            for i in lost_idx {
+                self.release_node_shares(out, i, now);
+            }
         }
         self.down_silent_nodes(out, now);
     }
@@ -276,25 +296,22 @@ impl Controller {
         }
     }
 
-    /// The jobs of node `node`, which is gone: running ones requeued or
-    /// NODE_FAIL, finished ones whose batch host it was released.
+    /// The jobs of node `node`, which is gone (DOWN): running ones requeued
+    /// or NODE_FAIL, and no completing job waits for its cleanup any more.
+    /// The other nodes of those jobs clean up as after any end
+    /// (`core::epilog`).
     fn fail_jobs_on_node(&mut self, out: &mut Outcome, node: usize, now: i64) {
-        let mut running = Vec::new();
-        let mut completing = Vec::new();
-        for j in self.jobs.values() {
-            if !j.alloc.iter().any(|a| a.node_index == node) {
-                continue;
-            }
-            if j.status.is_completing() {
-                if j.alloc.first().is_some_and(|a| a.node_index == node) {
-                    completing.push(j.id.get());
-                }
-            } else if j.status.state.holds_resources() {
-                running.push((j.id.get(), j.requeue));
-            }
-        }
+        let running: Vec<(u32, bool)> = self
+            .jobs
+            .values()
+            .filter(|j| {
+                !j.status.is_completing()
+                    && j.status.state.holds_resources()
+                    && j.alloc.iter().any(|a| a.node_index == node)
+            })
+            .map(|j| (j.id.get(), j.requeue))
+            .collect();
         for (job_id, requeue) in running {
-            self.push_terminate(out, job_id, v1::JobState::NodeFail, now);
             if requeue {
                 tracing::info!(job_id, node = %self.nodes[node].name, "requeueing job of a failed node");
                 self.emit(
@@ -305,9 +322,9 @@ impl Controller {
                         hold: None,
                         launch_failed: false,
                         detail: String::new(),
+                        begin_time: Some(self.requeue_begin(now)),
                     },
                 );
-                self.emit(out, Event::JobReleased { job_id, time: now });
             } else {
                 tracing::info!(job_id, node = %self.nodes[node].name, "killing job of a failed node");
                 self.emit(
@@ -320,14 +337,13 @@ impl Controller {
                         exit_signal: 1,
                         reason: PendingReason::NodeDown.as_str().to_string(),
                         detail: String::new(),
-                        release: true,
+                        release: false,
                     },
                 );
             }
+            self.end_on_nodes(out, job_id, v1::JobState::NodeFail, now);
         }
-        for job_id in completing {
-            self.emit(out, Event::JobReleased { job_id, time: now });
-        }
+        self.release_node_shares(out, node, now);
     }
 
     /// Command::NodeJobs: reconciles every node that reported its jobs,
@@ -396,8 +412,15 @@ impl Controller {
         for (job_id, node, completing) in gone {
             let name = self.nodes[node].name.clone();
             if completing {
-                tracing::info!(job_id, node = %name, "completing job is gone from its batch host; releasing it");
-                self.emit(out, Event::JobReleased { job_id, time: now });
+                tracing::info!(job_id, node = %name, "completing job is gone from its batch host; releasing it there");
+                self.emit(
+                    out,
+                    Event::JobNodeReleased {
+                        job_id,
+                        node: name,
+                        time: now,
+                    },
+                );
                 continue;
             }
             tracing::info!(
@@ -412,8 +435,10 @@ impl Controller {
                     hold: None,
                     launch_failed: false,
                     detail: String::new(),
+                    begin_time: Some(self.requeue_begin(now)),
                 },
             );
+            // It never ran: no node has anything to clean up.
             self.emit(out, Event::JobReleased { job_id, time: now });
         }
         abort
@@ -651,15 +676,17 @@ mod tests {
         responses(&mut env, &[0, 1, 3], &[2]);
         env.now = t0 + 31;
         responses(&mut env, &[0, 1, 3], &[2]);
-        // n3 went DOWN: job 2 went back to the queue and started again
-        // elsewhere (n4); job 1 on n1,n2 is untouched.
+        // n3 went DOWN: job 2 went back to the queue, eligible again after
+        // the requeue delay, and nothing waits for n3's cleanup; job 1 on
+        // n1,n2 is untouched.
         let events = &env.events;
         let i = events
             .iter()
             .position(|e| *e == down("n3", t0 + 31))
             .unwrap();
+        let begin = t0 + 31 + 121;
         assert_eq!(
-            events[i + 1..i + 3].to_vec(),
+            events[i + 1..].to_vec(),
             vec![
                 Event::JobRequeued {
                     job_id: requeued,
@@ -667,31 +694,32 @@ mod tests {
                     hold: None,
                     launch_failed: false,
                     detail: String::new(),
+                    begin_time: Some(begin),
                 },
-                Event::JobReleased {
+                Event::JobNodeReleased {
                     job_id: requeued,
+                    node: "n3".into(),
                     time: t0 + 31,
                 },
             ]
         );
         let job = env.job(requeued);
-        assert_eq!(job.state(), JobState::Running);
+        assert_eq!(job.state(), JobState::Pending);
+        assert!(!job.status.is_completing());
+        assert_eq!(job.reason, PendingReason::BeginTime);
         assert_eq!(job.restart_count, 1);
-        assert_eq!(nodes_of(&env, requeued), vec![3]);
+        assert!(job.alloc.is_empty());
         let actions = env.take_actions();
         assert!(matches!(
-            &actions[0],
-            Action::TerminateJob { job_id, nodes, request }
+            &actions[..],
+            [Action::TerminateJob { job_id, nodes, request }]
                 if *job_id == requeued && nodes == &vec![2]
                     && request.reason == v1::JobState::NodeFail as i32
         ));
-        assert!(
-            matches!(&actions[1], Action::LaunchBatch { job_id, node: 3, .. } if *job_id == requeued)
-        );
-        assert_eq!(actions.len(), 2);
         assert_eq!(env.job(failed).state(), JobState::Running);
 
-        // n2 falls silent too: the job that may not be requeued fails.
+        // n2 falls silent too: the job that may not be requeued fails. Its
+        // share of n2 is released with n2; n1 cleans up and reports.
         env.now += 1;
         responses(&mut env, &[0, 3], &[1]);
         env.now += 30;
@@ -708,22 +736,40 @@ mod tests {
                     exit_signal: 1,
                     reason: "NodeDown".into(),
                     detail: String::new(),
-                    release: true,
+                    release: false,
+                },
+                Event::JobNodeReleased {
+                    job_id: failed,
+                    node: "n2".into(),
+                    time: env.now,
                 },
             ]
         );
         let job = env.job(failed);
         assert_eq!(job.state(), JobState::NodeFail);
+        assert!(job.status.is_completing());
         assert_eq!((job.exit_status, job.exit_signal), (0, 1));
-        assert!(job.alloc.is_empty());
+        assert_eq!(nodes_of(&env, failed), vec![0]);
         let actions = env.take_actions();
         assert!(matches!(
             &actions[..],
             [Action::TerminateJob { job_id, nodes, .. }] if *job_id == failed && nodes == &vec![0, 1]
         ));
+        assert!(env.ctl.nodes()[0].state.has(NodeFlag::Completing));
+        assert_eq!(env.epilog(failed, "n1", 0), Reply::Ok);
+        assert!(!env.job(failed).status.is_completing());
         // n1 is free again; n2 is down.
         assert_eq!(env.ctl.nodes()[0].state.base, NodeBaseState::Idle);
+        assert!(!env.ctl.nodes()[0].state.has(NodeFlag::Completing));
         assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
+
+        // The requeued job starts again once its begin time has come,
+        // elsewhere than the dead n3.
+        env.now = begin;
+        tick(&mut env);
+        let job = env.job(requeued);
+        assert_eq!(job.state(), JobState::Running);
+        assert!(!nodes_of(&env, requeued).contains(&2));
     }
 
     #[test]
@@ -1013,6 +1059,7 @@ mod tests {
             env.now,
         );
         env.ctl.sanity_check().unwrap();
+        let begin = start + 20 + 121;
         assert_eq!(
             out.events,
             vec![
@@ -1022,6 +1069,7 @@ mod tests {
                     hold: None,
                     launch_failed: false,
                     detail: String::new(),
+                    begin_time: Some(begin),
                 },
                 Event::JobReleased {
                     job_id: id,
@@ -1038,20 +1086,24 @@ mod tests {
         assert_eq!((job.restart_count, job.launch_failures), (1, 0));
         assert_eq!((job.exit_status, job.exit_signal), (0, 0));
         assert_eq!(job.start_time, 0);
-        assert_eq!(job.eligible_time, start + 20);
-        // squeue shows the scheduler's reason, as for any requeued job:
-        // nothing recorded yet.
-        assert_eq!(job.reason, PendingReason::None);
+        // Not eligible before the requeue delay, as any requeued job.
+        assert_eq!(job.eligible_time, begin);
+        assert_eq!(job.reason, PendingReason::BeginTime);
         assert!(job.reason_detail.is_empty());
         assert!(job.alloc.is_empty());
         assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
+        assert!(env.ctl.schedule(env.now).events.is_empty());
+        assert_eq!(env.ctl.next_deadline(env.now), Some(begin));
 
-        // The next scheduling pass starts it again, and this launch goes out.
+        // The first pass at its begin time starts it again, and this
+        // launch goes out.
+        env.now = begin;
+        env.ctl.request_schedule();
         let sched = env.ctl.schedule(env.now);
         env.ctl.sanity_check().unwrap();
         assert!(matches!(
             &sched.events[..],
-            [Event::JobStarted { job_id, time, .. }] if *job_id == id && *time == start + 20
+            [Event::JobStarted { job_id, time, .. }] if *job_id == id && *time == begin
         ));
         assert!(matches!(
             &sched.actions[..],
@@ -1072,7 +1124,8 @@ mod tests {
         // any node.
         let (mut env, id) = env_with_job("");
         env.now += 5;
-        env.complete(id, 0, 0);
+        env.finish(id, 0, 0);
+        env.take_actions();
         let mut held = script();
         held.hold = true;
         let pending = env.submit(held);
@@ -1106,8 +1159,9 @@ mod tests {
         env.now = start + 26;
         assert_eq!(
             node_jobs(&mut env, &[(0, &[])]),
-            vec![Event::JobReleased {
+            vec![Event::JobNodeReleased {
                 job_id: id,
+                node: "n1".into(),
                 time: start + 26,
             }]
         );
@@ -1118,6 +1172,27 @@ mod tests {
         assert_eq!(job.restart_count, 0);
         assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
         assert_eq!(env.ctl.nodes()[0].state.base, NodeBaseState::Idle);
+    }
+
+    #[test]
+    fn only_the_batch_host_of_a_completing_job_is_asked_about_it() {
+        // A job on n1 (its batch host) and n2; n1 has reported its cleanup.
+        let mut env = env("");
+        env.register_all();
+        let mut d = script();
+        d.min_nodes = Some(2);
+        let id = env.submit(d);
+        env.now += 30;
+        env.complete(id, 0, 0);
+        env.epilog(id, "n1", 0);
+        assert!(env.job(id).status.is_completing());
+        // n2 never runs the script, so it never lists the job: that is no
+        // sign of its cleanup, which it reports itself.
+        env.now += 30;
+        assert!(node_jobs(&mut env, &[(0, &[]), (1, &[])]).is_empty());
+        assert!(env.job(id).status.is_completing());
+        env.epilog(id, "n2", 0);
+        assert!(!env.job(id).status.is_completing());
     }
 
     #[test]
@@ -1138,8 +1213,9 @@ mod tests {
         env.now = start + 20;
         assert_eq!(
             node_jobs(&mut env, &[(0, &[])]),
-            vec![Event::JobReleased {
+            vec![Event::JobNodeReleased {
                 job_id: id,
+                node: "n1".into(),
                 time: start + 20,
             }]
         );
@@ -1187,7 +1263,8 @@ mod tests {
         // A finished job is killed where it lingers once it has been over
         // for the grace period.
         env.now = start + 30;
-        env.complete(id, 0, 0);
+        env.finish(id, 0, 0);
+        env.take_actions();
         env.now = start + 49;
         assert!(node_jobs(&mut env, &[(0, &[id])]).is_empty());
         assert!(env.take_actions().is_empty());
@@ -1256,6 +1333,7 @@ mod tests {
                     hold: None,
                     launch_failed: false,
                     detail: String::new(),
+                    begin_time: Some(start + 30 + 121),
                 },
                 Event::JobReleased {
                     job_id: lost,
@@ -1263,8 +1341,10 @@ mod tests {
                 },
             ]
         );
-        // Started again at once (the scheduling pass after the command).
-        assert!(matches!(&events[3..], [Event::JobStarted { job_id, .. }] if *job_id == lost));
+        // Back in the queue until the requeue delay has passed.
+        assert!(events[3..].is_empty(), "{:?}", &events[3..]);
+        assert_eq!(env.job(lost).state(), JobState::Pending);
+        assert_eq!(env.job(lost).reason, PendingReason::BeginTime);
         assert_eq!(env.job(lost).restart_count, 1);
         assert_eq!(env.job(launching).state(), JobState::Running);
         assert_eq!(env.job(launching).restart_count, 0);
@@ -1274,7 +1354,7 @@ mod tests {
     fn registration_aborts_jobs_over_for_the_grace_period_only() {
         let (mut env, id) = env_with_job("");
         env.now += 5;
-        env.complete(id, 0, 0);
+        env.finish(id, 0, 0);
         let register = |env: &mut Env| {
             env.run(Command::RegisterNode {
                 caller: Caller::ROOT,

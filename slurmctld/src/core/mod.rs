@@ -19,6 +19,7 @@
 
 mod codec;
 pub mod command;
+mod epilog;
 pub mod event;
 mod handle;
 pub mod job;
@@ -72,6 +73,10 @@ pub struct CtlConfig {
     pub sched: SchedConfig,
     /// A job whose nodes never confirm cleanup is released after this.
     pub completing_timeout_secs: i64,
+    /// How long a requeued job waits before it may start again: AuthInfo's
+    /// `cred_expire` (default 120 s) plus one second, as in Slurm, whose
+    /// new launch credential must be later than the old one's revocation.
+    pub requeue_delay_secs: i64,
     /// SlurmdTimeout: a node silent this long is set DOWN (0: never).
     pub slurmd_timeout_secs: i64,
     /// A job started less than this long ago is never taken as missing
@@ -118,6 +123,7 @@ impl CtlConfig {
             completing_timeout_secs: secs(conf.kill_wait)
                 .saturating_add(secs(conf.message_timeout).saturating_mul(2))
                 .saturating_add(60),
+            requeue_delay_secs: requeue_delay_secs(conf),
             slurmd_timeout_secs: secs(conf.slurmd_timeout),
             missing_job_grace_secs: missing_job_grace_secs(conf.message_timeout),
             return_to_service: conf.return_to_service,
@@ -125,6 +131,20 @@ impl CtlConfig {
         }
     }
 }
+
+/// Seconds from a requeue until the job is eligible again (see
+/// [`CtlConfig::requeue_delay_secs`]). An AuthInfo that does not parse
+/// leaves the default; slurmd and the commands report it.
+fn requeue_delay_secs(conf: &SlurmConf) -> i64 {
+    let cred_expire = slurm_common::auth::AuthInfo::parse(&conf.auth_info.to_string())
+        .ok()
+        .and_then(|a| a.cred_expire)
+        .unwrap_or(DEFAULT_CRED_EXPIRE_SECS);
+    i64::from(cred_expire).saturating_add(1)
+}
+
+/// AuthInfo `cred_expire` when not set (slurm.conf(5)).
+pub const DEFAULT_CRED_EXPIRE_SECS: u32 = 120;
 
 /// An event that does not fit the current state (replay of a damaged or
 /// foreign journal). The core never emits such events itself.
@@ -293,6 +313,76 @@ impl Controller {
 
     /// Performs one event. The only function that changes the state.
     pub fn apply(&mut self, event: &Event) -> Result<(), ApplyError> {
+        // Nodes count the shares of completing jobs (`NodeRec::completing_*`).
+        // Whatever an event does to one job's COMPLETING and allocation,
+        // the counts follow from the job's shares before and after it.
+        let job_id = event.job_id();
+        let before = job_id.and_then(|id| self.completing_shares(id));
+        let result = self.apply_event(event);
+        let after = job_id.and_then(|id| self.completing_shares(id));
+        if before != after {
+            self.recount_shares(
+                before.as_deref().unwrap_or_default(),
+                after.as_deref().unwrap_or_default(),
+            );
+        }
+        result
+    }
+
+    /// The shares a job holds while it is COMPLETING.
+    fn completing_shares(&self, job_id: u32) -> Option<Box<[NodeAlloc]>> {
+        self.jobs
+            .get(&job_id)
+            .filter(|j| j.status.is_completing() && !j.alloc.is_empty())
+            .map(|j| j.alloc.clone())
+    }
+
+    /// Moves the completing counts of the nodes from `before` to `after`
+    /// (one job's completing shares). Shares in both are left alone; the
+    /// walk is linear because a release keeps the order of the rest.
+    fn recount_shares(&mut self, before: &[NodeAlloc], after: &[NodeAlloc]) {
+        let mut kept = 0;
+        for a in before {
+            if after.get(kept) == Some(a) {
+                kept += 1;
+            } else if let Some(n) = self.nodes.get_mut(a.node_index) {
+                n.completing_ended(a);
+            }
+        }
+        for a in after.get(kept..).unwrap_or_default() {
+            if let Some(n) = self.nodes.get_mut(a.node_index) {
+                n.completing_started(a);
+            }
+        }
+    }
+
+    /// Counts the completing shares of every node again from the jobs (a
+    /// loaded snapshot, whose node records do not carry them). Nodes
+    /// without completing shares and without the flag are not touched.
+    pub(crate) fn recount_completing(&mut self) {
+        for n in &mut self.nodes {
+            n.completing_jobs = 0;
+            n.completing_cpus = 0;
+        }
+        for job in self.jobs.values() {
+            if !job.status.is_completing() {
+                continue;
+            }
+            for a in job.alloc.iter() {
+                if let Some(n) = self.nodes.get_mut(a.node_index) {
+                    n.completing_jobs = n.completing_jobs.saturating_add(1);
+                    n.completing_cpus = n.completing_cpus.saturating_add(a.cpus);
+                }
+            }
+        }
+        for n in &mut self.nodes {
+            if n.completing_jobs > 0 || n.state.has(NodeFlag::Completing) {
+                n.refresh();
+            }
+        }
+    }
+
+    fn apply_event(&mut self, event: &Event) -> Result<(), ApplyError> {
         // Starts are the scheduler's own output and purges touch finished
         // jobs only; a held submission cannot start. Everything else may
         // free resources, add a runnable job or change an order.
@@ -413,6 +503,10 @@ impl Controller {
             } => {
                 let job = self.job_mut(*job_id)?;
                 job.status = job.status.apply(*state).map_err(|e| illegal(*job_id, e))?;
+                if job.status.is_completing() {
+                    // The allocation shown once every share is released.
+                    job.last_alloc.clone_from(&job.alloc);
+                }
                 job.end_time = *time;
                 job.exit_status = *exit_status;
                 job.exit_signal = *exit_signal;
@@ -430,6 +524,11 @@ impl Controller {
                 self.release(*job_id)?;
                 self.last_update = *time;
             }
+            Event::JobNodeReleased { job_id, node, time } => {
+                let i = self.node_idx(node)?;
+                self.release_share(*job_id, i)?;
+                self.last_update = *time;
+            }
             Event::JobHoldChanged { job_id, hold } => {
                 let job = self.job_mut(*job_id)?;
                 job.hold = *hold;
@@ -445,9 +544,13 @@ impl Controller {
                 hold,
                 launch_failed,
                 detail,
+                begin_time,
             } => {
                 let job = self.job_mut(*job_id)?;
                 let was_running = job.status.state.holds_resources();
+                if was_running {
+                    job.last_alloc.clone_from(&job.alloc);
+                }
                 let status = if job.status.is_completing() {
                     // A finished job still cleaning up goes back at once.
                     job.status.completing_done()
@@ -465,10 +568,11 @@ impl Controller {
                     job.launch_failures = job.launch_failures.saturating_add(1);
                 }
                 job.hold = *hold;
-                job.reason = match hold {
-                    Some(slurm_sched::Hold::Admin) => PendingReason::JobHeldAdmin,
-                    Some(slurm_sched::Hold::User) => PendingReason::JobHeldUser,
-                    None => PendingReason::None,
+                job.reason = match (hold, begin_time) {
+                    (Some(slurm_sched::Hold::Admin), _) => PendingReason::JobHeldAdmin,
+                    (Some(slurm_sched::Hold::User), _) => PendingReason::JobHeldUser,
+                    (None, Some(b)) if *b > *time => PendingReason::BeginTime,
+                    (None, _) => PendingReason::None,
                 };
                 job.reason_detail.clone_from(detail);
                 job.end_time = *time;
@@ -476,6 +580,10 @@ impl Controller {
                 job.exit_status = 0;
                 job.exit_signal = 0;
                 job.eligible_time = *time;
+                if let Some(b) = begin_time {
+                    job.shape.begin_time = Some(*b);
+                    job.eligible_time = (*b).max(*time);
+                }
                 self.last_update = *time;
             }
             Event::JobUpdated { job_id, changes } => {
@@ -583,7 +691,14 @@ impl Controller {
     fn release(&mut self, job_id: u32) -> Result<(), ApplyError> {
         let job = self.job_mut(job_id)?;
         let alloc = std::mem::take(&mut job.alloc);
-        job.last_alloc.clone_from(&alloc);
+        // Set when the job left RUNNING; a state from before that was
+        // recorded (a snapshot of an older build) gets it here.
+        let recorded = alloc
+            .iter()
+            .all(|a| job.last_alloc.iter().any(|l| l.node_index == a.node_index));
+        if alloc.is_empty() || !recorded {
+            job.last_alloc.clone_from(&alloc);
+        }
         let exclusive = std::mem::replace(&mut job.exclusive_alloc, false);
         job.status = job.status.completing_done();
         let id = job.id;
@@ -591,6 +706,37 @@ impl Controller {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
                 n.give_back(a, exclusive, id);
             }
+        }
+        Ok(())
+    }
+
+    /// Frees a completing job's share of node `node`; the last share ends
+    /// its COMPLETING.
+    fn release_share(&mut self, job_id: u32, node: usize) -> Result<(), ApplyError> {
+        let job = self
+            .jobs
+            .get(&job_id)
+            .ok_or(ApplyError::UnknownJob { job_id })?;
+        let pos = job.alloc.iter().position(|a| a.node_index == node);
+        let (true, Some(pos)) = (job.status.is_completing(), pos) else {
+            let name = self.nodes.get(node).map_or("?", |n| n.name.as_str());
+            return Err(ApplyError::IllegalTransition {
+                job_id,
+                detail: format!("no completing share on node {name} to release"),
+            });
+        };
+        let job = self.job_mut(job_id)?;
+        let mut rest = job.alloc.to_vec();
+        let share = rest.remove(pos);
+        job.alloc = rest.into_boxed_slice();
+        let exclusive = job.exclusive_alloc;
+        if job.alloc.is_empty() {
+            job.exclusive_alloc = false;
+            job.status = job.status.completing_done();
+        }
+        let id = job.id;
+        if let Some(n) = self.nodes.get_mut(node) {
+            n.give_back(&share, exclusive, id);
         }
         Ok(())
     }
@@ -824,7 +970,29 @@ impl Controller {
                 mem[a.node_index] += a.mem_mb;
             }
         }
+        let mut comp_jobs = vec![0u32; self.nodes.len()];
+        let mut comp_cpus = vec![0u32; self.nodes.len()];
+        for job in self.jobs.values().filter(|j| j.status.is_completing()) {
+            for a in &job.alloc {
+                comp_jobs[a.node_index] += 1;
+                comp_cpus[a.node_index] += a.cpus;
+            }
+        }
         for (i, n) in self.nodes.iter().enumerate() {
+            if (n.completing_jobs, n.completing_cpus) != (comp_jobs[i], comp_cpus[i]) {
+                return Err(SanityError(format!(
+                    "node {} counts {} completing jobs/{} cpus, jobs hold {}/{}",
+                    n.name, n.completing_jobs, n.completing_cpus, comp_jobs[i], comp_cpus[i]
+                )));
+            }
+            if n.state.has(NodeFlag::Completing) != (comp_jobs[i] > 0) {
+                return Err(SanityError(format!(
+                    "node {} is {} with {} completing jobs",
+                    n.name,
+                    n.state.display_long(),
+                    comp_jobs[i]
+                )));
+            }
             if u64::from(n.alloc_cpus) != cpus[i] || n.alloc_mem_mb != mem[i] {
                 return Err(SanityError(format!(
                     "node {} counts {} cpus/{} MB, jobs hold {}/{}",

@@ -15,6 +15,12 @@
 //!                         up* (NOT_RESPONDING) ──────> DOWN* "Not responding"
 //!                                silent for SlurmdTimeout
 //! ```
+//!
+//! Completing: a job that ended keeps its share of each node until that
+//! node's slurmd reports its epilog done (`core::epilog`). Meanwhile the
+//! share counts as allocated (nothing else may use it) but not as busy: the
+//! base state follows the running jobs alone, and the COMPLETING flag says
+//! that cleanup is under way (`IDLE+COMPLETING`, sinfo `comp`), as in Slurm.
 
 use slurm_common::conf::{NodeConf, NodeConfState, PartitionConf};
 use slurm_common::ids::JobId;
@@ -47,6 +53,12 @@ pub struct NodeRec {
     pub reason_time: i64,
     pub alloc_cpus: u32,
     pub alloc_mem_mb: u64,
+    /// Jobs in COMPLETING that still hold a share of this node, and the
+    /// CPUs of those shares (part of `alloc_cpus`). Derived from the jobs:
+    /// kept up to date by `Controller::apply`, recounted when a snapshot is
+    /// loaded, never written to one.
+    pub completing_jobs: u32,
+    pub completing_cpus: u32,
     pub exclusive_owner: Option<JobId>,
     /// Indices of the partitions holding it.
     pub partitions: Vec<usize>,
@@ -89,6 +101,8 @@ impl NodeRec {
             reason_time: 0,
             alloc_cpus: 0,
             alloc_mem_mb: 0,
+            completing_jobs: 0,
+            completing_cpus: 0,
             exclusive_owner: None,
             partitions: Vec::new(),
             last_registration: 0,
@@ -104,10 +118,44 @@ impl NodeRec {
         )
     }
 
-    fn refresh(&mut self) {
+    /// CPUs of running (or suspended) jobs: the allocation less the
+    /// shares still completing.
+    fn busy_cpus(&self) -> u32 {
+        self.alloc_cpus.saturating_sub(self.completing_cpus)
+    }
+
+    /// The state an up node has with its current allocation.
+    fn up_now(&self) -> NodeState {
+        up_state(self.state, self.busy_cpus(), self.cpus)
+    }
+
+    /// Base state from the allocation (up nodes only) and the COMPLETING
+    /// flag from the completing shares (any node). Other flags stay: a
+    /// node that stopped answering keeps NOT_RESPONDING whatever its jobs do.
+    pub(crate) fn refresh(&mut self) {
         if self.is_up() {
-            self.state = up_state(self.state, self.alloc_cpus, self.cpus);
+            self.state.base = NodeBaseState::from_alloc(self.busy_cpus(), self.cpus);
         }
+        self.state = if self.completing_jobs > 0 {
+            self.state.with(NodeFlag::Completing)
+        } else {
+            self.state.without(NodeFlag::Completing)
+        };
+    }
+
+    /// A job holding `a` here started completing.
+    pub(crate) fn completing_started(&mut self, a: &NodeAlloc) {
+        self.completing_jobs = self.completing_jobs.saturating_add(1);
+        self.completing_cpus = self.completing_cpus.saturating_add(a.cpus);
+        self.refresh();
+    }
+
+    /// A completing job's share `a` here is no longer completing (released,
+    /// or the job left COMPLETING with it).
+    pub(crate) fn completing_ended(&mut self, a: &NodeAlloc) {
+        self.completing_jobs = self.completing_jobs.saturating_sub(1);
+        self.completing_cpus = self.completing_cpus.saturating_sub(a.cpus);
+        self.refresh();
     }
 
     pub(crate) fn take(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId) {
@@ -134,7 +182,8 @@ impl NodeRec {
     pub(crate) fn registered(&mut self, time: i64) {
         self.last_registration = time;
         if self.state.base == NodeBaseState::Unknown {
-            self.state = up_state(self.state, self.alloc_cpus, self.cpus);
+            self.state = self.up_now();
+            self.refresh();
         } else {
             self.state = self.state.without(NodeFlag::NotResponding);
             self.refresh();
@@ -160,7 +209,8 @@ impl NodeRec {
         ) {
             return;
         }
-        self.state = up_state(self.state, self.alloc_cpus, self.cpus);
+        self.state = self.up_now();
+        self.refresh();
         if !self.state.has(NodeFlag::Drain) && !self.state.has(NodeFlag::Fail) {
             self.reason = None;
             self.reason_uid = 0;

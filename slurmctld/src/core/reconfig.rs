@@ -69,6 +69,8 @@ impl Controller {
             new.reason_time = old.reason_time;
             new.alloc_cpus = old.alloc_cpus;
             new.alloc_mem_mb = old.alloc_mem_mb;
+            new.completing_jobs = old.completing_jobs;
+            new.completing_cpus = old.completing_cpus;
             new.exclusive_owner = old.exclusive_owner;
             new.last_registration = old.last_registration;
             new.arch = old.arch.clone();

@@ -5,7 +5,8 @@
 //! What is in it: everything [`Controller::apply`] builds that slurm.conf
 //! does not give back: every job with every field, each node's run-time
 //! state (state and flags, reason, allocation counters, registration,
-//! arch/OS), the next job id and priority, the script-space bookkeeping,
+//! arch/OS; not the counts of completing shares, which the jobs give), the
+//! next job id and priority, the script-space bookkeeping,
 //! and the journal generation that continues it. Node sizes, partitions and
 //! the configuration come from slurm.conf at load, as on replay; nodes and
 //! jobs' partitions are matched by name, so a reordered slurm.conf is fine.
@@ -239,6 +240,9 @@ fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
         reason_time,
         alloc_cpus,
         alloc_mem_mb,
+        // Derived from the jobs: counted again at load.
+        completing_jobs: _,
+        completing_cpus: _,
         exclusive_owner,
         last_registration,
         arch,
@@ -707,6 +711,7 @@ impl Loader {
         }
         let count = jobs.len();
         ctl.jobs = jobs;
+        ctl.recount_completing();
         ctl.sched_dirty = true;
         ctl.freed_segments.clear();
         Loaded {

@@ -120,6 +120,40 @@ impl Env {
         })
     }
 
+    /// Node `node` reports the job's cleanup done (`error_code` 0: its
+    /// epilog succeeded).
+    pub fn epilog(&mut self, job_id: u32, node: &str, error_code: i32) -> Reply {
+        self.run(Command::EpilogComplete {
+            caller: Caller::ROOT,
+            request: v1::EpilogCompleteRequest {
+                job_id,
+                node_name: node.into(),
+                error_code,
+                error_detail: String::new(),
+            },
+        })
+    }
+
+    /// Every node the job still holds reports its cleanup done.
+    pub fn epilogs(&mut self, job_id: u32) {
+        let names: Vec<String> = self
+            .job(job_id)
+            .alloc
+            .iter()
+            .map(|a| self.ctl.nodes()[a.node_index].name.clone())
+            .collect();
+        for n in names {
+            assert_eq!(self.epilog(job_id, &n, 0), Reply::Ok);
+        }
+    }
+
+    /// The batch script ends with `status`/`signal` and every node cleans
+    /// up.
+    pub fn finish(&mut self, job_id: u32, status: u32, signal: u32) {
+        assert_eq!(self.complete(job_id, status, signal), Reply::Ok);
+        self.epilogs(job_id);
+    }
+
     pub fn job(&self, id: u32) -> &Job {
         self.ctl.job(id).unwrap()
     }
@@ -185,15 +219,51 @@ fn submit_start_complete() {
     assert_eq!(env.complete(1, 0, 0), Reply::Ok);
     let job = env.job(1);
     assert_eq!(job.state(), JobState::Completed);
-    assert!(!job.status.is_completing());
     assert_eq!(job.end_time, env.now);
-    assert_eq!(env.ctl.nodes()[0].state.base, NodeBaseState::Idle);
-    assert!(env.take_actions().is_empty());
-
+    // COMPLETING (squeue CG) until the node has cleaned up: the node was
+    // told to end the job and keeps the job's share meanwhile.
+    assert!(job.status.is_completing());
+    assert_eq!(job.status.to_string(), "COMPLETING");
+    let n1 = &env.ctl.nodes()[0];
+    assert_eq!(n1.state.display_long(), "IDLE+COMPLETING");
+    assert_eq!(n1.alloc_cpus, 1);
+    let actions = env.take_actions();
+    assert!(
+        matches!(
+            &actions[..],
+            [Action::TerminateJob { job_id: 1, nodes, request }]
+                if nodes == &vec![0] && request.reason == v1::JobState::Completed as i32
+        ),
+        "{actions:?}"
+    );
     // A second report (slurmd retry) is acknowledged and changes nothing.
     let before = env.events.len();
     assert_eq!(env.complete(1, 0, 0), Reply::Ok);
     assert_eq!(env.events.len(), before);
+
+    // The node's EpilogComplete ends it.
+    env.now += 1;
+    assert_eq!(env.epilog(1, "n1", 0), Reply::Ok);
+    assert_eq!(
+        env.events[before..],
+        [Event::JobNodeReleased {
+            job_id: 1,
+            node: "n1".into(),
+            time: env.now,
+        }]
+    );
+    let job = env.job(1);
+    assert_eq!(job.state(), JobState::Completed);
+    assert!(!job.status.is_completing());
+    assert_eq!(job.end_time, env.now - 1);
+    assert_eq!(job.last_alloc.len(), 1);
+    let n1 = &env.ctl.nodes()[0];
+    assert_eq!(n1.state.display_long(), "IDLE");
+    assert_eq!(n1.alloc_cpus, 0);
+    // A repeated EpilogComplete changes nothing either.
+    assert_eq!(env.epilog(1, "n1", 0), Reply::Ok);
+    assert_eq!(env.events.len(), before + 1);
+    assert!(env.take_actions().is_empty());
 }
 
 #[test]
@@ -364,8 +434,12 @@ fn cancel_pending_and_running() {
         ok_results(&r),
         vec![(running, ErrorCode::AlreadyDone.number())]
     );
-    // The node reports the end: resources are released, state stays.
+    // The batch host reports the script's end: still cleaning up.
     env.complete(running, 0, 15);
+    assert!(env.job(running).status.is_completing());
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 1);
+    // The node reports its cleanup: resources are released, state stays.
+    env.epilog(running, "n1", 0);
     let job = env.job(running);
     assert_eq!(job.state(), JobState::Cancelled);
     assert!(!job.status.is_completing());
@@ -496,9 +570,14 @@ fn launch_failure_requeues_once_then_fails() {
         job_id: id,
         detail: "connection refused".into(),
     });
-    // Requeued and started again at once.
-    assert_eq!(env.job(id).state(), JobState::Running);
+    // Requeued, and started again once the requeue delay has passed.
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert_eq!(env.job(id).reason, PendingReason::BeginTime);
     assert_eq!(env.job(id).restart_count, 1);
+    assert!(env.take_actions().is_empty());
+    env.now += 121;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Running);
     assert_eq!(launched(&env.take_actions()), vec![(id, 0)]);
     env.run(Command::LaunchFailed {
         job_id: id,
@@ -547,8 +626,28 @@ fn requeue_running_job() {
     assert_eq!(env.job(id).state(), JobState::Pending);
     assert!(env.job(id).status.is_completing());
     assert_eq!(env.take_actions().len(), 1);
-    // Once the node reports, the job runs again.
+    // The batch script's end does not release it; the node's cleanup does.
     env.complete(id, 0, 15);
+    assert!(env.job(id).status.is_completing());
+    env.epilog(id, "n1", 0);
+    let job = env.job(id);
+    assert!(!job.status.is_completing());
+    // Back in the queue, not eligible before the requeue delay: AuthInfo
+    // cred_expire (120 s by default) and one second, as in Slurm.
+    let requeued_at = env.now;
+    assert_eq!(job.state(), JobState::Pending);
+    assert_eq!(job.reason, PendingReason::BeginTime);
+    assert_eq!(job.eligible_time, requeued_at + 121);
+    assert_eq!(job.shape.begin_time, Some(requeued_at + 121));
+    assert_eq!(job.restart_count, 1);
+    assert!(env.take_actions().is_empty());
+    assert_eq!(env.ctl.next_deadline(env.now), Some(requeued_at + 121));
+    env.now += 120;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert_eq!(env.job(id).reason, PendingReason::BeginTime);
+    env.now += 1;
+    env.run(Command::Tick);
     assert_eq!(env.job(id).state(), JobState::Running);
     assert_eq!(env.job(id).restart_count, 1);
 }
@@ -921,4 +1020,371 @@ fn job_records_stay_compact() {
         "{}",
         std::mem::size_of::<JobSpec>()
     );
+}
+
+/// A job on n1 and n2, running.
+fn two_node_job(env: &mut Env) -> u32 {
+    let mut d = script();
+    d.min_nodes = Some(2);
+    let id = env.submit(d);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    let on: Vec<usize> = env.job(id).alloc.iter().map(|a| a.node_index).collect();
+    assert_eq!(on, vec![0, 1]);
+    env.take_actions();
+    id
+}
+
+fn alloc_nodes(job: &Job) -> Vec<usize> {
+    job.alloc.iter().map(|a| a.node_index).collect()
+}
+
+#[test]
+fn each_node_releases_its_share_with_its_epilog_complete() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = two_node_job(&mut env);
+    env.now += 10;
+    env.complete(id, 0, 0);
+    assert!(matches!(
+        &env.take_actions()[..],
+        [Action::TerminateJob { nodes, .. }] if nodes == &vec![0, 1]
+    ));
+    for n in &env.ctl.nodes()[..2] {
+        assert_eq!(n.state.display_long(), "IDLE+COMPLETING");
+        assert_eq!(n.state.sinfo_short(), "comp");
+    }
+    // n2 is done first: its share is free, the job still waits for n1.
+    env.now += 1;
+    env.epilog(id, "n2", 0);
+    let job = env.job(id);
+    assert!(job.status.is_completing());
+    assert_eq!(alloc_nodes(job), vec![0]);
+    assert_eq!(env.ctl.nodes()[1].state.display_long(), "IDLE");
+    assert_eq!(env.ctl.nodes()[1].alloc_cpus, 0);
+    assert!(env.ctl.nodes()[0].state.has(NodeFlag::Completing));
+    // A node that holds nothing of it (any more) changes nothing.
+    let before = env.events.len();
+    env.epilog(id, "n2", 0);
+    env.epilog(id, "n3", 0);
+    assert_eq!(env.events.len(), before);
+    // n1 ends it: the final state stays, the nodes it ran on are kept.
+    env.epilog(id, "n1", 0);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Completed);
+    assert!(!job.status.is_completing());
+    assert!(job.alloc.is_empty());
+    assert_eq!(
+        job.last_alloc
+            .iter()
+            .map(|a| a.node_index)
+            .collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert!(env
+        .ctl
+        .nodes()
+        .iter()
+        .all(|n| n.alloc_cpus == 0 && n.state.display_long() == "IDLE"));
+    assert!(env.take_actions().is_empty());
+}
+
+#[test]
+fn a_completing_share_is_not_given_to_another_job() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut whole = script();
+    whole.required_nodes = "n1".into();
+    whole.ntasks = Some(2);
+    let first = env.submit(whole.clone());
+    let second = env.submit(whole);
+    assert_eq!(env.job(second).state(), JobState::Pending);
+    env.take_actions();
+    env.complete(first, 0, 0);
+    // n1 shows the cleanup; the next job waits for it.
+    assert_eq!(env.job(second).state(), JobState::Pending);
+    env.epilog(first, "n1", 0);
+    assert_eq!(env.job(second).state(), JobState::Running);
+}
+
+#[test]
+fn a_failed_epilog_drains_the_node_and_still_frees_its_share() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    env.complete(id, 0, 0);
+    env.now += 2;
+    let before = env.events.len();
+    assert_eq!(env.epilog(id, "n1", 1), Reply::Ok);
+    assert_eq!(
+        env.events[before..],
+        [
+            Event::NodeUpdated {
+                node: "n1".into(),
+                update: slurm_common::state::NodeUpdateState::Drain,
+                reason: Some("Epilog error".into()),
+                uid: 0,
+                time: env.now,
+            },
+            Event::JobNodeReleased {
+                job_id: id,
+                node: "n1".into(),
+                time: env.now,
+            },
+        ]
+    );
+    let n1 = &env.ctl.nodes()[0];
+    assert_eq!(n1.state.display_long(), "IDLE+DRAIN");
+    assert_eq!(n1.reason.as_deref(), Some("Epilog error"));
+    assert_eq!(n1.reason_time, env.now);
+    assert!(!env.job(id).status.is_completing());
+    // The next job goes elsewhere; a repeated report drains nothing again.
+    let next = env.submit(script());
+    assert_eq!(env.job(next).alloc[0].node_index, 1);
+    let before = env.events.len();
+    assert_eq!(env.epilog(id, "n1", 1), Reply::Ok);
+    assert_eq!(env.events.len(), before);
+}
+
+#[test]
+fn epilog_complete_needs_an_operator_and_a_known_node() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.complete(id, 0, 0);
+    let ask = |caller, node: &str| Command::EpilogComplete {
+        caller,
+        request: v1::EpilogCompleteRequest {
+            job_id: id,
+            node_name: node.into(),
+            error_code: 0,
+            error_detail: String::new(),
+        },
+    };
+    assert!(matches!(
+        env.run(ask(ALICE, "n1")),
+        Reply::Error {
+            code: ErrorCode::AccessDenied,
+            ..
+        }
+    ));
+    assert!(matches!(
+        env.run(ask(Caller::ROOT, "n\u{e9}9")),
+        Reply::Error {
+            code: ErrorCode::InvalidNodeName,
+            ..
+        }
+    ));
+    assert!(env.job(id).status.is_completing());
+    // A job the controller never had (or purged): acknowledged.
+    let before = env.events.len();
+    assert_eq!(env.epilog(4242, "n1", 0), Reply::Ok);
+    assert_eq!(env.events.len(), before);
+}
+
+#[test]
+fn a_node_that_stops_responding_or_goes_down_releases_its_shares() {
+    let mut env = Env::with_conf(&format!("{CONF}SlurmdTimeout=30\n"));
+    env.register_all();
+    let id = two_node_job(&mut env);
+    let other = two_node_job_on(&mut env, "n[3-4]");
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[id]),
+        signal: None,
+    });
+    // n2 did not take the terminate: it is not responding, and its share
+    // is released. n4 falls silent too, under a running job.
+    env.now += 1;
+    env.run(Command::NodeResponses {
+        answered: vec![0, 2],
+        silent: vec![1, 3],
+    });
+    let n2 = &env.ctl.nodes()[1];
+    assert!(n2.state.has(NodeFlag::NotResponding));
+    assert!(!n2.state.has(NodeFlag::Completing));
+    assert_eq!(n2.alloc_cpus, 0);
+    assert_eq!(alloc_nodes(env.job(id)), vec![0]);
+    assert_eq!(alloc_nodes(env.job(other)), vec![2, 3]);
+
+    // A job that ends while one of its nodes is silent does not wait for
+    // that node; the node keeps its flag.
+    env.complete(other, 0, 0);
+    assert_eq!(alloc_nodes(env.job(other)), vec![2]);
+    assert!(env.ctl.nodes()[3].state.has(NodeFlag::NotResponding));
+    assert_eq!(env.ctl.nodes()[3].alloc_cpus, 0);
+
+    // DOWN (scontrol) releases what n3 holds for completing jobs.
+    env.run(Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: "n3".into(),
+            state: v1::NodeStateUpdate::Down as i32,
+            reason: Some("dead".into()),
+            ..Default::default()
+        },
+    });
+    assert!(!env.job(other).status.is_completing());
+    assert_eq!(env.ctl.nodes()[2].alloc_cpus, 0);
+    // n1 still owes its report for the cancelled job.
+    assert!(env.job(id).status.is_completing());
+    env.epilog(id, "n1", 0);
+    assert!(!env.job(id).status.is_completing());
+    assert_eq!(env.job(id).state(), JobState::Cancelled);
+}
+
+/// A job on the two nodes of `nodes` (a hostlist), running.
+fn two_node_job_on(env: &mut Env, nodes: &str) -> u32 {
+    let mut d = script();
+    d.min_nodes = Some(2);
+    d.required_nodes = nodes.into();
+    let id = env.submit(d);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    env.take_actions();
+    id
+}
+
+#[test]
+fn a_running_job_on_a_node_set_down_fails_and_its_other_nodes_clean_up() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = two_node_job(&mut env);
+    env.run(Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: "n2".into(),
+            state: v1::NodeStateUpdate::Down as i32,
+            reason: Some("dead".into()),
+            ..Default::default()
+        },
+    });
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::NodeFail);
+    assert!(job.status.is_completing());
+    assert_eq!(alloc_nodes(job), vec![0]);
+    assert!(matches!(
+        &env.take_actions()[..],
+        [Action::TerminateJob { nodes, request, .. }]
+            if nodes == &vec![0, 1] && request.reason == v1::JobState::NodeFail as i32
+    ));
+    env.epilog(id, "n1", 0);
+    assert!(!env.job(id).status.is_completing());
+}
+
+#[test]
+fn nodes_that_never_report_are_given_up_on_after_the_cleanup_timeout() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = two_node_job(&mut env);
+    env.complete(id, 0, 0);
+    let ended = env.now;
+    env.epilog(id, "n1", 0);
+    let timeout = env.ctl.cfg.completing_timeout_secs;
+    assert_eq!(env.ctl.next_deadline(env.now), Some(ended + timeout));
+    env.now = ended + timeout - 1;
+    env.run(Command::Tick);
+    assert!(env.job(id).status.is_completing());
+    env.now += 1;
+    let before = env.events.len();
+    env.run(Command::Tick);
+    assert_eq!(
+        env.events[before..],
+        [Event::JobReleased {
+            job_id: id,
+            time: env.now
+        }]
+    );
+    assert!(!env.job(id).status.is_completing());
+    assert!(env.ctl.nodes().iter().all(|n| n.alloc_cpus == 0));
+}
+
+#[test]
+fn partly_released_jobs_replay_and_snapshot_to_the_same_state() {
+    let mut env = Env::new();
+    env.register_all();
+    let a = two_node_job(&mut env);
+    let b = two_node_job_on(&mut env, "n[3-4]");
+    env.complete(a, 0, 0);
+    env.epilog(a, "n2", 0);
+    env.run(Command::Requeue {
+        caller: ALICE,
+        filter: filter(&[b]),
+        hold: true,
+    });
+    env.epilog(b, "n4", 0);
+    assert_eq!(alloc_nodes(env.job(a)), vec![0]);
+    assert_eq!(alloc_nodes(env.job(b)), vec![2]);
+
+    let conf = SlurmConf::parse(CONF, "slurm.conf").unwrap().conf;
+    let mut replayed = Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]));
+    for e in &env.events {
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        replayed.apply(&Event::decode(&buf).unwrap()).unwrap();
+    }
+    replayed.sanity_check().unwrap();
+    assert_eq!(replayed.nodes(), env.ctl.nodes());
+    let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), Env::new().ctl, false)
+        .unwrap()
+        .controller;
+    loaded.sanity_check().unwrap();
+    assert_eq!(loaded.nodes(), env.ctl.nodes());
+    for id in [a, b] {
+        let (x, y, z) = (
+            env.job(id),
+            replayed.job(id).unwrap(),
+            loaded.job(id).unwrap(),
+        );
+        assert_eq!(
+            (x.status, &x.alloc, &x.last_alloc),
+            (y.status, &y.alloc, &y.last_alloc)
+        );
+        assert_eq!(
+            (x.status, &x.alloc, &x.last_alloc),
+            (z.status, &z.alloc, &z.last_alloc)
+        );
+    }
+    // The held requeue keeps its hold, and its begin time.
+    let job = env.job(b);
+    assert_eq!(job.reason, PendingReason::JobHeldUser);
+    assert_eq!(job.shape.begin_time, Some(job.end_time + 121));
+}
+
+#[test]
+fn requeue_delay_follows_auth_info_cred_expire() {
+    let env = Env::with_conf(&format!("{CONF}AuthInfo=cred_expire=300\n"));
+    assert_eq!(env.ctl.cfg.requeue_delay_secs, 301);
+    let env = Env::with_conf(&format!("{CONF}AuthInfo=cred_expire=x\n"));
+    assert_eq!(env.ctl.cfg.requeue_delay_secs, 121);
+    assert_eq!(Env::new().ctl.cfg.requeue_delay_secs, 121);
+}
+
+#[test]
+fn a_finished_job_requeued_waits_out_the_delay() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.finish(id, 0, 0);
+    env.now += 7;
+    let r = env.run(Command::Requeue {
+        caller: ALICE,
+        filter: filter(&[id]),
+        hold: false,
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Pending);
+    assert!(!job.status.is_completing());
+    assert_eq!(job.reason, PendingReason::BeginTime);
+    assert_eq!(job.eligible_time, env.now + 121);
+    // Cancelled while it waits: it ends now.
+    env.now += 3;
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[id]),
+        signal: None,
+    });
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Cancelled);
+    assert_eq!(job.end_time, env.now);
 }

@@ -605,7 +605,16 @@ impl slurm_proto::SlurmNodeReports for Service {
         &self,
         request: Request<v1::EpilogCompleteRequest>,
     ) -> Result<Response<v1::EpilogCompleteReply>, Status> {
-        self.caller(&request)?;
-        Ok(Response::new(v1::EpilogCompleteReply {}))
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::EpilogComplete {
+                caller,
+                request: request.into_inner(),
+            })
+            .await?
+        {
+            Reply::Ok => Ok(Response::new(v1::EpilogCompleteReply {})),
+            other => Err(unexpected(&other)),
+        }
     }
 }
