@@ -30,7 +30,6 @@
 
 use slurm_common::state::{JobState, NodeBaseState, NodeFlag, NodeUpdateState};
 use slurm_proto::v1;
-use slurm_proto::ErrorCode;
 
 use super::{Caller, Controller, Event, NodeRec, Outcome, Reply};
 
@@ -56,14 +55,9 @@ impl Controller {
         req: &v1::EpilogCompleteRequest,
         now: i64,
     ) -> Reply {
-        if !self.is_operator(caller) {
-            return Reply::error(ErrorCode::AccessDenied, "");
-        }
-        let Some(&node) = self.node_index.get(&req.node_name) else {
-            return Reply::error(
-                ErrorCode::InvalidNodeName,
-                format!("invalid node name specified: {}", req.node_name),
-            );
+        let node = match self.reporting_node(caller, &req.node_name) {
+            Ok(node) => node,
+            Err(reply) => return reply,
         };
         self.heard_from(node, now);
         if req.error_code != 0 {
@@ -119,7 +113,13 @@ impl Controller {
     }
 
     /// Frees the share of node `node` of completing job `job_id`.
-    fn release_share_on(&mut self, out: &mut Outcome, job_id: u32, node: usize, now: i64) {
+    pub(super) fn release_share_on(
+        &mut self,
+        out: &mut Outcome,
+        job_id: u32,
+        node: usize,
+        now: i64,
+    ) {
         let Some(name) = self.nodes.get(node).map(|n| n.name.clone()) else {
             return;
         };

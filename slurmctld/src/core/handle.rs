@@ -673,14 +673,9 @@ impl Controller {
         req: &v1::RegisterNodeRequest,
         now: i64,
     ) -> Reply {
-        if !self.is_operator(caller) {
-            return Reply::error(ErrorCode::AccessDenied, "");
-        }
-        let Some(&i) = self.node_index.get(&req.node_name) else {
-            return Reply::error(
-                ErrorCode::InvalidNodeName,
-                format!("invalid node name specified: {}", req.node_name),
-            );
+        let i = match self.reporting_node(caller, &req.node_name) {
+            Ok(i) => i,
+            Err(reply) => return reply,
         };
         self.emit(
             out,
@@ -862,6 +857,20 @@ impl Controller {
     }
 
     // -------------------------------------------------------------- helpers
+
+    /// The index of node `name` reporting as `caller`: only slurmd (root or
+    /// SlurmUser) speaks for a node, and only for one slurm.conf defines.
+    pub(super) fn reporting_node(&self, caller: Caller, name: &str) -> Result<usize, Reply> {
+        if !self.is_operator(caller) {
+            return Err(Reply::error(ErrorCode::AccessDenied, ""));
+        }
+        self.node_index.get(name).copied().ok_or_else(|| {
+            Reply::error(
+                ErrorCode::InvalidNodeName,
+                format!("invalid node name specified: {name}"),
+            )
+        })
+    }
 
     /// When a job requeued at `now` may start again.
     pub(super) fn requeue_begin(&self, now: i64) -> i64 {

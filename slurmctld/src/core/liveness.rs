@@ -413,14 +413,7 @@ impl Controller {
             let name = self.nodes[node].name.clone();
             if completing {
                 tracing::info!(job_id, node = %name, "completing job is gone from its batch host; releasing it there");
-                self.emit(
-                    out,
-                    Event::JobNodeReleased {
-                        job_id,
-                        node: name,
-                        time: now,
-                    },
-                );
+                self.release_share_on(out, job_id, node, now);
                 continue;
             }
             tracing::info!(
