@@ -513,8 +513,8 @@ mod tests {
     use slurm_common::state::{JobState, NodeBaseState, NodeFlag};
     use slurm_proto::v1;
 
-    use super::super::tests::{script, Env, CONF};
-    use super::super::{Action, Caller, Command, Controller, CtlConfig, Event, Reply};
+    use super::super::tests::{replay_encoded, script, Env, CONF};
+    use super::super::{Action, Caller, Command, Event, Reply};
     use super::*;
 
     /// The core test cluster with SlurmdTimeout=30 and `extra` lines.
@@ -949,18 +949,10 @@ mod tests {
         register(&mut env, "n1");
         assert!(env.job(id).restart_count >= 1);
 
-        let conf = slurm_common::conf::SlurmConf::parse(
+        let replayed = replay_encoded(
             &format!("{CONF}SlurmdTimeout=30\nReturnToService=1\n"),
-            "slurm.conf",
-        )
-        .unwrap()
-        .conf;
-        let mut replayed = Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]));
-        for e in &env.events {
-            let mut buf = Vec::new();
-            e.encode(&mut buf);
-            replayed.apply(&Event::decode(&buf).unwrap()).unwrap();
-        }
+            &env.events,
+        );
         replayed.sanity_check().unwrap();
         assert_eq!(replayed.nodes(), env.ctl.nodes());
         assert_eq!(
@@ -1440,18 +1432,7 @@ mod tests {
         assert_eq!(env.job(lost).restart_count, 1);
         assert!(!env.job(cancelled).status.is_completing());
 
-        let conf = slurm_common::conf::SlurmConf::parse(
-            &format!("{CONF}SlurmdTimeout=30\n"),
-            "slurm.conf",
-        )
-        .unwrap()
-        .conf;
-        let mut replayed = Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]));
-        for e in &env.events {
-            let mut buf = Vec::new();
-            e.encode(&mut buf);
-            replayed.apply(&Event::decode(&buf).unwrap()).unwrap();
-        }
+        let replayed = replay_encoded(&format!("{CONF}SlurmdTimeout=30\n"), &env.events);
         replayed.sanity_check().unwrap();
         assert_eq!(replayed.nodes(), env.ctl.nodes());
         for id in [lost, cancelled] {

@@ -796,6 +796,19 @@ fn registration_reconciles_jobs() {
     assert_eq!(env.job(id).state(), JobState::NodeFail);
 }
 
+/// A controller rebuilt from `events` after a trip through their journal
+/// encoding, on the slurm.conf `conf`: what a restart would recover.
+pub(crate) fn replay_encoded(conf: &str, events: &[Event]) -> Controller {
+    let conf = SlurmConf::parse(conf, "slurm.conf").unwrap().conf;
+    let mut replayed = Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]));
+    for e in events {
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        replayed.apply(&Event::decode(&buf).unwrap()).unwrap();
+    }
+    replayed
+}
+
 #[test]
 fn replay_rebuilds_the_same_state() {
     let mut env = Env::new();
@@ -818,13 +831,7 @@ fn replay_rebuilds_the_same_state() {
     env.now += 400;
     env.run(Command::Tick);
 
-    let conf = SlurmConf::parse(CONF, "slurm.conf").unwrap().conf;
-    let mut replayed = Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]));
-    for e in &env.events {
-        let mut buf = Vec::new();
-        e.encode(&mut buf);
-        replayed.apply(&Event::decode(&buf).unwrap()).unwrap();
-    }
+    let replayed = replay_encoded(CONF, &env.events);
     replayed.sanity_check().unwrap();
     assert_eq!(replayed.next_job_id(), env.ctl.next_job_id());
     assert_eq!(replayed.next_priority, env.ctl.next_priority);
@@ -1315,13 +1322,7 @@ fn partly_released_jobs_replay_and_snapshot_to_the_same_state() {
     assert_eq!(alloc_nodes(env.job(a)), vec![0]);
     assert_eq!(alloc_nodes(env.job(b)), vec![2]);
 
-    let conf = SlurmConf::parse(CONF, "slurm.conf").unwrap().conf;
-    let mut replayed = Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]));
-    for e in &env.events {
-        let mut buf = Vec::new();
-        e.encode(&mut buf);
-        replayed.apply(&Event::decode(&buf).unwrap()).unwrap();
-    }
+    let replayed = replay_encoded(CONF, &env.events);
     replayed.sanity_check().unwrap();
     assert_eq!(replayed.nodes(), env.ctl.nodes());
     let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), Env::new().ctl, false)
