@@ -227,6 +227,14 @@ impl Shape {
                 }
             }
         }
+        // --ntasks-per-node asks for that many tasks on each node it uses:
+        // a node that cannot hold them all (CPUs or memory) is not used,
+        // as cons_tres does, unless the job overcommits.
+        if let Some(limit) = self.tasks_per_node {
+            if !self.overcommit && tasks < limit {
+                return None;
+            }
+        }
         (tasks > 0).then_some(tasks)
     }
 
@@ -431,6 +439,27 @@ mod tests {
             place(&v, &j).is_none(),
             "5 tasks, at most 1 per node, 4 nodes"
         );
+    }
+
+    #[test]
+    fn tasks_per_node_needs_room_for_all_of_them_on_each_node() {
+        // Three tasks per node on 2-CPU nodes: no node can hold them, and
+        // spreading them 2+1 over two nodes is not what was asked.
+        let v = cluster(4, 2, 4000);
+        let mut j = job(1);
+        j.ntasks = 3;
+        j.ntasks_per_node = Some(3);
+        assert!(place(&v, &j).is_none());
+        // Overcommitted, the tasks share the node's CPUs.
+        j.overcommit = true;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 1, 3)]);
+        // A node with one CPU left cannot take two tasks; the next can.
+        let mut v = cluster(2, 2, 4000);
+        v.nodes[0].alloc_cpus = 1;
+        let mut j = job(2);
+        j.ntasks = 2;
+        j.ntasks_per_node = Some(2);
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(1, 2, 2)]);
     }
 
     #[test]
