@@ -10,3 +10,17 @@ pub mod scancel;
 pub mod scontrol;
 pub mod sinfo;
 pub mod squeue;
+
+#[cfg(test)]
+mod tests {
+    /// The commands link the unwinder statically (`build.rs`); a panic
+    /// must still unwind to its catcher rather than abort the process.
+    #[test]
+    fn panics_unwind_with_the_static_unwinder() {
+        let caught = std::panic::catch_unwind(|| {
+            let v: Vec<u8> = Vec::new();
+            v.get(1).copied().unwrap_or_else(|| panic!("boom"))
+        });
+        assert!(caught.is_err());
+    }
+}
