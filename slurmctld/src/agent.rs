@@ -9,7 +9,10 @@
 //! a fresh controller credential in `x-slurm-auth`; a launch also carries it
 //! in the request's `credential` field (payload `job=<id>`), which slurmd
 //! checks before starting anything. Failures never panic: a failed launch
-//! becomes [`Command::LaunchFailed`] for the owner task; nodes that did not
+//! becomes [`Command::LaunchFailed`] for the owner task, or
+//! [`Command::PrologFailed`] when the node's Prolog refused it (slurmd
+//! answers a launch only after its Prolog has run, so a launch waits up
+//! to [`LAUNCH_WAIT`] rather than MessageTimeout); nodes that did not
 //! answer a broadcast become [`Command::NodeResponses`], so a dead slurmd
 //! turns into node state, never into a stuck controller.
 //!
@@ -196,6 +199,29 @@ impl<'a> InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How long a launch waits for slurmd's answer (MessageTimeout when that
+/// is longer). slurmd answers once the node's Prolog has run and
+/// slurmstepd has started the script, and a Prolog may take minutes
+/// (PrologEpilogTimeout bounds it on the node, not here). A node that dies
+/// meanwhile is found by the pings, whatever this wait.
+pub const LAUNCH_WAIT: Duration = Duration::from_secs(300);
+
+/// Why a launch failed.
+struct LaunchFailure {
+    detail: String,
+    /// The node whose Prolog failed, when that was the reason.
+    prolog_failed_on: Option<String>,
+}
+
+impl From<String> for LaunchFailure {
+    fn from(detail: String) -> Self {
+        Self {
+            detail,
+            prolog_failed_on: None,
+        }
     }
 }
 
@@ -450,25 +476,44 @@ impl Agent {
             let token = self.credential(format!("job={job_id}").into_bytes())?;
             request.credential = token.clone().into_bytes();
             let (name, mut client, _lease) = self.client(node).await?;
-            let timeout = self.inner.timeout;
+            let timeout = self.inner.timeout.max(LAUNCH_WAIT);
             let req = self.request(request, &token, timeout)?;
             match tokio::time::timeout(timeout, client.launch_batch(req)).await {
                 Ok(Ok(_)) => {}
-                Ok(Err(s)) => return Err(format!("launch on {name} failed: {}", s.message())),
+                Ok(Err(s)) => {
+                    let (code, _) = ErrorCode::from_status(&s);
+                    return Err(LaunchFailure {
+                        detail: format!("launch on {name} failed: {}", s.message()),
+                        prolog_failed_on: (code == ErrorCode::PrologFailed).then_some(name),
+                    });
+                }
                 Err(_) => {
                     return Err(format!(
                         "launch on {name} failed: no answer within {} ms",
                         millis(timeout)
-                    ))
+                    )
+                    .into())
                 }
             }
             tracing::debug!(job_id, node = %name, "batch script launched");
-            Ok::<(), String>(())
+            Ok::<(), LaunchFailure>(())
         }
         .await;
-        if let Err(detail) = result {
+        if let Err(LaunchFailure {
+            detail,
+            prolog_failed_on,
+        }) = result
+        {
             tracing::warn!(job_id, %detail, "launch failed");
-            self.send(Command::LaunchFailed { job_id, detail }).await;
+            let cmd = match prolog_failed_on {
+                Some(node) => Command::PrologFailed {
+                    job_id,
+                    node,
+                    detail,
+                },
+                None => Command::LaunchFailed { job_id, detail },
+            };
+            self.send(cmd).await;
         }
     }
 

@@ -9,12 +9,15 @@
 //! SlurmdTimeout) -> periodic health checks
 //! Reconfigure, SIGHUP -> re-read slurm.conf, take what may change while
 //!                 running (a broken file: log, keep it all) -> register
-//! LaunchBatch  -> verify -> spool/jobNNNNN/launch.pb -> spawn slurmstepd
-//!                 (new session, stdio detached) -> reply when it says
-//!                 "started" (or "failed": it reports JobComplete itself)
+//! LaunchBatch  -> verify -> Prolog (a failure refuses the launch with
+//!                 ESLURMD_PROLOG_FAILED) -> spool/jobNNNNN/launch.pb ->
+//!                 spawn slurmstepd (new session, stdio detached) -> reply
+//!                 when it says "started" (or "failed": it reports
+//!                 JobComplete itself)
 //! SignalJob    -> "signal N" on the job's control socket
 //! TerminateJob -> "terminate ..." on the socket; when it says "done" (or
-//!                 there is no slurmstepd) -> EpilogComplete, retried
+//!                 there is no slurmstepd) -> Epilog -> EpilogComplete with
+//!                 the Epilog's result, retried
 //! ```
 //!
 //! A request for a job whose launch is still in progress waits in
@@ -61,6 +64,7 @@ pub use crate::host::{Host, Shared, CONCURRENT_REGISTRATIONS};
 use crate::hw::{HwInfo, HwProbe};
 use crate::jobs::{JobTable, LaunchGate};
 use crate::logging::LogControl;
+use crate::prolog::{self, JobFacts, Kind, NodeFacts, ScriptConfig};
 use crate::reconfig::{reload_node, ReconfigOutcome};
 use crate::spool;
 use crate::Error;
@@ -570,8 +574,9 @@ impl Node {
         }
     }
 
-    /// Ends a job's processes here (in the background); EpilogComplete
-    /// once they are gone, or at once when nothing runs the job here.
+    /// Ends a job's processes here (in the background); the Epilog and
+    /// EpilogComplete once they are gone, or at once when nothing runs the
+    /// job here.
     async fn terminate(
         self: &Arc<Self>,
         job_id: u32,
@@ -605,11 +610,17 @@ impl Node {
             Delivery::NoStepd => {}
             Delivery::Refused(e) => tracing::warn!(job_id, error = %e, "terminate refused"),
         }
+        if !self.lock_jobs().begin_epilog(job_id) {
+            // Another terminate of the job runs the Epilog and reports.
+            tracing::debug!(job_id, "epilog already running");
+            return;
+        }
+        let (error_code, error_detail) = self.epilog(job_id).await;
         let body = EpilogCompleteRequest {
             job_id,
             node_name: self.name.clone(),
-            error_code: 0,
-            error_detail: String::new(),
+            error_code,
+            error_detail,
         };
         // The client in force at each try: the controllers may change.
         if let Err(e) = retry("EpilogComplete", Duration::from_secs(10), || {
@@ -620,6 +631,63 @@ impl Node {
         .await
         {
             tracing::warn!(job_id, error = %e, "controller refused EpilogComplete");
+        }
+        self.lock_jobs().finish_epilog(job_id);
+    }
+
+    /// Where this node's Prolog and Epilog run.
+    fn script_node<'a>(&'a self, live: &'a Live) -> NodeFacts<'a> {
+        NodeFacts {
+            name: &self.name,
+            cluster_name: &live.setup.conf.cluster_name,
+            conf_path: &live.setup.conf_path,
+        }
+    }
+
+    /// Runs the Epilog (when one is configured) for a job that has ended
+    /// here; EpilogComplete's error code and detail: 0 and nothing when it
+    /// succeeded, ESLURMD_EPILOG_FAILED and how it failed otherwise.
+    async fn epilog(&self, job_id: u32) -> (i32, String) {
+        let facts = self
+            .lock_jobs()
+            .take_note(job_id)
+            .unwrap_or_else(|| JobFacts::new(job_id));
+        let live = self.live();
+        let scripts = ScriptConfig::from_conf(&live.setup.conf);
+        match prolog::run(Kind::Epilog, &scripts, &facts, &self.script_node(&live)).await {
+            Ok(()) => (0, String::new()),
+            Err(e) => {
+                tracing::error!(job_id, node = %self.name, error = %e, "epilog failed; the controller drains the node");
+                (ErrorCode::EpilogFailed.number(), e.to_string())
+            }
+        }
+    }
+
+    /// Runs the Prolog (when one is configured) before job `req` starts
+    /// here. A failure refuses the launch with ESLURMD_PROLOG_FAILED: the
+    /// controller drains the node, requeues the job held and ends it on its
+    /// nodes (whose Epilogs run as after any job). A job whose
+    /// slurmstepd runs already (a repeated launch) runs no Prolog again.
+    async fn prolog(&self, req: &LaunchBatchRequest) -> Result<(), Status> {
+        let job_id = req.job_id;
+        let live = self.live();
+        let scripts = ScriptConfig::from_conf(&live.setup.conf);
+        if scripts.prolog.is_none() {
+            return Ok(());
+        }
+        let dir = spool::job_dir(self.spool(), job_id);
+        if spool::read_pid(&dir).is_some_and(spool::stepd_alive) {
+            return Ok(());
+        }
+        let facts = JobFacts::from_launch(req);
+        match prolog::run(Kind::Prolog, &scripts, &facts, &self.script_node(&live)).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // The job's facts stay noted: the controller ends the job
+                // here next, and the Epilog runs then.
+                tracing::error!(job_id, node = %self.name, error = %e, "prolog failed; the job is not started");
+                Err(ErrorCode::PrologFailed.to_status(e.to_string()))
+            }
         }
     }
 
@@ -770,6 +838,8 @@ impl Node {
 
     async fn start_job(self: &Arc<Self>, req: LaunchBatchRequest) -> Result<(), Status> {
         let job_id = req.job_id;
+        self.lock_jobs().note_launch(JobFacts::from_launch(&req));
+        self.prolog(&req).await?;
         let node = self.clone();
         let started = tokio::task::spawn_blocking(move || node.start_stepd(&req))
             .await
@@ -964,6 +1034,8 @@ impl Node {
         } else {
             u32::try_from(self.live().setup.conf.kill_wait.as_secs()).unwrap_or(u32::MAX)
         };
+        // For the Epilog, which may run after the launch in progress.
+        self.lock_jobs().note_end(JobFacts::from_terminate(&req));
         self.terminate(
             req.job_id,
             kill_wait,
@@ -1763,6 +1835,39 @@ mod tests {
         let other = node.live().shared.health.clone().expect("a checker");
         assert!(!Arc::ptr_eq(&first, &other));
         assert_eq!(other.config.interval, Duration::from_secs(120));
+    }
+
+    #[tokio::test]
+    async fn a_reconfigured_prolog_and_epilog_apply_to_later_jobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = test_node(dir.path());
+        assert_eq!(
+            ScriptConfig::from_conf(&node.live().setup.conf),
+            ScriptConfig::default()
+        );
+        write_conf(
+            dir.path(),
+            &format!(
+                "{OVERRIDES}Prolog=/etc/slurm/prolog.d/*\nEpilog=/e.sh\nPrologEpilogTimeout=20\n\
+                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=100\n"
+            ),
+        );
+        let before = node.live();
+        let ReconfigOutcome::Taken { kept, .. } = node.reconfigure(Instant::now()).await else {
+            panic!("not taken")
+        };
+        assert!(kept.is_empty(), "{kept:?}");
+        let (changed, kept) =
+            crate::reconfig::process_changes(&before.setup.conf, &node.live().setup.conf);
+        assert!(kept.is_empty(), "taken while running: {kept:?}");
+        for key in ["Prolog", "Epilog", "PrologEpilogTimeout"] {
+            assert!(changed.contains(&key), "{key} in {changed:?}");
+        }
+        // What the next launch and terminate read.
+        let scripts = ScriptConfig::from_conf(&node.live().setup.conf);
+        assert_eq!(scripts.program(Kind::Prolog), Some("/etc/slurm/prolog.d/*"));
+        assert_eq!(scripts.program(Kind::Epilog), Some("/e.sh"));
+        assert_eq!(scripts.timeout, Some(Duration::from_secs(20)));
     }
 
     #[tokio::test]

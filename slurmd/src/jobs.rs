@@ -21,17 +21,30 @@
 //! credential was issued at or before the terminate's time): a job
 //! requeued and started again later runs normally. The table is plain data:
 //! the caller passes the clock in.
+//!
+//! The table also keeps what the Epilog is told about each job
+//! ([`JobFacts`]): the launch knows the account and the owner's name, the
+//! terminate only the owner's ids, nodes and partition, and the Epilog runs
+//! long after slurmstepd removed the job's spool directory. The notes live
+//! in memory (a restarted slurmd runs the Epilog with what the terminate
+//! says), at most [`MAX_NOTES`] of them; and one Epilog runs per job at a
+//! time, so a repeated terminate does not run it twice at once.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::control::Request;
+use crate::prolog::JobFacts;
 
 /// How long a terminate for a job that ran nothing here is remembered.
 pub const REMEMBER: Duration = Duration::from_secs(120);
 
 /// Most signals queued for one starting job; later ones are dropped.
 pub const MAX_QUEUED: usize = 16;
+
+/// Most jobs whose facts are kept for their Epilog; beyond it the lowest
+/// job ids (the oldest, as ids grow) are forgotten.
+pub const MAX_NOTES: usize = 4096;
 
 /// What [`JobTable::begin_launch`] decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +69,8 @@ struct Ended {
 pub struct JobTable {
     launching: HashMap<u32, Vec<Request>>,
     ended: HashMap<u32, Ended>,
+    notes: BTreeMap<u32, JobFacts>,
+    in_epilog: HashSet<u32>,
 }
 
 impl JobTable {
@@ -129,6 +144,51 @@ impl JobTable {
     /// Number of remembered terminates (for tests and logs).
     pub fn remembered(&self) -> usize {
         self.ended.len()
+    }
+
+    /// Keeps what a launch says about its job: it replaces what an
+    /// earlier run of the job left, and is completed by what a terminate
+    /// that came first said.
+    pub fn note_launch(&mut self, mut facts: JobFacts) {
+        if let Some(earlier) = self.notes.remove(&facts.job_id) {
+            facts.merge(earlier);
+        }
+        self.insert_note(facts);
+    }
+
+    /// Adds what a terminate says about its job to what is known.
+    pub fn note_end(&mut self, facts: JobFacts) {
+        match self.notes.get_mut(&facts.job_id) {
+            Some(known) => known.merge(facts),
+            None => self.insert_note(facts),
+        }
+    }
+
+    /// What is known about `job_id`, forgotten here.
+    pub fn take_note(&mut self, job_id: u32) -> Option<JobFacts> {
+        self.notes.remove(&job_id)
+    }
+
+    /// Number of jobs with notes (for tests and logs).
+    pub fn notes(&self) -> usize {
+        self.notes.len()
+    }
+
+    fn insert_note(&mut self, facts: JobFacts) {
+        self.notes.insert(facts.job_id, facts);
+        while self.notes.len() > MAX_NOTES {
+            self.notes.pop_first();
+        }
+    }
+
+    /// Marks the Epilog of `job_id` as running; false when it already is.
+    pub fn begin_epilog(&mut self, job_id: u32) -> bool {
+        self.in_epilog.insert(job_id)
+    }
+
+    /// The Epilog of `job_id` is over (and reported).
+    pub fn finish_epilog(&mut self, job_id: u32) {
+        self.in_epilog.remove(&job_id);
     }
 
     fn prune(&mut self, now: Instant) {
@@ -229,6 +289,56 @@ mod tests {
         let later = now + REMEMBER;
         assert_eq!(t.begin_launch(5, 0, later), LaunchGate::Start);
         assert_eq!(t.remembered(), 0);
+    }
+
+    fn facts(job_id: u32, account: Option<&str>, nodes: Option<&str>) -> JobFacts {
+        JobFacts {
+            account: account.map(str::to_string),
+            nodes: nodes.map(str::to_string),
+            ..JobFacts::new(job_id)
+        }
+    }
+
+    #[test]
+    fn notes_combine_launch_and_terminate() {
+        let mut t = JobTable::default();
+        // A terminate held during the launch, then the launch.
+        t.note_end(facts(3, None, Some("n[1-2]")));
+        t.note_launch(facts(3, Some("phys"), Some("n1")));
+        let f = t.take_note(3).unwrap();
+        assert_eq!(f.account.as_deref(), Some("phys"));
+        assert_eq!(f.nodes.as_deref(), Some("n1"), "the launch wins");
+        assert!(t.take_note(3).is_none(), "taken once");
+
+        // The launch, then the terminate: gaps filled, nothing replaced.
+        t.note_launch(facts(4, Some("phys"), None));
+        t.note_end(facts(4, Some("other"), Some("n2")));
+        let f = t.take_note(4).unwrap();
+        assert_eq!(
+            (f.account.as_deref(), f.nodes.as_deref()),
+            (Some("phys"), Some("n2"))
+        );
+    }
+
+    #[test]
+    fn notes_are_bounded_and_forget_the_oldest_ids() {
+        let mut t = JobTable::default();
+        for id in 1..=u32::try_from(MAX_NOTES).unwrap() + 10 {
+            t.note_launch(JobFacts::new(id));
+        }
+        assert_eq!(t.notes(), MAX_NOTES);
+        assert!(t.take_note(10).is_none());
+        assert!(t.take_note(11).is_some());
+    }
+
+    #[test]
+    fn one_epilog_per_job_at_a_time() {
+        let mut t = JobTable::default();
+        assert!(t.begin_epilog(5));
+        assert!(!t.begin_epilog(5));
+        assert!(t.begin_epilog(6));
+        t.finish_epilog(5);
+        assert!(t.begin_epilog(5));
     }
 
     proptest! {

@@ -10,8 +10,10 @@
 //! Each node is a value ([`daemon::Node`]) over what the process shares
 //! ([`daemon::Host`]), so one slurmd can also serve many node names at once
 //! ([`emulate`], for testing the controller at scale). [`health`] runs
-//! HealthCheckProgram and drains a node that fails it. [`reconfig`] decides
-//! what a re-read slurm.conf changes in a running slurmd.
+//! HealthCheckProgram and drains a node that fails it. [`prolog`] runs the
+//! site's Prolog before a job starts on the node and its Epilog after the
+//! job ends there. [`reconfig`] decides what a re-read slurm.conf changes
+//! in a running slurmd.
 
 pub mod client;
 pub mod config;
@@ -24,6 +26,7 @@ pub mod host;
 pub mod hw;
 pub mod jobs;
 pub mod logging;
+pub mod prolog;
 pub mod reconfig;
 pub mod spool;
 pub mod stepd;

@@ -14,7 +14,8 @@
 //!   slurmd restarts.
 //! * Everything else is taken: the node's sizes, features and GRES (what it
 //!   registers with), the controllers and their port, MessageTimeout,
-//!   SlurmdTimeout, KillWait, SlurmUser, the health check, SlurmdDebug.
+//!   SlurmdTimeout, KillWait, SlurmUser, the health check, SlurmdDebug,
+//!   the Prolog and Epilog (the next job runs the new ones).
 //!
 //! What to take and what to keep is decided here, purely, from the running
 //! setup and the new parse ([`reload_node`], [`process_changes`]); the
@@ -121,6 +122,10 @@ const PROCESS_LIVE_KEYS: &KeyTable<SlurmConf> = &[
     }),
     ("Prolog", |c| opt(&c.prolog)),
     ("Epilog", |c| opt(&c.epilog)),
+    ("PrologEpilogTimeout", |c| {
+        c.prolog_epilog_timeout.map(secs).unwrap_or_default()
+    }),
+    ("PrologFlags", |c| format!("{:?}", c.prolog_flags)),
     ("TaskProlog", |c| opt(&c.task_prolog)),
     ("TaskEpilog", |c| opt(&c.task_epilog)),
     ("TmpFS", |c| c.tmp_fs.clone()),

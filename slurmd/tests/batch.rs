@@ -132,6 +132,12 @@ impl Cluster {
     }
 
     async fn start_nodes(count: usize) -> Self {
+        Self::start_with(count, |_| String::new()).await
+    }
+
+    /// A cluster of `count` nodes whose slurm.conf ends with what `extra`
+    /// makes of the cluster's root directory.
+    async fn start_with(count: usize, extra: impl FnOnce(&Path) -> String) -> Self {
         let tmp = tempfile::Builder::new()
             .prefix("slurmd-test-")
             .tempdir()
@@ -161,7 +167,8 @@ impl Cluster {
              SlurmdLogFile={r}/log/slurmd.%n.log\nSelectType=select/cons_tres\nKillWait=5\n\
              SlurmdParameters=config_overrides\n\
              NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port={slurmd_port} CPUs=2 RealMemory=4000\n\
-             {node_lines}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
+             {node_lines}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n{}",
+            extra(&root)
         );
         let conf = root.join("slurm.conf");
         std::fs::write(&conf, conf_text).expect("write conf");
@@ -635,4 +642,127 @@ async fn terminate_racing_the_launch_is_never_lost() {
     }
     // Exactly one JobComplete per launch.
     assert!(c.completes.try_recv().is_err(), "a second JobComplete");
+}
+
+fn write_script(path: &Path, body: &str) {
+    std::fs::write(path, body).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prolog_and_epilog_run_around_the_job_and_report_failures() {
+    // The Prolog fails for job 13 only; the Epilog for job 12 only. Both
+    // log what they were told, one line per run.
+    let mut c = Cluster::start_with(1, |root| {
+        let log = root.join("scripts.log");
+        let record = format!(
+            "echo \"$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME $SLURM_JOB_USER \
+             $SLURM_JOB_ACCOUNT $SLURM_JOB_PARTITION $SLURM_JOB_NODELIST $SLURM_CLUSTER_NAME\" >> {}",
+            log.display()
+        );
+        write_script(
+            &root.join("prolog.sh"),
+            &format!("#!/bin/sh\n{record}\n[ \"$SLURM_JOB_ID\" != 13 ]\n"),
+        );
+        write_script(
+            &root.join("epilog.sh"),
+            &format!("#!/bin/sh\n{record}\n[ \"$SLURM_JOB_ID\" != 12 ]\n"),
+        );
+        format!(
+            "Prolog={r}/prolog.sh\nEpilog={r}/epilog.sh\nPrologEpilogTimeout=30\n",
+            r = root.display()
+        )
+    })
+    .await;
+    let _slurmd = c.start_slurmd();
+    next(&mut c.registers, "RegisterNode").await;
+    let mut node = c.node_client().await;
+    let (uid, gid) = own_ids();
+    let user = slurmd::users::name_of(uid).expect("own user name");
+    let log = c.root.join("scripts.log");
+    let out = c.work().join("order");
+    let script = format!(
+        "#!/bin/sh\necho \"job $SLURM_JOB_ID\" >> {}\n",
+        out.display()
+    );
+
+    // A good run: Prolog before the script, Epilog after the terminate,
+    // EpilogComplete clean.
+    node.launch_batch(c.signed(c.launch(11, &script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    next(&mut c.completes, "JobComplete").await;
+    let mut terminate = NodeTerminateJobRequest {
+        job_id: 11,
+        reason: JobState::Completed as i32,
+        user_id: uid,
+        group_id: gid,
+        nodes: "n[1-2]".into(),
+        partition: "debug".into(),
+        ..Default::default()
+    };
+    node.terminate_job(c.signed(terminate.clone()))
+        .await
+        .expect("terminate");
+    let epi = next(&mut c.epilogs, "EpilogComplete").await;
+    assert_eq!((epi.job_id, epi.error_code), (11, 0), "{epi:?}");
+    assert_eq!(
+        read(&log).unwrap_or_default(),
+        // The launch's facts win over the terminate's (n1, not n[1-2]).
+        format!(
+            "prolog_slurmd 11 n1 {user} root debug n1 ref\nepilog_slurmd 11 n1 {user} root debug n1 ref\n"
+        )
+    );
+    assert_eq!(read(&out).as_deref(), Some("job 11\n"));
+
+    // A failing Epilog: EpilogComplete says so.
+    std::fs::remove_file(&log).expect("rm log");
+    node.launch_batch(c.signed(c.launch(12, &script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    next(&mut c.completes, "JobComplete").await;
+    terminate.job_id = 12;
+    node.terminate_job(c.signed(terminate.clone()))
+        .await
+        .expect("terminate");
+    let epi = next(&mut c.epilogs, "EpilogComplete").await;
+    assert_eq!(epi.job_id, 12);
+    assert_eq!(
+        epi.error_code,
+        slurm_proto::ErrorCode::EpilogFailed.number(),
+        "{epi:?}"
+    );
+    assert!(
+        epi.error_detail.contains("epilog.sh failed for job 12")
+            && epi.error_detail.ends_with("exit status 1"),
+        "{epi:?}"
+    );
+
+    // A failing Prolog: the launch is refused with ESLURMD_PROLOG_FAILED
+    // and the script never runs (no JobComplete, no output).
+    let err = node
+        .launch_batch(c.signed(c.launch(13, &script, uid, gid)))
+        .await
+        .expect_err("prolog failure refuses the launch");
+    let (code, detail) = slurm_proto::ErrorCode::from_status(&err);
+    assert_eq!(code, slurm_proto::ErrorCode::PrologFailed, "{err:?}");
+    assert!(detail.contains("prolog.sh failed for job 13"), "{detail}");
+    assert!(!c.job_dir(13).exists());
+    // The controller then ends the job on the node: its Epilog runs as
+    // after any job, with what the launch said.
+    terminate.job_id = 13;
+    node.terminate_job(c.signed(terminate))
+        .await
+        .expect("terminate");
+    let epi = next(&mut c.epilogs, "EpilogComplete").await;
+    assert_eq!((epi.job_id, epi.error_code), (13, 0), "{epi:?}");
+    assert!(c.completes.try_recv().is_err(), "job 13 never ran");
+    assert_eq!(read(&out).as_deref(), Some("job 11\njob 12\n"));
+    assert!(
+        read(&log)
+            .unwrap_or_default()
+            .ends_with(&format!("prolog_slurmd 13 n1 {user} root debug n1 ref\nepilog_slurmd 13 n1 {user} root debug n1 ref\n")),
+        "{:?}",
+        read(&log)
+    );
 }

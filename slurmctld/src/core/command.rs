@@ -75,6 +75,14 @@ pub enum Command {
     },
     /// The agent could not launch the batch script (from the agent).
     LaunchFailed { job_id: u32, detail: String },
+    /// The Prolog failed on `node`, which refused the job's launch (from
+    /// the agent): the node is drained ("Prolog error") and the job goes
+    /// back to the queue held, whatever its --requeue setting.
+    PrologFailed {
+        job_id: u32,
+        node: String,
+        detail: String,
+    },
     /// Time limits, stuck cleanups and MinJobAge purge (from the timer).
     Tick,
     /// Who answered a message sent to nodes (a ping round, a registration

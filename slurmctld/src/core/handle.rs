@@ -84,6 +84,14 @@ impl Controller {
                 self.launch_failed(&mut out, job_id, detail, now);
                 Reply::None
             }
+            Command::PrologFailed {
+                job_id,
+                node,
+                detail,
+            } => {
+                self.prolog_failed(&mut out, job_id, &node, detail, now);
+                Reply::None
+            }
             Command::Tick => {
                 self.request_schedule();
                 self.tick(&mut out, now);
@@ -812,6 +820,62 @@ impl Controller {
                 },
             );
         }
+    }
+
+    /// The Prolog failed on `node` and the job did not start there. As in
+    /// Slurm, the node is drained with Reason "Prolog error" (a node
+    /// drained already keeps its reason) and the job is requeued held
+    /// (JobHeldAdmin) whatever its --requeue setting, so that it neither
+    /// fails for a node's fault nor starts again before an administrator
+    /// has looked. Its nodes are told to end it, so each runs its Epilog
+    /// (cleaning up after a Prolog that failed half-way) and frees its
+    /// share with EpilogComplete. A job that ended meanwhile (cancelled
+    /// during the launch) has been told to end already and keeps waiting
+    /// for its nodes.
+    fn prolog_failed(
+        &mut self,
+        out: &mut Outcome,
+        job_id: u32,
+        node: &str,
+        detail: String,
+        now: i64,
+    ) {
+        const PROLOG_ERROR_REASON: &str = "Prolog error";
+        tracing::error!(job_id, %node, %detail, "prolog failed; draining the node and holding the job");
+        if let Some(n) = self.node_index.get(node).and_then(|&i| self.nodes.get(i)) {
+            // Like Slurm: a node drained (or failed) already keeps its
+            // state and reason, an administrator's note included.
+            let out_of_service = n.state.has(NodeFlag::Drain) || n.state.has(NodeFlag::Fail);
+            if !out_of_service && n.state.apply_update(NodeUpdateState::Drain).is_ok() {
+                let event = Event::NodeUpdated {
+                    node: n.name.clone(),
+                    update: NodeUpdateState::Drain,
+                    reason: Some(PROLOG_ERROR_REASON.to_string()),
+                    uid: self.cfg.slurm_user_uid,
+                    time: now,
+                };
+                self.emit(out, event);
+            }
+        }
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        if job.status.state != JobState::Running || job.status.is_completing() {
+            return;
+        }
+        self.emit(
+            out,
+            Event::JobRequeued {
+                job_id,
+                time: now,
+                hold: Some(Hold::Admin),
+                // The node's fault: not counted against the job's launches.
+                launch_failed: false,
+                detail,
+                begin_time: Some(self.requeue_begin(now)),
+            },
+        );
+        self.end_on_nodes(out, job_id, v1::JobState::Pending, now);
     }
 
     // ---------------------------------------------------------------- timer

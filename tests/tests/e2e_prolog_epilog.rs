@@ -1,0 +1,260 @@
+//! slurm.conf's Prolog and Epilog end to end: slurmd runs the Prolog on
+//! the batch node before the script starts and the Epilog on the job's
+//! node once it has ended, each with the job's `SLURM_*` variables; a
+//! failing Epilog drains the node ("Epilog error"), a failing Prolog drains
+//! it ("Prolog error") and sends the job back to the queue held
+//! (JobHeldAdmin) instead of running it (the node's Epilog runs all the
+//! same); a reconfigured Prolog applies to the next job.
+//!
+//! The programs record what they were told in a file the test reads; every
+//! wait polls with a deadline.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use slurm_proto::v1::JobState;
+use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Scripts and the file they write, outside the cluster's directory.
+struct Scripts {
+    dir: tempfile::TempDir,
+}
+
+impl Scripts {
+    fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("prolog-epilog-")
+            .tempdir()
+            .expect("tempdir");
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The file every script and job appends its line to.
+    fn record(&self) -> PathBuf {
+        self.path("record")
+    }
+
+    /// A script that appends "$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID
+    /// $SLURMD_NODENAME" (prefixed by `tag` when given) to the record and
+    /// exits `exit`.
+    fn write(&self, name: &str, tag: &str, exit: i32) -> PathBuf {
+        let path = self.path(name);
+        let body = format!(
+            "#!/bin/sh\necho \"{tag}$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME\" >> {}\nexit {exit}\n",
+            self.record().display()
+        );
+        std::fs::write(&path, body).expect("write script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(self.record())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn cluster(extra: Vec<String>) -> LocalCluster {
+    LocalCluster::start(ClusterSpec {
+        nodes: 2,
+        extra_lines: extra,
+        ..ClusterSpec::default()
+    })
+    .unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
+    let o = c
+        .run("scontrol", &["show", what, name])
+        .unwrap_or_else(|e| panic!("scontrol: {e:#}"));
+    text(&o)
+}
+
+/// A job on `node` that appends "job $SLURM_JOB_ID" to the record.
+fn submit(c: &LocalCluster, s: &Scripts, node: &str) -> u32 {
+    let wrap = format!("echo \"job $SLURM_JOB_ID\" >> {}", s.record().display());
+    c.sbatch(&["-w", node, "-t", "5", "--wrap", &wrap])
+        .unwrap_or_else(|e| panic!("sbatch: {e:#}"))
+}
+
+/// Waits until the record holds `want` lines; returns them.
+fn wait_lines(c: &LocalCluster, s: &Scripts, want: usize) -> Vec<String> {
+    wait_until(&format!("{want} lines in the record"), WAIT, || {
+        let l = s.lines();
+        (l.len() >= want).then_some(l)
+    })
+    .unwrap_or_else(|e| panic!("{e}\nrecord: {:?}\n{}", s.lines(), c.logs()))
+}
+
+/// Waits until `scontrol show node` of `node` holds every one of `words`.
+fn wait_node(c: &LocalCluster, node: &str, words: &[&str]) -> String {
+    wait_until(&format!("node {node} to show {words:?}"), WAIT, || {
+        let shown = scontrol_show(c, "node", node);
+        words.iter().all(|w| shown.contains(w)).then_some(shown)
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}\n{}", scontrol_show(c, "node", node), c.logs()))
+}
+
+fn conf_line(key: &str, path: &Path) -> String {
+    format!("{key}={}", path.display())
+}
+
+#[test]
+fn prolog_and_epilog_run_around_a_job_and_a_reconfigured_prolog_applies_next() {
+    let s = Scripts::new();
+    let prolog = s.write("prolog.sh", "", 0);
+    let epilog = s.write("epilog.sh", "", 0);
+    let mut c = cluster(vec![
+        conf_line("Prolog", &prolog),
+        conf_line("Epilog", &epilog),
+        "PrologEpilogTimeout=30".into(),
+    ]);
+
+    let id = submit(&c, &s, "n2");
+    assert_eq!(
+        c.wait_job_finished(id, WAIT)
+            .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs())),
+        JobState::Completed
+    );
+    // The Epilog runs once the job has ended, before the node is free.
+    let lines = wait_lines(&c, &s, 3);
+    assert_eq!(
+        lines,
+        vec![
+            format!("prolog_slurmd {id} n2"),
+            format!("job {id}"),
+            format!("epilog_slurmd {id} n2"),
+        ],
+        "{}",
+        c.logs()
+    );
+    c.wait_nodes_idle(WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs()));
+
+    // Another Prolog in slurm.conf, then reconfigure: slurmd takes it
+    // without a restart and the next job runs it.
+    let newer = s.write("prolog2.sh", "new ", 0);
+    let conf = c.conf_path();
+    let text_before = std::fs::read_to_string(&conf).expect("read slurm.conf");
+    let old_line = conf_line("Prolog", &prolog);
+    assert!(text_before.contains(&old_line), "{text_before}");
+    std::fs::write(
+        &conf,
+        text_before.replace(&old_line, &conf_line("Prolog", &newer)),
+    )
+    .expect("write slurm.conf");
+    let log = c.dir().log_dir().join("slurmd.n2.log");
+    let seen = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    let o = c.run("scontrol", &["reconfigure"]).expect("reconfigure");
+    assert!(o.status.success(), "{}", text(&o));
+    wait_until("slurmd n2 to take the new Prolog", WAIT, || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .skip(seen)
+            .any(|l| l.contains("re-read slurm.conf") && l.contains("Prolog"))
+            .then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+
+    let id2 = submit(&c, &s, "n2");
+    assert_eq!(
+        c.wait_job_finished(id2, WAIT)
+            .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs())),
+        JobState::Completed
+    );
+    let lines = wait_lines(&c, &s, 6);
+    assert_eq!(
+        lines[3..],
+        [
+            format!("new prolog_slurmd {id2} n2"),
+            format!("job {id2}"),
+            format!("epilog_slurmd {id2} n2"),
+        ],
+        "{}",
+        c.logs()
+    );
+}
+
+#[test]
+fn a_failing_epilog_drains_the_node() {
+    let s = Scripts::new();
+    let epilog = s.write("epilog.sh", "", 3);
+    let c = cluster(vec![conf_line("Epilog", &epilog)]);
+    let id = submit(&c, &s, "n1");
+    let shown = wait_node(&c, "n1", &["Reason=Epilog error"]);
+    assert!(shown.contains("DRAIN"), "{shown}");
+    // The job itself ran and completed.
+    let lines = s.lines();
+    assert_eq!(
+        lines,
+        vec![format!("job {id}"), format!("epilog_slurmd {id} n1")]
+    );
+    let job = scontrol_show(&c, "job", &id.to_string());
+    assert!(job.contains("JobState=COMPLETED"), "{job}");
+    // The other node is untouched.
+    let other = scontrol_show(&c, "node", "n2");
+    assert!(!other.contains("DRAIN"), "{other}");
+}
+
+#[test]
+fn a_failing_prolog_drains_the_node_and_holds_the_job() {
+    let s = Scripts::new();
+    let prolog = s.write("prolog.sh", "", 1);
+    let epilog = s.write("epilog.sh", "", 0);
+    let c = cluster(vec![
+        conf_line("Prolog", &prolog),
+        conf_line("Epilog", &epilog),
+    ]);
+    let id = submit(&c, &s, "n1");
+    let shown = wait_node(&c, "n1", &["Reason=Prolog error"]);
+    assert!(shown.contains("DRAIN"), "{shown}");
+    let job = wait_until("the job back in the queue, held", WAIT, || {
+        let shown = scontrol_show(&c, "job", &id.to_string());
+        shown
+            .contains("JobState=PENDING Reason=JobHeldAdmin")
+            .then_some(shown)
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "{e}\n{}\n{}",
+            scontrol_show(&c, "job", &id.to_string()),
+            c.logs()
+        )
+    });
+    assert!(job.contains("Restarts=1"), "{job}");
+    // The script never ran; the node was told to end the job, so its
+    // Epilog ran after the failed Prolog.
+    assert_eq!(
+        wait_lines(&c, &s, 2),
+        vec![
+            format!("prolog_slurmd {id} n1"),
+            format!("epilog_slurmd {id} n1")
+        ]
+    );
+    let q = c
+        .run("squeue", &["-h", "-j", &id.to_string(), "-o", "%T %r"])
+        .expect("squeue");
+    assert_eq!(text(&q), "PENDING JobHeldAdmin\n");
+}
