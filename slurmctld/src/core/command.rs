@@ -128,6 +128,9 @@ pub enum Reply {
     JobResults(Vec<v1::JobActionResult>),
     Registered {
         abort_job_ids: Vec<u32>,
+        /// Why the node's report falls short of slurm.conf, when it does:
+        /// the node was marked INVALID_REG (and drained).
+        invalid: Option<String>,
     },
     Error {
         code: ErrorCode,

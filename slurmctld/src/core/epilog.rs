@@ -23,6 +23,12 @@
 //!   CtlConfig::completing_timeout_secs (a lost message; `Command::Tick`)
 //! ```
 //!
+//! A requeued job is PENDING while it completes (`PENDING+COMPLETING`,
+//! squeue `CG`) and joins the queue when its last share is released. As in
+//! Slurm, its requeue delay (Reason=BeginTime) then runs again from that
+//! moment: the new launch credential must be later than the revocation of
+//! the old one, which the nodes have only now carried out.
+//!
 //! Each release is an event ([`Event::JobNodeReleased`], [`Event::JobReleased`]
 //! for the fallback), so a restart knows exactly which nodes were still
 //! cleaning up. The releases take no timer: a node that answers at once
@@ -31,7 +37,7 @@
 use slurm_common::state::{JobState, NodeBaseState, NodeFlag, NodeUpdateState};
 use slurm_proto::v1;
 
-use super::{Caller, Controller, Event, NodeRec, Outcome, Reply};
+use super::{Caller, Controller, Event, JobChange, NodeRec, Outcome, Reply};
 
 /// The Reason of a node drained because a job's epilog failed there
 /// (Slurm's wording).
@@ -129,6 +135,30 @@ impl Controller {
                 job_id,
                 node: name,
                 time: now,
+            },
+        );
+        self.requeue_fini(out, job_id, now);
+    }
+
+    /// After a release: a requeued job that is no longer completing is
+    /// back in the queue, and waits the requeue delay from `now` if its
+    /// begin time is earlier than that.
+    pub(super) fn requeue_fini(&mut self, out: &mut Outcome, job_id: u32, now: i64) {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        if job.status.state != JobState::Pending || job.status.is_completing() {
+            return;
+        }
+        let begin = self.requeue_begin(now);
+        if job.shape.begin_time.is_some_and(|b| b >= begin) {
+            return;
+        }
+        self.emit(
+            out,
+            Event::JobUpdated {
+                job_id,
+                changes: vec![JobChange::BeginTime(begin)],
             },
         );
     }

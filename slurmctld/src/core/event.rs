@@ -17,8 +17,10 @@
 //! not numbered, so that a journal stays readable after slurm.conf reorders
 //! them. New events get new tags; an existing layout never changes without a
 //! new format version. So a requeue is written with tag 15 (tag 6 without
-//! its begin time is still read), and a node's share of a completing job
-//! released on its own is tag 14.
+//! its begin time is still read), a node's share of a completing job
+//! released on its own is tag 14, and a registration is written with tag
+//! 16 (tag 8, from before registrations were checked against slurm.conf,
+//! is still read as one that was not short).
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -132,6 +134,11 @@ pub enum Event {
         /// Machine and OS the node reported (`uname`), shown as Arch= and OS=.
         arch: String,
         os: String,
+        /// Why the node's report falls short of slurm.conf (Slurm's reason,
+        /// e.g. "Low CPUs"), if it does: the node is marked INVALID_REG and
+        /// does not come up (`NodeRec::short_of_config`). `None` in records
+        /// written before registrations were checked (tag 8).
+        invalid: Option<String>,
     },
     /// scontrol update NodeName=... State=...
     NodeUpdated {
@@ -350,12 +357,20 @@ impl Event {
                 time,
                 arch,
                 os,
+                invalid,
             } => {
-                w.u8(8);
+                w.u8(16);
                 w.str(node);
                 w.i64(*time);
                 w.str(arch);
                 w.str(os);
+                match invalid {
+                    Some(r) => {
+                        w.bool(true);
+                        w.str(r);
+                    }
+                    None => w.bool(false),
+                }
             }
             Event::NodeUpdated {
                 node,
@@ -514,11 +529,16 @@ impl Event {
                 }
                 Event::JobUpdated { job_id, changes }
             }
-            8 => Event::NodeRegistered {
+            8 | 16 => Event::NodeRegistered {
                 node: r.string("node")?,
                 time: r.i64("time")?,
                 arch: r.string("arch")?,
                 os: r.string("os")?,
+                invalid: if tag == 16 && r.bool("invalid reason present")? {
+                    Some(r.string("invalid reason")?)
+                } else {
+                    None
+                },
             },
             9 => Event::NodeUpdated {
                 node: r.string("node")?,
@@ -726,6 +746,14 @@ mod tests {
                 time: 3,
                 arch: "x86_64".into(),
                 os: "Linux 6.1.0 #1 SMP".into(),
+                invalid: None,
+            },
+            Event::NodeRegistered {
+                node: "n3".into(),
+                time: 4,
+                arch: String::new(),
+                os: String::new(),
+                invalid: Some("Low CPUs, Low TmpDisk".into()),
             },
             Event::NodeUpdated {
                 node: "n2".into(),
@@ -786,6 +814,33 @@ mod tests {
         );
         // A tag 6 record has no begin time field: one more byte is damage.
         buf.push(1);
+        assert!(Event::decode(&buf).is_err());
+    }
+
+    /// Journals written before registrations were checked against
+    /// slurm.conf hold tag 8 records: they still decode, as registrations
+    /// that were not short.
+    #[test]
+    fn registration_records_of_the_first_layout_still_decode() {
+        let mut buf = Vec::new();
+        let mut w = Writer(&mut buf);
+        w.u8(8);
+        w.str("n1");
+        w.i64(42);
+        w.str("x86_64");
+        w.str("Linux");
+        assert_eq!(
+            Event::decode(&buf).unwrap(),
+            Event::NodeRegistered {
+                node: "n1".into(),
+                time: 42,
+                arch: "x86_64".into(),
+                os: "Linux".into(),
+                invalid: None,
+            }
+        );
+        // A tag 8 record has no reason field: one more byte is damage.
+        buf.push(0);
         assert!(Event::decode(&buf).is_err());
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use slurm_common::ids::JobId;
 use slurm_common::reason::PendingReason;
-use slurm_common::state::{JobState, NodeUpdateState};
+use slurm_common::state::{JobState, NodeFlag, NodeUpdateState};
 use slurm_common::time::TimeLimit;
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
@@ -19,6 +19,10 @@ use crate::persist::{JobFiles, ScriptRef};
 
 /// Per-job result of a multi-job operation.
 type JobResult = Result<(), (ErrorCode, String)>;
+
+/// The reason text of a job requeued held (`scontrol requeuehold`), as
+/// Slurm words it; shown until the job is released.
+pub const REQUEUE_HOLD_DETAIL: &str = "job requeued in held state";
 
 impl Controller {
     /// Validates and performs one command at time `now`.
@@ -486,20 +490,26 @@ impl Controller {
         }
     }
 
+    /// scontrol requeue / requeuehold, with Slurm's rules: a job that may
+    /// not be requeued (`--no-requeue`, or its partition is gone) is
+    /// refused with ESLURM_DISABLED, a pending one (also one requeued
+    /// already and still completing) with ESLURM_JOB_PENDING. Any other
+    /// state goes back to the queue: a running job through COMPLETING, a
+    /// finished one whose nodes still clean up at once but keeping its
+    /// shares until they report (`core::epilog`), a finished one that is
+    /// done with its nodes at once. Each waits out the requeue delay
+    /// (Reason=BeginTime), counted again from the end of its cleanup.
     fn requeue(&mut self, out: &mut Outcome, id: u32, hold: bool, now: i64) -> JobResult {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
         };
-        if !job.requeue {
+        if !job.requeue || job.partition.is_none() {
             return Err((ErrorCode::Disabled, String::new()));
         }
-        if job.status.is_completing() {
-            return Err((ErrorCode::TransitionStateNoUpdate, String::new()));
-        }
-        let running = job.status.state.holds_resources();
         if job.status.state == JobState::Pending {
             return Err((ErrorCode::JobPending, String::new()));
         }
+        let running = job.status.state.holds_resources();
         self.emit(
             out,
             Event::JobRequeued {
@@ -507,7 +517,12 @@ impl Controller {
                 time: now,
                 hold: hold.then_some(Hold::User),
                 launch_failed: false,
-                detail: String::new(),
+                // Slurm's text for the reason of a requeuehold.
+                detail: if hold {
+                    REQUEUE_HOLD_DETAIL.to_string()
+                } else {
+                    String::new()
+                },
                 begin_time: Some(self.requeue_begin(now)),
             },
         );
@@ -685,6 +700,14 @@ impl Controller {
             Ok(i) => i,
             Err(reply) => return reply,
         };
+        let invalid = if self.cfg.config_overrides {
+            None
+        } else {
+            self.nodes[i].short_of_config(
+                &super::node::ReportedHw::from_request(req),
+                self.cfg.node_reg_mem_percent,
+            )
+        };
         self.emit(
             out,
             Event::NodeRegistered {
@@ -692,9 +715,15 @@ impl Controller {
                 time: now,
                 arch: req.arch.clone(),
                 os: req.os.clone(),
+                invalid: invalid.clone(),
             },
         );
-        self.return_to_service(out, i, now);
+        match &invalid {
+            // As Slurm: drained by SlurmUser with the reason, unless it is
+            // out of service already; not returned to service either.
+            Some(reason) => self.drain_short_node(out, i, reason, now),
+            None => self.return_to_service(out, i, now),
+        }
         let reported: HashSet<u32> = req.running_jobs.iter().map(|r| r.job_id).collect();
         // slurmd restarted after these started on it and does not have
         // them: they died with it (NODE_FAIL).
@@ -720,7 +749,41 @@ impl Controller {
             .reconcile_node_jobs(out, &listed, now, now)
             .remove(&i)
             .unwrap_or_default();
-        Reply::Registered { abort_job_ids }
+        Reply::Registered {
+            abort_job_ids,
+            invalid,
+        }
+    }
+
+    /// Drains node `i`, whose registration fell short of slurm.conf for
+    /// `reason`, as Slurm does: not when it is DOWN, DRAIN or FAIL already,
+    /// and an earlier reason stays unless it is only "Not responding".
+    fn drain_short_node(&mut self, out: &mut Outcome, i: usize, reason: &str, now: i64) {
+        let Some(n) = self.nodes.get(i) else {
+            return;
+        };
+        let out_of_service = n.state.base == slurm_common::state::NodeBaseState::Down
+            || n.state.has(NodeFlag::Drain)
+            || n.state.has(NodeFlag::Fail);
+        if out_of_service {
+            return;
+        }
+        tracing::error!(node = %n.name, reason, "node registered with less than configured; draining it");
+        let keep = n
+            .reason
+            .as_deref()
+            .is_some_and(|r| !r.starts_with(super::NOT_RESPONDING_REASON));
+        let name = n.name.clone();
+        self.emit(
+            out,
+            Event::NodeUpdated {
+                node: name,
+                update: NodeUpdateState::Drain,
+                reason: (!keep).then(|| reason.to_string()),
+                uid: self.cfg.slurm_user_uid,
+                time: now,
+            },
+        );
     }
 
     fn job_complete(
@@ -914,6 +977,7 @@ impl Controller {
                     time: now,
                 },
             );
+            self.requeue_fini(out, id, now);
         }
         if !purge.is_empty() {
             self.emit(out, Event::JobsPurged { job_ids: purge });

@@ -27,7 +27,9 @@
 //! ```
 //!
 //! A requeue sends the job back to PENDING (through COMPLETING when it
-//! ran), not eligible before AuthInfo's cred_expire + 1 s has passed.
+//! ran, or when it ended and its nodes are still cleaning up), not eligible
+//! before AuthInfo's cred_expire + 1 s has passed since its nodes were done
+//! with it.
 
 use std::ops::Deref;
 use std::sync::Arc;

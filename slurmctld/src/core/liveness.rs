@@ -925,7 +925,8 @@ mod tests {
         assert_eq!(
             r,
             Reply::Registered {
-                abort_job_ids: vec![]
+                abort_job_ids: vec![],
+                invalid: None
             }
         );
         assert_eq!(env.job(id).state(), JobState::Running);
@@ -1304,7 +1305,8 @@ mod tests {
         assert_eq!(
             r,
             Reply::Registered {
-                abort_job_ids: vec![]
+                abort_job_ids: vec![],
+                invalid: None
             }
         );
         let events = &env.events[before..];
@@ -1364,14 +1366,16 @@ mod tests {
         assert_eq!(
             register(&mut env),
             Reply::Registered {
-                abort_job_ids: vec![777]
+                abort_job_ids: vec![777],
+                invalid: None
             }
         );
         env.now += 19;
         assert_eq!(
             register(&mut env),
             Reply::Registered {
-                abort_job_ids: vec![id, 777]
+                abort_job_ids: vec![id, 777],
+                invalid: None
             }
         );
     }

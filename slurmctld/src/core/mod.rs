@@ -38,7 +38,7 @@ use std::sync::Arc;
 use slurm_common::conf::{NodeConfState, ReturnToService, SlurmConf};
 use slurm_common::ids::JobId;
 use slurm_common::reason::PendingReason;
-use slurm_common::state::{JobState, NodeBaseState, NodeFlag, NodeState};
+use slurm_common::state::{JobFlag, JobState, JobStatus, NodeBaseState, NodeFlag, NodeState};
 use slurm_common::time::TimeLimit;
 use slurm_sched::{ClusterView, MemReq, NodeAlloc, NodeView, SchedConfig};
 use thiserror::Error;
@@ -89,6 +89,14 @@ pub struct CtlConfig {
     /// (`Reason=Not responding [slurm@...]`). From a numeric SlurmUser or
     /// root; the shell sets the looked-up uid of a named one.
     pub slurm_user_uid: u32,
+    /// SlurmdParameters=config_overrides: the figures of slurm.conf stand
+    /// whatever a node reports, so a registration is never found short
+    /// (see [`NodeRec::short_of_config`]).
+    pub config_overrides: bool,
+    /// SlurmctldParameters=node_reg_mem_percent: how much of its configured
+    /// RealMemory a node must report, in percent; `None` takes Slurm's
+    /// default (100, 90 for CLOUD nodes).
+    pub node_reg_mem_percent: Option<f64>,
 }
 
 impl CtlConfig {
@@ -128,8 +136,19 @@ impl CtlConfig {
             missing_job_grace_secs: missing_job_grace_secs(conf.message_timeout),
             return_to_service: conf.return_to_service,
             slurm_user_uid: conf.slurm_user.parse().unwrap_or(0),
+            config_overrides: conf.slurmd_parameters.has("config_overrides"),
+            node_reg_mem_percent: node_reg_mem_percent(conf),
         }
     }
+}
+
+/// SlurmctldParameters=node_reg_mem_percent=N. A value that is not a
+/// finite, non-negative number is ignored: Slurm's default applies.
+fn node_reg_mem_percent(conf: &SlurmConf) -> Option<f64> {
+    conf.slurmctld_parameters
+        .get("node_reg_mem_percent")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|p| p.is_finite() && *p >= 0.0)
 }
 
 /// Seconds from a requeue until the job is eligible again (see
@@ -532,6 +551,9 @@ impl Controller {
             Event::JobHoldChanged { job_id, hold } => {
                 let job = self.job_mut(*job_id)?;
                 job.hold = *hold;
+                // As in Slurm, a hold or release replaces the reason and
+                // its text ("job requeued in held state" goes with it).
+                job.reason_detail.clear();
                 job.reason = match hold {
                     Some(slurm_sched::Hold::User) => PendingReason::JobHeldUser,
                     Some(slurm_sched::Hold::Admin) => PendingReason::JobHeldAdmin,
@@ -548,21 +570,31 @@ impl Controller {
             } => {
                 let job = self.job_mut(*job_id)?;
                 let was_running = job.status.state.holds_resources();
+                let was_completing = job.status.is_completing();
                 if was_running {
                     job.last_alloc.clone_from(&job.alloc);
                 }
-                let status = if job.status.is_completing() {
-                    // A finished job still cleaning up goes back at once.
-                    job.status.completing_done()
+                job.status = if was_completing {
+                    // A job that ended and whose nodes still clean up is
+                    // PENDING at once, as in Slurm; it keeps COMPLETING and
+                    // its shares until the last node reports (`core::epilog`).
+                    slurm_common::state::transition(job.status.state, JobState::Pending)
+                        .map_err(|e| illegal(*job_id, e))?;
+                    JobStatus {
+                        state: JobState::Pending,
+                        flags: job.status.flags.with(JobFlag::Requeued),
+                    }
                 } else {
-                    job.status
+                    let status = job
+                        .status
+                        .apply(JobState::Pending)
+                        .map_err(|e| illegal(*job_id, e))?;
+                    if was_running {
+                        status
+                    } else {
+                        status.completing_done()
+                    }
                 };
-                job.status = status
-                    .apply(JobState::Pending)
-                    .map_err(|e| illegal(*job_id, e))?;
-                if !was_running {
-                    job.status = job.status.completing_done();
-                }
                 job.restart_count = job.restart_count.saturating_add(1);
                 if *launch_failed {
                     job.launch_failures = job.launch_failures.saturating_add(1);
@@ -575,7 +607,11 @@ impl Controller {
                     (None, _) => PendingReason::None,
                 };
                 job.reason_detail.clone_from(detail);
-                job.end_time = *time;
+                if !was_completing {
+                    // A completing job keeps the end of its run: the
+                    // cleanup it waits for started then.
+                    job.end_time = *time;
+                }
                 job.start_time = 0;
                 job.exit_status = 0;
                 job.exit_signal = 0;
@@ -625,9 +661,14 @@ impl Controller {
                 time,
                 arch,
                 os,
+                invalid,
             } => {
                 let i = self.node_idx(node)?;
-                self.nodes[i].registered(*time);
+                if invalid.is_some() {
+                    self.nodes[i].registered_short(*time);
+                } else {
+                    self.nodes[i].registered(*time);
+                }
                 self.nodes[i].arch.clone_from(arch);
                 self.nodes[i].os.clone_from(os);
                 self.heard_from(i, *time);

@@ -16,6 +16,15 @@
 //!                                silent for SlurmdTimeout
 //! ```
 //!
+//! Registration against slurm.conf: a node that reports fewer resources
+//! than its NodeName line gives it (fewer CPUs or threads, less memory or
+//! TmpDisk) is marked INVALID_REG and drained, with Slurm's reasons
+//! ([`NodeRec::short_of_config`]): jobs sized for the configured figures
+//! would fail there. It stays out of service until an administrator
+//! resumes it; the mark goes with the next registration that is not short.
+//! With SlurmdParameters=config_overrides the configuration is trusted and
+//! nothing is checked.
+//!
 //! Completing: a job that ended keeps its share of each node until that
 //! node's slurmd reports its epilog done (`core::epilog`). Meanwhile the
 //! share counts as allocated (nothing else may use it) but not as busy: the
@@ -28,6 +37,42 @@ use slurm_common::state::{NodeBaseState, NodeFlag, NodeState, NodeUpdateState};
 use slurm_sched::{MemReq, NodeAlloc, OverSubscribe, PartitionState, PartitionView};
 
 use super::up_state;
+
+/// The share of its configured RealMemory a node must report, in percent,
+/// when SlurmctldParameters has no node_reg_mem_percent (Slurm's default);
+/// [`DEFAULT_CLOUD_REG_MEM_PERCENT`] for CLOUD nodes.
+pub const DEFAULT_NODE_REG_MEM_PERCENT: f64 = 100.0;
+pub const DEFAULT_CLOUD_REG_MEM_PERCENT: f64 = 90.0;
+
+/// What a slurmd reported about its hardware when it registered. A figure
+/// of 0 was not reported: protobuf cannot tell a zero from an absent field,
+/// and a slurmd always finds at least one CPU and some memory, so a zero
+/// says only that the sender did not fill the field in (our slurmd sends
+/// no TmpDisk unless SlurmdParameters=config_overrides). Such a figure is
+/// not checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReportedHw {
+    pub cpus: u32,
+    /// Sockets in total (boards times sockets per board).
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    pub real_memory_mb: u64,
+    pub tmp_disk_mb: u64,
+}
+
+impl ReportedHw {
+    pub fn from_request(r: &slurm_proto::v1::RegisterNodeRequest) -> ReportedHw {
+        ReportedHw {
+            cpus: r.cpus,
+            sockets: r.sockets,
+            cores_per_socket: r.cores_per_socket,
+            threads_per_core: r.threads_per_core,
+            real_memory_mb: r.real_memory_mb,
+            tmp_disk_mb: r.tmp_disk_mb,
+        }
+    }
+}
 
 /// One node.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,11 +221,70 @@ impl NodeRec {
         self.refresh();
     }
 
+    /// Why a registration reporting `hw` falls short of this node's
+    /// configuration, or `None` when it does not. Slurm's checks, in its
+    /// order and words, joined by ", ": the socket*core*thread count, the
+    /// CPU count, RealMemory (which must reach `mem_percent` of the
+    /// configured size, by default 100, 90 for CLOUD nodes) and TmpDisk.
+    /// More than configured is never a fault: the configuration stands.
+    pub fn short_of_config(&self, hw: &ReportedHw, mem_percent: Option<f64>) -> Option<String> {
+        let mut reasons: Vec<String> = Vec::new();
+        let reported_threads = u64::from(hw.sockets)
+            .saturating_mul(u64::from(hw.cores_per_socket))
+            .saturating_mul(u64::from(hw.threads_per_core));
+        let configured_threads = u64::from(self.sockets)
+            .saturating_mul(u64::from(self.cores_per_socket))
+            .saturating_mul(u64::from(self.threads_per_core));
+        if reported_threads > 0 && reported_threads < configured_threads {
+            reasons.push("Low socket*core*thread count".to_string());
+        }
+        if hw.cpus > 0 && hw.cpus < self.cpus {
+            reasons.push("Low CPUs".to_string());
+        }
+        let percent = mem_percent.unwrap_or(if matches!(self.conf_state, NodeConfState::Cloud) {
+            DEFAULT_CLOUD_REG_MEM_PERCENT
+        } else {
+            DEFAULT_NODE_REG_MEM_PERCENT
+        });
+        // Compared as Slurm does, in floating point: reported / configured
+        // as a percentage against the threshold. Both sizes are MiB, far
+        // below 2^53, so the division is exact enough.
+        #[allow(clippy::cast_precision_loss)]
+        let mem_short = self.real_memory_mb > 0
+            && hw.real_memory_mb > 0
+            && (hw.real_memory_mb as f64 / self.real_memory_mb as f64) * 100.0 < percent;
+        if mem_short {
+            reasons.push(format!(
+                "Low RealMemory (reported:{} < {percent:.2}% of configured:{})",
+                hw.real_memory_mb, self.real_memory_mb
+            ));
+        }
+        if hw.tmp_disk_mb > 0 && hw.tmp_disk_mb < self.tmp_disk_mb {
+            reasons.push("Low TmpDisk".to_string());
+        }
+        (!reasons.is_empty()).then(|| reasons.join(", "))
+    }
+
+    /// slurmd registered but reported less than slurm.conf gives the node
+    /// (`reason`): it answers, and is marked INVALID_REG; an UNKNOWN node
+    /// does not come up (Slurm's node stays `UNKNOWN+DRAIN+INVALID_REG`
+    /// until a registration that is not short).
+    pub(crate) fn registered_short(&mut self, time: i64) {
+        self.last_registration = time;
+        self.state = self
+            .state
+            .without(NodeFlag::NotResponding)
+            .with(NodeFlag::InvalidReg);
+        self.refresh();
+    }
+
     /// slurmd registered: it answers, and an UNKNOWN node comes up. A DOWN
     /// node stays DOWN: whether it returns is ReturnToService's decision,
-    /// journaled as its own event ([`NodeRec::returned`]).
+    /// journaled as its own event ([`NodeRec::returned`]). A mark of an
+    /// earlier short registration goes (the drain, if any, stays).
     pub(crate) fn registered(&mut self, time: i64) {
         self.last_registration = time;
+        self.state = self.state.without(NodeFlag::InvalidReg);
         if self.state.base == NodeBaseState::Unknown {
             self.state = self.up_now();
             self.refresh();
@@ -288,5 +392,158 @@ impl PartRec {
 
     pub fn name(&self) -> &str {
         &self.view.name
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use slurm_common::conf::SlurmConf;
+
+    /// The node of a one-node slurm.conf whose NodeName line ends in `attrs`.
+    fn node(attrs: &str) -> NodeRec {
+        let text = format!("ClusterName=c\nSlurmctldHost=h\nNodeName=n1 {attrs}\n");
+        let conf = SlurmConf::parse(&text, "slurm.conf").unwrap().conf;
+        NodeRec::from_conf(&conf.nodes[0])
+    }
+
+    /// A report of exactly what `n` is configured with.
+    fn as_configured(n: &NodeRec) -> ReportedHw {
+        ReportedHw {
+            cpus: n.cpus,
+            sockets: u32::from(n.sockets),
+            cores_per_socket: u32::from(n.cores_per_socket),
+            threads_per_core: u32::from(n.threads_per_core),
+            real_memory_mb: n.real_memory_mb,
+            tmp_disk_mb: n.tmp_disk_mb,
+        }
+    }
+
+    #[test]
+    fn a_report_of_the_configuration_or_more_is_not_short() {
+        let n = node("Sockets=2 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=8000 TmpDisk=500");
+        let hw = as_configured(&n);
+        assert_eq!(n.short_of_config(&hw, None), None);
+        let more = ReportedHw {
+            cpus: 64,
+            sockets: 4,
+            real_memory_mb: 64_000,
+            tmp_disk_mb: 10_000,
+            ..hw
+        };
+        assert_eq!(n.short_of_config(&more, None), None);
+    }
+
+    #[test]
+    fn every_shortfall_is_named_in_slurms_order_and_words() {
+        let n = node("Sockets=2 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=8000 TmpDisk=500");
+        let hw = ReportedHw {
+            cpus: 8,
+            sockets: 1,
+            cores_per_socket: 4,
+            threads_per_core: 2,
+            real_memory_mb: 7999,
+            tmp_disk_mb: 499,
+        };
+        assert_eq!(
+            n.short_of_config(&hw, None).as_deref(),
+            Some(
+                "Low socket*core*thread count, Low CPUs, \
+                 Low RealMemory (reported:7999 < 100.00% of configured:8000), Low TmpDisk"
+            )
+        );
+        let cpus_only = ReportedHw {
+            cpus: 15,
+            ..as_configured(&n)
+        };
+        assert_eq!(
+            n.short_of_config(&cpus_only, None).as_deref(),
+            Some("Low CPUs")
+        );
+    }
+
+    #[test]
+    fn memory_may_fall_short_by_node_reg_mem_percent_or_ten_percent_in_the_cloud() {
+        let n = node("CPUs=2 RealMemory=4000");
+        let at = |mb| ReportedHw {
+            real_memory_mb: mb,
+            ..as_configured(&n)
+        };
+        assert_eq!(n.short_of_config(&at(3700), Some(90.0)), None);
+        assert_eq!(
+            n.short_of_config(&at(3500), Some(90.0)).as_deref(),
+            Some("Low RealMemory (reported:3500 < 90.00% of configured:4000)")
+        );
+        assert_eq!(n.short_of_config(&at(1), Some(0.0)), None);
+        let cloud = node("CPUs=2 RealMemory=4000 State=CLOUD");
+        assert_eq!(cloud.short_of_config(&at(3600), None), None);
+        assert_eq!(
+            cloud.short_of_config(&at(3599), None).as_deref(),
+            Some("Low RealMemory (reported:3599 < 90.00% of configured:4000)")
+        );
+    }
+
+    #[test]
+    fn figures_not_reported_or_not_configured_are_not_checked() {
+        let n = node("CPUs=4 RealMemory=4000 TmpDisk=100");
+        assert_eq!(n.short_of_config(&ReportedHw::default(), None), None);
+        let no_size = node("CPUs=1");
+        let hw = ReportedHw {
+            cpus: 1,
+            real_memory_mb: 1,
+            tmp_disk_mb: 1,
+            ..ReportedHw::default()
+        };
+        assert_eq!(no_size.short_of_config(&hw, None), None);
+    }
+
+    proptest::proptest! {
+        /// Short exactly when some reported figure (not 0) is below its
+        /// configured one, with one reason per such figure.
+        #[test]
+        fn short_iff_a_reported_figure_is_below_the_configured_one(
+            conf in (1u32..5, 1u32..5, 1u32..3, 1u64..9000, 0u64..900),
+            rep in (0u32..6, 0u32..6, 0u32..4, 0u64..10_000, 0u64..1000),
+        ) {
+            let (s, c, t, mem, tmp) = conf;
+            let n = node(&format!(
+                "Sockets={s} CoresPerSocket={c} ThreadsPerCore={t} RealMemory={mem} TmpDisk={tmp}"
+            ));
+            let hw = ReportedHw {
+                cpus: rep.0 * rep.1 * rep.2,
+                sockets: rep.0,
+                cores_per_socket: rep.1,
+                threads_per_core: rep.2,
+                real_memory_mb: rep.3,
+                tmp_disk_mb: rep.4,
+            };
+            let threads = u64::from(hw.cpus);
+            let expected = [
+                threads > 0 && threads < u64::from(s * c * t),
+                hw.cpus > 0 && hw.cpus < s * c * t,
+                hw.real_memory_mb > 0 && hw.real_memory_mb < mem,
+                hw.tmp_disk_mb > 0 && hw.tmp_disk_mb < tmp,
+            ];
+            let count = expected.iter().filter(|&&b| b).count();
+            match n.short_of_config(&hw, None) {
+                None => proptest::prop_assert_eq!(count, 0),
+                Some(r) => proptest::prop_assert_eq!(r.split(", ").count(), count),
+            }
+        }
+    }
+
+    #[test]
+    fn huge_figures_do_not_overflow() {
+        let n = node("Sockets=64 CoresPerSocket=64 ThreadsPerCore=8 RealMemory=1");
+        let hw = ReportedHw {
+            cpus: u32::MAX,
+            sockets: u32::MAX,
+            cores_per_socket: u32::MAX,
+            threads_per_core: u32::MAX,
+            real_memory_mb: u64::MAX,
+            tmp_disk_mb: u64::MAX,
+        };
+        assert_eq!(n.short_of_config(&hw, None), None);
     }
 }

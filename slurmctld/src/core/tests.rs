@@ -80,7 +80,8 @@ impl Env {
             assert_eq!(
                 r,
                 Reply::Registered {
-                    abort_job_ids: vec![]
+                    abort_job_ids: vec![],
+                    invalid: None
                 }
             );
         }
@@ -790,7 +791,8 @@ fn registration_reconciles_jobs() {
     assert_eq!(
         r,
         Reply::Registered {
-            abort_job_ids: vec![4242]
+            abort_job_ids: vec![4242],
+            invalid: None
         }
     );
     assert_eq!(env.job(id).state(), JobState::NodeFail);
@@ -1388,4 +1390,460 @@ fn a_finished_job_requeued_waits_out_the_delay() {
     let job = env.job(id);
     assert_eq!(job.state(), JobState::Cancelled);
     assert_eq!(job.end_time, env.now);
+}
+
+// ------------------------------------------------------------ requeue rules
+
+fn requeue_as(env: &mut Env, caller: Caller, id: u32, hold: bool) -> Vec<(u32, i32)> {
+    let r = env.run(Command::Requeue {
+        caller,
+        filter: filter(&[id]),
+        hold,
+    });
+    ok_results(&r)
+}
+
+/// A job that ended but whose node has not reported its cleanup yet is
+/// requeued at once (PENDING, still COMPLETING on its node), joins the
+/// queue when the node reports, and waits the requeue delay from then.
+#[test]
+fn a_completing_job_is_requeued_and_joins_the_queue_after_its_epilog() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.now += 5;
+    assert_eq!(env.complete(id, 0, 0), Reply::Ok);
+    let ended_at = env.now;
+    assert!(env.job(id).status.is_completing());
+    env.take_actions();
+    env.now += 3;
+    let requeued_at = env.now;
+    let before = env.events.len();
+    assert_eq!(requeue_as(&mut env, ALICE, id, false), vec![(id, 0)]);
+    assert_eq!(
+        env.events[before..],
+        [Event::JobRequeued {
+            job_id: id,
+            time: requeued_at,
+            hold: None,
+            launch_failed: false,
+            detail: String::new(),
+            begin_time: Some(requeued_at + 121),
+        }]
+    );
+    // Its node was told to end it already: nothing new to send.
+    assert!(env.take_actions().is_empty());
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Pending);
+    assert!(job.status.is_completing());
+    assert!(job.status.flags.contains(JobFlag::Requeued));
+    assert_eq!(job.status.code().short_code(), "CG");
+    assert_eq!(job.restart_count, 1);
+    assert_eq!(job.reason, PendingReason::BeginTime);
+    // The cleanup it waits for began when the run ended.
+    assert_eq!(job.end_time, ended_at);
+    assert_eq!(alloc_nodes(job), vec![0]);
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 1);
+    // Requeued already: a second requeue finds it pending.
+    assert_eq!(
+        requeue_as(&mut env, ALICE, id, false),
+        vec![(id, ErrorCode::JobPending.number())]
+    );
+    // The node reports 10 s later: the job is back in the queue and its
+    // delay runs from now.
+    env.now += 10;
+    let released_at = env.now;
+    let before = env.events.len();
+    assert_eq!(env.epilog(id, "n1", 0), Reply::Ok);
+    assert_eq!(
+        env.events[before..],
+        [
+            Event::JobNodeReleased {
+                job_id: id,
+                node: "n1".into(),
+                time: released_at,
+            },
+            Event::JobUpdated {
+                job_id: id,
+                changes: vec![JobChange::BeginTime(released_at + 121)],
+            },
+        ]
+    );
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Pending);
+    assert!(!job.status.is_completing());
+    assert_eq!(job.reason, PendingReason::BeginTime);
+    assert_eq!(job.eligible_time, released_at + 121);
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
+    assert_eq!(env.ctl.next_deadline(env.now), Some(released_at + 121));
+    env.now += 120;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    env.now += 1;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert_eq!(env.job(id).restart_count, 1);
+
+    let replayed = replay_encoded(CONF, &env.events);
+    replayed.sanity_check().unwrap();
+    assert_eq!(replayed.nodes(), env.ctl.nodes());
+    let (a, b) = (env.job(id), replayed.job(id).unwrap());
+    assert_eq!(
+        (a.status, a.eligible_time, a.restart_count, &a.alloc),
+        (b.status, b.eligible_time, b.restart_count, &b.alloc)
+    );
+}
+
+/// A node that reports at once: the requeue delay counts from the requeue
+/// and no second begin time is recorded.
+#[test]
+fn a_completing_job_released_at_once_keeps_its_requeue_begin_time() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.complete(id, 1, 0);
+    assert_eq!(requeue_as(&mut env, ALICE, id, false), vec![(id, 0)]);
+    let before = env.events.len();
+    env.epilog(id, "n1", 0);
+    assert!(matches!(
+        env.events[before..],
+        [Event::JobNodeReleased { .. }]
+    ));
+    assert_eq!(env.job(id).eligible_time, env.now + 121);
+}
+
+/// Slurm requeues a batch job in any finished state, whatever ended it.
+#[test]
+fn finished_jobs_of_every_kind_are_requeued() {
+    let mut env = Env::new();
+    let cancelled_pending = env.submit(script());
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[cancelled_pending]),
+        signal: None,
+    });
+    env.register_all();
+    let completed = env.submit(script());
+    let failed = env.submit(script());
+    let cancelled = env.submit(script());
+    let timed_out = env.submit(v1::JobDescription {
+        time_limit: Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(1)),
+        }),
+        ..script()
+    });
+    env.finish(completed, 0, 0);
+    env.finish(failed, 3, 0);
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[cancelled]),
+        signal: None,
+    });
+    env.epilogs(cancelled);
+    env.now += 60;
+    env.run(Command::Tick);
+    env.epilogs(timed_out);
+    let node_failed = env.submit(script());
+    let node = env.ctl.nodes()[env.job(node_failed).alloc[0].node_index]
+        .name
+        .clone();
+    env.run(Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: node,
+            state: v1::NodeStateUpdate::Down as i32,
+            reason: Some("dead".into()),
+            ..Default::default()
+        },
+    });
+    let cases = [
+        (cancelled_pending, JobState::Cancelled),
+        (completed, JobState::Completed),
+        (failed, JobState::Failed),
+        (cancelled, JobState::Cancelled),
+        (timed_out, JobState::Timeout),
+        (node_failed, JobState::NodeFail),
+    ];
+    for (id, state) in cases {
+        assert_eq!(env.job(id).state(), state, "job {id}");
+        assert!(!env.job(id).status.is_completing(), "job {id}");
+    }
+    env.now += 1;
+    for (id, state) in cases {
+        assert_eq!(
+            requeue_as(&mut env, ALICE, id, false),
+            vec![(id, 0)],
+            "{state}"
+        );
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Pending, "{state}");
+        assert!(!job.status.is_completing(), "{state}");
+        assert_eq!(job.reason, PendingReason::BeginTime, "{state}");
+        assert_eq!(job.eligible_time, env.now + 121, "{state}");
+        assert_eq!(job.end_time, env.now, "{state}");
+    }
+}
+
+/// Refusals, with Slurm's codes: the job may not be requeued
+/// (ESLURM_DISABLED, also when its partition is gone), it is pending
+/// (ESLURM_JOB_PENDING), or it is somebody else's (ESLURM_ACCESS_DENIED).
+#[test]
+fn requeue_refusals_use_slurms_codes() {
+    let mut env = Env::new();
+    let pending = env.submit(script());
+    let no_requeue = env.submit(v1::JobDescription {
+        requeue: Some(false),
+        ..script()
+    });
+    assert_eq!(
+        requeue_as(&mut env, ALICE, pending, false),
+        vec![(pending, ErrorCode::JobPending.number())]
+    );
+    // Not requeueable: refused as disabled in any state, pending included.
+    assert_eq!(
+        requeue_as(&mut env, ALICE, no_requeue, false),
+        vec![(no_requeue, ErrorCode::Disabled.number())]
+    );
+    env.register_all();
+    assert_eq!(env.job(no_requeue).state(), JobState::Running);
+    assert_eq!(
+        requeue_as(&mut env, ALICE, no_requeue, true),
+        vec![(no_requeue, ErrorCode::Disabled.number())]
+    );
+    env.finish(no_requeue, 0, 0);
+    assert_eq!(
+        requeue_as(&mut env, ALICE, no_requeue, false),
+        vec![(no_requeue, ErrorCode::Disabled.number())]
+    );
+    assert_eq!(
+        requeue_as(&mut env, BOB, pending, false),
+        vec![(pending, ErrorCode::AccessDenied.number())]
+    );
+    // A finished job whose partition left slurm.conf.
+    let short = env.submit(v1::JobDescription {
+        partitions: vec!["short".into()],
+        ..script()
+    });
+    env.finish(short, 0, 0);
+    let conf = SlurmConf::parse(
+        &CONF.replace("PartitionName=short Nodes=n[1-2] MaxTime=10 State=UP\n", ""),
+        "slurm.conf",
+    )
+    .unwrap()
+    .conf;
+    assert_eq!(
+        env.run(Command::Reconfigure {
+            caller: Caller::ROOT,
+            conf: Box::new(conf),
+        }),
+        Reply::Ok
+    );
+    assert_eq!(
+        requeue_as(&mut env, ALICE, short, false),
+        vec![(short, ErrorCode::Disabled.number())]
+    );
+    assert_eq!(env.job(short).state(), JobState::Completed);
+}
+
+/// requeuehold: back in the queue held by its user, with Slurm's reason
+/// text, which goes when it is released.
+#[test]
+fn requeuehold_holds_with_slurms_reason_until_released() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    assert_eq!(requeue_as(&mut env, ALICE, id, true), vec![(id, 0)]);
+    env.epilogs(id);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Pending);
+    assert_eq!(job.hold, Some(slurm_sched::Hold::User));
+    assert_eq!(job.reason, PendingReason::JobHeldUser);
+    assert_eq!(job.reason_detail, "job requeued in held state");
+    assert_eq!(job.priority(), 0);
+    env.now += 200;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    let r = env.run(Command::Release {
+        caller: ALICE,
+        filter: filter(&[id]),
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert_eq!(env.job(id).reason_detail, "");
+}
+
+// ------------------------------------------------ registration vs slurm.conf
+
+fn register_with(env: &mut Env, node: &str, cpus: u32, mem: u64) -> Reply {
+    env.run(Command::RegisterNode {
+        caller: Caller::ROOT,
+        request: Box::new(v1::RegisterNodeRequest {
+            node_name: node.into(),
+            cpus,
+            sockets: 1,
+            cores_per_socket: cpus,
+            threads_per_core: 1,
+            real_memory_mb: mem,
+            ..Default::default()
+        }),
+    })
+}
+
+/// A node that reports fewer CPUs and less memory than slurm.conf gives it
+/// is marked INVALID_REG, drained by SlurmUser with Slurm's reason, and
+/// takes no job; a later registration that is not short clears the mark,
+/// the drain stays until an administrator resumes the node.
+#[test]
+fn a_node_registering_short_of_its_configuration_is_drained_as_invalid() {
+    let mut env = Env::new();
+    let reason = "Low socket*core*thread count, Low CPUs, \
+                  Low RealMemory (reported:3000 < 100.00% of configured:4000)";
+    let before = env.events.len();
+    let r = register_with(&mut env, "n1", 1, 3000);
+    assert_eq!(
+        r,
+        Reply::Registered {
+            abort_job_ids: vec![],
+            invalid: Some(reason.into()),
+        }
+    );
+    assert_eq!(
+        env.events[before..],
+        [
+            Event::NodeRegistered {
+                node: "n1".into(),
+                time: env.now,
+                arch: String::new(),
+                os: String::new(),
+                invalid: Some(reason.into()),
+            },
+            Event::NodeUpdated {
+                node: "n1".into(),
+                update: slurm_common::state::NodeUpdateState::Drain,
+                reason: Some(reason.into()),
+                uid: 0,
+                time: env.now,
+            },
+        ]
+    );
+    let n1 = &env.ctl.nodes()[0];
+    assert_eq!(n1.state.display_long(), "UNKNOWN+DRAIN+INVALID_REG");
+    assert_eq!(n1.state.sinfo_short(), "inval");
+    assert_eq!(n1.reason.as_deref(), Some(reason));
+    assert_eq!((n1.reason_uid, n1.reason_time), (0, env.now));
+    // The others register as configured; a job goes to one of them.
+    for n in ["n2", "n3", "n4"] {
+        assert_eq!(
+            register_with(&mut env, n, 2, 4000),
+            Reply::Registered {
+                abort_job_ids: vec![],
+                invalid: None,
+            }
+        );
+    }
+    let id = env.submit(script());
+    assert_eq!(launched(&env.take_actions()), vec![(id, 1)]);
+    // Registering short again changes nothing more: drained already.
+    let before = env.events.len();
+    register_with(&mut env, "n1", 1, 3000);
+    assert!(matches!(
+        env.events[before..],
+        [Event::NodeRegistered { .. }]
+    ));
+    // Fixed: up, still drained with its reason.
+    env.now += 5;
+    register_with(&mut env, "n1", 4, 8000);
+    let n1 = &env.ctl.nodes()[0];
+    assert_eq!(n1.state.display_long(), "IDLE+DRAIN");
+    assert_eq!(n1.reason.as_deref(), Some(reason));
+    let r = env.run(Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: "n1".into(),
+            state: v1::NodeStateUpdate::Resume as i32,
+            ..Default::default()
+        },
+    });
+    assert_eq!(r, Reply::Ok);
+    assert_eq!(env.ctl.nodes()[0].state.display_long(), "IDLE");
+    assert_eq!(env.ctl.nodes()[0].reason, None);
+
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(replayed.nodes(), env.ctl.nodes());
+    let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), Env::new().ctl, false)
+        .unwrap()
+        .controller;
+    assert_eq!(loaded.nodes(), env.ctl.nodes());
+}
+
+/// A node out of service already (DOWN here) is marked but not drained,
+/// and ReturnToService does not bring it back while it is short.
+#[test]
+fn a_down_node_registering_short_stays_down_and_is_not_drained() {
+    let mut env = Env::with_conf(&format!("{CONF}ReturnToService=2\n"));
+    env.register_all();
+    env.run(Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: "n2".into(),
+            state: v1::NodeStateUpdate::Down as i32,
+            reason: Some("dead".into()),
+            ..Default::default()
+        },
+    });
+    let before = env.events.len();
+    let r = register_with(&mut env, "n2", 1, 4000);
+    assert!(matches!(
+        r,
+        Reply::Registered { invalid: Some(ref why), .. }
+            if why == "Low socket*core*thread count, Low CPUs"
+    ));
+    assert!(matches!(
+        env.events[before..],
+        [Event::NodeRegistered { .. }]
+    ));
+    let n2 = &env.ctl.nodes()[1];
+    assert_eq!(n2.state.display_long(), "DOWN+INVALID_REG");
+    assert_eq!(n2.reason.as_deref(), Some("dead"));
+    // As configured again: ReturnToService=2 brings it back.
+    register_with(&mut env, "n2", 2, 4000);
+    assert_eq!(env.ctl.nodes()[1].state.display_long(), "IDLE");
+}
+
+/// SlurmdParameters=config_overrides: slurm.conf's figures stand and a
+/// short report is accepted.
+#[test]
+fn config_overrides_skips_the_check() {
+    let mut env = Env::with_conf(&format!("{CONF}SlurmdParameters=config_overrides\n"));
+    assert_eq!(
+        register_with(&mut env, "n1", 1, 10),
+        Reply::Registered {
+            abort_job_ids: vec![],
+            invalid: None,
+        }
+    );
+    assert_eq!(env.ctl.nodes()[0].state.display_long(), "IDLE");
+}
+
+/// SlurmctldParameters=node_reg_mem_percent lowers the memory a node must
+/// report, and shows in the reason.
+#[test]
+fn node_reg_mem_percent_sets_the_memory_threshold() {
+    let mut env = Env::with_conf(&format!(
+        "{CONF}SlurmctldParameters=node_reg_mem_percent=80\n"
+    ));
+    assert!(matches!(
+        register_with(&mut env, "n1", 2, 3200),
+        Reply::Registered { invalid: None, .. }
+    ));
+    assert!(matches!(
+        register_with(&mut env, "n2", 2, 3199),
+        Reply::Registered { invalid: Some(ref why), .. }
+            if why == "Low RealMemory (reported:3199 < 80.00% of configured:4000)"
+    ));
+    let bad = Env::with_conf(&format!(
+        "{CONF}SlurmctldParameters=node_reg_mem_percent=lots\n"
+    ));
+    assert_eq!(bad.ctl.cfg.node_reg_mem_percent, None);
 }

@@ -78,6 +78,10 @@ pub(crate) struct Derived<'a> {
     pub alloc: &'a [NodeAlloc],
     pub run_time_secs: u64,
     pub limit: TimeLimit,
+    /// StartTime: when it started, or for a pending job waiting for its
+    /// begin time (`--begin`, a requeue's delay) that time, as Slurm shows
+    /// it; 0 (`Unknown`, squeue `N/A`) for any other pending job.
+    pub start_time: i64,
     pub end_time: i64,
     pub num_cpus: u32,
     pub num_nodes: u32,
@@ -100,10 +104,20 @@ impl<'a> Derived<'a> {
             _ => 0,
         };
         let limit = effective_limit(job, part);
+        // Slurm shows a job waiting for its begin time as starting then,
+        // and ending a time limit later. For a job that is also held this
+        // is not established; it is shown the same way (its release cannot
+        // make it start sooner). Once the time has passed nothing predicts
+        // the start (there are no backfill estimates): Unknown, as for any
+        // other pending job.
+        let start_time = match job.status.state {
+            JobState::Pending => job.shape.begin_time.filter(|&b| b > now).unwrap_or(0),
+            _ => job.start_time,
+        };
         let end_time = match (job.status.state, limit.as_secs()) {
-            (JobState::Running, Some(secs)) => job
-                .start_time
-                .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
+            (JobState::Running | JobState::Pending, Some(secs)) if start_time > 0 => {
+                start_time.saturating_add(i64::try_from(secs).unwrap_or(i64::MAX))
+            }
             (s, _) if s.is_finished() => job.end_time,
             _ => 0,
         };
@@ -133,6 +147,7 @@ impl<'a> Derived<'a> {
             alloc,
             run_time_secs: u64::try_from(run_time.max(0)).unwrap_or(0),
             limit,
+            start_time,
             end_time,
             num_cpus,
             num_nodes,
@@ -251,7 +266,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         submit_time: pick!(43, job.submit_time),
         eligible_time: pick!(44, job.eligible_time),
         accrue_time: pick!(45, job.eligible_time),
-        start_time: pick!(46, job.start_time),
+        start_time: pick!(46, derived.start_time),
         end_time: pick!(47, derived.end_time),
         last_sched_eval: pick!(51, job.last_sched_eval),
         begin_time: pick!(53, job.shape.begin_time.unwrap_or(0)),
@@ -483,5 +498,127 @@ pub fn partition_info(snap: &Snapshot, part: &PartRec) -> v1::PartitionInfo {
         lln: c.lln,
         grace_time_secs: u32::try_from(c.grace_time.as_secs()).unwrap_or(u32::MAX),
         ..v1::PartitionInfo::default()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use prost::Message;
+    use slurm_proto::v1;
+
+    use super::*;
+    use crate::core::tests::{script, Env};
+    use crate::core::{Caller, Command, Reply};
+
+    fn submit(env: &mut Env, f: impl FnOnce(&mut v1::JobDescription)) -> u32 {
+        let mut d = script();
+        f(&mut d);
+        match env.submit_as(
+            Caller {
+                uid: 1000,
+                gid: 1000,
+            },
+            d,
+        ) {
+            Reply::Submitted { job_id, .. } => job_id,
+            other => panic!("submit refused: {other:?}"),
+        }
+    }
+
+    fn minutes(m: u32) -> Option<v1::TimeLimit> {
+        Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(m)),
+        })
+    }
+
+    /// (StartTime, EndTime, EligibleTime) as scontrol and squeue get them,
+    /// checked to be the same through the direct GetJobs encoding.
+    fn times(env: &Env, id: u32, now: i64) -> (i64, i64, i64) {
+        let snap = env.ctl.snapshot();
+        let job = snap.jobs.get(&id).unwrap();
+        let info = job_info(&snap, job, now);
+        let want = JobFields::of(&[1, 44, 46, 47]);
+        let direct_want = JobFields::of(&[1, 46, 47]);
+        let prost = v1::GetJobsReply {
+            jobs: vec![job_info_fields(&snap, job, now, direct_want)],
+            last_update: 0,
+            unchanged: false,
+        }
+        .encode_to_vec();
+        let (mut direct, mut body) = (Vec::new(), Vec::new());
+        super::super::jobs::encode_job(&mut direct, &mut body, &snap, job, now, direct_want);
+        assert_eq!(direct, prost, "job {id}");
+        let partial = job_info_fields(&snap, job, now, want);
+        assert_eq!(
+            (partial.start_time, partial.end_time, partial.eligible_time),
+            (info.start_time, info.end_time, info.eligible_time)
+        );
+        (info.start_time, info.end_time, info.eligible_time)
+    }
+
+    /// A job waiting for its --begin time shows it as StartTime (and
+    /// EligibleTime), ending a time limit later (Unknown without a limit),
+    /// as Slurm does; other pending jobs, and any once the time has passed,
+    /// show Unknown (0); a running job its real start.
+    #[test]
+    fn a_job_waiting_for_its_begin_time_shows_it_as_start_time() {
+        let mut env = Env::new();
+        let now = env.now;
+        let begin = now + 3600;
+        let limited = submit(&mut env, |d| {
+            d.begin_time = begin;
+            d.time_limit = minutes(30);
+        });
+        let unlimited = submit(&mut env, |d| d.begin_time = begin);
+        let held = submit(&mut env, |d| {
+            d.begin_time = begin;
+            d.hold = true;
+        });
+        let plain = submit(&mut env, |_| {});
+        let held_plain = submit(&mut env, |d| d.hold = true);
+        let past = submit(&mut env, |d| d.begin_time = now - 10);
+        assert_eq!(times(&env, limited, now), (begin, begin + 1800, begin));
+        assert_eq!(times(&env, unlimited, now), (begin, 0, begin));
+        assert_eq!(times(&env, held, now), (begin, 0, begin));
+        assert_eq!(times(&env, plain, now), (0, 0, now));
+        assert_eq!(times(&env, held_plain, now).0, 0);
+        assert_eq!(times(&env, past, now), (0, 0, now));
+        // Its time passed, still pending (no node is up): Unknown again.
+        assert_eq!(times(&env, limited, begin), (0, 0, begin));
+        // Started: its real start.
+        env.register_all();
+        env.now = begin + 5;
+        env.run(Command::Tick);
+        let job = env.job(limited);
+        assert_eq!(job.state(), JobState::Running);
+        assert_eq!(
+            times(&env, limited, env.now),
+            (begin + 5, begin + 5 + 1800, begin)
+        );
+    }
+
+    /// A requeued job waits out the requeue delay: StartTime is its end.
+    #[test]
+    fn a_requeued_job_shows_the_end_of_its_delay_as_start_time() {
+        let mut env = Env::new();
+        env.register_all();
+        let id = submit(&mut env, |d| d.time_limit = minutes(1));
+        env.finish(id, 0, 0);
+        env.now += 2;
+        let r = env.run(Command::Requeue {
+            caller: Caller::ROOT,
+            filter: v1::JobFilter {
+                job_ids: vec![id],
+                ..Default::default()
+            },
+            hold: false,
+        });
+        assert!(matches!(r, Reply::JobResults(ref v) if v[0].error_code == 0));
+        let eligible = env.now + 121;
+        assert_eq!(
+            times(&env, id, env.now),
+            (eligible, eligible + 60, eligible)
+        );
     }
 }

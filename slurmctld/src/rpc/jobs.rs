@@ -317,7 +317,7 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
         put_i64(out, 43, job.submit_time);
     }
     if want.has(46) {
-        put_i64(out, 46, job.start_time);
+        put_i64(out, 46, derived.start_time);
     }
     if want.has(47) {
         put_i64(out, 47, derived.end_time);

@@ -575,10 +575,13 @@ impl slurm_proto::SlurmNodeReports for Service {
             })
             .await?
         {
-            Reply::Registered { abort_job_ids } => Ok(Response::new(v1::RegisterNodeReply {
+            Reply::Registered {
                 abort_job_ids,
-                invalid: false,
-                invalid_reason: String::new(),
+                invalid,
+            } => Ok(Response::new(v1::RegisterNodeReply {
+                abort_job_ids,
+                invalid: invalid.is_some(),
+                invalid_reason: invalid.unwrap_or_default(),
             })),
             other => Err(unexpected(&other)),
         }
