@@ -520,7 +520,10 @@ mod tests {
         assert_eq!(n(table, &none), 2);
         assert_eq!(n("", &none), 0);
         // Listed twice while the table changed: one connection.
-        let twice = format!("{table}{}\n", table.lines().nth(1).unwrap());
+        let twice = format!(
+            "{table}{}\n",
+            table.lines().nth(1).expect("the table has a second row")
+        );
         assert_eq!(n(&twice, &none), 2);
         // Accepted on its own port 0x9C41 (40001) from a peer whose port is
         // in the set: not one it made.

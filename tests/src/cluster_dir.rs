@@ -158,6 +158,9 @@ impl ClusterDir {
         let _ = writeln!(c, "ReturnToService=2");
         let _ = writeln!(c, "MinJobAge=300");
         let _ = writeln!(c, "KillWait=30");
+        if !host_holds(s.cpus_per_node, s.real_memory_mb) {
+            let _ = writeln!(c, "{OVERRIDES_LINE}");
+        }
         for (i, name) in self.node_names().iter().enumerate() {
             let _ = writeln!(
                 c,
@@ -175,6 +178,27 @@ impl ClusterDir {
         }
         c
     }
+}
+
+/// The slurm.conf line that makes every slurmd report its configured
+/// sizes instead of the ones it detects.
+pub const OVERRIDES_LINE: &str = "SlurmdParameters=config_overrides";
+
+/// Whether this machine has at least `cpus` CPUs and `mem_mb` MiB of memory.
+/// A node that registers with less than slurm.conf gives it is drained as
+/// invalid (Low CPUs, Low RealMemory), as in Slurm; test clusters whose
+/// made-up node sizes exceed the machine they run on take the configured
+/// sizes instead (`SlurmdParameters=config_overrides`, what Slurm's own
+/// several-slurmd-per-host test set-ups use).
+pub fn host_holds(cpus: u32, mem_mb: u64) -> bool {
+    let host_cpus = std::thread::available_parallelism()
+        .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+        .unwrap_or(1);
+    let host_mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| crate::local::parse_mem_total_mb(&m))
+        .unwrap_or(0);
+    cpus <= host_cpus && mem_mb <= host_mem
 }
 
 #[cfg(test)]

@@ -911,6 +911,9 @@ pub fn render_net_conf(
         let _ = writeln!(c, "MessageTimeout={t}");
     }
     let cpus = spec.cpus_per_node;
+    if !crate::cluster_dir::host_holds(cpus, spec.real_memory_mb) {
+        let _ = writeln!(c, "{}", crate::cluster_dir::OVERRIDES_LINE);
+    }
     for name in spec.node_names() {
         let _ = writeln!(
             c,
