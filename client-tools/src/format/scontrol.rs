@@ -197,18 +197,14 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     r.kv("QOS", or_null(&job.qos));
     r.line();
     r.kv("JobState", shown_state(job).long_name());
-    // A free-text reason ("job requeued in held state") is shown with its
-    // blanks as underscores, so that the line still splits on spaces.
-    let reason = super::reason_text(job);
-    if job.state_description.is_empty() {
-        r.kv("Reason", reason);
-    } else {
-        let joined: String = reason
-            .chars()
-            .map(|c| if c.is_whitespace() { '_' } else { c })
-            .collect();
-        r.kv("Reason", &joined);
-    }
+    r.kv(
+        "Reason",
+        if job.state_reason.is_empty() {
+            "None"
+        } else {
+            &job.state_reason
+        },
+    );
     r.kv("Dependency", or_null(&job.dependency));
     r.line();
     r.kv_num("Requeue", u8::from(job.requeue));
@@ -750,26 +746,5 @@ mod tests {
         );
         assert_eq!(expand_path("/abs/%A.out", &job), "/abs/7.out");
         assert_eq!(expand_path("trailing%", &job), "/w/trailing%");
-    }
-
-    #[test]
-    fn a_free_text_reason_is_shown_with_underscores() {
-        let ctx = Ctx {
-            now: 0,
-            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        };
-        let mut job = JobInfo {
-            job_id: 7,
-            state_reason: "JobHeldAdmin".into(),
-            state_description: "job requeued in held state".into(),
-            ..JobInfo::default()
-        };
-        let mut out = String::new();
-        write_job(&mut out, &job, true, &ctx);
-        assert!(out.contains(" Reason=job_requeued_in_held_state "), "{out}");
-        job.state_description.clear();
-        out.clear();
-        write_job(&mut out, &job, true, &ctx);
-        assert!(out.contains(" Reason=JobHeldAdmin "), "{out}");
     }
 }
