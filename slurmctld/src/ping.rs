@@ -27,8 +27,13 @@
 //!   again when the grace period ends ([`recheck_due`]), so a lost launch is
 //!   found within about that period rather than a whole interval later.
 //!
+//! The answers also carry each node's load and free memory (CPULoad,
+//! FreeMem); they go to the owner task as [`Command::NodeLoads`], which
+//! keeps them in memory for the queries without journaling them.
+//!
 //! [`Command::NodeResponses`]: crate::core::Command::NodeResponses
 //! [`Command::NodeJobs`]: crate::core::Command::NodeJobs
+//! [`Command::NodeLoads`]: crate::core::Command::NodeLoads
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
@@ -43,7 +48,8 @@ use tokio::time::Instant;
 
 use crate::agent::{Agent, NodeOutcome};
 use crate::core::{
-    missing_job_grace_secs, ping_targets, recheck_due, Command, NodeJobReport, PingTargets,
+    missing_job_grace_secs, ping_targets, recheck_due, Command, NodeJobReport, NodeLoad,
+    NodeLoadReport, PingTargets,
 };
 use crate::rpc::Shared;
 
@@ -95,6 +101,23 @@ pub fn job_reports(answers: &[NodeOutcome]) -> Vec<NodeJobReport> {
             Some(NodeJobReport {
                 node: o.node,
                 job_ids,
+            })
+        })
+        .collect()
+}
+
+/// The load figures of the nodes that answered a ping with measured ones;
+/// the others keep what the controller has.
+pub fn load_reports(answers: &[NodeOutcome]) -> Vec<NodeLoadReport> {
+    answers
+        .iter()
+        .filter_map(|o| {
+            let Some(node_reply::Body::Ping(p)) = &o.result.as_ref().ok()?.body else {
+                return None;
+            };
+            Some(NodeLoadReport {
+                node: o.node,
+                load: NodeLoad::from_ping(p)?,
             })
         })
         .collect()
@@ -236,6 +259,17 @@ async fn run(agent: Agent, shared: Weak<Shared>, every: Duration, grace: i64) {
             );
         }
         agent.report(&answers).await;
+        let loads = load_reports(&answers);
+        if !loads.is_empty() {
+            let Some(commands) = shared.upgrade().map(|s| s.commands.clone()) else {
+                return;
+            };
+            let (tx, _rx) = oneshot::channel();
+            let cmd = Command::NodeLoads { reports: loads };
+            if commands.send((cmd, tx)).await.is_err() {
+                return;
+            }
+        }
         let reports = job_reports(&answers);
         if reports.is_empty() {
             continue;
@@ -321,6 +355,48 @@ mod tests {
                 NodeJobReport {
                     node: 1,
                     job_ids: vec![]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn only_measured_figures_of_ping_answers_become_load_reports() {
+        let ping = |reports_load, load, free| {
+            node_reply::Body::Ping(PingNodeReply {
+                cpu_load_hundredths: load,
+                free_memory_mb: free,
+                reports_load,
+                ..Default::default()
+            })
+        };
+        let answers = vec![
+            answer(0, ping(true, 226, 22719)),
+            // Idle and nearly full: zeros are figures too.
+            answer(1, ping(true, 0, 0)),
+            // Not measured (emulated node, failed probe, older slurmd).
+            answer(2, ping(false, 500, 1)),
+            answer(3, node_reply::Body::Reconfigure(Default::default())),
+            NodeOutcome {
+                node: 4,
+                result: Err((ErrorCode::SocketTimeout, "silent".into())),
+                via: Vec::new(),
+            },
+        ];
+        let load = |cpu_load_hundredths, free_memory_mb| NodeLoad {
+            cpu_load_hundredths,
+            free_memory_mb,
+        };
+        assert_eq!(
+            load_reports(&answers),
+            vec![
+                NodeLoadReport {
+                    node: 0,
+                    load: load(226, 22719)
+                },
+                NodeLoadReport {
+                    node: 1,
+                    load: load(0, 0)
                 },
             ]
         );

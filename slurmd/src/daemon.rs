@@ -454,17 +454,36 @@ impl Node {
         Ok(Some(claims.issued_at))
     }
 
-    fn hw(&self, setup: &NodeSetup) -> HwInfo {
+    /// The hardware to report, and whether its live figures (load, free
+    /// memory) were measured: not for an emulated node, nor when the probe
+    /// failed and slurm.conf's figures stand in.
+    fn hw(&self, setup: &NodeSetup) -> (HwInfo, bool) {
         match &self.hardware {
-            Hardware::Configured => configured_hw(setup),
+            Hardware::Configured => (configured_hw(setup), false),
             Hardware::Detected(probe) => match probe.probe() {
-                Ok(hw) => hw,
+                Ok(hw) => (hw, true),
                 Err(e) => {
                     tracing::warn!(error = %e, "hardware probe failed; reporting the configuration");
-                    configured_hw(setup)
+                    (configured_hw(setup), false)
                 }
             },
         }
+    }
+
+    /// TmpDisk to report: the size of TmpFS (`%n` and `%h` expanded, as for
+    /// slurmd's other per-node paths), or slurm.conf's figure for an
+    /// emulated node and with SlurmdParameters=config_overrides. 0 (not
+    /// reported) when the file system cannot be looked at.
+    fn tmp_disk(&self, setup: &NodeSetup, short_host: &str) -> u64 {
+        if setup.config_overrides() || matches!(self.hardware, Hardware::Configured) {
+            return setup.node.tmp_disk;
+        }
+        let path =
+            crate::config::expand_node_path(&setup.conf.tmp_fs, &setup.node.name, short_host);
+        crate::hw::tmp_disk_mb(Path::new(&path)).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot size TmpFS; reporting no TmpDisk");
+            0
+        })
     }
 
     /// The registration message: detected hardware (or the configured one
@@ -472,7 +491,7 @@ impl Node {
     pub fn registration(&self) -> RegisterNodeRequest {
         let live = self.live();
         let setup = &live.setup;
-        let detected = self.hw(setup);
+        let (detected, measured) = self.hw(setup);
         let reported = if setup.config_overrides() {
             HwInfo {
                 free_memory_mb: detected.free_memory_mb,
@@ -486,9 +505,11 @@ impl Node {
         };
         let (arch, os) = crate::hw::uname();
         let node = &setup.node;
+        let hostname = crate::hw::short_host_name();
         RegisterNodeRequest {
             node_name: node.name.clone(),
-            hostname: crate::hw::short_host_name(),
+            tmp_disk_mb: self.tmp_disk(setup, &hostname),
+            hostname,
             version: VERSION.to_string(),
             arch,
             os,
@@ -499,11 +520,6 @@ impl Node {
             cores_per_socket: reported.cores_per_socket,
             threads_per_core: reported.threads_per_core,
             real_memory_mb: reported.real_memory_mb,
-            tmp_disk_mb: if setup.config_overrides() {
-                node.tmp_disk
-            } else {
-                0
-            },
             boot_time: reported.boot_time,
             slurmd_start_time: self.host.start_time,
             running_jobs: self
@@ -517,6 +533,7 @@ impl Node {
                 .collect(),
             free_memory_mb: reported.free_memory_mb,
             cpu_load_hundredths: reported.cpu_load_hundredths,
+            reports_load: measured,
             config_hash: config_hash(&setup.conf_path),
             ..Default::default()
         }
@@ -1050,7 +1067,7 @@ impl Node {
     /// in progress included, so the controller can find jobs it believes
     /// run here that do not (and jobs here it does not know).
     pub fn ping(&self) -> PingNodeReply {
-        let hw = self.hw(&self.live().setup);
+        let (hw, measured) = self.hw(&self.live().setup);
         let jobs = self.jobs_here();
         PingNodeReply {
             node_name: self.name.clone(),
@@ -1060,6 +1077,7 @@ impl Node {
             running_job_ids: jobs.running,
             launching_job_ids: jobs.launching,
             reports_jobs: true,
+            reports_load: measured,
         }
     }
 }
@@ -1901,6 +1919,88 @@ mod tests {
 
         node.lock_jobs().finish_launch(12);
         assert_eq!(node.ping().launching_job_ids, vec![4]);
+    }
+
+    /// A node of `rest` (slurm.conf lines) whose probe finds 4 CPUs, a
+    /// five-minute load of 2.26 and 22719 MiB free.
+    fn probed_node(dir: &Path, rest: &str) -> Node {
+        write_conf(dir, rest);
+        slurm_common::auth::generate_key(&dir.join("slurm.key")).unwrap();
+        let setup = NodeSetup::load(&dir.join("slurm.conf"), Some("n1"), "vm").unwrap();
+        let hw = HwInfo {
+            cpus: 4,
+            cores_per_socket: 4,
+            real_memory_mb: 32011,
+            free_memory_mb: 22719,
+            cpu_load_hundredths: 226,
+            ..configured_hw(&setup)
+        };
+        Node::new(
+            setup,
+            Arc::new(crate::hw::FakeProbe(hw)),
+            dir.join("no-slurmstepd"),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn registration_and_ping_carry_load_free_memory_and_the_size_of_tmpfs() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp-n1");
+        std::fs::create_dir(&tmp).unwrap();
+        let node = probed_node(
+            dir.path(),
+            &format!(
+                "TmpFS={}/tmp-%n\nNodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=4 TmpDisk=7\n",
+                dir.path().display()
+            ),
+        );
+        let reg = node.registration();
+        assert!(reg.reports_load);
+        assert_eq!((reg.cpu_load_hundredths, reg.free_memory_mb), (226, 22719));
+        let size = crate::hw::tmp_disk_mb(&tmp).unwrap();
+        assert!(size > 0);
+        assert_eq!(reg.tmp_disk_mb, size);
+        let ping = node.ping();
+        assert!(ping.reports_load);
+        assert_eq!(
+            (ping.cpu_load_hundredths, ping.free_memory_mb),
+            (226, 22719)
+        );
+
+        // A TmpFS that does not exist is no TmpDisk, as in Slurm.
+        std::fs::remove_dir(&tmp).unwrap();
+        assert_eq!(node.registration().tmp_disk_mb, 0);
+    }
+
+    #[tokio::test]
+    async fn config_overrides_report_the_configured_tmp_disk_and_measured_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = probed_node(
+            dir.path(),
+            &format!("{OVERRIDES}NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 TmpDisk=7\n"),
+        );
+        let reg = node.registration();
+        assert_eq!((reg.cpus, reg.tmp_disk_mb), (2, 7));
+        assert!(reg.reports_load);
+        assert_eq!((reg.cpu_load_hundredths, reg.free_memory_mb), (226, 22719));
+    }
+
+    #[tokio::test]
+    async fn emulated_nodes_report_no_load() {
+        let dir = tempfile::tempdir().unwrap();
+        write_conf(
+            dir.path(),
+            "NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 TmpDisk=9\n",
+        );
+        slurm_common::auth::generate_key(&dir.path().join("slurm.key")).unwrap();
+        let setup = NodeSetup::load(&dir.path().join("slurm.conf"), Some("n1"), "vm").unwrap();
+        let host = Arc::new(Host::new(&setup, dir.path().join("no-slurmstepd")).unwrap());
+        let node = Node::with_host(setup, host, Hardware::Configured);
+        let reg = node.registration();
+        assert!(!reg.reports_load);
+        assert_eq!(reg.tmp_disk_mb, 9);
+        assert!(!node.ping().reports_load);
     }
 
     #[test]

@@ -1,14 +1,21 @@
-//! Hardware detection: CPUs and their topology, memory, boot time, load.
+//! Hardware detection: CPUs and their topology, memory, boot time, load,
+//! and the size of the TmpFS file system.
 //!
 //! slurmd reports what the host really has at registration and prints it for
 //! `slurmd -C`, so administrators can paste the line into slurm.conf. The
 //! kernel's text files are parsed by pure functions (testable with sample
 //! text from any machine); [`ProcProbe`] reads them under an injectable root,
 //! and [`FakeProbe`] stands in for tests that need fixed figures.
+//!
+//! The live figures are Slurm's: CPULoad is the five-minute load average
+//! (the second figure of `/proc/loadavg`, what Slurm takes from
+//! `sysinfo`), FreeMem is MemFree (memory nothing uses, page cache not
+//! counted), and TmpDisk is the whole size of the TmpFS file system
+//! (`statvfs`), not what is free on it.
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
@@ -23,13 +30,13 @@ pub struct HwInfo {
     pub threads_per_core: u32,
     /// MemTotal, MiB.
     pub real_memory_mb: u64,
-    /// MemAvailable (else MemFree), MiB.
+    /// MemFree, MiB: what `scontrol show node` shows as FreeMem.
     pub free_memory_mb: u64,
     /// Kernel boot time, Unix seconds.
     pub boot_time: i64,
     /// Seconds since boot.
     pub uptime_secs: u64,
-    /// One-minute load average times 100.
+    /// Five-minute load average times 100 (CPULoad=2.26 is 226).
     pub cpu_load_hundredths: u32,
 }
 
@@ -54,6 +61,11 @@ pub enum HwError {
     },
     #[error("no processors found in {file}")]
     NoCpus { file: &'static str },
+    #[error("cannot get the size of the file system of {}: {source}", path.display())]
+    FileSystem {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Source of hardware facts; real or fake.
@@ -150,7 +162,7 @@ impl HwProbe for ProcProbe {
             cores_per_socket: topo.cores_per_socket,
             threads_per_core: topo.threads_per_core,
             real_memory_mb: mem.total_mb,
-            free_memory_mb: mem.available_mb,
+            free_memory_mb: mem.free_mb,
             boot_time,
             uptime_secs,
             cpu_load_hundredths,
@@ -254,10 +266,12 @@ pub fn parse_cpuinfo(text: &str) -> Result<Vec<CpuPlace>, HwError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemInfo {
     pub total_mb: u64,
-    pub available_mb: u64,
+    /// MemFree: unused memory, page cache and buffers not counted (Slurm
+    /// 22.05's FreeMem, which is the kernel's free RAM).
+    pub free_mb: u64,
 }
 
-/// MemTotal (required) and MemAvailable, else MemFree, in MiB (the file
+/// MemTotal (required) and MemFree (0 when absent), in MiB (the file
 /// counts kB, meaning KiB).
 pub fn parse_meminfo(text: &str) -> Result<MemInfo, HwError> {
     let field = |key: &'static str| -> Result<Option<u64>, HwError> {
@@ -282,14 +296,8 @@ pub fn parse_meminfo(text: &str) -> Result<MemInfo, HwError> {
         file: "/proc/meminfo",
         key: "MemTotal",
     })?;
-    let available_mb = match field("MemAvailable")? {
-        Some(v) => v,
-        None => field("MemFree")?.unwrap_or(0),
-    };
-    Ok(MemInfo {
-        total_mb,
-        available_mb,
-    })
+    let free_mb = field("MemFree")?.unwrap_or(0);
+    Ok(MemInfo { total_mb, free_mb })
 }
 
 /// The `btime` line of `/proc/stat`: boot time, Unix seconds.
@@ -322,14 +330,62 @@ pub fn parse_uptime(text: &str) -> Result<u64, HwError> {
     })
 }
 
-/// One-minute load average times 100.
+/// The five-minute load average of `/proc/loadavg` (its second figure)
+/// times 100, digits past the hundredths dropped; `None` when the text has
+/// no such figure or it is not a plain non-negative decimal that fits.
 pub fn parse_loadavg(text: &str) -> Option<u32> {
-    let first = text.split_whitespace().next()?;
-    let (whole, frac) = first.split_once('.').unwrap_or((first, "0"));
+    let five = text.split_whitespace().nth(1)?;
+    parse_hundredths(five)
+}
+
+/// `"2.26"` as 226: digits, optionally a dot and more digits.
+fn parse_hundredths(figure: &str) -> Option<u32> {
+    let (whole, frac) = figure.split_once('.').unwrap_or((figure, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(frac) {
+        return None;
+    }
     let whole: u32 = whole.parse().ok()?;
-    let frac: String = frac.chars().chain("00".chars()).take(2).collect();
-    let frac: u32 = frac.parse().ok()?;
-    whole.checked_mul(100)?.checked_add(frac)
+    let mut hundredths = 0;
+    for (i, b) in frac.bytes().take(2).enumerate() {
+        let weight = if i == 0 { 10 } else { 1 };
+        hundredths += u32::from(b - b'0') * weight;
+    }
+    whole.checked_mul(100)?.checked_add(hundredths)
+}
+
+/// Size in MiB of a file system of `blocks` blocks of `fragment_size`
+/// bytes (statvfs `f_blocks` and `f_frsize`), rounded down.
+pub fn fs_size_mb(blocks: u64, fragment_size: u64) -> u64 {
+    let bytes = u128::from(blocks) * u128::from(fragment_size);
+    u64::try_from(bytes / (1024 * 1024)).unwrap_or(u64::MAX)
+}
+
+/// Size in MiB of the file system holding `path` (TmpFS), as slurmd
+/// reports it for TmpDisk. A path that does not exist is 0, as in Slurm:
+/// the node then simply has no temporary space to offer.
+pub fn tmp_disk_mb(path: &Path) -> Result<u64, HwError> {
+    use std::os::unix::ffi::OsStrExt;
+    let err = |source| HwError::FileSystem {
+        path: path.to_path_buf(),
+        source,
+    };
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| err(std::io::Error::from(std::io::ErrorKind::InvalidInput)))?;
+    // SAFETY: statvfs is plain old data; the call fills it or fails.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c_path` is a valid NUL-terminated string and `st` a valid,
+    // writable statvfs for the duration of the call.
+    if unsafe { libc::statvfs(c_path.as_ptr(), &mut st) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Ok(0);
+        }
+        return Err(err(e));
+    }
+    // The field widths differ between targets; both fit in u64.
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+    Ok(fs_size_mb(st.f_blocks as u64, st.f_frsize as u64))
 }
 
 /// `days-hh:mm:ss`, as slurmd -C prints UpTime.
@@ -482,17 +538,24 @@ core id\t\t: 1
         assert!(parse_cpuinfo("processor : 99999999999999999999\n").is_err());
     }
 
+    /// A real machine's /proc/meminfo, shortened: lots of page cache, so
+    /// MemAvailable is far above MemFree.
+    const MEMINFO: &str = "\
+MemTotal:       32780028 kB
+MemFree:        23264584 kB
+MemAvailable:   30501876 kB
+Buffers:          265388 kB
+Cached:          6942116 kB
+SwapCached:            0 kB
+";
+
     #[test]
-    fn meminfo_in_mib() {
-        let m = parse_meminfo(
-            "MemTotal:        4009572 kB\nMemFree:  100 kB\nMemAvailable:    2048000 kB\n",
-        )
-        .unwrap();
+    fn meminfo_in_mib_with_memfree_as_free_memory() {
         assert_eq!(
-            m,
+            parse_meminfo(MEMINFO).unwrap(),
             MemInfo {
-                total_mb: 3915,
-                available_mb: 2000
+                total_mb: 32011,
+                free_mb: 22719
             }
         );
         let m = parse_meminfo("MemTotal: 2048 kB\nMemFree: 1024 kB\n").unwrap();
@@ -500,7 +563,15 @@ core id\t\t: 1
             m,
             MemInfo {
                 total_mb: 2,
-                available_mb: 1
+                free_mb: 1
+            }
+        );
+        // Order does not matter, nor does a missing MemFree.
+        assert_eq!(
+            parse_meminfo("MemAvailable: 4096 kB\nMemTotal: 8192 kB\n").unwrap(),
+            MemInfo {
+                total_mb: 8,
+                free_mb: 0
             }
         );
         assert!(matches!(
@@ -522,9 +593,68 @@ core id\t\t: 1
         assert!(parse_boot_time("cpu 1\n").is_err());
         assert_eq!(parse_uptime("3723.55 100.0\n").unwrap(), 3723);
         assert!(parse_uptime("").is_err());
-        assert_eq!(parse_loadavg("0.52 0.40 0.3 1/100 42"), Some(52));
-        assert_eq!(parse_loadavg("12.5 1 1"), Some(1250));
-        assert_eq!(parse_loadavg("x"), None);
+    }
+
+    #[test]
+    fn loadavg_gives_the_five_minute_figure_in_hundredths() {
+        assert_eq!(parse_loadavg("0.52 2.26 0.30 1/100 42\n"), Some(226));
+        assert_eq!(parse_loadavg("1 12.5 1"), Some(1250));
+        assert_eq!(parse_loadavg("0.00 0.00 0.00 1/99 7"), Some(0));
+        assert_eq!(parse_loadavg("0 3 0"), Some(300));
+        // Digits past the hundredths are dropped, not rounded.
+        assert_eq!(parse_loadavg("0 0.999 0"), Some(99));
+        for bad in [
+            "",
+            "0.52",
+            "0.52 x 1",
+            "0 -1.00 0",
+            "0 .5 0",
+            "0 1.2.3 0",
+            "0 1.é 0",
+            "0 99999999999.00 0",
+            "0 42949672.96 0",
+        ] {
+            assert_eq!(parse_loadavg(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_loadavg("0 42949672.95 0"), Some(u32::MAX));
+    }
+
+    proptest::proptest! {
+        /// Any load the kernel can print comes back as its hundredths.
+        #[test]
+        fn loadavg_round_trips(one in 0u32..100_000, five in 0u32..100_000) {
+            let text = format!(
+                "{}.{:02} {}.{:02} 0.00 1/2 3\n",
+                one / 100, one % 100, five / 100, five % 100
+            );
+            proptest::prop_assert_eq!(parse_loadavg(&text), Some(five));
+        }
+
+        /// Arbitrary text never panics.
+        #[test]
+        fn loadavg_takes_any_text(text in "\\PC*") {
+            let _ = parse_loadavg(&text);
+        }
+    }
+
+    #[test]
+    fn file_system_size_in_mib() {
+        assert_eq!(fs_size_mb(0, 4096), 0);
+        assert_eq!(fs_size_mb(256, 4096), 1);
+        assert_eq!(fs_size_mb(255, 4096), 0);
+        assert_eq!(fs_size_mb(10 * 1024 * 1024, 4096), 40 * 1024);
+        assert_eq!(fs_size_mb(u64::MAX, u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn tmp_disk_of_a_real_directory_and_of_a_missing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(tmp_disk_mb(dir.path()).unwrap() > 0);
+        assert_eq!(tmp_disk_mb(&dir.path().join("missing")).unwrap(), 0);
+        assert!(matches!(
+            tmp_disk_mb(Path::new("/tmp/a\0b")),
+            Err(HwError::FileSystem { .. })
+        ));
     }
 
     #[test]
@@ -554,17 +684,22 @@ core id\t\t: 1
         let proc_dir = dir.path().join("proc");
         std::fs::create_dir_all(&proc_dir).unwrap();
         std::fs::write(proc_dir.join("cpuinfo"), CPUINFO_2C_HT).unwrap();
-        std::fs::write(proc_dir.join("meminfo"), "MemTotal: 4009572 kB\n").unwrap();
+        std::fs::write(proc_dir.join("meminfo"), MEMINFO).unwrap();
         std::fs::write(proc_dir.join("stat"), "btime 100\n").unwrap();
         std::fs::write(proc_dir.join("uptime"), "5.0 1.0\n").unwrap();
         let hw = ProcProbe::new(dir.path()).probe().unwrap();
+        // No /proc/loadavg: a load of 0, not a failure.
+        assert_eq!(hw.cpu_load_hundredths, 0);
+        std::fs::write(proc_dir.join("loadavg"), "0.10 2.26 1.00 2/300 99\n").unwrap();
+        let hw = ProcProbe::new(dir.path()).probe().unwrap();
+        assert_eq!((hw.cpu_load_hundredths, hw.free_memory_mb), (226, 22719));
         assert_eq!(
             (hw.cpus, hw.cores_per_socket, hw.threads_per_core),
             (4, 2, 2)
         );
         assert_eq!(
             (hw.real_memory_mb, hw.boot_time, hw.uptime_secs),
-            (3915, 100, 5)
+            (32011, 100, 5)
         );
     }
 

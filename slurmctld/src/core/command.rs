@@ -6,6 +6,7 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
 use super::event::Event;
+use super::node::NodeLoadReport;
 use crate::persist::{JobFiles, ScriptRef};
 
 /// Who asks, as proven by the credential (never by the request body).
@@ -77,7 +78,8 @@ pub enum Command {
     LaunchFailed { job_id: u32, detail: String },
     /// The Prolog failed on `node`, which refused the job's launch (from
     /// the agent): the node is drained ("Prolog error") and the job goes
-    /// back to the queue held, whatever its --requeue setting.
+    /// back to the queue, whatever its --requeue setting: held, unless
+    /// SchedulerParameters has nohold_on_prolog_fail.
     PrologFailed {
         job_id: u32,
         node: String,
@@ -103,6 +105,10 @@ pub enum Command {
         asked_at: i64,
         reports: Vec<NodeJobReport>,
     },
+    /// The load and free memory nodes measured, from their answers to a
+    /// ping (from the ping task). Figures of the moment, kept in memory and
+    /// never journaled (`core::node`).
+    NodeLoads { reports: Vec<NodeLoadReport> },
 }
 
 /// The jobs one node has, as it reported them.

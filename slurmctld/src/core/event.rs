@@ -85,6 +85,8 @@ pub enum Event {
     },
     /// A job reached a final state. With `release` its resources are freed
     /// at once; otherwise it stays COMPLETING until [`Event::JobReleased`].
+    /// A requeued job still COMPLETING (scancel) keeps its shares and the
+    /// end time of its last run.
     JobEnded {
         job_id: u32,
         time: i64,
@@ -111,6 +113,8 @@ pub enum Event {
     /// Hold set (`Some`) or released (`None`).
     JobHoldChanged { job_id: u32, hold: Option<Hold> },
     /// Back to PENDING; a running job stays COMPLETING until released.
+    /// Once back in the queue (at once, or with the release of its last
+    /// share) its SubmitTime is the time of that event.
     JobRequeued {
         job_id: u32,
         time: i64,

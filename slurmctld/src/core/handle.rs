@@ -134,6 +134,10 @@ impl Controller {
                 self.node_jobs(&mut out, asked_at, &reports, now);
                 Reply::None
             }
+            Command::NodeLoads { reports } => {
+                self.node_loads(&reports);
+                Reply::None
+            }
         };
         out
     }
@@ -150,12 +154,13 @@ impl Controller {
         match self.check_submit(caller, desc, now) {
             Err(reply) => reply,
             Ok((mut desc, partition, uid, gid)) => {
-                if desc.test_only {
-                    return self.estimate(&desc, partition, now);
-                }
                 let Some(job_id) = self.free_job_id() else {
                     return Reply::error(ErrorCode::Internal, "no free job id");
                 };
+                if desc.test_only {
+                    // As Slurm: the id the job would get, not taken.
+                    return self.estimate(&desc, job_id, partition, now);
+                }
                 let priority = match desc.priority {
                     Some(p) => p,
                     None => self.next_priority,
@@ -259,6 +264,18 @@ impl Controller {
         if desc.max_nodes.is_some_and(|m| m == 0) || desc.min_nodes == Some(0) {
             return Err(Reply::error(ErrorCode::InvalidNodeCount, ""));
         }
+        // Slurm prints no more than the code's text for either refusal.
+        match self.check_gres(&desc.gres, &self.partitions[partition].view.nodes) {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                tracing::info!(gres = %desc.gres, "no node of the partition has the gres asked for");
+                return Err(Reply::error(ErrorCode::RequestedNodeConfigUnavailable, ""));
+            }
+            Err(e) => {
+                tracing::info!(gres = %desc.gres, error = %e, "invalid gres request");
+                return Err(Reply::error(ErrorCode::InvalidGres, ""));
+            }
+        }
         // The same resolution replay will do, checked by the scheduler's
         // admission rules.
         let probe = self.probe_job(&desc, partition, uid, gid);
@@ -304,8 +321,17 @@ impl Controller {
         }
     }
 
-    /// --test-only: where and when the job would start if submitted now.
-    fn estimate(&self, desc: &v1::JobDescription, partition: usize, now: i64) -> Reply {
+    /// --test-only: where and when the job would start if submitted now,
+    /// under `job_id`, the id a submission would get now (Slurm's
+    /// `sbatch: Job 5 to start at ...`). Nothing is recorded: the id stays
+    /// free for the next real submission.
+    fn estimate(
+        &self,
+        desc: &v1::JobDescription,
+        job_id: u32,
+        partition: usize,
+        now: i64,
+    ) -> Reply {
         let probe = self.probe_job(desc, partition, desc.user_id, desc.group_id);
         let mut request = self.job_request(&probe);
         request.priority = u32::MAX;
@@ -324,7 +350,7 @@ impl Controller {
             preempted_job_ids: Vec::new(),
         });
         Reply::Submitted {
-            job_id: 0,
+            job_id,
             estimate: Some(estimate.unwrap_or_else(|| v1::StartEstimate {
                 start_time: now,
                 partition: self.partitions[partition].name().to_string(),
@@ -414,6 +440,14 @@ impl Controller {
         match job.status.state {
             JobState::Pending if !job.status.is_completing() => {
                 self.end_job(out, id, now, JobState::Cancelled, (0, 0), "None", true);
+                Ok(())
+            }
+            JobState::Pending => {
+                // Requeued, and its nodes still clean up after the last
+                // run: as in Slurm it is CANCELLED at once instead of going
+                // back to the queue, and stays COMPLETING until those nodes
+                // report (they were told to end it when it was requeued).
+                self.end_job(out, id, now, JobState::Cancelled, (0, 0), "None", false);
                 Ok(())
             }
             JobState::Running | JobState::Suspended => {
@@ -718,6 +752,10 @@ impl Controller {
                 invalid: invalid.clone(),
             },
         );
+        // Figures of the moment, not journaled (see `core::node`).
+        if let Some(load) = super::NodeLoad::from_registration(req) {
+            self.nodes[i].load = Some(load);
+        }
         match &invalid {
             // As Slurm: drained by SlurmUser with the reason, unless it is
             // out of service already; not returned to service either.
@@ -890,7 +928,9 @@ impl Controller {
     /// drained already keeps its reason) and the job is requeued held
     /// (JobHeldAdmin) whatever its --requeue setting, so that it neither
     /// fails for a node's fault nor starts again before an administrator
-    /// has looked. Its nodes are told to end it, so each runs its Epilog
+    /// has looked; with SchedulerParameters=nohold_on_prolog_fail it is
+    /// requeued without the hold, to start elsewhere once the requeue delay
+    /// has passed. Its nodes are told to end it, so each runs its Epilog
     /// (cleaning up after a Prolog that failed half-way) and frees its
     /// share with EpilogComplete. A job that ended meanwhile (cancelled
     /// during the launch) has been told to end already and keeps waiting
@@ -904,7 +944,14 @@ impl Controller {
         now: i64,
     ) {
         const PROLOG_ERROR_REASON: &str = "Prolog error";
-        tracing::error!(job_id, %node, %detail, "prolog failed; draining the node and holding the job");
+        let hold = (!self.cfg.nohold_on_prolog_fail).then_some(Hold::Admin);
+        tracing::error!(
+            job_id,
+            %node,
+            %detail,
+            held = hold.is_some(),
+            "prolog failed; draining the node and requeueing the job"
+        );
         if let Some(n) = self.node_index.get(node).and_then(|&i| self.nodes.get(i)) {
             // Like Slurm: a node drained (or failed) already keeps its
             // state and reason, an administrator's note included.
@@ -931,7 +978,7 @@ impl Controller {
             Event::JobRequeued {
                 job_id,
                 time: now,
-                hold: Some(Hold::Admin),
+                hold,
                 // The node's fault: not counted against the job's launches.
                 launch_failed: false,
                 detail,

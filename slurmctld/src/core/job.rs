@@ -29,7 +29,9 @@
 //! A requeue sends the job back to PENDING (through COMPLETING when it
 //! ran, or when it ended and its nodes are still cleaning up), not eligible
 //! before AuthInfo's cred_expire + 1 s has passed since its nodes were done
-//! with it.
+//! with it. Back in the queue it counts as submitted again (SubmitTime), as
+//! in Slurm. Cancelled while its nodes still clean up, it is CANCELLED at
+//! once and COMPLETING until they are done, and does not run again.
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -118,6 +120,8 @@ pub struct JobSpec {
     pub required_nodes: Box<str>,
     pub excluded_nodes: Box<str>,
     pub constraint: Box<str>,
+    /// `--gres` as given (per node), empty for none.
+    pub gres: Box<str>,
     pub sharing: i32,
     pub contiguous: bool,
     pub cpus_per_task: Option<u32>,
@@ -150,6 +154,7 @@ impl JobSpec {
             required_nodes: text(&desc.required_nodes),
             excluded_nodes: text(&desc.excluded_nodes),
             constraint: text(&desc.constraint),
+            gres: text(&desc.gres),
             sharing: desc.sharing,
             contiguous: desc.contiguous,
             cpus_per_task: desc.cpus_per_task,

@@ -21,6 +21,7 @@ mod codec;
 pub mod command;
 mod epilog;
 pub mod event;
+pub mod gres;
 mod handle;
 pub mod job;
 mod liveness;
@@ -35,7 +36,7 @@ pub(crate) mod tests;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use slurm_common::conf::{NodeConfState, ReturnToService, SlurmConf};
+use slurm_common::conf::{GresSpec, NodeConfState, ReturnToService, SlurmConf};
 use slurm_common::ids::JobId;
 use slurm_common::reason::PendingReason;
 use slurm_common::state::{JobFlag, JobState, JobStatus, NodeBaseState, NodeFlag, NodeState};
@@ -51,7 +52,7 @@ pub use job::{Job, JobShape, JobSpec, SharedSpec, SpecCache};
 pub use liveness::{
     missing_job_grace_secs, ping_targets, recheck_due, PingTargets, NOT_RESPONDING_REASON,
 };
-pub use node::{NodeRec, PartRec};
+pub use node::{NodeLoad, NodeLoadReport, NodeRec, PartRec};
 pub use table::JobTable;
 
 /// Priority of the first job under priority/basic; each later submission
@@ -97,6 +98,17 @@ pub struct CtlConfig {
     /// RealMemory a node must report, in percent; `None` takes Slurm's
     /// default (100, 90 for CLOUD nodes).
     pub node_reg_mem_percent: Option<f64>,
+    /// SchedulerParameters=nohold_on_prolog_fail: a job whose Prolog failed
+    /// is requeued without the admin hold, free to start on another node.
+    /// (PrologFlags=NoHold is another thing: an allocation that does not
+    /// wait for the Prolog.)
+    pub nohold_on_prolog_fail: bool,
+    /// GresTypes: the GRES names jobs may ask for (with those on node lines).
+    pub gres_types: Vec<String>,
+    /// Each node's configured Gres=, in slurm.conf order (the order of
+    /// [`Controller::nodes`], which a reconfiguration cannot change). A
+    /// job's `--gres` is held against it (`core::gres`).
+    pub node_gres: Vec<Vec<GresSpec>>,
 }
 
 impl CtlConfig {
@@ -138,6 +150,12 @@ impl CtlConfig {
             slurm_user_uid: conf.slurm_user.parse().unwrap_or(0),
             config_overrides: conf.slurmd_parameters.has("config_overrides"),
             node_reg_mem_percent: node_reg_mem_percent(conf),
+            nohold_on_prolog_fail: conf
+                .scheduler_parameters
+                .options
+                .has("nohold_on_prolog_fail"),
+            gres_types: conf.gres_types.clone(),
+            node_gres: conf.nodes.iter().map(|n| n.gres.clone()).collect(),
         }
     }
 }
@@ -521,31 +539,52 @@ impl Controller {
                 release,
             } => {
                 let job = self.job_mut(*job_id)?;
-                job.status = job.status.apply(*state).map_err(|e| illegal(*job_id, e))?;
-                if job.status.is_completing() {
-                    // The allocation shown once every share is released.
-                    job.last_alloc.clone_from(&job.alloc);
+                if job.status.state == JobState::Pending && job.status.is_completing() {
+                    // A requeued job whose nodes still clean up, cancelled:
+                    // no longer requeued but still COMPLETING on the nodes
+                    // that have not reported (Slurm's CANCELLED+COMPLETING).
+                    // Its run's end and allocation stay what they were.
+                    slurm_common::state::transition(JobState::Pending, *state)
+                        .map_err(|e| illegal(*job_id, e))?;
+                    job.status = JobStatus {
+                        state: *state,
+                        flags: job.status.flags.without(JobFlag::Requeued),
+                    };
+                } else {
+                    job.status = job.status.apply(*state).map_err(|e| illegal(*job_id, e))?;
+                    if job.status.is_completing() {
+                        // The allocation shown once every share is released.
+                        job.last_alloc.clone_from(&job.alloc);
+                    }
+                    job.end_time = *time;
                 }
-                job.end_time = *time;
                 job.exit_status = *exit_status;
                 job.exit_signal = *exit_signal;
                 job.reason = reason.parse().unwrap_or(PendingReason::None);
                 job.reason_detail.clone_from(detail);
                 if job.start_time == 0 {
-                    job.start_time = *time;
+                    job.start_time = job.end_time;
                 }
                 self.last_update = *time;
                 if *release {
-                    self.release(*job_id)?;
+                    self.release(*job_id, *time)?;
                 }
             }
             Event::JobReleased { job_id, time } => {
-                self.release(*job_id)?;
+                let requeued = self.is_requeue_completing(*job_id);
+                self.release(*job_id, *time)?;
+                if requeued {
+                    self.back_in_queue(*job_id, *time);
+                }
                 self.last_update = *time;
             }
             Event::JobNodeReleased { job_id, node, time } => {
                 let i = self.node_idx(node)?;
-                self.release_share(*job_id, i)?;
+                let requeued = self.is_requeue_completing(*job_id);
+                self.release_share(*job_id, i, *time)?;
+                if requeued {
+                    self.back_in_queue(*job_id, *time);
+                }
                 self.last_update = *time;
             }
             Event::JobHoldChanged { job_id, hold } => {
@@ -620,6 +659,9 @@ impl Controller {
                     job.shape.begin_time = Some(*b);
                     job.eligible_time = (*b).max(*time);
                 }
+                // Back in the queue now, unless its nodes still clean up
+                // (then when the last one is done, see `JobNodeReleased`).
+                self.back_in_queue(*job_id, *time);
                 self.last_update = *time;
             }
             Event::JobUpdated { job_id, changes } => {
@@ -719,6 +761,35 @@ impl Controller {
         Ok(())
     }
 
+    /// Whether job `job_id` was requeued and still waits for its nodes'
+    /// cleanup (PENDING+COMPLETING).
+    fn is_requeue_completing(&self, job_id: u32) -> bool {
+        self.jobs
+            .get(&job_id)
+            .is_some_and(|j| j.status.state == JobState::Pending && j.status.is_completing())
+    }
+
+    /// A requeued job that is now in the queue (PENDING, done with its
+    /// nodes) at `time` counts as submitted then, as in Slurm, which
+    /// records each run of a requeued job as a new submission: SubmitTime
+    /// is `time`, one second later when that is the previous SubmitTime
+    /// (a launch that failed at once), so that the two runs' accounting
+    /// records stay apart. Nothing happens to a job still completing.
+    fn back_in_queue(&mut self, job_id: u32, time: i64) {
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        if job.status.state != JobState::Pending || job.status.is_completing() {
+            return;
+        }
+        let job = Arc::make_mut(job);
+        job.submit_time = if time == job.submit_time {
+            time.saturating_add(1)
+        } else {
+            time
+        };
+    }
+
     fn node_idx(&self, node: &str) -> Result<usize, ApplyError> {
         self.node_index
             .get(node)
@@ -728,8 +799,8 @@ impl Controller {
             })
     }
 
-    /// Frees the job's nodes and ends COMPLETING.
-    fn release(&mut self, job_id: u32) -> Result<(), ApplyError> {
+    /// Frees the job's nodes and ends COMPLETING, at `time`.
+    fn release(&mut self, job_id: u32, time: i64) -> Result<(), ApplyError> {
         let job = self.job_mut(job_id)?;
         let alloc = std::mem::take(&mut job.alloc);
         // Set when the job left RUNNING; a state from before that was
@@ -745,7 +816,7 @@ impl Controller {
         let id = job.id;
         for a in &alloc {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
-                n.give_back(a, exclusive, id);
+                n.give_back(a, exclusive, id, time);
             }
         }
         Ok(())
@@ -753,7 +824,7 @@ impl Controller {
 
     /// Frees a completing job's share of node `node`; the last share ends
     /// its COMPLETING.
-    fn release_share(&mut self, job_id: u32, node: usize) -> Result<(), ApplyError> {
+    fn release_share(&mut self, job_id: u32, node: usize, time: i64) -> Result<(), ApplyError> {
         let job = self
             .jobs
             .get(&job_id)
@@ -777,7 +848,7 @@ impl Controller {
         }
         let id = job.id;
         if let Some(n) = self.nodes.get_mut(node) {
-            n.give_back(&share, exclusive, id);
+            n.give_back(&share, exclusive, id, time);
         }
         Ok(())
     }
@@ -832,6 +903,12 @@ impl Controller {
         r.overcommit = job.shape.overcommit;
         r.required_nodes = self.node_list(&job.spec.required_nodes).unwrap_or_default();
         r.excluded_nodes = self.node_list(&job.spec.excluded_nodes).unwrap_or_default();
+        if !job.spec.gres.is_empty() {
+            // No GRES scheduling yet: a --gres job is kept off the nodes
+            // whose Gres= lacks it, as a required feature would keep it
+            // (`core::gres`).
+            r.excluded_nodes.extend(self.gres_excluded(&job.spec.gres));
+        }
         r.constraint = if job.spec.constraint.is_empty() {
             None
         } else {

@@ -30,13 +30,27 @@
 //! share counts as allocated (nothing else may use it) but not as busy: the
 //! base state follows the running jobs alone, and the COMPLETING flag says
 //! that cleanup is under way (`IDLE+COMPLETING`, sinfo `comp`), as in Slurm.
+//!
+//! LastBusyTime ([`NodeRec::last_busy`]) is when the node last had work or
+//! came to life: the time of its latest registration, or of the release of
+//! the last share a job held there, whichever is later. Both arrive with
+//! events, so replay gives it back; snapshots keep it.
+//!
+//! Load and free memory ([`NodeRec::load`], scontrol's CPULoad and FreeMem)
+//! are figures of the moment that slurmd sends when it registers and in
+//! every ping answer. Like Slurm, which never saves them, the controller
+//! keeps them in memory only: the commands that bring them set them
+//! directly ([`Controller::node_loads`], registration), with no event, so
+//! nothing is journaled per ping. They are not part of the replayed state:
+//! after a restart a node shows N/A until it answers the first ping round,
+//! which goes out as soon as the controller takes control (`crate::ping`).
 
 use slurm_common::conf::{NodeConf, NodeConfState, PartitionConf};
 use slurm_common::ids::JobId;
 use slurm_common::state::{NodeBaseState, NodeFlag, NodeState, NodeUpdateState};
 use slurm_sched::{MemReq, NodeAlloc, OverSubscribe, PartitionState, PartitionView};
 
-use super::up_state;
+use super::{up_state, Controller};
 
 /// The share of its configured RealMemory a node must report, in percent,
 /// when SlurmctldParameters has no node_reg_mem_percent (Slurm's default);
@@ -71,6 +85,34 @@ impl ReportedHw {
             real_memory_mb: r.real_memory_mb,
             tmp_disk_mb: r.tmp_disk_mb,
         }
+    }
+}
+
+/// What a node's slurmd last measured of its host: not state, see the
+/// module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeLoad {
+    /// The five-minute load average times 100 (CPULoad=2.26 is 226).
+    pub cpu_load_hundredths: u32,
+    /// Memory nothing uses, MiB (FreeMem).
+    pub free_memory_mb: u64,
+}
+
+impl NodeLoad {
+    /// The figures of a registration, if slurmd measured them.
+    pub fn from_registration(r: &slurm_proto::v1::RegisterNodeRequest) -> Option<NodeLoad> {
+        r.reports_load.then_some(NodeLoad {
+            cpu_load_hundredths: r.cpu_load_hundredths,
+            free_memory_mb: r.free_memory_mb,
+        })
+    }
+
+    /// The figures of a ping answer, if slurmd measured them.
+    pub fn from_ping(p: &slurm_proto::v1::PingNodeReply) -> Option<NodeLoad> {
+        p.reports_load.then_some(NodeLoad {
+            cpu_load_hundredths: p.cpu_load_hundredths,
+            free_memory_mb: p.free_memory_mb,
+        })
     }
 }
 
@@ -111,6 +153,11 @@ pub struct NodeRec {
     /// `uname` machine and system of the node, from its registration.
     pub arch: String,
     pub os: String,
+    /// LastBusyTime, unix seconds; 0 before the first registration.
+    pub last_busy: i64,
+    /// The latest load and free memory slurmd reported; `None` until it
+    /// reports any (N/A). Kept in memory only: see the module docs.
+    pub load: Option<NodeLoad>,
 }
 
 impl NodeRec {
@@ -153,6 +200,8 @@ impl NodeRec {
             last_registration: 0,
             arch: String::new(),
             os: String::new(),
+            last_busy: 0,
+            load: None,
         }
     }
 
@@ -212,11 +261,16 @@ impl NodeRec {
         self.refresh();
     }
 
-    pub(crate) fn give_back(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId) {
+    /// Job `job` released its share `a` here at `time`; the node was busy
+    /// until then if that was the last share it held.
+    pub(crate) fn give_back(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId, time: i64) {
         self.alloc_cpus = self.alloc_cpus.saturating_sub(a.cpus);
         self.alloc_mem_mb = self.alloc_mem_mb.saturating_sub(a.mem_mb);
         if exclusive && self.exclusive_owner == Some(job) {
             self.exclusive_owner = None;
+        }
+        if self.alloc_cpus == 0 {
+            self.last_busy = self.last_busy.max(time);
         }
         self.refresh();
     }
@@ -271,6 +325,7 @@ impl NodeRec {
     /// until a registration that is not short).
     pub(crate) fn registered_short(&mut self, time: i64) {
         self.last_registration = time;
+        self.last_busy = self.last_busy.max(time);
         self.state = self
             .state
             .without(NodeFlag::NotResponding)
@@ -284,6 +339,7 @@ impl NodeRec {
     /// earlier short registration goes (the drain, if any, stays).
     pub(crate) fn registered(&mut self, time: i64) {
         self.last_registration = time;
+        self.last_busy = self.last_busy.max(time);
         self.state = self.state.without(NodeFlag::InvalidReg);
         if self.state.base == NodeBaseState::Unknown {
             self.state = self.up_now();
@@ -350,6 +406,26 @@ impl NodeRec {
             }
         }
         self.refresh();
+    }
+}
+
+/// The load figures one node sent in answer to a ping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeLoadReport {
+    /// Controller node index.
+    pub node: usize,
+    pub load: NodeLoad,
+}
+
+impl Controller {
+    /// Command::NodeLoads: the figures of each report replace the node's
+    /// (unknown indices are skipped). No event: see the module docs.
+    pub(crate) fn node_loads(&mut self, reports: &[NodeLoadReport]) {
+        for r in reports {
+            if let Some(n) = self.nodes.get_mut(r.node) {
+                n.load = Some(r.load);
+            }
+        }
     }
 }
 
@@ -533,6 +609,34 @@ mod tests {
         }
     }
 
+    fn share(cpus: u32) -> NodeAlloc {
+        NodeAlloc {
+            node_index: 0,
+            cpus,
+            mem_mb: 0,
+            tasks: 1,
+        }
+    }
+
+    #[test]
+    fn the_node_was_busy_until_its_last_share_went() {
+        let mut n = node("CPUs=4");
+        n.registered(100);
+        assert_eq!(n.last_busy, 100);
+        let job = |id| JobId::new(id);
+        n.take(&share(1), false, job(1));
+        n.take(&share(2), false, job(2));
+        n.give_back(&share(1), false, job(1), 150);
+        assert_eq!(n.last_busy, 100, "job 2 still runs");
+        n.give_back(&share(2), false, job(2), 160);
+        assert_eq!(n.last_busy, 160);
+        // A registration is news of life as well; time never goes back.
+        n.registered(170);
+        assert_eq!(n.last_busy, 170);
+        n.registered_short(165);
+        assert_eq!(n.last_busy, 170);
+    }
+
     #[test]
     fn huge_figures_do_not_overflow() {
         let n = node("Sockets=64 CoresPerSocket=64 ThreadsPerCore=8 RealMemory=1");
@@ -545,5 +649,259 @@ mod tests {
             tmp_disk_mb: u64::MAX,
         };
         assert_eq!(n.short_of_config(&hw, None), None);
+    }
+}
+
+/// The record's updates driven through the controller: LastBusyTime from
+/// events (replayed, snapshotted), load figures from commands (neither).
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod controller_tests {
+    use slurm_proto::v1;
+
+    use super::{NodeLoad, NodeLoadReport};
+    use crate::core::snapshot;
+    use crate::core::tests::{replay_encoded, script, Env, CONF};
+    use crate::core::{Caller, Command, Controller, CtlConfig, Reply};
+
+    fn fresh() -> Controller {
+        let conf = slurm_common::conf::SlurmConf::parse(CONF, "slurm.conf")
+            .unwrap()
+            .conf;
+        Controller::new(&conf, CtlConfig::from_conf(&conf, vec![]))
+    }
+
+    fn register(env: &mut Env, request: v1::RegisterNodeRequest) {
+        let r = env.run(Command::RegisterNode {
+            caller: Caller::ROOT,
+            request: Box::new(request),
+        });
+        assert!(
+            matches!(r, Reply::Registered { invalid: None, .. }),
+            "{r:?}"
+        );
+    }
+
+    fn measured(
+        node: &str,
+        cpu_load_hundredths: u32,
+        free_memory_mb: u64,
+    ) -> v1::RegisterNodeRequest {
+        v1::RegisterNodeRequest {
+            node_name: node.into(),
+            reports_load: true,
+            cpu_load_hundredths,
+            free_memory_mb,
+            ..Default::default()
+        }
+    }
+
+    fn load(cpu_load_hundredths: u32, free_memory_mb: u64) -> Option<NodeLoad> {
+        Some(NodeLoad {
+            cpu_load_hundredths,
+            free_memory_mb,
+        })
+    }
+
+    #[test]
+    fn last_busy_time_follows_registration_and_the_end_of_the_last_job() {
+        let mut env = Env::new();
+        let registered = env.now;
+        env.register_all();
+        assert!(env.ctl.nodes().iter().all(|n| n.last_busy == registered));
+
+        env.now += 100;
+        let id = env.submit(script());
+        let node = env.job(id).alloc[0].node_index;
+        assert_eq!(
+            env.ctl.nodes()[node].last_busy,
+            registered,
+            "a start is not the end of work"
+        );
+        env.now += 50;
+        assert_eq!(env.complete(id, 0, 0), Reply::Ok);
+        assert_eq!(
+            env.ctl.nodes()[node].last_busy,
+            registered,
+            "still busy cleaning up"
+        );
+        env.now += 5;
+        env.epilogs(id);
+        assert_eq!(env.ctl.nodes()[node].last_busy, env.now);
+        let others = env
+            .ctl
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != node);
+        assert!(others.into_iter().all(|(_, n)| n.last_busy == registered));
+
+        // Replay and a snapshot give it back.
+        let replayed = replay_encoded(CONF, &env.events);
+        assert_eq!(replayed.nodes(), env.ctl.nodes());
+        let bytes = snapshot::encode(&env.ctl, 1);
+        let loaded = snapshot::decode(&bytes, fresh(), false).unwrap().controller;
+        assert_eq!(loaded.nodes(), env.ctl.nodes());
+    }
+
+    /// A snapshot whose NODE record payloads went through `f` (lengths
+    /// and checksums made right again).
+    fn map_node_records(bytes: &[u8], f: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+        let mut out = bytes[..snapshot::SNAPSHOT_HEADER_LEN].to_vec();
+        let mut pos = snapshot::SNAPSHOT_HEADER_LEN;
+        while pos < bytes.len() {
+            let len = u32::from_le_bytes(bytes[pos..pos + 4].try_into().unwrap()) as usize;
+            let mut payload = bytes[pos + 8..pos + 8 + len].to_vec();
+            if payload[0] == 2 {
+                f(&mut payload);
+            }
+            let new_len = u32::try_from(payload.len()).unwrap();
+            out.extend_from_slice(&new_len.to_le_bytes());
+            out.extend_from_slice(&crate::persist::crc::crc32(&payload).to_le_bytes());
+            out.extend_from_slice(&payload);
+            pos += 8 + len;
+        }
+        out
+    }
+
+    #[test]
+    fn a_snapshot_from_before_last_busy_time_takes_the_last_registration() {
+        let mut env = Env::new();
+        env.register_all();
+        env.now += 100;
+        let id = env.submit(script());
+        env.now += 10;
+        env.finish(id, 0, 0);
+        let node = env.ctl.job(id).unwrap().last_alloc[0].node_index;
+        assert_eq!(env.ctl.nodes()[node].last_busy, env.now);
+
+        let bytes = snapshot::encode(&env.ctl, 1);
+        // The layout from before LastBusyTime was kept: its 8 bytes gone.
+        let old = map_node_records(&bytes, |p| p.truncate(p.len() - 8));
+        let loaded = snapshot::decode(&old, fresh(), false).unwrap().controller;
+        for (got, was) in loaded.nodes().iter().zip(env.ctl.nodes()) {
+            assert_eq!(got.last_busy, was.last_registration, "{}", got.name);
+            assert_eq!(got.state, was.state);
+        }
+        // Half a LastBusyTime, or bytes after it, are damage.
+        for bad in [
+            map_node_records(&bytes, |p| p.truncate(p.len() - 4)),
+            map_node_records(&bytes, |p| p.push(0)),
+        ] {
+            assert!(snapshot::decode(&bad, fresh(), false).is_err());
+        }
+    }
+
+    #[test]
+    fn load_comes_with_registrations_and_pings_and_is_never_journaled() {
+        let mut env = Env::new();
+        register(&mut env, measured("n1", 226, 22719));
+        register(
+            &mut env,
+            v1::RegisterNodeRequest {
+                node_name: "n2".into(),
+                // Not measured (an emulated node): not shown as 0.00.
+                cpu_load_hundredths: 500,
+                ..Default::default()
+            },
+        );
+        assert_eq!(env.ctl.nodes()[0].load, load(226, 22719));
+        assert_eq!(env.ctl.nodes()[1].load, None);
+
+        let events = env.events.len();
+        let out = env.ctl.handle(
+            Command::NodeLoads {
+                reports: vec![
+                    NodeLoadReport {
+                        node: 1,
+                        load: NodeLoad {
+                            cpu_load_hundredths: 0,
+                            free_memory_mb: 0,
+                        },
+                    },
+                    NodeLoadReport {
+                        node: 0,
+                        load: NodeLoad {
+                            cpu_load_hundredths: 1250,
+                            free_memory_mb: 100,
+                        },
+                    },
+                    // An index the controller does not have.
+                    NodeLoadReport {
+                        node: 99,
+                        load: NodeLoad {
+                            cpu_load_hundredths: 1,
+                            free_memory_mb: 1,
+                        },
+                    },
+                ],
+            },
+            env.now,
+        );
+        assert_eq!(out.reply, Reply::None);
+        assert!(out.events.is_empty() && out.actions.is_empty());
+        assert_eq!(env.events.len(), events);
+        let snap = env.ctl.snapshot();
+        assert_eq!(snap.nodes[0].load, load(1250, 100));
+        assert_eq!(snap.nodes[1].load, load(0, 0));
+
+        // A registration that does not measure keeps the figures.
+        register(
+            &mut env,
+            v1::RegisterNodeRequest {
+                node_name: "n1".into(),
+                ..Default::default()
+            },
+        );
+        assert_eq!(env.ctl.nodes()[0].load, load(1250, 100));
+
+        // Neither replay nor a snapshot brings them back: the state
+        // without them is the same.
+        let strip = |ctl: &Controller| {
+            let mut nodes = ctl.nodes().to_vec();
+            for n in &mut nodes {
+                n.load = None;
+            }
+            nodes
+        };
+        let replayed = replay_encoded(CONF, &env.events);
+        assert!(replayed.nodes().iter().all(|n| n.load.is_none()));
+        assert_eq!(replayed.nodes(), strip(&env.ctl).as_slice());
+        let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), fresh(), false)
+            .unwrap()
+            .controller;
+        assert_eq!(loaded.nodes(), strip(&env.ctl).as_slice());
+    }
+
+    #[test]
+    fn scontrol_gets_the_figures_or_nothing_and_last_busy_time() {
+        let mut env = Env::new();
+        register(&mut env, measured("n1", 226, 22719));
+        let snap = env.ctl.snapshot();
+        let n1 = crate::rpc::convert::node_info(&snap, &snap.nodes[0]);
+        assert_eq!(n1.cpu_load_hundredths, Some(226));
+        assert_eq!(n1.free_memory_mb, Some(22719));
+        assert_eq!(n1.last_busy_time, env.now);
+        let n2 = crate::rpc::convert::node_info(&snap, &snap.nodes[1]);
+        assert_eq!((n2.cpu_load_hundredths, n2.free_memory_mb), (None, None));
+        assert_eq!(n2.last_busy_time, 0, "never registered: Unknown");
+    }
+
+    #[test]
+    fn reconfigure_keeps_last_busy_time_and_load() {
+        let mut env = Env::new();
+        register(&mut env, measured("n1", 7, 8));
+        let before = env.ctl.nodes()[0].clone();
+        let conf = slurm_common::conf::SlurmConf::parse(CONF, "slurm.conf")
+            .unwrap()
+            .conf;
+        env.ctl
+            .reconfigure(&conf, CtlConfig::from_conf(&conf, vec![]))
+            .unwrap();
+        let after = &env.ctl.nodes()[0];
+        assert_eq!(
+            (after.last_busy, after.load),
+            (before.last_busy, before.load)
+        );
     }
 }

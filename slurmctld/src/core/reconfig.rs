@@ -75,6 +75,8 @@ impl Controller {
             new.last_registration = old.last_registration;
             new.arch = old.arch.clone();
             new.os = old.os.clone();
+            new.last_busy = old.last_busy;
+            new.load = old.load;
         }
         let mut summary = ReconfigSummary {
             partitions: fresh.partitions.len(),

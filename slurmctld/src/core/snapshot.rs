@@ -18,8 +18,12 @@
 //! payload: u8 tag | fields
 //!   1 META  generation u64, next job id u32, next priority u32, last update i64,
 //!           script segment u32, script end u64, node count u32, job count u32
-//!   2 NODE  one per node (run-time state only), in slurm.conf order at write time
-//!   3 JOB   one per job, in id order; allocations name nodes by NODE ordinal
+//!   2 NODE  one per node (run-time state only), in slurm.conf order at write time;
+//!           its last field, LastBusyTime (i64), may be absent (files written
+//!           before it was kept), and is then taken as the last registration
+//!   3 JOB   one per job, in id order; allocations name nodes by NODE ordinal;
+//!           its last field, the job's --gres (text), may be absent (files
+//!           written before it was kept), and is then taken as none
 //!   4 END   number of records before it u32
 //! ```
 //!
@@ -247,6 +251,9 @@ fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
         last_registration,
         arch,
         os,
+        last_busy,
+        // Figures of the moment, never saved (see `core::node`).
+        load: _,
     } = node;
     w.str(name);
     w.u8(node_base_code(state.base));
@@ -260,6 +267,7 @@ fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
     w.i64(*last_registration);
     w.str(arch);
     w.str(os);
+    w.i64(*last_busy);
 }
 
 fn job_record(w: &mut Writer<'_>, job: &Job) {
@@ -389,6 +397,7 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         required_nodes,
         excluded_nodes,
         constraint,
+        gres,
         sharing,
         contiguous,
         cpus_per_task,
@@ -436,6 +445,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.u32(*script_len);
     w.u32(*env_len);
     w.u32(*crc);
+    // Last, so that a record without it (an older file) still reads.
+    w.str(gres);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -765,6 +776,7 @@ struct NodeRuntime {
     last_registration: i64,
     arch: String,
     os: String,
+    last_busy: i64,
 }
 
 impl NodeRuntime {
@@ -779,6 +791,7 @@ impl NodeRuntime {
         n.last_registration = self.last_registration;
         n.arch = self.arch;
         n.os = self.os;
+        n.last_busy = self.last_busy;
     }
 }
 
@@ -798,21 +811,26 @@ fn read_node(r: &mut Reader<'_>) -> Result<(String, NodeRuntime), DecodeError> {
         what: "node flags",
         value: mask,
     })?;
-    Ok((
-        name,
-        NodeRuntime {
-            state: NodeState { base, flags },
-            reason: r.opt_string("node reason")?,
-            reason_uid: r.u32("reason uid")?,
-            reason_time: r.i64("reason time")?,
-            alloc_cpus: r.u32("allocated cpus")?,
-            alloc_mem_mb: r.u64("allocated memory")?,
-            exclusive_owner: r.opt_u32("exclusive owner")?,
-            last_registration: r.i64("last registration")?,
-            arch: r.string("arch")?,
-            os: r.string("os")?,
-        },
-    ))
+    let mut node = NodeRuntime {
+        state: NodeState { base, flags },
+        reason: r.opt_string("node reason")?,
+        reason_uid: r.u32("reason uid")?,
+        reason_time: r.i64("reason time")?,
+        alloc_cpus: r.u32("allocated cpus")?,
+        alloc_mem_mb: r.u64("allocated memory")?,
+        exclusive_owner: r.opt_u32("exclusive owner")?,
+        last_registration: r.i64("last registration")?,
+        arch: r.string("arch")?,
+        os: r.string("os")?,
+        last_busy: 0,
+    };
+    // Absent from records written before it was kept.
+    node.last_busy = if r.left() == 0 {
+        node.last_registration
+    } else {
+        r.i64("last busy time")?
+    };
+    Ok((name, node))
 }
 
 /// One job, and how many allocation slices named unconfigured nodes. Its
@@ -959,7 +977,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
     for _ in 0..n {
         argv.push(r.boxed("argv")?);
     }
-    let spec = JobSpec {
+    let mut spec = JobSpec {
         user_name,
         submit_host,
         submit_sid,
@@ -984,6 +1002,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
         min_cpus_per_node: r.opt_u32("min cpus per node")?,
         mail_type: r.boxed("mail type")?,
         mail_user: r.boxed("mail user")?,
+        gres: Box::default(),
     };
     let files = ScriptRef {
         segment: r.u32("script segment")?,
@@ -992,6 +1011,11 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
         env_len: r.u32("environment length")?,
         crc: r.u32("script checksum")?,
     };
+    // The record's last field; absent from files written before jobs kept
+    // their --gres.
+    if r.left() > 0 {
+        spec.gres = r.boxed("gres")?;
+    }
     Ok((spec, files))
 }
 

@@ -9,6 +9,8 @@ use slurm_proto::ErrorCode;
 
 use super::*;
 
+mod jobs2;
+
 pub(crate) const CONF: &str = "\
 ClusterName=ref
 SlurmctldHost=vm

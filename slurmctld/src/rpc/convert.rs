@@ -413,6 +413,9 @@ pub fn node_info(snap: &Snapshot, node: &NodeRec) -> v1::NodeInfo {
         active_features: node.features.clone(),
         cpus_allocated: node.alloc_cpus,
         memory_allocated_mb: node.alloc_mem_mb,
+        cpu_load_hundredths: node.load.map(|l| l.cpu_load_hundredths),
+        free_memory_mb: node.load.map(|l| l.free_memory_mb),
+        last_busy_time: node.last_busy,
         partitions: node
             .partitions
             .iter()
@@ -436,20 +439,14 @@ fn limit_to_wire(l: TimeLimit) -> Option<v1::TimeLimit> {
 /// One partition as sinfo and scontrol show it.
 pub fn partition_info(snap: &Snapshot, part: &PartRec) -> v1::PartitionInfo {
     let c = &part.conf;
-    let names: Vec<&str> = part
+    let members: Vec<&NodeRec> = part
         .view
         .nodes
         .iter()
         .filter_map(|&i| snap.nodes.get(i))
-        .map(|n| n.name.as_str())
         .collect();
-    let total_cpus = part
-        .view
-        .nodes
-        .iter()
-        .filter_map(|&i| snap.nodes.get(i))
-        .map(|n| n.cpus)
-        .sum();
+    let names: Vec<&str> = members.iter().map(|n| n.name.as_str()).collect();
+    let total_cpus = members.iter().map(|n| n.cpus).sum();
     let state = match c.state {
         slurm_common::conf::PartitionState::Up => v1::PartitionState::Up,
         slurm_common::conf::PartitionState::Down => v1::PartitionState::Down,
@@ -497,8 +494,33 @@ pub fn partition_info(snap: &Snapshot, part: &PartRec) -> v1::PartitionInfo {
         req_resv: c.req_resv,
         lln: c.lln,
         grace_time_secs: u32::try_from(c.grace_time.as_secs()).unwrap_or(u32::MAX),
+        tres: Some(partition_tres(&members)),
         ..v1::PartitionInfo::default()
     }
+}
+
+/// A partition's TRES as Slurm totals them over its nodes' configured
+/// sizes: `cpu=8,mem=16000M,node=4,billing=8` for four nodes of 2 CPUs and
+/// 4000 MB. Billing is one per CPU, as for jobs: TRESBillingWeights are not
+/// applied yet. A zero count is left out, as Slurm leaves it out (a
+/// partition without nodes shows none; RealMemory is at least 1 MB).
+fn partition_tres(members: &[&NodeRec]) -> v1::TresList {
+    let cpus: u64 = members.iter().map(|n| u64::from(n.cpus)).sum();
+    let mem_mb: u64 = members
+        .iter()
+        .fold(0u64, |sum, n| sum.saturating_add(n.real_memory_mb));
+    let nodes = u64::try_from(members.len()).unwrap_or(u64::MAX);
+    let items = [
+        ("cpu", cpus),
+        ("mem", mem_mb),
+        ("node", nodes),
+        ("billing", cpus),
+    ]
+    .into_iter()
+    .filter(|&(_, count)| count > 0)
+    .map(|(kind, count)| tres(kind, count))
+    .collect();
+    v1::TresList { items }
 }
 
 #[cfg(test)]
@@ -620,5 +642,44 @@ mod tests {
             times(&env, id, env.now),
             (eligible, eligible + 60, eligible)
         );
+    }
+
+    fn tres_text(t: &v1::TresList) -> String {
+        t.items
+            .iter()
+            .map(|t| format!("{}={}", t.r#type, t.count))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Partition TRES are the totals of the members' configured sizes, in
+    /// Slurm's order (golden scontrol_show_partition: four nodes of 2 CPUs
+    /// and 4000 MB show `cpu=8,mem=16000M,node=4,billing=8`), whatever the
+    /// nodes' state or allocation.
+    #[test]
+    fn partition_tres_total_the_configured_nodes() {
+        let mut env = Env::new();
+        let snap = env.ctl.snapshot();
+        let tres = |snap: &Snapshot, name: &str| {
+            let part = snap.partitions.iter().find(|p| p.name() == name).unwrap();
+            tres_text(&partition_info(snap, part).tres.unwrap())
+        };
+        assert_eq!(tres(&snap, "debug"), "cpu=8,mem=16000,node=4,billing=8");
+        assert_eq!(tres(&snap, "short"), "cpu=4,mem=8000,node=2,billing=4");
+        env.register_all();
+        submit(&mut env, |_| {});
+        assert_eq!(
+            tres(&env.ctl.snapshot(), "debug"),
+            "cpu=8,mem=16000,node=4,billing=8"
+        );
+        // Nodes without RealMemory count 1 MB each, as in Slurm; a
+        // partition without nodes has no TRES to show.
+        let env = Env::with_conf(
+            "ClusterName=c\nSlurmctldHost=h\nNodeName=a[1-3] CPUs=4\n\
+             PartitionName=p Nodes=ALL Default=YES\nPartitionName=empty Nodes=\n",
+        );
+        let snap = env.ctl.snapshot();
+        assert_eq!(tres(&snap, "p"), "cpu=12,mem=3,node=3,billing=12");
+        assert_eq!(tres(&snap, "empty"), "");
     }
 }

@@ -1,0 +1,495 @@
+//! `sbatch --test-only`'s job id, `--gres` against the nodes' Gres=,
+//! cancelling a requeued job that is still completing, SubmitTime of a
+//! requeued job, and SchedulerParameters=nohold_on_prolog_fail.
+
+use slurm_common::reason::PendingReason;
+use slurm_common::state::{JobFlag, JobState, NodeFlag};
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+
+use super::{filter, launched, ok_results, replay_encoded, script, Env, ALICE, CONF};
+use crate::core::snapshot;
+use crate::core::{Command, Event, Reply};
+
+fn with_gres(gres: &str) -> v1::JobDescription {
+    v1::JobDescription {
+        gres: gres.into(),
+        ..script()
+    }
+}
+
+fn refusal(r: &Reply) -> (ErrorCode, &str) {
+    match r {
+        Reply::Error { code, detail } => (*code, detail.as_str()),
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
+// ------------------------------------------------------------- test-only
+
+/// `sbatch --test-only` answers with the id the job would get (Slurm's
+/// `sbatch: Job 3 to start at ...`), and takes nothing: the next real
+/// submission gets that id.
+#[test]
+fn test_only_answers_the_next_job_id_and_takes_it_not() {
+    let mut env = Env::new();
+    env.register_all();
+    env.submit(script());
+    env.submit(script());
+    let before = env.events.len();
+    let r = env.submit_as(
+        ALICE,
+        v1::JobDescription {
+            test_only: true,
+            ..script()
+        },
+    );
+    let Reply::Submitted {
+        job_id,
+        estimate: Some(est),
+    } = r
+    else {
+        panic!("no estimate: {r:?}");
+    };
+    assert_eq!(job_id, 3);
+    assert_eq!((est.nodes.as_str(), est.cpus), ("n2", 1));
+    assert_eq!(est.partition, "debug");
+    assert_eq!(
+        env.events.len(),
+        before,
+        "a test-only submission records nothing"
+    );
+    assert!(env.ctl.job(3).is_none());
+    assert_eq!(env.ctl.next_job_id(), 3);
+    assert_eq!(env.submit(script()), 3);
+    // A refused test-only submission is refused as a real one.
+    let r = env.submit_as(
+        ALICE,
+        v1::JobDescription {
+            test_only: true,
+            partitions: vec!["nope".into()],
+            ..script()
+        },
+    );
+    assert_eq!(refusal(&r).0, ErrorCode::InvalidPartitionName);
+}
+
+// ------------------------------------------------------------------ gres
+
+const GRES_CONF: &str = "\
+ClusterName=ref
+SlurmctldHost=vm
+SlurmUser=root
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu,mps
+NodeName=n[1-2] CPUs=2 RealMemory=4000 State=UNKNOWN
+NodeName=n3 CPUs=2 RealMemory=4000 Gres=gpu:a100:2 State=UNKNOWN
+NodeName=n4 CPUs=2 RealMemory=4000 Gres=gpu:v100:1,gpu:a100:1 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=cpu Nodes=n[1-2] MaxTime=INFINITE State=UP
+";
+
+/// Without GresTypes no GRES exists: `--gres=gpu:1` is refused with
+/// Slurm's ESLURM_INVALID_GRES and nothing else (the job would otherwise
+/// run on a node without a GPU), and so is a malformed request.
+#[test]
+fn gres_nobody_has_is_refused_as_invalid() {
+    let mut env = Env::new();
+    env.register_all();
+    for bad in [
+        "gpu:1",
+        "gpu",
+        "gpu:a100:1",
+        "gpu:a:b:c",
+        "gpu:x:1:2",
+        "(",
+        "gpu(S:0)",
+    ] {
+        let r = env.submit_as(ALICE, with_gres(bad));
+        assert_eq!(refusal(&r), (ErrorCode::InvalidGres, ""), "{bad}");
+    }
+    assert!(env
+        .events
+        .iter()
+        .all(|e| !matches!(e, Event::JobSubmitted { .. })));
+    assert_eq!(
+        ErrorCode::InvalidGres.message(),
+        "Invalid generic resource (gres) specification"
+    );
+    // Asking for nothing is fine.
+    for nothing in ["", "none", "gpu:0"] {
+        let id = env.submit(with_gres(nothing));
+        assert_eq!(env.job(id).state(), JobState::Running, "{nothing:?}");
+    }
+}
+
+/// With GresTypes, a request is refused when it is malformed or names an
+/// unknown GRES (InvalidGres), and when no node of the partition has it
+/// in the count asked as configured (RequestedNodeConfigUnavailable, as
+/// Slurm answers a request no node can ever satisfy).
+#[test]
+fn gres_checks_at_submission() {
+    let mut env = Env::with_conf(GRES_CONF);
+    env.register_all();
+    let refused = |env: &mut Env, d: v1::JobDescription| refusal(&env.submit_as(ALICE, d)).0;
+    for bad in ["fpga:1", "gpu:1:2:3", "gpu:99999999999999999999"] {
+        assert_eq!(
+            refused(&mut env, with_gres(bad)),
+            ErrorCode::InvalidGres,
+            "{bad}"
+        );
+    }
+    for unsatisfiable in ["gpu:3", "gpu:v100:2", "gpu:h100:1", "mps:1", "gpu:1,mps:1"] {
+        assert_eq!(
+            refused(&mut env, with_gres(unsatisfiable)),
+            ErrorCode::RequestedNodeConfigUnavailable,
+            "{unsatisfiable}"
+        );
+    }
+    // Partition `cpu` has no GPU node; a GPU node named outright must have it.
+    let in_cpu = v1::JobDescription {
+        partitions: vec!["cpu".into()],
+        ..with_gres("gpu:1")
+    };
+    assert_eq!(
+        refused(&mut env, in_cpu),
+        ErrorCode::RequestedNodeConfigUnavailable
+    );
+    let on_n1 = v1::JobDescription {
+        required_nodes: "n1".into(),
+        ..with_gres("gpu:1")
+    };
+    assert_eq!(
+        refused(&mut env, on_n1),
+        ErrorCode::RequestedNodeConfigUnavailable
+    );
+    // Two nodes with a GPU of each type between them, one with both.
+    let two = v1::JobDescription {
+        min_nodes: Some(3),
+        ..with_gres("gpu:1")
+    };
+    assert_eq!(
+        refused(&mut env, two),
+        ErrorCode::RequestedNodeConfigUnavailable
+    );
+    assert!(env
+        .events
+        .iter()
+        .all(|e| !matches!(e, Event::JobSubmitted { .. })));
+}
+
+/// A GRES job runs only on nodes configured with its GRES, and waits for
+/// them rather than take an idle node without it.
+#[test]
+fn gres_jobs_run_only_on_nodes_that_have_the_gres() {
+    let mut env = Env::with_conf(GRES_CONF);
+    env.register_all();
+    // A test-only submission is placed as the job would be: on the one
+    // node with a V100, though n1 is idle and first.
+    let r = env.submit_as(
+        ALICE,
+        v1::JobDescription {
+            test_only: true,
+            ..with_gres("gpu:v100:1")
+        },
+    );
+    let Reply::Submitted {
+        estimate: Some(est),
+        ..
+    } = r
+    else {
+        panic!("{r:?}");
+    };
+    assert_eq!(est.nodes, "n4");
+    let a100s = env.submit(with_gres("gpu:a100:2"));
+    let v100 = env.submit(with_gres("gres:gpu:v100:1"));
+    let two = env.submit(v1::JobDescription {
+        min_nodes: Some(2),
+        ..with_gres("gpu:1")
+    });
+    assert_eq!(&*env.job(a100s).spec.gres, "gpu:a100:2");
+    let started = launched(&env.take_actions());
+    // n3 (index 2) has two A100s; n4 (index 3) the only V100; the
+    // two-node job gets both (no counting of GRES in use yet).
+    assert_eq!(started, vec![(a100s, 2), (v100, 3), (two, 2)]);
+    assert_eq!(env.job(two).alloc.len(), 2);
+    // Both GPU nodes are full now: the next GPU job waits for them while
+    // n1 and n2 are idle.
+    let waiting = env.submit(with_gres("gpu:1"));
+    assert_eq!(env.job(waiting).state(), JobState::Pending);
+    assert_eq!(env.job(waiting).reason, PendingReason::Resources);
+    assert!(env.take_actions().is_empty());
+    env.run(Command::Tick);
+    assert!(env.take_actions().is_empty());
+    assert_eq!(
+        env.ctl
+            .nodes()
+            .iter()
+            .map(|n| n.alloc_cpus)
+            .collect::<Vec<_>>(),
+        vec![0, 0, 2, 2]
+    );
+    // n3 frees up: the waiting job goes there.
+    env.finish(a100s, 0, 0);
+    env.run(Command::Tick);
+    assert_eq!(launched(&env.take_actions()), vec![(waiting, 2)]);
+
+    // Replay and a snapshot keep the request, and with it the placement.
+    let replayed = replay_encoded(GRES_CONF, &env.events);
+    assert_eq!(&*replayed.job(v100).unwrap().spec.gres, "gres:gpu:v100:1");
+    let conf = slurm_common::conf::SlurmConf::parse(GRES_CONF, "slurm.conf")
+        .unwrap()
+        .conf;
+    let base =
+        || crate::core::Controller::new(&conf, crate::core::CtlConfig::from_conf(&conf, vec![]));
+    let bytes = snapshot::encode(&env.ctl, 1);
+    let loaded = snapshot::decode(&bytes, base(), false).unwrap().controller;
+    for id in [a100s, v100, two, waiting] {
+        assert_eq!(loaded.job(id).unwrap().spec.gres, env.job(id).spec.gres);
+    }
+    let request = loaded.job_request(loaded.job(waiting).unwrap());
+    assert_eq!(request.excluded_nodes, vec![0, 1]);
+}
+
+/// Snapshots written before jobs kept their --gres (the job record one
+/// field shorter) still load, as jobs asking for none.
+#[test]
+fn snapshot_job_records_without_gres_still_load() {
+    let mut env = Env::new();
+    env.register_all();
+    env.submit(script());
+    env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    let bytes = snapshot::encode(&env.ctl, 7);
+    // Rewrite every job record without its last field (an empty text:
+    // four zero bytes), with its length and checksum made again.
+    let mut old = bytes[..snapshot::SNAPSHOT_HEADER_LEN].to_vec();
+    let mut pos = snapshot::SNAPSHOT_HEADER_LEN;
+    let mut cut = 0;
+    while pos < bytes.len() {
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let len = word(pos) as usize;
+        let mut payload = bytes[pos + 8..pos + 8 + len].to_vec();
+        if payload[0] == 3 {
+            assert_eq!(payload.split_off(payload.len() - 4), vec![0; 4]);
+            cut += 1;
+        }
+        old.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_le_bytes());
+        old.extend_from_slice(&crate::persist::crc::crc32(&payload).to_le_bytes());
+        old.extend_from_slice(&payload);
+        pos += 8 + len;
+    }
+    assert_eq!(cut, 2);
+    let loaded = snapshot::decode(&old, Env::new().ctl, false).unwrap();
+    assert!(loaded.damage.is_none());
+    let ctl = loaded.controller;
+    ctl.sanity_check().unwrap();
+    assert_eq!(
+        crate::core::snapshot::tests::fingerprint(&ctl),
+        crate::core::snapshot::tests::fingerprint(&env.ctl)
+    );
+}
+
+// ------------------------------------- cancel of a requeued completing job
+
+/// scancel of a job requeued while its node still cleans up: as in Slurm
+/// the job becomes CANCELLED at once, still COMPLETING (and holding its
+/// share) until the node reports, and then never runs again.
+#[test]
+fn cancelling_a_requeued_completing_job_cancels_it() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.now += 5;
+    let ended_at = env.now;
+    // Requeued while running: PENDING+COMPLETING until n1 reports.
+    assert_eq!(
+        ok_results(&env.run(Command::Requeue {
+            caller: ALICE,
+            filter: filter(&[id]),
+            hold: false,
+        })),
+        vec![(id, 0)]
+    );
+    assert!(env.job(id).status.flags.contains(JobFlag::Requeued));
+    env.take_actions();
+    env.now += 2;
+    let before = env.events.len();
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[id]),
+        signal: None,
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    assert_eq!(
+        env.events[before..],
+        [Event::JobEnded {
+            job_id: id,
+            time: env.now,
+            state: JobState::Cancelled,
+            exit_status: 0,
+            exit_signal: 0,
+            reason: "None".into(),
+            detail: String::new(),
+            release: false,
+        }]
+    );
+    // Its node was told to end it at the requeue: nothing new to send.
+    assert!(env.take_actions().is_empty());
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Cancelled);
+    assert!(job.status.is_completing());
+    assert!(!job.status.flags.contains(JobFlag::Requeued));
+    assert_eq!(job.status.code().short_code(), "CG");
+    assert_eq!(job.end_time, ended_at);
+    assert!(job.start_time <= job.end_time);
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 1);
+    assert!(env.ctl.nodes()[0].state.has(NodeFlag::Completing));
+    // Cancelled already.
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[id]),
+        signal: None,
+    });
+    assert_eq!(ok_results(&r), vec![(id, ErrorCode::AlreadyDone.number())]);
+    // n1 reports: the job is done, and is not put back in the queue.
+    let before = env.events.len();
+    env.now += 3;
+    assert_eq!(env.epilog(id, "n1", 0), Reply::Ok);
+    assert!(matches!(
+        env.events[before..],
+        [Event::JobNodeReleased { .. }]
+    ));
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Cancelled);
+    assert!(!job.status.is_completing());
+    assert_eq!(env.ctl.nodes()[0].alloc_cpus, 0);
+    env.now += 200;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Cancelled);
+    assert!(launched(&env.take_actions()).is_empty());
+
+    let replayed = replay_encoded(CONF, &env.events);
+    replayed.sanity_check().unwrap();
+    let (a, b) = (env.job(id), replayed.job(id).unwrap());
+    assert_eq!(
+        (a.status, a.start_time, a.end_time, &a.last_alloc),
+        (b.status, b.start_time, b.end_time, &b.last_alloc)
+    );
+    assert_eq!(replayed.nodes(), env.ctl.nodes());
+}
+
+// ------------------------------------------------ SubmitTime on requeue
+
+/// As in Slurm, a requeued job counts as submitted again when it is back in
+/// the queue: when its nodes are done with it, or at once when it held
+/// none; one second later than before when that is the same second.
+#[test]
+fn a_requeued_job_is_submitted_again_when_back_in_the_queue() {
+    let mut env = Env::new();
+    env.register_all();
+    let submitted = env.now;
+    let id = env.submit(script());
+    assert_eq!(env.job(id).submit_time, submitted);
+    env.now += 10;
+    env.run(Command::Requeue {
+        caller: ALICE,
+        filter: filter(&[id]),
+        hold: false,
+    });
+    // Still completing: not in the queue yet.
+    assert_eq!(env.job(id).submit_time, submitted);
+    env.now += 4;
+    env.epilog(id, "n1", 0);
+    assert_eq!(env.job(id).submit_time, env.now);
+
+    // A finished job whose nodes are done: back in the queue at once.
+    let done = env.submit(script());
+    env.finish(done, 0, 0);
+    env.now += 7;
+    env.run(Command::Requeue {
+        caller: ALICE,
+        filter: filter(&[done]),
+        hold: true,
+    });
+    assert_eq!(env.job(done).submit_time, env.now);
+
+    // A launch that fails the second the job was submitted.
+    let quick = env.submit(script());
+    let quick_at = env.now;
+    env.run(Command::LaunchFailed {
+        job_id: quick,
+        detail: "connection refused".into(),
+    });
+    assert_eq!(env.job(quick).state(), JobState::Pending);
+    assert_eq!(env.job(quick).submit_time, quick_at + 1);
+
+    let replayed = replay_encoded(CONF, &env.events);
+    for j in [id, done, quick] {
+        assert_eq!(replayed.job(j).unwrap().submit_time, env.job(j).submit_time);
+    }
+}
+
+// ----------------------------------------------- nohold_on_prolog_fail
+
+fn prolog_failed(job_id: u32, node: &str) -> Command {
+    Command::PrologFailed {
+        job_id,
+        node: node.into(),
+        detail: "prolog failed".into(),
+    }
+}
+
+/// A failed Prolog requeues the job held (JobHeldAdmin); with
+/// SchedulerParameters=nohold_on_prolog_fail it is requeued without the
+/// hold and starts on another node once the requeue delay has passed.
+#[test]
+fn nohold_on_prolog_fail_requeues_without_the_hold() {
+    let held = {
+        let mut env = Env::new();
+        env.register_all();
+        let id = env.submit(script());
+        env.run(prolog_failed(id, "n1"));
+        env.job(id).hold
+    };
+    assert_eq!(held, Some(slurm_sched::Hold::Admin));
+
+    let conf = format!("{CONF}SchedulerParameters=defer,nohold_on_prolog_fail\n");
+    let mut env = Env::with_conf(&conf);
+    assert!(env.ctl.config().nohold_on_prolog_fail);
+    assert!(!Env::new().ctl.config().nohold_on_prolog_fail);
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    let before = env.events.len();
+    env.run(prolog_failed(id, "n1"));
+    let requeue = env.events[before..]
+        .iter()
+        .find(|e| matches!(e, Event::JobRequeued { .. }))
+        .cloned();
+    assert_eq!(
+        requeue,
+        Some(Event::JobRequeued {
+            job_id: id,
+            time: env.now,
+            hold: None,
+            launch_failed: false,
+            detail: "prolog failed".into(),
+            begin_time: Some(env.now + 121),
+        })
+    );
+    assert!(env.ctl.nodes()[0].state.has(NodeFlag::Drain));
+    let job = env.job(id);
+    assert_eq!((job.state(), job.hold), (JobState::Pending, None));
+    env.epilog(id, "n1", 0);
+    assert_eq!(env.job(id).reason, PendingReason::BeginTime);
+    env.now += 121;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert_eq!(launched(&env.take_actions()), vec![(id, 1)]);
+    let replayed = replay_encoded(&conf, &env.events);
+    assert_eq!(replayed.job(id).unwrap().status, env.job(id).status);
+}
