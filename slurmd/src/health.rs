@@ -211,6 +211,23 @@ pub enum Exit {
     SpawnFailed(String),
 }
 
+impl Exit {
+    pub fn success(&self) -> bool {
+        matches!(self, Exit::Code(0))
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exit status {c}"),
+            Exit::Signal(s) => write!(f, "killed by signal {s}"),
+            Exit::TimedOut(d) => write!(f, "timed out after {} ms", d.as_millis()),
+            Exit::SpawnFailed(e) => write!(f, "cannot run: {e}"),
+        }
+    }
+}
+
 /// One run of the program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunResult {
@@ -350,14 +367,14 @@ pub fn run_program(run: &ProgramRun) -> RunResult {
     }
 }
 
-fn kill_group(pgid: i32) {
+pub(crate) fn kill_group(pgid: i32) {
     if pgid > 1 {
         // SAFETY: plain syscall on the program's own process group.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
     }
 }
 
-fn exit_of(status: ExitStatus) -> Exit {
+pub(crate) fn exit_of(status: ExitStatus) -> Exit {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(c), _) => Exit::Code(c),

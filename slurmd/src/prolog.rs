@@ -37,7 +37,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use slurm_common::conf::SlurmConf;
@@ -395,33 +395,9 @@ pub fn programs(pattern: &str) -> Vec<PathBuf> {
     found
 }
 
-/// How one program ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Exit {
-    Code(i32),
-    Signal(i32),
-    /// Killed, with its session, after running this long.
-    TimedOut(Duration),
-    /// It could not be started (or waited for).
-    SpawnFailed(String),
-}
-
-impl Exit {
-    pub fn success(&self) -> bool {
-        matches!(self, Exit::Code(0))
-    }
-}
-
-impl fmt::Display for Exit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Exit::Code(c) => write!(f, "exit status {c}"),
-            Exit::Signal(s) => write!(f, "killed by signal {s}"),
-            Exit::TimedOut(d) => write!(f, "timed out after {} ms", d.as_millis()),
-            Exit::SpawnFailed(e) => write!(f, "cannot run: {e}"),
-        }
-    }
-}
+/// How one program ended (shared with the health check, which runs
+/// programs the same way).
+pub use crate::health::Exit;
 
 /// A Prolog or Epilog that did not succeed.
 #[derive(Debug, Error)]
@@ -497,7 +473,7 @@ pub async fn run_program(
         Some(limit) => match tokio::time::timeout(limit, child.wait()).await {
             Ok(status) => status,
             Err(_) => {
-                kill_session(session);
+                crate::health::kill_group(session);
                 let _ = child.wait().await;
                 return Exit::TimedOut(started.elapsed());
             }
@@ -505,25 +481,8 @@ pub async fn run_program(
         None => child.wait().await,
     };
     match status {
-        Ok(s) => exit_of(s),
+        Ok(s) => crate::health::exit_of(s),
         Err(e) => Exit::SpawnFailed(format!("cannot wait for {shown}: {e}")),
-    }
-}
-
-fn kill_session(pgid: i32) {
-    if pgid > 1 {
-        // SAFETY: plain syscall on the program's own process group (its
-        // session leader is not reaped yet, so the id is still its own).
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    }
-}
-
-fn exit_of(status: ExitStatus) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => Exit::Code(c),
-        (None, Some(s)) => Exit::Signal(s),
-        (None, None) => Exit::Code(-1),
     }
 }
 
