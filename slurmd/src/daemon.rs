@@ -790,15 +790,7 @@ impl Node {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(false);
-        // SAFETY: setsid is async-signal-safe; the closure touches nothing else.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::health::in_new_session(cmd.as_std_mut());
         let child = cmd.spawn().map_err(|e| {
             ErrorCode::ExecveFailed.to_status(format!(
                 "job {job_id}: cannot start {}: {e}",

@@ -314,20 +314,8 @@ pub fn run_program(run: &ProgramRun) -> RunResult {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setsid is async-signal-safe and the closure touches
-        // nothing else; a session of its own lets a timeout kill the
-        // program's whole process group.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
+    // A session of its own lets a timeout kill the whole process group.
+    in_new_session(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -364,6 +352,23 @@ pub fn run_program(run: &ProgramRun) -> RunResult {
         exit,
         stdout: collect(stdout),
         stderr: collect(stderr),
+    }
+}
+
+/// Makes the program `cmd` starts lead a session (and process group) of
+/// its own, so that everything it starts can be signalled at once and
+/// nothing of it shares slurmd's terminal or group.
+pub(crate) fn in_new_session(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe and the closure touches nothing
+    // else between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

@@ -450,17 +450,8 @@ pub async fn run_program(
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(false);
-    // SAFETY: setsid is async-signal-safe and the closure touches nothing
-    // else; a session of its own lets a timeout kill everything the
-    // program started.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // A session of its own lets a timeout kill everything it started.
+    crate::health::in_new_session(cmd.as_std_mut());
     let shown = program.display().to_string();
     let mut child = match tokio::task::spawn_blocking(move || cmd.spawn()).await {
         Ok(Ok(child)) => child,
