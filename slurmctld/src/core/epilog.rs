@@ -106,16 +106,7 @@ impl Controller {
             return;
         }
         let name = n.name.clone();
-        self.emit(
-            out,
-            Event::NodeUpdated {
-                node: name,
-                update: NodeUpdateState::Drain,
-                reason: Some(EPILOG_ERROR_REASON.to_string()),
-                uid: self.cfg.slurm_user_uid,
-                time: now,
-            },
-        );
+        self.drain_as_slurm_user(out, name, Some(EPILOG_ERROR_REASON.to_string()), now);
     }
 
     /// Frees the share of node `node` of completing job `job_id`.

@@ -812,12 +812,24 @@ impl Controller {
             .as_deref()
             .is_some_and(|r| !r.starts_with(super::NOT_RESPONDING_REASON));
         let name = n.name.clone();
+        self.drain_as_slurm_user(out, name, (!keep).then(|| reason.to_string()), now);
+    }
+
+    /// Drains `node` on the controller's own account (SlurmUser), with
+    /// `reason` (None keeps the node's current one).
+    pub(super) fn drain_as_slurm_user(
+        &mut self,
+        out: &mut Outcome,
+        node: String,
+        reason: Option<String>,
+        now: i64,
+    ) {
         self.emit(
             out,
             Event::NodeUpdated {
-                node: name,
+                node,
                 update: NodeUpdateState::Drain,
-                reason: (!keep).then(|| reason.to_string()),
+                reason,
                 uid: self.cfg.slurm_user_uid,
                 time: now,
             },
@@ -957,14 +969,8 @@ impl Controller {
             // state and reason, an administrator's note included.
             let out_of_service = n.state.has(NodeFlag::Drain) || n.state.has(NodeFlag::Fail);
             if !out_of_service && n.state.apply_update(NodeUpdateState::Drain).is_ok() {
-                let event = Event::NodeUpdated {
-                    node: n.name.clone(),
-                    update: NodeUpdateState::Drain,
-                    reason: Some(PROLOG_ERROR_REASON.to_string()),
-                    uid: self.cfg.slurm_user_uid,
-                    time: now,
-                };
-                self.emit(out, event);
+                let name = n.name.clone();
+                self.drain_as_slurm_user(out, name, Some(PROLOG_ERROR_REASON.to_string()), now);
             }
         }
         let Some(job) = self.jobs.get(&job_id) else {
