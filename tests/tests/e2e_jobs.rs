@@ -335,3 +335,32 @@ fn scontrol_show_job_of_a_completed_job_matches_real_slurm() {
         &mask_fields(&normalize_show_job(&want), &accounting),
     );
 }
+
+#[test]
+fn scontrol_show_job_of_a_running_job_matches_real_slurm() {
+    let mut c = cluster();
+    let dir = submit_dir(&c);
+    let id = c.sbatch_in(&dir, &["--wrap", "sleep 60"]).expect("sbatch");
+    c.wait_job_state(id, JobState::Running, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("job {id}: {e:#}\n{}", c.logs()));
+    let got = show_job(&c, id)
+        .replace(&dir.display().to_string(), "<dir>")
+        .replace(&format!("slurm-{id}.out"), "slurm-<id>.out");
+    let want = golden_out("scontrol_show_job_running")
+        .expect("golden")
+        .replace("/tmp/slurm-ref", "<dir>")
+        .replace("slurm-2.out", "slurm-<id>.out");
+    let accounting = ["Account", "QOS"];
+    assert_same(
+        "scontrol show job",
+        &mask_fields(&normalize_show_job(&got), &accounting),
+        &mask_fields(&normalize_show_job(&want), &accounting),
+    );
+    // The per-node allocation lines belong to the details only.
+    let o = c
+        .run("scontrol", &["-d", "show", "job", &id.to_string()])
+        .expect("scontrol -d");
+    assert!(stdout(&o).contains("\n     Nodes=n1 "), "{o:?}");
+    let o = c.run("scancel", &[&id.to_string()]).expect("scancel");
+    assert!(o.status.success(), "{o:?}");
+}

@@ -418,6 +418,13 @@ async fn run(
                 }
                 Ok(r) if r.jobs.is_empty() => out.block("scontrol", "No jobs in the system\n"),
                 Ok(mut r) => {
+                    // The per-node allocation lines (`Nodes=n1 CPU_IDs=...`)
+                    // are part of the details (`-d`) only, as in Slurm.
+                    if options.details == 0 {
+                        for job in &mut r.jobs {
+                            job.resources = None;
+                        }
+                    }
                     // Names are resolved where the command runs, as Slurm's
                     // scontrol does: the controller sends ids.
                     let mut names = std::collections::HashMap::new();
