@@ -168,6 +168,13 @@ impl SlurmNodeReports for FakeController {
     ) -> Result<Response<v1::EpilogCompleteReply>, Status> {
         Err(ErrorCode::NotSupported.into())
     }
+
+    async fn prolog_complete(
+        &self,
+        _request: Request<v1::PrologCompleteRequest>,
+    ) -> Result<Response<v1::PrologCompleteReply>, Status> {
+        Err(ErrorCode::NotSupported.into())
+    }
 }
 
 fn with_auth<T>(message: T, token: &str) -> Request<T> {

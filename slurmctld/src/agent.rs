@@ -8,16 +8,19 @@
 //! nodes it has talked to. Every call carries
 //! a fresh controller credential in `x-slurm-auth`; a launch also carries it
 //! in the request's `credential` field (payload `job=<id>`), which slurmd
-//! checks before starting anything. Failures never panic: a failed launch
-//! becomes [`Command::LaunchFailed`] for the owner task, or
-//! [`Command::PrologFailed`] when the node's Prolog refused it (slurmd
-//! answers a launch only after its Prolog has run, so a launch waits up
-//! to [`LAUNCH_WAIT`] rather than MessageTimeout); nodes that did not
-//! answer a broadcast become [`Command::NodeResponses`], so a dead slurmd
-//! turns into node state, never into a stuck controller.
+//! checks before starting anything. slurmd answers a launch as soon as it
+//! has verified it, before the node's Prolog runs, so a launch waits
+//! MessageTimeout like any call; how the Prolog and the script end arrive
+//! later as reports (PrologComplete, JobComplete). Failures never panic: a
+//! failed launch becomes [`Command::LaunchFailed`] for the owner task, or
+//! [`Command::PrologFailed`] when the node refused it with
+//! ESLURMD_PROLOG_FAILED (a slurmd that runs its Prolog before answering);
+//! nodes that did not answer a broadcast become [`Command::NodeResponses`],
+//! so a dead slurmd turns into node state, never into a stuck controller.
 //!
 //! Messages for several nodes (terminate, signal, ping, registration
-//! requests) travel the TreeWidth tree: the controller sends `Forward` to at
+//! requests, the Prolog launch of PrologFlags=Alloc) travel the TreeWidth
+//! tree: the controller sends `Forward` to at
 //! most TreeWidth relays at a time, each relay passes the message on to its
 //! share and answers for it. A relay that is unreachable or silent is
 //! reported failed and its branch is split again and sent without it
@@ -202,13 +205,6 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// How long a launch waits for slurmd's answer (MessageTimeout when that
-/// is longer). slurmd answers once the node's Prolog has run and
-/// slurmstepd has started the script, and a Prolog may take minutes
-/// (PrologEpilogTimeout bounds it on the node, not here). A node that dies
-/// meanwhile is found by the pings, whatever this wait.
-pub const LAUNCH_WAIT: Duration = Duration::from_secs(300);
-
 /// Why a launch failed.
 struct LaunchFailure {
     detail: String,
@@ -246,6 +242,7 @@ fn kind(body: &node_message::Body) -> &'static str {
         node_message::Body::SignalJob(_) => "signal",
         node_message::Body::TerminateJob(_) => "terminate",
         node_message::Body::Reconfigure(_) => "reconfigure",
+        node_message::Body::LaunchProlog(_) => "prolog",
     }
 }
 
@@ -319,6 +316,15 @@ impl Agent {
                     request,
                     files,
                 } => agent.launch(job_id, node, *request, files).await,
+                Action::LaunchProlog {
+                    job_id,
+                    nodes,
+                    request,
+                } => {
+                    agent
+                        .job_broadcast(job_id, &nodes, node_message::Body::LaunchProlog(request))
+                        .await
+                }
                 Action::TerminateJob {
                     job_id,
                     nodes,
@@ -476,7 +482,7 @@ impl Agent {
             let token = self.credential(format!("job={job_id}").into_bytes())?;
             request.credential = token.clone().into_bytes();
             let (name, mut client, _lease) = self.client(node).await?;
-            let timeout = self.inner.timeout.max(LAUNCH_WAIT);
+            let timeout = self.inner.timeout;
             let req = self.request(request, &token, timeout)?;
             match tokio::time::timeout(timeout, client.launch_batch(req)).await {
                 Ok(Ok(_)) => {}

@@ -28,8 +28,9 @@
 //!   found within about that period rather than a whole interval later.
 //!
 //! The answers also carry each node's load and free memory (CPULoad,
-//! FreeMem); they go to the owner task as [`Command::NodeLoads`], which
-//! keeps them in memory for the queries without journaling them.
+//! FreeMem), boot time and slurmd start time; they go to the owner task as
+//! [`Command::NodeLoads`], which keeps them in memory for the queries
+//! without journaling them.
 //!
 //! [`Command::NodeResponses`]: crate::core::Command::NodeResponses
 //! [`Command::NodeJobs`]: crate::core::Command::NodeJobs
@@ -48,7 +49,7 @@ use tokio::time::Instant;
 
 use crate::agent::{Agent, NodeOutcome};
 use crate::core::{
-    missing_job_grace_secs, ping_targets, recheck_due, Command, NodeJobReport, NodeLoad,
+    missing_job_grace_secs, ping_targets, recheck_due, Command, NodeBoot, NodeJobReport, NodeLoad,
     NodeLoadReport, PingTargets,
 };
 use crate::rpc::Shared;
@@ -106,8 +107,9 @@ pub fn job_reports(answers: &[NodeOutcome]) -> Vec<NodeJobReport> {
         .collect()
 }
 
-/// The load figures of the nodes that answered a ping with measured ones;
-/// the others keep what the controller has.
+/// The figures of the nodes that answered a ping: load and free memory
+/// when measured, boot and start times when sent; the controller keeps
+/// what an answer lacks.
 pub fn load_reports(answers: &[NodeOutcome]) -> Vec<NodeLoadReport> {
     answers
         .iter()
@@ -115,10 +117,12 @@ pub fn load_reports(answers: &[NodeOutcome]) -> Vec<NodeLoadReport> {
             let Some(node_reply::Body::Ping(p)) = &o.result.as_ref().ok()?.body else {
                 return None;
             };
-            Some(NodeLoadReport {
+            let report = NodeLoadReport {
                 node: o.node,
-                load: NodeLoad::from_ping(p)?,
-            })
+                load: NodeLoad::from_ping(p),
+                boot: NodeBoot::from_ping(p),
+            };
+            (report.load.is_some() || report.boot != NodeBoot::default()).then_some(report)
         })
         .collect()
 }
@@ -376,6 +380,14 @@ mod tests {
             answer(1, ping(true, 0, 0)),
             // Not measured (emulated node, failed probe, older slurmd).
             answer(2, ping(false, 500, 1)),
+            // Not measured, but it says when it started.
+            answer(
+                5,
+                node_reply::Body::Ping(PingNodeReply {
+                    slurmd_start_time: 1_700_000_100,
+                    ..Default::default()
+                }),
+            ),
             answer(3, node_reply::Body::Reconfigure(Default::default())),
             NodeOutcome {
                 node: 4,
@@ -383,20 +395,32 @@ mod tests {
                 via: Vec::new(),
             },
         ];
-        let load = |cpu_load_hundredths, free_memory_mb| NodeLoad {
-            cpu_load_hundredths,
-            free_memory_mb,
+        let load = |cpu_load_hundredths, free_memory_mb| {
+            Some(NodeLoad {
+                cpu_load_hundredths,
+                free_memory_mb,
+            })
         };
         assert_eq!(
             load_reports(&answers),
             vec![
                 NodeLoadReport {
                     node: 0,
-                    load: load(226, 22719)
+                    load: load(226, 22719),
+                    boot: NodeBoot::default(),
                 },
                 NodeLoadReport {
                     node: 1,
-                    load: load(0, 0)
+                    load: load(0, 0),
+                    boot: NodeBoot::default(),
+                },
+                NodeLoadReport {
+                    node: 5,
+                    load: None,
+                    boot: NodeBoot {
+                        boot_time: 0,
+                        slurmd_start_time: 1_700_000_100,
+                    },
                 },
             ]
         );

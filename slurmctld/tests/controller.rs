@@ -203,6 +203,9 @@ impl slurm_proto::SlurmNode for FakeSlurmd {
             Some(node_message::Body::Reconfigure(_)) => {
                 node_reply::Body::Reconfigure(Default::default())
             }
+            Some(node_message::Body::LaunchProlog(_)) => {
+                node_reply::Body::LaunchProlog(Default::default())
+            }
             None => return Err(tonic::Status::invalid_argument("empty message")),
         };
         Ok(tonic::Response::new(v1::ForwardReply {

@@ -174,10 +174,9 @@ fn a_failed_prolog_drains_the_node_and_holds_the_job() {
                 time: now,
                 hold: Some(slurm_sched::Hold::Admin),
                 launch_failed: false,
-                detail: match prolog_failed(id, &node) {
-                    Command::PrologFailed { detail, .. } => detail,
-                    _ => unreachable!(),
-                },
+                // Slurm's description; the node's error text goes to the
+                // log only.
+                detail: "launch failed requeued held".into(),
                 begin_time: Some(now + 121),
             },
         ]
@@ -200,6 +199,7 @@ fn a_failed_prolog_drains_the_node_and_holds_the_job() {
         "until the node's EpilogComplete"
     );
     assert_eq!(job.reason, PendingReason::JobHeldAdmin);
+    assert_eq!(job.reason_detail, "launch failed requeued held");
     assert_eq!(job.restart_count, 1);
     assert_eq!(job.launch_failures, 0);
     let n = env.node(&node);

@@ -19,7 +19,7 @@ use slurm_common::auth::{unix_now, Authenticator, Claims};
 use slurm_common::ids::{Gid, Uid};
 use slurm_proto::v1::{
     EpilogCompleteReply, EpilogCompleteRequest, JobCompleteReply, JobCompleteRequest,
-    RegisterNodeReply, RegisterNodeRequest,
+    PrologCompleteReply, PrologCompleteRequest, RegisterNodeReply, RegisterNodeRequest,
 };
 use slurm_proto::{ErrorCode, SlurmNodeReportsClient};
 use thiserror::Error;
@@ -227,6 +227,16 @@ impl ControllerClient {
     ) -> Result<EpilogCompleteReply, ClientError> {
         self.call("EpilogComplete", body, |mut c, r| async move {
             c.epilog_complete(r).await
+        })
+        .await
+    }
+
+    pub async fn prolog_complete(
+        &self,
+        body: PrologCompleteRequest,
+    ) -> Result<PrologCompleteReply, ClientError> {
+        self.call("PrologComplete", body, |mut c, r| async move {
+            c.prolog_complete(r).await
         })
         .await
     }

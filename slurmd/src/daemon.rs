@@ -9,16 +9,25 @@
 //! SlurmdTimeout) -> periodic health checks
 //! Reconfigure, SIGHUP -> re-read slurm.conf, take what may change while
 //!                 running (a broken file: log, keep it all) -> register
-//! LaunchBatch  -> verify -> Prolog (a failure refuses the launch with
-//!                 ESLURMD_PROLOG_FAILED) -> spool/jobNNNNN/launch.pb ->
-//!                 spawn slurmstepd (new session, stdio detached) -> reply
-//!                 when it says "started" (or "failed": it reports
-//!                 JobComplete itself)
+//! LaunchBatch  -> verify (credential, user, not a repeat) -> reply; then,
+//!                 in the background: Prolog, once per job (a failure is
+//!                 reported with PrologComplete, ESLURMD_PROLOG_FAILED) ->
+//!                 spool/jobNNNNN/launch.pb -> spawn slurmstepd (new
+//!                 session, stdio detached) -> it says "started" (or
+//!                 "failed": it reports JobComplete itself); a failure of
+//!                 slurmd's own is reported with JobComplete.launch_error
+//! LaunchProlog -> (PrologFlags=Alloc, through the tree) reply; Prolog once
+//!                 per job -> PrologComplete, success or failure
 //! SignalJob    -> "signal N" on the job's control socket
 //! TerminateJob -> "terminate ..." on the socket; when it says "done" (or
-//!                 there is no slurmstepd) -> Epilog -> EpilogComplete with
-//!                 the Epilog's result, retried
+//!                 there is no slurmstepd) and the job's Prolog is over ->
+//!                 Epilog -> EpilogComplete with the Epilog's result, retried
 //! ```
+//!
+//! Every report of a launch that failed after its answer (PrologComplete,
+//! JobComplete) is retried until the controller acknowledges it, and the
+//! job counts as launching here until then: the controller must never find
+//! a job it believes started simply missing, nor wait for one forever.
 //!
 //! A request for a job whose launch is still in progress waits in
 //! [`crate::jobs::JobTable`] and is delivered once slurmstepd has said
@@ -46,9 +55,10 @@ use std::time::{Duration, Instant};
 use prost::Message;
 use slurm_common::auth::Claims;
 use slurm_proto::v1::{
-    EpilogCompleteRequest, ForwardReply, ForwardRequest, LaunchBatchReply, LaunchBatchRequest,
-    NodeSignalJobReply, NodeSignalJobRequest, NodeTerminateJobReply, NodeTerminateJobRequest,
-    PingNodeReply, PingNodeRequest, ReconfigureNodeReply, ReconfigureNodeRequest,
+    EpilogCompleteRequest, ForwardReply, ForwardRequest, JobCompleteRequest, LaunchBatchReply,
+    LaunchBatchRequest, LaunchPrologReply, LaunchPrologRequest, NodeSignalJobReply,
+    NodeSignalJobRequest, NodeTerminateJobReply, NodeTerminateJobRequest, PingNodeReply,
+    PingNodeRequest, PrologCompleteRequest, ReconfigureNodeReply, ReconfigureNodeRequest,
     RegisterNodeRequest, RunningJob,
 };
 use slurm_proto::{ErrorCode, SlurmNode, SlurmNodeServer};
@@ -64,7 +74,9 @@ pub use crate::host::{Host, Shared, CONCURRENT_REGISTRATIONS};
 use crate::hw::{HwInfo, HwProbe};
 use crate::jobs::{JobTable, LaunchGate};
 use crate::logging::LogControl;
-use crate::prolog::{self, JobFacts, Kind, NodeFacts, ScriptConfig};
+use crate::prolog::{
+    self, JobFacts, Kind, NodeFacts, PrologOutcome, PrologRuns, ScriptConfig, ScriptError,
+};
 use crate::reconfig::{reload_node, ReconfigOutcome};
 use crate::spool;
 use crate::Error;
@@ -81,6 +93,27 @@ const STEPD_START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long past KillWait a terminate (and a signal) waits for a live
 /// slurmstepd that does not listen yet.
 const LISTEN_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a report of a launch failure waits between tries, at most.
+const REPORT_PAUSE: Duration = Duration::from_secs(10);
+
+/// Why a launch that slurmd accepted did not start the batch script.
+#[derive(Debug, thiserror::Error)]
+enum LaunchFailure {
+    /// The node's Prolog failed; PrologComplete has reported it.
+    #[error("prolog failed")]
+    Prolog,
+    /// slurmd could not start slurmstepd (or slurmstepd did not say it
+    /// started): reported with JobComplete.launch_error.
+    #[error("{detail} ({code})")]
+    Start { code: ErrorCode, detail: String },
+}
+
+impl LaunchFailure {
+    fn start(code: ErrorCode, detail: String) -> Self {
+        LaunchFailure::Start { code, detail }
+    }
+}
 
 /// Where a request for a job's slurmstepd went.
 #[derive(Debug)]
@@ -269,6 +302,10 @@ pub struct Node {
     last_contact: Mutex<Instant>,
     /// Launches in progress and the requests waiting for them.
     jobs: Mutex<JobTable>,
+    /// Each job's Prolog here, run once per job.
+    prologs: PrologRuns,
+    /// Held while a Prolog or Epilog runs, with PrologFlags=Serial.
+    script_turn: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Node {
@@ -303,6 +340,8 @@ impl Node {
             reregister: Notify::new(),
             last_contact: Mutex::new(Instant::now()),
             jobs: Mutex::new(JobTable::default()),
+            prologs: PrologRuns::default(),
+            script_turn: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -632,7 +671,13 @@ impl Node {
             tracing::debug!(job_id, "epilog already running");
             return;
         }
+        // A Prolog still preparing the node for the job (PrologFlags=Alloc)
+        // finishes first: the Epilog cleans up after it, never beside it.
+        self.prologs.wait_idle(job_id).await;
         let (error_code, error_detail) = self.epilog(job_id).await;
+        // The job is over here: a later run of it (requeued) runs the
+        // Prolog again.
+        self.prologs.forget(job_id);
         let body = EpilogCompleteRequest {
             job_id,
             node_name: self.name.clone(),
@@ -669,9 +714,7 @@ impl Node {
             .lock_jobs()
             .take_note(job_id)
             .unwrap_or_else(|| JobFacts::new(job_id));
-        let live = self.live();
-        let scripts = ScriptConfig::from_conf(&live.setup.conf);
-        match prolog::run(Kind::Epilog, &scripts, &facts, &self.script_node(&live)).await {
+        match self.run_script(Kind::Epilog, &facts).await {
             Ok(()) => (0, String::new()),
             Err(e) => {
                 tracing::error!(job_id, node = %self.name, error = %e, "epilog failed; the controller drains the node");
@@ -680,32 +723,118 @@ impl Node {
         }
     }
 
-    /// Runs the Prolog (when one is configured) before job `req` starts
-    /// here. A failure refuses the launch with ESLURMD_PROLOG_FAILED: the
-    /// controller drains the node, requeues the job held and ends it on its
-    /// nodes (whose Epilogs run as after any job). A job whose
-    /// slurmstepd runs already (a repeated launch) runs no Prolog again.
-    async fn prolog(&self, req: &LaunchBatchRequest) -> Result<(), Status> {
-        let job_id = req.job_id;
+    /// Runs the node's `kind` (when one is configured) for the job of
+    /// `facts`, with the settings in force; with PrologFlags=Serial one at
+    /// a time on this node.
+    async fn run_script(&self, kind: Kind, facts: &JobFacts) -> Result<(), ScriptError> {
         let live = self.live();
         let scripts = ScriptConfig::from_conf(&live.setup.conf);
-        if scripts.prolog.is_none() {
-            return Ok(());
+        let _turn = if scripts.serial && scripts.program(kind).is_some() {
+            Some(self.script_turn.lock().await)
+        } else {
+            None
+        };
+        prolog::run(kind, &scripts, facts, &self.script_node(&live)).await
+    }
+
+    /// The outcome of the job's Prolog here, running it when it has not
+    /// run here yet ([`PrologRuns`]). The run that fails reports it with
+    /// PrologComplete (ESLURMD_PROLOG_FAILED), retried until the controller
+    /// has it, before anyone learns the outcome: the controller drains the
+    /// node, requeues the job and ends it on its nodes, whose Epilogs run
+    /// as after any job (the job's facts stay noted for it). With
+    /// PrologFlags=Alloc a success is reported too, in the background.
+    async fn prolog_once(self: &Arc<Self>, facts: JobFacts) -> PrologOutcome {
+        let job_id = facts.job_id;
+        self.prologs
+            .once(job_id, || async {
+                let outcome = match self.run_script(Kind::Prolog, &facts).await {
+                    Ok(()) => PrologOutcome::Succeeded,
+                    Err(e) => {
+                        tracing::error!(job_id, node = %self.name, error = %e, "prolog failed; the job does not start here");
+                        PrologOutcome::Failed {
+                            detail: e.to_string(),
+                        }
+                    }
+                };
+                match &outcome {
+                    PrologOutcome::Failed { detail } => {
+                        self.report_prolog(job_id, ErrorCode::PrologFailed.number(), detail)
+                            .await;
+                    }
+                    PrologOutcome::Succeeded
+                        if ScriptConfig::from_conf(&self.live().setup.conf).alloc =>
+                    {
+                        let node = self.clone();
+                        tokio::spawn(async move { node.report_prolog(job_id, 0, "").await });
+                    }
+                    PrologOutcome::Succeeded => {}
+                }
+                outcome
+            })
+            .await
+    }
+
+    /// PrologComplete for `job_id`, retried until the controller answers.
+    async fn report_prolog(&self, job_id: u32, error_code: i32, error_detail: &str) {
+        let body = PrologCompleteRequest {
+            job_id,
+            node_name: self.name.clone(),
+            error_code,
+            error_detail: error_detail.to_string(),
+        };
+        // The client in force at each try: the controllers may change.
+        if let Err(e) = retry("PrologComplete", REPORT_PAUSE, || {
+            let client = self.live().shared.client.clone();
+            let body = body.clone();
+            async move { client.prolog_complete(body).await }
+        })
+        .await
+        {
+            tracing::warn!(job_id, error = %e, "controller refused PrologComplete");
         }
-        let dir = spool::job_dir(self.spool(), job_id);
-        if spool::read_pid(&dir).is_some_and(spool::stepd_alive) {
-            return Ok(());
+    }
+
+    /// JobComplete with `launch_error` for a launch slurmd accepted and
+    /// could not carry out, retried until the controller answers.
+    async fn report_launch_failure(&self, job_id: u32, code: ErrorCode, detail: &str) {
+        tracing::error!(job_id, node = %self.name, error = detail, "batch launch failed");
+        let body = JobCompleteRequest {
+            job_id,
+            node_name: self.name.clone(),
+            launch_error: code.number(),
+            end_time: slurm_common::auth::unix_now(),
+            ..Default::default()
+        };
+        if let Err(e) = retry("JobComplete", REPORT_PAUSE, || {
+            let client = self.live().shared.client.clone();
+            let body = body.clone();
+            async move { client.job_complete(body).await }
+        })
+        .await
+        {
+            tracing::warn!(job_id, error = %e, "controller refused JobComplete");
         }
-        let facts = JobFacts::from_launch(req);
-        match prolog::run(Kind::Prolog, &scripts, &facts, &self.script_node(&live)).await {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // The job's facts stay noted: the controller ends the job
-                // here next, and the Epilog runs then.
-                tracing::error!(job_id, node = %self.name, error = %e, "prolog failed; the job is not started");
-                Err(ErrorCode::PrologFailed.to_status(e.to_string()))
-            }
+    }
+
+    /// LaunchProlog (PrologFlags=Alloc): runs the job's Prolog here in the
+    /// background, once per job, and reports it with PrologComplete. A
+    /// request for a job ended here meanwhile (its terminate overtook it)
+    /// runs nothing.
+    pub fn launch_prolog(self: &Arc<Self>, req: LaunchPrologRequest) -> LaunchPrologReply {
+        let job_id = req.job_id;
+        if self.lock_jobs().ended_recently(job_id, Instant::now()) {
+            tracing::info!(job_id, "job already ended here; its prolog does not run");
+            return LaunchPrologReply {};
         }
+        let facts = JobFacts::from_prolog(&req);
+        // For the Epilog, as a launch's facts are.
+        self.lock_jobs().note_launch(facts.clone());
+        let node = self.clone();
+        tokio::spawn(async move {
+            node.prolog_once(facts).await;
+        });
+        LaunchPrologReply {}
     }
 
     /// Delivers a request that waited for the job's launch.
@@ -731,15 +860,8 @@ impl Node {
     fn start_stepd(
         &self,
         req: &LaunchBatchRequest,
-    ) -> Result<Option<(tokio::process::Child, PathBuf)>, Status> {
+    ) -> Result<Option<(tokio::process::Child, PathBuf)>, LaunchFailure> {
         let job_id = req.job_id;
-        let own = crate::users::euid();
-        if own != 0 && req.user_id != own {
-            return Err(ErrorCode::SetUidOrGid.to_status(format!(
-                "slurmd on node {} runs as uid {own}, not root, and cannot start job {job_id} of uid {}",
-                self.name, req.user_id
-            )));
-        }
         let dir = spool::job_dir(self.spool(), job_id);
         if spool::read_pid(&dir).is_some_and(spool::stepd_alive) {
             // A repeated launch of a job already running here.
@@ -747,10 +869,10 @@ impl Node {
             return Ok(None);
         }
         let io_err = |what: &str, path: &Path, e: std::io::Error| {
-            ErrorCode::CreateBatchDir.to_status(format!(
-                "job {job_id}: cannot {what} {}: {e}",
-                path.display()
-            ))
+            LaunchFailure::start(
+                ErrorCode::CreateBatchDir,
+                format!("job {job_id}: cannot {what} {}: {e}", path.display()),
+            )
         };
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(self.spool()).map_err(|e| io_err("create", self.spool(), e))?;
@@ -792,10 +914,13 @@ impl Node {
             .kill_on_drop(false);
         crate::health::in_new_session(cmd.as_std_mut());
         let child = cmd.spawn().map_err(|e| {
-            ErrorCode::ExecveFailed.to_status(format!(
-                "job {job_id}: cannot start {}: {e}",
-                self.host.stepd_path.display()
-            ))
+            LaunchFailure::start(
+                ErrorCode::ExecveFailed,
+                format!(
+                    "job {job_id}: cannot start {}: {e}",
+                    self.host.stepd_path.display()
+                ),
+            )
         })?;
         if let Some(pid) = child.id() {
             let pid_file = dir.join(spool::PID_FILE);
@@ -806,15 +931,31 @@ impl Node {
         Ok(Some((child, dir)))
     }
 
-    /// Starts the job's slurmstepd, then delivers what arrived for the job
-    /// meanwhile. Runs in its own task: a caller that gives up must not
-    /// leave the job marked as launching.
+    /// Whether this slurmd may start a job of `req`'s user: as root it
+    /// starts any user's, otherwise only its own user's.
+    fn check_user(&self, req: &LaunchBatchRequest) -> Result<(), Status> {
+        let own = crate::users::euid();
+        if own != 0 && req.user_id != own {
+            return Err(ErrorCode::SetUidOrGid.to_status(format!(
+                "slurmd on node {} runs as uid {own}, not root, and cannot start job {} of uid {}",
+                self.name, req.user_id, req.job_id
+            )));
+        }
+        Ok(())
+    }
+
+    /// Accepts a verified launch: marks the job launching (a repeat of a
+    /// launch in progress is accepted and ignored) and carries it out in a
+    /// task of its own, so the controller has its answer before the Prolog
+    /// runs. That task reports a failure itself, then delivers what
+    /// arrived for the job meanwhile.
     async fn launch(
         self: &Arc<Self>,
         req: LaunchBatchRequest,
         issued_at: i64,
     ) -> Result<(), Status> {
         let job_id = req.job_id;
+        self.check_user(&req)?;
         match self
             .lock_jobs()
             .begin_launch(job_id, issued_at, Instant::now())
@@ -832,28 +973,42 @@ impl Node {
             LaunchGate::Start => {}
         }
         let node = self.clone();
-        let result = tokio::spawn(async move {
-            let result = node.start_job(req).await;
+        tokio::spawn(async move {
+            match node.start_job(req).await {
+                Ok(()) | Err(LaunchFailure::Prolog) => {}
+                Err(LaunchFailure::Start { code, detail }) => {
+                    node.report_launch_failure(job_id, code, &detail).await;
+                }
+            }
+            // Reported: the job is no longer launching here.
             for r in node.lock_jobs().finish_launch(job_id) {
                 node.deliver_later(job_id, r);
             }
-            result
-        })
-        .await;
-        result.unwrap_or_else(|e| {
-            Err(ErrorCode::Internal.to_status(format!("job {job_id}: launch task: {e}")))
-        })
+        });
+        Ok(())
     }
 
-    async fn start_job(self: &Arc<Self>, req: LaunchBatchRequest) -> Result<(), Status> {
+    /// The job's Prolog (once per job: with PrologFlags=Alloc it may have
+    /// run, or be running, already), then its slurmstepd.
+    async fn start_job(self: &Arc<Self>, req: LaunchBatchRequest) -> Result<(), LaunchFailure> {
         let job_id = req.job_id;
-        self.lock_jobs().note_launch(JobFacts::from_launch(&req));
-        self.prolog(&req).await?;
+        let facts = JobFacts::from_launch(&req);
+        self.lock_jobs().note_launch(facts.clone());
+        if spool::read_pid(&spool::job_dir(self.spool(), job_id)).is_some_and(spool::stepd_alive) {
+            tracing::info!(job_id, "job already running; launch ignored");
+            return Ok(());
+        }
+        if let PrologOutcome::Failed { .. } = self.prolog_once(facts).await {
+            return Err(LaunchFailure::Prolog);
+        }
         let node = self.clone();
         let started = tokio::task::spawn_blocking(move || node.start_stepd(&req))
             .await
             .map_err(|e| {
-                ErrorCode::Internal.to_status(format!("job {job_id}: launch task: {e}"))
+                LaunchFailure::start(
+                    ErrorCode::Internal,
+                    format!("job {job_id}: launch task: {e}"),
+                )
             })??;
         let Some((mut child, dir)) = started else {
             return Ok(());
@@ -869,10 +1024,13 @@ impl Node {
             let mut reader = BufReader::new(out);
             let read = tokio::time::timeout(STEPD_START_TIMEOUT, reader.read_line(&mut line)).await;
             if read.is_err() {
-                return Err(ErrorCode::SocketTimeout.to_status(format!(
-                    "job {job_id}: slurmstepd did not report within {}s",
-                    STEPD_START_TIMEOUT.as_secs()
-                )));
+                return Err(LaunchFailure::start(
+                    ErrorCode::SocketTimeout,
+                    format!(
+                        "job {job_id}: slurmstepd did not report within {}s",
+                        STEPD_START_TIMEOUT.as_secs()
+                    ),
+                ));
             }
         }
         let line = line.trim_end();
@@ -886,10 +1044,13 @@ impl Node {
             return Ok(());
         }
         let _ = std::fs::remove_dir_all(&dir);
-        Err(ErrorCode::ExecveFailed.to_status(format!(
-            "job {job_id}: slurmstepd failed before launching: {}",
-            if line.is_empty() { "no report" } else { line }
-        )))
+        Err(LaunchFailure::start(
+            ErrorCode::ExecveFailed,
+            format!(
+                "job {job_id}: slurmstepd failed before launching: {}",
+                if line.is_empty() { "no report" } else { line }
+            ),
+        ))
     }
 }
 
@@ -926,15 +1087,10 @@ pub fn configured_hw(setup: &NodeSetup) -> HwInfo {
 /// FNV-1a of slurm.conf, hex: lets the controller spot a node whose
 /// configuration differs from its own.
 pub fn config_hash(path: &Path) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
-        return String::new();
-    };
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    // The controller hashes its own file with the same function.
+    std::fs::read(path)
+        .map(|bytes| slurm_common::conf::conf_hash(&bytes))
+        .unwrap_or_default()
 }
 
 /// The gRPC face of [`Node`].
@@ -1070,6 +1226,7 @@ impl Node {
             launching_job_ids: jobs.launching,
             reports_jobs: true,
             reports_load: measured,
+            slurmd_start_time: self.host.start_time,
         }
     }
 }
@@ -1878,6 +2035,213 @@ mod tests {
         assert_eq!(scripts.program(Kind::Prolog), Some("/etc/slurm/prolog.d/*"));
         assert_eq!(scripts.program(Kind::Epilog), Some("/e.sh"));
         assert_eq!(scripts.timeout, Some(Duration::from_secs(20)));
+    }
+
+    /// A script that notes "overlap" in `dir`/out when another run of it
+    /// (a Prolog or an Epilog) is under way, and takes half a second.
+    fn overlap_probe(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("probe.sh");
+        let d = dir.display();
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\n\
+                 if mkdir {d}/busy 2>/dev/null; then sleep 0.5; rmdir {d}/busy\n\
+                 else echo overlap >> {d}/out; sleep 0.5; fi\n\
+                 echo \"$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID\" >> {d}/runs\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// Two Prologs and an Epilog of three jobs at once; whether any ran
+    /// beside another, and how many ran.
+    async fn three_scripts_at_once(flags: &str) -> (bool, usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let probe = overlap_probe(dir.path());
+        write_conf(
+            dir.path(),
+            &format!(
+                "{OVERRIDES}Prolog={p}\nEpilog={p}\n{flags}\
+                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=100\n",
+                p = probe.display()
+            ),
+        );
+        slurm_common::auth::generate_key(&dir.path().join("slurm.key")).unwrap();
+        let setup = NodeSetup::load(&dir.path().join("slurm.conf"), Some("n1"), "vm").unwrap();
+        let hw = configured_hw(&setup);
+        let node = Node::new(
+            setup,
+            Arc::new(crate::hw::FakeProbe(hw)),
+            dir.path().join("no-slurmstepd"),
+        )
+        .unwrap();
+        let facts: Vec<JobFacts> = (1..=3).map(JobFacts::new).collect();
+        let (a, b, c) = tokio::join!(
+            node.run_script(Kind::Prolog, &facts[0]),
+            node.run_script(Kind::Prolog, &facts[1]),
+            node.run_script(Kind::Epilog, &facts[2]),
+        );
+        for r in [a, b, c] {
+            r.unwrap();
+        }
+        let overlap = dir.path().join("out").exists();
+        let runs = std::fs::read_to_string(dir.path().join("runs"))
+            .unwrap_or_default()
+            .lines()
+            .count();
+        (overlap, runs)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn prolog_flags_serial_runs_prologs_and_epilogs_one_at_a_time() {
+        assert_eq!(
+            three_scripts_at_once("PrologFlags=Serial\n").await,
+            (false, 3)
+        );
+        // Without the flag they run side by side (which the probe sees).
+        assert_eq!(three_scripts_at_once("").await, (true, 3));
+    }
+
+    /// A controller that records the launch reports it is sent.
+    #[derive(Clone)]
+    struct Reports {
+        completes: tokio::sync::mpsc::UnboundedSender<JobCompleteRequest>,
+        prologs: tokio::sync::mpsc::UnboundedSender<PrologCompleteRequest>,
+    }
+
+    #[tonic::async_trait]
+    impl slurm_proto::SlurmNodeReports for Reports {
+        async fn register_node(
+            &self,
+            _: Request<RegisterNodeRequest>,
+        ) -> Result<Response<slurm_proto::v1::RegisterNodeReply>, Status> {
+            Ok(Response::new(Default::default()))
+        }
+        async fn job_complete(
+            &self,
+            r: Request<JobCompleteRequest>,
+        ) -> Result<Response<slurm_proto::v1::JobCompleteReply>, Status> {
+            let _ = self.completes.send(r.into_inner());
+            Ok(Response::new(Default::default()))
+        }
+        async fn epilog_complete(
+            &self,
+            _: Request<EpilogCompleteRequest>,
+        ) -> Result<Response<slurm_proto::v1::EpilogCompleteReply>, Status> {
+            Ok(Response::new(Default::default()))
+        }
+        async fn prolog_complete(
+            &self,
+            r: Request<PrologCompleteRequest>,
+        ) -> Result<Response<slurm_proto::v1::PrologCompleteReply>, Status> {
+            let _ = self.prologs.send(r.into_inner());
+            Ok(Response::new(Default::default()))
+        }
+    }
+
+    async fn next<T>(rx: &mut tokio::sync::mpsc::UnboundedReceiver<T>, what: &str) -> T {
+        tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no {what} in time"))
+            .unwrap_or_else(|| panic!("no {what}: channel closed"))
+    }
+
+    /// slurmd answers a launch before carrying it out, so what goes wrong
+    /// afterwards is reported: a Prolog failure with PrologComplete, a
+    /// slurmstepd that cannot be started with JobComplete.launch_error;
+    /// the job is launching until then.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn failures_after_the_answer_are_reported_to_the_controller() {
+        use std::os::unix::fs::PermissionsExt;
+        let (completes, mut completed) = tokio::sync::mpsc::unbounded_channel();
+        let (prologs, mut prologged) = tokio::sync::mpsc::unbounded_channel();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let service = slurm_proto::SlurmNodeReportsServer::new(Reports { completes, prologs });
+        tokio::spawn(async move {
+            let incoming = tonic::transport::server::TcpIncoming::from(listener);
+            let _ = tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(incoming)
+                .await;
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let prolog = dir.path().join("prolog.sh");
+        std::fs::write(&prolog, "#!/bin/sh\n[ \"$SLURM_JOB_ID\" != 2 ]\n").unwrap();
+        std::fs::set_permissions(&prolog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_conf(
+            dir.path(),
+            &format!(
+                "{OVERRIDES}SlurmctldPort={port}\nProlog={}\n\
+                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=100\n",
+                prolog.display()
+            ),
+        );
+        slurm_common::auth::generate_key(&dir.path().join("slurm.key")).unwrap();
+        let setup = NodeSetup::load(&dir.path().join("slurm.conf"), Some("n1"), "vm").unwrap();
+        let hw = configured_hw(&setup);
+        // No slurmstepd where slurmd looks for it.
+        let node = Arc::new(
+            Node::new(
+                setup,
+                Arc::new(crate::hw::FakeProbe(hw)),
+                dir.path().join("no-slurmstepd"),
+            )
+            .unwrap(),
+        );
+        let launch = |job_id: u32| LaunchBatchRequest {
+            job_id,
+            user_id: crate::users::euid(),
+            script: "#!/bin/sh\ntrue\n".into(),
+            ..Default::default()
+        };
+
+        node.launch(launch(1), slurm_common::auth::unix_now())
+            .await
+            .expect("answered");
+        let done = next(&mut completed, "JobComplete").await;
+        assert_eq!((done.job_id, done.node_name.as_str()), (1, "n1"));
+        assert_eq!(done.launch_error, ErrorCode::ExecveFailed.number());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !node.jobs_here().launching.is_empty() {
+            assert!(Instant::now() < deadline, "still launching");
+            tokio::task::yield_now().await;
+        }
+
+        node.launch(launch(2), slurm_common::auth::unix_now())
+            .await
+            .expect("answered before the prolog runs");
+        let failed = next(&mut prologged, "PrologComplete").await;
+        assert_eq!((failed.job_id, failed.node_name.as_str()), (2, "n1"));
+        assert_eq!(failed.error_code, ErrorCode::PrologFailed.number());
+        assert!(
+            failed.error_detail.contains("failed for job 2"),
+            "{failed:?}"
+        );
+        // No script started, so nothing else is reported.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !node.jobs_here().launching.is_empty() {
+            assert!(Instant::now() < deadline, "still launching");
+            tokio::task::yield_now().await;
+        }
+        assert!(completed.try_recv().is_err());
+        assert!(prologged.try_recv().is_err(), "one report");
+
+        // Another user's job, from a slurmd that is not root: refused in the
+        // answer itself.
+        if crate::users::euid() != 0 {
+            let mut other = launch(3);
+            other.user_id = crate::users::euid() + 1;
+            let err = node
+                .launch(other, slurm_common::auth::unix_now())
+                .await
+                .expect_err("refused");
+            assert_eq!(ErrorCode::from_status(&err).0, ErrorCode::SetUidOrGid);
+        }
     }
 
     #[tokio::test]

@@ -83,6 +83,7 @@ pub fn kind(message: &NodeMessage) -> &'static str {
         Some(node_message::Body::SignalJob(_)) => "signal",
         Some(node_message::Body::TerminateJob(_)) => "terminate",
         Some(node_message::Body::Reconfigure(_)) => "reconfigure",
+        Some(node_message::Body::LaunchProlog(_)) => "prolog",
         None => "empty message",
     }
 }
@@ -325,6 +326,9 @@ async fn handle_locally(node: &Arc<Node>, message: NodeMessage) -> NodeResult {
             // Answered whatever the file holds (see Node::reconfigure).
             node.reconfigure(Instant::now()).await;
             Ok(node_reply::Body::Reconfigure(ReconfigureNodeReply {}))
+        }
+        Some(node_message::Body::LaunchProlog(r)) => {
+            Ok(node_reply::Body::LaunchProlog(node.launch_prolog(r)))
         }
         None => Err(ErrorCode::UnexpectedMessage.to_status("empty forwarded message")),
     };

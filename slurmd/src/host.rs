@@ -8,7 +8,9 @@
 //! keeping what did not change (the controller client and its connections,
 //! the health checker), and logs the keys that wait for a restart. Each
 //! node then takes the new settings for itself
-//! ([`crate::daemon::Node::reconfigure`]).
+//! ([`crate::daemon::Node::reconfigure`]). The process's log follows each
+//! read too: its level (SlurmdDebug) and its file, reopened or moved to a
+//! new SlurmdLogFile (`crate::logging`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use slurm_common::conf::SlurmConf;
 use tokio::sync::Semaphore;
 
 use crate::client::ControllerClient;
-use crate::config::{controller_endpoints, load_conf, NodeSetup};
+use crate::config::{controller_endpoints, expand_node_path, load_conf, NodeSetup};
 use crate::health::{ControllerAdmin, HealthChecker, HealthConfig};
 use crate::logging::LogControl;
 use crate::reconfig::process_changes;
@@ -124,8 +126,11 @@ pub struct Host {
     pub(crate) registrations: Semaphore,
     /// Health programs running at once, across reconfigurations.
     health_runs: Arc<Semaphore>,
-    /// Follows SlurmdDebug on reconfiguration.
+    /// Follows SlurmdDebug and SlurmdLogFile on reconfiguration.
     log: Option<LogControl>,
+    /// The node whose name `%n` in SlurmdLogFile stands for: the first one
+    /// of the process, whose log file the process writes.
+    log_node: String,
     /// The settings of the latest good read (nodes take them in turn).
     shared: RwLock<Arc<Shared>>,
     /// One read at a time, and the last one.
@@ -169,15 +174,29 @@ impl Host {
             registrations: Semaphore::new(CONCURRENT_REGISTRATIONS),
             health_runs,
             log: None,
+            log_node: setup.node.name.clone(),
             shared: RwLock::new(Arc::new(shared)),
             reads: tokio::sync::Mutex::new(None),
         })
     }
 
-    /// Lets reconfiguration change the log level through `log`.
+    /// Lets reconfiguration change the log's level and file through `log`,
+    /// and has SIGUSR2 reopen its file from now on (a task for the rest of
+    /// the process's life, when called inside a runtime, as a daemon does).
     pub fn with_log(mut self, log: Option<LogControl>) -> Self {
+        if let (Some(log), Ok(runtime)) = (&log, tokio::runtime::Handle::try_current()) {
+            runtime.spawn(crate::logging::reopen_on_sigusr2(log.clone()));
+        }
         self.log = log;
         self
+    }
+
+    /// SlurmdLogFile of `conf` as this process's log file would be named
+    /// (`%n` and `%h` expanded for the first node).
+    fn log_file_of(&self, conf: &SlurmConf) -> Option<PathBuf> {
+        conf.slurmd_log_file
+            .as_deref()
+            .map(|t| PathBuf::from(expand_node_path(t, &self.log_node, &self.signing.host_name)))
     }
 
     /// The settings of the latest good read of slurm.conf.
@@ -247,6 +266,10 @@ impl Host {
         );
         if let Some(log) = &self.log {
             log.set_level(shared.conf.slurmd_debug);
+            log.reconfigure(
+                self.log_file_of(&previous.conf).as_deref(),
+                self.log_file_of(&shared.conf).as_deref(),
+            );
         }
         *self.shared.write().unwrap_or_else(|p| p.into_inner()) = shared.clone();
         Some(shared)

@@ -141,6 +141,14 @@ impl JobTable {
         self.ended.insert(job_id, Ended { request, at: now });
     }
 
+    /// Whether a terminate of `job_id` found nothing here less than
+    /// [`REMEMBER`] ago: a Prolog launch for the job that arrives now was
+    /// overtaken by its end (a requeued job starts again later than that).
+    pub fn ended_recently(&mut self, job_id: u32, now: Instant) -> bool {
+        self.prune(now);
+        self.ended.contains_key(&job_id)
+    }
+
     /// Number of remembered terminates (for tests and logs).
     pub fn remembered(&self) -> usize {
         self.ended.len()
@@ -289,6 +297,20 @@ mod tests {
         let later = now + REMEMBER;
         assert_eq!(t.begin_launch(5, 0, later), LaunchGate::Start);
         assert_eq!(t.remembered(), 0);
+    }
+
+    #[test]
+    fn a_prolog_launch_overtaken_by_the_jobs_end_is_recognised() {
+        let now = Instant::now();
+        let mut t = JobTable::default();
+        assert!(!t.ended_recently(6, now));
+        t.remember_ended(6, term(100), now);
+        assert!(t.ended_recently(6, now + Duration::from_secs(1)));
+        assert!(!t.ended_recently(7, now));
+        // Asking does not use the memory up: the batch launch still sees it.
+        assert_eq!(t.begin_launch(6, 99, now), LaunchGate::StartTerminated);
+        t.remember_ended(8, term(100), now);
+        assert!(!t.ended_recently(8, now + REMEMBER), "forgotten in time");
     }
 
     fn facts(job_id: u32, account: Option<&str>, nodes: Option<&str>) -> JobFacts {

@@ -7,16 +7,34 @@
 //! runs them itself, never slurmstepd:
 //!
 //! ```text
-//! LaunchBatch ─▶ Prolog ─(exit 0)──▶ slurmstepd starts the batch script
-//!                   └──(fails)─────▶ launch refused, ESLURMD_PROLOG_FAILED:
-//!                                    the controller drains the node
-//!                                    ("Prolog error"), requeues the job
-//!                                    held (JobHeldAdmin) and ends it on its
-//!                                    nodes, which run their Epilogs
-//! TerminateJob ─▶ the job's processes are gone ─▶ Epilog ─▶ EpilogComplete
-//!                   a failed Epilog reports ESLURMD_EPILOG_FAILED there, and
-//!                   the controller drains the node ("Epilog error")
+//! LaunchBatch ─▶ answered at once ─▶ Prolog ─(exit 0)─▶ slurmstepd starts
+//!                                       │                the batch script
+//!                                       └─(fails)─▶ PrologComplete with
+//!                                          ESLURMD_PROLOG_FAILED (retried):
+//!                                          the controller drains the node
+//!                                          ("Prolog error"), requeues the
+//!                                          job held and ends it on its
+//!                                          nodes, which run their Epilogs
+//! LaunchProlog (PrologFlags=Alloc, every node of a new job)
+//!              ─▶ answered at once ─▶ Prolog ─▶ PrologComplete, success or
+//!                 failure; a batch launch on the node waits for it
+//! TerminateJob ─▶ the job's processes are gone (and its Prolog is over)
+//!              ─▶ Epilog ─▶ EpilogComplete; a failed Epilog reports
+//!                 ESLURMD_EPILOG_FAILED there and the controller drains
+//!                 the node ("Epilog error")
 //! ```
+//!
+//! A launch is answered before its Prolog runs, as Slurm's slurmd does: a
+//! Prolog may take minutes, and the controller must not hold a connection
+//! (and a launch slot) open for it. So the Prolog's failure travels on its
+//! own report, retried until the controller acknowledges it: lost, it would
+//! leave the job RUNNING with nothing running it.
+//!
+//! The Prolog runs at most once per job on a node ([`PrologRuns`]): the
+//! first of the batch launch and LaunchProlog to arrive runs it, the other
+//! waits for its outcome, and the Epilog waits for a Prolog still running.
+//! Without PrologFlags=Alloc only the batch host runs it, at the launch.
+//! With PrologFlags=Serial the node's Prologs and Epilogs run one at a time.
 //!
 //! As in Slurm, the configured path may be a glob pattern (in its last
 //! component): every match runs, in name order, and the first failure stops
@@ -30,18 +48,17 @@
 //!
 //! The settings are read from the configuration in force for each run, so
 //! a reconfigured Prolog or Epilog applies from the next job on.
-//!
-//! Batch jobs are the only jobs slurmd launches, so the Prolog runs on the
-//! batch node when the launch arrives; PrologFlags=Alloc (a Prolog on every
-//! node at allocation) and Serial are not acted on.
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use slurm_common::conf::SlurmConf;
-use slurm_proto::v1::{LaunchBatchRequest, NodeTerminateJobRequest};
+use slurm_proto::v1::{LaunchBatchRequest, LaunchPrologRequest, NodeTerminateJobRequest};
 use thiserror::Error;
 
 /// PATH of the programs' environment. Slurm sets none; a minimal one keeps
@@ -83,6 +100,12 @@ pub struct ScriptConfig {
     pub epilog: Option<String>,
     /// PrologEpilogTimeout, per program; `None` waits forever.
     pub timeout: Option<Duration>,
+    /// PrologFlags=Alloc (or a flag implying it): the controller asks every
+    /// node of a job to run the Prolog when the job is allocated, and each
+    /// reports how it ended, success included.
+    pub alloc: bool,
+    /// PrologFlags=Serial: the node's Prologs and Epilogs run one at a time.
+    pub serial: bool,
 }
 
 impl ScriptConfig {
@@ -99,6 +122,8 @@ impl ScriptConfig {
             prolog: path(&conf.prolog),
             epilog: path(&conf.epilog),
             timeout: conf.prolog_epilog_timeout.filter(|t| !t.is_zero()),
+            alloc: conf.prolog_flags.alloc,
+            serial: conf.prolog_flags.serial,
         }
     }
 
@@ -157,6 +182,22 @@ impl JobFacts {
 
     /// What a launch request says.
     pub fn from_launch(req: &LaunchBatchRequest) -> Self {
+        Self {
+            job_id: req.job_id,
+            uid: Some(req.user_id),
+            gid: Some(req.group_id),
+            user: known(&req.user_name),
+            partition: known(&req.partition),
+            nodes: known(&req.nodes),
+            account: known(&req.account),
+            work_dir: known(&req.work_dir),
+            constraints: known(&req.constraint),
+            exit: None,
+        }
+    }
+
+    /// What a Prolog launch (PrologFlags=Alloc) says.
+    pub fn from_prolog(req: &LaunchPrologRequest) -> Self {
         Self {
             job_id: req.job_id,
             uid: Some(req.user_id),
@@ -393,6 +434,112 @@ pub fn programs(pattern: &str) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// How a job's Prolog ended on a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrologOutcome {
+    /// It succeeded, or no Prolog is configured.
+    Succeeded,
+    /// It failed; `detail` says how (for the logs and the controller's).
+    Failed { detail: String },
+}
+
+/// Most jobs whose Prolog outcome a node keeps; beyond it the lowest job
+/// ids (the oldest) whose Prolog is over are forgotten.
+pub const MAX_PROLOG_RUNS: usize = 4096;
+
+/// One job's Prolog: `None` until it has run. Its lock is held while it
+/// runs, so whoever else wants the outcome waits for it.
+type PrologSlot = Arc<tokio::sync::Mutex<Option<PrologOutcome>>>;
+
+/// The Prolog of each job on a node, run at most once per job: the batch
+/// launch and LaunchProlog may both ask for it, in either order, and a job
+/// step must not prepare the node a second time. The first caller runs it;
+/// later and concurrent callers get its outcome. A job's entry goes when
+/// the job has ended on the node ([`PrologRuns::forget`], after its
+/// Epilog), so a requeued job that comes back runs the Prolog again.
+#[derive(Debug, Default)]
+pub struct PrologRuns {
+    slots: std::sync::Mutex<BTreeMap<u32, PrologSlot>>,
+}
+
+impl PrologRuns {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u32, PrologSlot>> {
+        // Every method leaves the map valid, even one that panicked.
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The outcome of `job_id`'s Prolog: made by `run` when nobody ran it
+    /// yet, else the outcome of the run that did (waiting for it to end).
+    pub async fn once<F, Fut>(&self, job_id: u32, run: F) -> PrologOutcome
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = PrologOutcome>,
+    {
+        let slot = {
+            let mut slots = self.lock();
+            let slot = slots.entry(job_id).or_default().clone();
+            prune(&mut slots, job_id);
+            slot
+        };
+        let mut outcome = slot.lock().await;
+        if let Some(done) = outcome.as_ref() {
+            return done.clone();
+        }
+        let done = run().await;
+        *outcome = Some(done.clone());
+        done
+    }
+
+    /// The outcome of `job_id`'s Prolog, once it has run here.
+    pub fn outcome(&self, job_id: u32) -> Option<PrologOutcome> {
+        let slot = self.lock().get(&job_id).cloned()?;
+        let outcome = slot.try_lock().ok()?.clone();
+        outcome
+    }
+
+    /// Resolves once no Prolog of `job_id` runs here (at once when none
+    /// was started).
+    pub async fn wait_idle(&self, job_id: u32) {
+        let slot = self.lock().get(&job_id).cloned();
+        if let Some(slot) = slot {
+            drop(slot.lock().await);
+        }
+    }
+
+    /// Forgets `job_id`: its next run on this node runs the Prolog again.
+    pub fn forget(&self, job_id: u32) {
+        self.lock().remove(&job_id);
+    }
+
+    /// Number of jobs with an entry (for tests and logs).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Keeps at most [`MAX_PROLOG_RUNS`] entries, dropping the lowest job ids
+/// whose Prolog is not running (a running one is never dropped: its
+/// callers would lose each other); `keep` stays.
+fn prune(slots: &mut BTreeMap<u32, PrologSlot>, keep: u32) {
+    if slots.len() <= MAX_PROLOG_RUNS {
+        return;
+    }
+    let excess = slots.len() - MAX_PROLOG_RUNS;
+    let idle: Vec<u32> = slots
+        .iter()
+        .filter(|(&id, slot)| id != keep && Arc::strong_count(slot) == 1)
+        .map(|(&id, _)| id)
+        .take(excess)
+        .collect();
+    for id in idle {
+        slots.remove(&id);
+    }
 }
 
 /// How one program ended (shared with the health check, which runs
@@ -705,6 +852,120 @@ mod tests {
         assert_eq!(parse(""), ScriptConfig::default());
         assert_eq!(parse("PrologEpilogTimeout=0\n").timeout, None);
         assert_eq!(parse("PrologEpilogTimeout=65534\n").timeout, None);
+        assert!(!c.alloc && !c.serial);
+        let flags = |v: &str| {
+            let c = parse(&format!("PrologFlags={v}\n"));
+            (c.alloc, c.serial)
+        };
+        assert_eq!(flags("Alloc"), (true, false));
+        // Contain (and X11, which implies it) implies Alloc.
+        assert_eq!(flags("Contain"), (true, false));
+        assert_eq!(flags("X11"), (true, false));
+        assert_eq!(flags("Serial"), (false, true));
+        assert_eq!(flags("serial,alloc"), (true, true));
+        assert_eq!(flags("NoHold"), (false, false));
+    }
+
+    #[test]
+    fn facts_from_a_prolog_launch() {
+        let req = LaunchPrologRequest {
+            job_id: 4,
+            user_id: 1000,
+            group_id: 100,
+            user_name: "alice".into(),
+            nodes: "n[1-2]".into(),
+            partition: "debug".into(),
+            account: String::new(),
+            work_dir: "/w".into(),
+            constraint: "gpu".into(),
+        };
+        let f = JobFacts::from_prolog(&req);
+        assert_eq!(f.job_id, 4);
+        assert_eq!((f.uid, f.gid), (Some(1000), Some(100)));
+        assert_eq!(f.user.as_deref(), Some("alice"));
+        assert_eq!(f.nodes.as_deref(), Some("n[1-2]"));
+        assert_eq!(f.account, None, "empty means unknown");
+        assert_eq!(f.constraints.as_deref(), Some("gpu"));
+        let env = environment(Kind::Prolog, &f, &node());
+        assert_eq!(as_map(&env)["SLURM_JOB_NODELIST"], "n[1-2]");
+    }
+
+    #[tokio::test]
+    async fn a_jobs_prolog_runs_once_and_concurrent_callers_share_its_outcome() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let runs = Arc::new(PrologRuns::default());
+        let count = Arc::new(AtomicUsize::new(0));
+        let (release, gate) = tokio::sync::oneshot::channel::<()>();
+        let first = {
+            let (runs, count) = (runs.clone(), count.clone());
+            tokio::spawn(async move {
+                runs.once(7, || async move {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    let _ = gate.await;
+                    PrologOutcome::Failed {
+                        detail: "exit status 1".into(),
+                    }
+                })
+                .await
+            })
+        };
+        // Wait (bounded) until the first run is under way.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while count.load(Ordering::SeqCst) == 0 {
+            assert!(Instant::now() < deadline, "the first run never started");
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(runs.outcome(7), None, "still running");
+        let second = {
+            let (runs, count) = (runs.clone(), count.clone());
+            tokio::spawn(async move {
+                runs.once(7, || async move {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    PrologOutcome::Succeeded
+                })
+                .await
+            })
+        };
+        let idle = {
+            let runs = runs.clone();
+            tokio::spawn(async move { runs.wait_idle(7).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!second.is_finished() && !idle.is_finished());
+        release.send(()).unwrap();
+        let failed = PrologOutcome::Failed {
+            detail: "exit status 1".into(),
+        };
+        assert_eq!(first.await.unwrap(), failed);
+        assert_eq!(second.await.unwrap(), failed, "the first run's outcome");
+        idle.await.unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), 1, "one run");
+        assert_eq!(runs.outcome(7), Some(failed));
+        // Another job runs its own; a forgotten job runs again.
+        let ok = runs.once(8, || async { PrologOutcome::Succeeded }).await;
+        assert_eq!(ok, PrologOutcome::Succeeded);
+        assert_eq!(runs.len(), 2);
+        runs.forget(7);
+        assert_eq!(runs.outcome(7), None);
+        let again = runs.once(7, || async { PrologOutcome::Succeeded }).await;
+        assert_eq!(again, PrologOutcome::Succeeded);
+        // Nothing started: nothing to wait for.
+        runs.wait_idle(99).await;
+        assert_eq!(runs.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn prolog_runs_are_bounded_and_forget_the_oldest_finished_ones() {
+        let runs = PrologRuns::default();
+        let max = u32::try_from(MAX_PROLOG_RUNS).unwrap();
+        for id in 1..=max + 3 {
+            runs.once(id, || async { PrologOutcome::Succeeded }).await;
+        }
+        assert_eq!(runs.len(), MAX_PROLOG_RUNS);
+        assert_eq!(runs.outcome(1), None);
+        assert_eq!(runs.outcome(3), None);
+        assert_eq!(runs.outcome(4), Some(PrologOutcome::Succeeded));
+        assert_eq!(runs.outcome(max + 3), Some(PrologOutcome::Succeeded));
     }
 
     #[test]
@@ -782,8 +1043,8 @@ mod tests {
     fn config(prolog: Option<&Path>, timeout: Option<Duration>) -> ScriptConfig {
         ScriptConfig {
             prolog: prolog.map(|p| p.display().to_string()),
-            epilog: None,
             timeout,
+            ..ScriptConfig::default()
         }
     }
 

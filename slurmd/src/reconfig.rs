@@ -8,14 +8,16 @@
 //! Settings fall in two groups:
 //!
 //! * What the process was built around at start-up cannot change while it
-//!   runs: the address and port it listens on, its node name, its spool, pid
-//!   and log files, its credentials. A new value in the file is reported
-//!   with a warning naming the key, and the running value is kept until
-//!   slurmd restarts.
+//!   runs: the address and port it listens on, its node name, its spool and
+//!   pid files, its credentials. A new value in the file is reported with a
+//!   warning naming the key, and the running value is kept until slurmd
+//!   restarts.
 //! * Everything else is taken: the node's sizes, features and GRES (what it
 //!   registers with), the controllers and their port, MessageTimeout,
-//!   SlurmdTimeout, KillWait, SlurmUser, the health check, SlurmdDebug,
-//!   the Prolog and Epilog (the next job runs the new ones).
+//!   SlurmdTimeout, KillWait, SlurmUser, the health check, SlurmdDebug and
+//!   SlurmdLogFile (as Slurm's slurmd reopens its log on every
+//!   reconfiguration; slurmstepd of the next launch writes there too), the
+//!   Prolog and Epilog (the next job runs the new ones).
 //!
 //! What to take and what to keep is decided here, purely, from the running
 //! setup and the new parse ([`reload_node`], [`process_changes`]); the
@@ -23,6 +25,7 @@
 //! file that does not parse, or no longer defines this node, changes
 //! nothing: the error is logged and slurmd runs on as it was.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use slurm_common::conf::{NodeConf, SlurmConf};
@@ -89,7 +92,6 @@ fn secs(d: std::time::Duration) -> String {
 const PROCESS_RESTART_KEYS: &KeyTable<SlurmConf> = &[
     ("SlurmdSpoolDir", |c| c.slurmd_spool_dir.clone()),
     ("SlurmdPidFile", |c| c.slurmd_pid_file.clone()),
-    ("SlurmdLogFile", |c| opt(&c.slurmd_log_file)),
     ("AuthType", |c| c.auth_type.as_str().to_string()),
     ("AuthInfo", |c| c.auth_info.to_string()),
 ];
@@ -115,6 +117,7 @@ const PROCESS_LIVE_KEYS: &KeyTable<SlurmConf> = &[
     ("SlurmUser", |c| c.slurm_user.clone()),
     ("SlurmdParameters", |c| c.slurmd_parameters.to_string()),
     ("SlurmdDebug", |c| c.slurmd_debug.as_str().to_string()),
+    ("SlurmdLogFile", |c| opt(&c.slurmd_log_file)),
     ("HealthCheckProgram", |c| opt(&c.health_check_program)),
     ("HealthCheckInterval", |c| secs(c.health_check_interval)),
     ("HealthCheckNodeState", |c| {
@@ -193,8 +196,11 @@ pub fn process_changes(old: &SlurmConf, new: &SlurmConf) -> (Vec<&'static str>, 
 
 /// The setup of `old`'s node under the re-read `conf`: the node's
 /// definition and every setting from `conf`, except where slurmd listens
-/// (NodeAddr, Port) and its files (spool, pid and log), which stay as they
-/// were. Fails when `conf` no longer defines the node.
+/// (NodeAddr, Port) and its spool and pid files, which stay as they were.
+/// Fails when `conf` no longer defines the node.
+///
+/// The log file follows SlurmdLogFile; when the name changed and uses
+/// `%h`, the host name is read (the one look outside the arguments).
 pub fn reload_node(old: &NodeSetup, conf: Arc<SlurmConf>) -> Result<NodeReload, ReconfigError> {
     let name = &old.node.name;
     let Some(fresh) = conf.node(name) else {
@@ -208,6 +214,18 @@ pub fn reload_node(old: &NodeSetup, conf: Arc<SlurmConf>) -> Result<NodeReload, 
     let mut node = fresh.clone();
     node.addr.clone_from(&old.node.addr);
     node.port = old.node.port;
+    let log_file = if conf.slurmd_log_file == old.conf.slurmd_log_file {
+        old.log_file.clone()
+    } else {
+        conf.slurmd_log_file.as_deref().map(|t| {
+            let host = if t.contains("%h") {
+                crate::hw::short_host_name()
+            } else {
+                String::new()
+            };
+            PathBuf::from(crate::config::expand_node_path(t, name, &host))
+        })
+    };
     Ok(NodeReload {
         setup: NodeSetup {
             conf,
@@ -215,7 +233,7 @@ pub fn reload_node(old: &NodeSetup, conf: Arc<SlurmConf>) -> Result<NodeReload, 
             node,
             spool_dir: old.spool_dir.clone(),
             pid_file: old.pid_file.clone(),
-            log_file: old.log_file.clone(),
+            log_file,
         },
         changed,
         kept,
@@ -318,14 +336,31 @@ PartitionName=debug Nodes=ALL Default=YES
         assert!(r.changed.is_empty());
         assert_eq!(r.setup.listen_addr(), "127.0.0.1:17001");
         assert_eq!(r.setup.spool_dir, PathBuf::from("/spool/n1"));
-        assert_eq!(r.setup.log_file, Some(PathBuf::from("/log/slurmd.n1.log")));
         assert_eq!(r.setup.conf_path, PathBuf::from("/etc/slurm.conf"));
+        // The log file is not one of them: it follows SlurmdLogFile.
+        assert_eq!(r.setup.log_file, Some(PathBuf::from("/var/log/slurmd.log")));
         let (changed, kept) = process_changes(&old.conf, &r.setup.conf);
-        assert!(changed.is_empty());
+        assert_eq!(changed, vec!["SlurmdLogFile"]);
         let keys: Vec<&str> = kept.iter().map(|k| k.key).collect();
-        assert_eq!(keys, vec!["SlurmdSpoolDir", "SlurmdLogFile"]);
+        assert_eq!(keys, vec!["SlurmdSpoolDir"]);
         assert_eq!(kept[0].running, "/spool/%n");
         assert_eq!(kept[0].file, "/var/spool/%n");
+    }
+
+    #[test]
+    fn the_log_file_follows_slurmd_log_file_per_node() {
+        let old = setup(BASE, "n1");
+        assert_eq!(old.log_file, Some(PathBuf::from("/log/slurmd.n1.log")));
+        // Unchanged: the running name stays as it is.
+        let same = reload_node(&old, conf(BASE)).unwrap();
+        assert_eq!(same.setup.log_file, old.log_file);
+        let text = BASE.replace("/log/slurmd.%n.log", "/new/%n-%%.log");
+        let r = reload_node(&old, conf(&text)).unwrap();
+        assert_eq!(r.setup.log_file, Some(PathBuf::from("/new/n1-%.log")));
+        // Removed: no file named any more (slurmstepd logs as slurmd does).
+        let gone = BASE.replace("SlurmdLogFile=/log/slurmd.%n.log\n", "");
+        let r = reload_node(&old, conf(&gone)).unwrap();
+        assert_eq!(r.setup.log_file, None);
     }
 
     #[test]

@@ -16,8 +16,8 @@ use slurm_common::auth::{generate_key, unix_now, Authenticator, Claims, SlurmKey
 use slurm_common::ids::{Gid, Uid};
 use slurm_proto::v1::{
     EpilogCompleteReply, EpilogCompleteRequest, JobCompleteReply, JobCompleteRequest, JobState,
-    LaunchBatchRequest, NodeTerminateJobRequest, PingNodeRequest, RegisterNodeReply,
-    RegisterNodeRequest,
+    LaunchBatchRequest, NodeTerminateJobRequest, PingNodeRequest, PrologCompleteReply,
+    PrologCompleteRequest, RegisterNodeReply, RegisterNodeRequest,
 };
 use slurm_proto::{SlurmNodeClient, SlurmNodeReports, SlurmNodeReportsServer};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
@@ -69,6 +69,7 @@ struct FakeController {
     registers: UnboundedSender<RegisterNodeRequest>,
     completes: UnboundedSender<JobCompleteRequest>,
     epilogs: UnboundedSender<EpilogCompleteRequest>,
+    prologs: UnboundedSender<PrologCompleteRequest>,
     auth: Arc<SlurmKeyAuth>,
 }
 
@@ -111,6 +112,15 @@ impl SlurmNodeReports for FakeController {
         let _ = self.epilogs.send(r.into_inner());
         Ok(Response::new(EpilogCompleteReply {}))
     }
+
+    async fn prolog_complete(
+        &self,
+        r: Request<PrologCompleteRequest>,
+    ) -> Result<Response<PrologCompleteReply>, Status> {
+        self.check(&r)?;
+        let _ = self.prologs.send(r.into_inner());
+        Ok(Response::new(PrologCompleteReply {}))
+    }
 }
 
 struct Cluster {
@@ -124,6 +134,7 @@ struct Cluster {
     registers: UnboundedReceiver<RegisterNodeRequest>,
     completes: UnboundedReceiver<JobCompleteRequest>,
     epilogs: UnboundedReceiver<EpilogCompleteRequest>,
+    prologs: UnboundedReceiver<PrologCompleteRequest>,
 }
 
 impl Cluster {
@@ -179,10 +190,12 @@ impl Cluster {
         let (reg_tx, registers) = unbounded_channel();
         let (done_tx, completes) = unbounded_channel();
         let (epi_tx, epilogs) = unbounded_channel();
+        let (pro_tx, prologs) = unbounded_channel();
         let fake = FakeController {
             registers: reg_tx,
             completes: done_tx,
             epilogs: epi_tx,
+            prologs: pro_tx,
             auth: auth.clone(),
         };
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", ctl_port))
@@ -205,6 +218,7 @@ impl Cluster {
             registers,
             completes,
             epilogs,
+            prologs,
         }
     }
 
@@ -738,16 +752,27 @@ async fn prolog_and_epilog_run_around_the_job_and_report_failures() {
         "{epi:?}"
     );
 
-    // A failing Prolog: the launch is refused with ESLURMD_PROLOG_FAILED
-    // and the script never runs (no JobComplete, no output).
-    let err = node
-        .launch_batch(c.signed(c.launch(13, &script, uid, gid)))
+    // A failing Prolog: the launch is accepted (answered before the Prolog
+    // runs), the failure arrives as PrologComplete with
+    // ESLURMD_PROLOG_FAILED, and the script never runs (no JobComplete, no
+    // output).
+    node.launch_batch(c.signed(c.launch(13, &script, uid, gid)))
         .await
-        .expect_err("prolog failure refuses the launch");
-    let (code, detail) = slurm_proto::ErrorCode::from_status(&err);
-    assert_eq!(code, slurm_proto::ErrorCode::PrologFailed, "{err:?}");
-    assert!(detail.contains("prolog.sh failed for job 13"), "{detail}");
+        .expect("launch accepted before the prolog runs");
+    let failed = next(&mut c.prologs, "PrologComplete").await;
+    assert_eq!((failed.job_id, failed.node_name.as_str()), (13, "n1"));
+    assert_eq!(
+        failed.error_code,
+        slurm_proto::ErrorCode::PrologFailed.number(),
+        "{failed:?}"
+    );
+    assert!(
+        failed.error_detail.contains("prolog.sh failed for job 13"),
+        "{failed:?}"
+    );
     assert!(!c.job_dir(13).exists());
+    // Successful Prologs are not reported without PrologFlags=Alloc.
+    assert!(c.prologs.try_recv().is_err(), "one report");
     // The controller then ends the job on the node: its Epilog runs as
     // after any job, with what the launch said.
     terminate.job_id = 13;
@@ -765,4 +790,237 @@ async fn prolog_and_epilog_run_around_the_job_and_report_failures() {
         "{:?}",
         read(&log)
     );
+}
+
+/// A script that records "$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID
+/// $SLURMD_NODENAME" in `log`, waits (at most a minute) for `gate` to
+/// exist when the job id is `wait_job`, and fails for `fail_job`.
+fn gated_script(log: &Path, gate: &Path, wait_job: u32, fail_job: u32) -> String {
+    format!(
+        "#!/bin/sh\n\
+         echo \"$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME\" >> {log}\n\
+         if [ \"$SLURM_JOB_ID\" = {wait_job} ]; then\n\
+           i=0; while [ ! -e {gate} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n\
+         fi\n\
+         [ \"$SLURM_JOB_ID\" != {fail_job} ]\n",
+        log = log.display(),
+        gate = gate.display()
+    )
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    read(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// slurmd answers LaunchBatch once the request is verified, before its
+/// Prolog runs: a Prolog that takes long neither delays the answer nor
+/// makes the job look missing (it is launching until the script starts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_launch_is_answered_before_a_slow_prolog() {
+    let mut c = Cluster::start_with(1, |root| {
+        write_script(
+            &root.join("prolog.sh"),
+            &gated_script(&root.join("prolog.log"), &root.join("go"), 21, 0),
+        );
+        format!("Prolog={}/prolog.sh\n", root.display())
+    })
+    .await;
+    let _slurmd = c.start_slurmd();
+    next(&mut c.registers, "RegisterNode").await;
+    let mut node = c.node_client().await;
+    let (uid, gid) = own_ids();
+    let log = c.root.join("prolog.log");
+    let out = c.work().join("order");
+    let script = format!(
+        "#!/bin/sh\necho \"job $SLURM_JOB_ID\" >> {}\n",
+        out.display()
+    );
+
+    let asked = Instant::now();
+    node.launch_batch(c.signed(c.launch(21, &script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    let answered = asked.elapsed();
+    // The Prolog runs, and waits for the gate, after the answer.
+    wait_for("the prolog to start", || {
+        (lines(&log) == ["prolog_slurmd 21 n1"]).then_some(())
+    });
+    assert!(answered < Duration::from_secs(20), "{answered:?}");
+    assert!(
+        !c.job_dir(21).exists(),
+        "no slurmstepd before the prolog ends"
+    );
+    let ping = node
+        .ping_node(c.signed(PingNodeRequest {}))
+        .await
+        .expect("ping")
+        .into_inner();
+    assert_eq!(ping.launching_job_ids, vec![21]);
+    // A repeat of the launch is answered and ignored.
+    node.launch_batch(c.signed(c.launch(21, &script, uid, gid)))
+        .await
+        .expect("repeat accepted");
+    // Another job's launch is not held up by it either.
+    node.launch_batch(c.signed(c.launch(22, &script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    let done = next(&mut c.completes, "JobComplete of job 22").await;
+    assert_eq!((done.job_id, done.launch_error), (22, 0));
+    assert!(lines(&log).contains(&"prolog_slurmd 22 n1".to_string()));
+
+    std::fs::write(c.root.join("go"), "").expect("open the gate");
+    let done = next(&mut c.completes, "JobComplete of job 21").await;
+    assert_eq!((done.job_id, done.launch_error), (21, 0));
+    assert_eq!(
+        read(&out).unwrap_or_default().lines().collect::<Vec<_>>(),
+        ["job 22", "job 21"]
+    );
+    // One Prolog per job, and no report of a success without Alloc.
+    assert_eq!(lines(&log).len(), 2, "{:?}", lines(&log));
+    assert!(c.prologs.try_recv().is_err());
+}
+
+/// PrologFlags=Alloc: LaunchProlog (relayed to every node of the job)
+/// runs the Prolog on each node and each reports it, success or failure;
+/// the batch launch on a node whose Prolog ran does not run it again, and
+/// one whose Prolog is still running waits for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prolog_flags_alloc_runs_the_prolog_once_on_every_node() {
+    use slurm_proto::v1::{
+        node_message, node_reply, ForwardRequest, LaunchPrologRequest, NodeMessage,
+    };
+    let mut c = Cluster::start_with(2, |root| {
+        write_script(
+            &root.join("prolog.sh"),
+            &gated_script(&root.join("prolog.log"), &root.join("go"), 32, 33),
+        );
+        format!(
+            "Prolog={r}/prolog.sh\nPrologFlags=Alloc\n",
+            r = root.display()
+        )
+    })
+    .await;
+    let _n1 = c.start_slurmd_as("n1");
+    let _n2 = c.start_slurmd_as("n2");
+    for _ in 0..2 {
+        next(&mut c.registers, "RegisterNode").await;
+    }
+    let mut node = c.node_client().await;
+    let (uid, gid) = own_ids();
+    let log = c.root.join("prolog.log");
+    let out = c.work().join("order");
+    let script = format!(
+        "#!/bin/sh\necho \"job $SLURM_JOB_ID\" >> {}\n",
+        out.display()
+    );
+    let prolog_to_all = |job_id: u32| ForwardRequest {
+        message: Some(NodeMessage {
+            body: Some(node_message::Body::LaunchProlog(LaunchPrologRequest {
+                job_id,
+                user_id: uid,
+                group_id: gid,
+                nodes: "n[1-2]".into(),
+                partition: "debug".into(),
+                ..Default::default()
+            })),
+        }),
+        nodes: "n2".into(),
+        tree_width: 2,
+        timeout_ms: 5000,
+    };
+
+    // Job 31: both nodes run the Prolog and report success; the launch on
+    // n1 then starts the script without a second Prolog.
+    let reply = node
+        .forward(c.signed(prolog_to_all(31)))
+        .await
+        .expect("forward")
+        .into_inner();
+    assert_eq!(reply.results.len(), 2);
+    for r in &reply.results {
+        assert_eq!(r.error_code, 0, "{r:?}");
+        assert!(
+            matches!(
+                r.reply.as_ref().and_then(|x| x.body.as_ref()),
+                Some(node_reply::Body::LaunchProlog(_))
+            ),
+            "{r:?}"
+        );
+    }
+    for _ in 0..2 {
+        let r = next(&mut c.prologs, "PrologComplete of job 31").await;
+        assert_eq!((r.job_id, r.error_code), (31, 0), "{r:?}");
+    }
+    node.launch_batch(c.signed(c.launch(31, &script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    let done = next(&mut c.completes, "JobComplete of job 31").await;
+    assert_eq!((done.job_id, done.launch_error), (31, 0));
+    let mut ran = lines(&log);
+    ran.sort();
+    assert_eq!(ran, ["prolog_slurmd 31 n1", "prolog_slurmd 31 n2"]);
+
+    // Job 32: the Prolog waits for the gate; the batch launch waits for it.
+    node.forward(c.signed(prolog_to_all(32)))
+        .await
+        .expect("forward");
+    node.launch_batch(c.signed(c.launch(32, &script, uid, gid)))
+        .await
+        .expect("launch accepted while the prolog runs");
+    wait_for("both prologs of job 32", || {
+        (lines(&log).len() == 4).then_some(())
+    });
+    assert!(!c.job_dir(32).exists(), "the script waits for the prolog");
+    std::fs::write(c.root.join("go"), "").expect("open the gate");
+    let done = next(&mut c.completes, "JobComplete of job 32").await;
+    assert_eq!((done.job_id, done.launch_error), (32, 0));
+    for _ in 0..2 {
+        let r = next(&mut c.prologs, "PrologComplete of job 32").await;
+        assert_eq!((r.job_id, r.error_code), (32, 0), "{r:?}");
+    }
+    assert_eq!(lines(&log).len(), 4, "{:?}", lines(&log));
+
+    // Job 33: the Prolog fails on both nodes, each reports it; the batch
+    // launch on n1 does not start the script.
+    node.forward(c.signed(prolog_to_all(33)))
+        .await
+        .expect("forward");
+    let mut failed = Vec::new();
+    for _ in 0..2 {
+        let r = next(&mut c.prologs, "PrologComplete of job 33").await;
+        failed.push((r.job_id, r.node_name, r.error_code));
+    }
+    failed.sort();
+    let code = slurm_proto::ErrorCode::PrologFailed.number();
+    assert_eq!(
+        failed,
+        vec![(33, "n1".to_string(), code), (33, "n2".to_string(), code)]
+    );
+    node.launch_batch(c.signed(c.launch(33, &script, uid, gid)))
+        .await
+        .expect("launch accepted");
+    // Its end arrives; the Epilog-less node answers at once.
+    node.terminate_job(c.signed(NodeTerminateJobRequest {
+        job_id: 33,
+        reason: JobState::Pending as i32,
+        ..Default::default()
+    }))
+    .await
+    .expect("terminate");
+    let epi = next_for(&mut c.epilogs, 33, |m| m.job_id, "EpilogComplete of job 33").await;
+    assert_eq!(epi.error_code, 0);
+    assert!(c.completes.try_recv().is_err(), "job 33 never ran");
+    assert!(!c.job_dir(33).exists());
+    assert_eq!(
+        read(&out).unwrap_or_default().lines().collect::<Vec<_>>(),
+        ["job 31", "job 32"]
+    );
+    // Each node reported each Prolog once: the failed one is not reported
+    // again for the launch.
+    assert!(c.prologs.try_recv().is_err());
+    assert_eq!(lines(&log).len(), 6, "{:?}", lines(&log));
 }

@@ -2,9 +2,10 @@
 //! the batch node before the script starts and the Epilog on the job's
 //! node once it has ended, each with the job's `SLURM_*` variables; a
 //! failing Epilog drains the node ("Epilog error"), a failing Prolog drains
-//! it ("Prolog error") and sends the job back to the queue held
-//! (JobHeldAdmin) instead of running it (the node's Epilog runs all the
-//! same); a reconfigured Prolog applies to the next job.
+//! it ("Prolog error") and sends the job back to the queue held, shown as
+//! Slurm shows it (`Reason=launch_failed_requeued_held`), instead of
+//! running it (the node's Epilog runs all the same); a reconfigured Prolog
+//! applies to the next job. PrologFlags are in `e2e_prolog_flags`.
 //!
 //! The programs record what they were told in a file the test reads; every
 //! wait polls with a deadline.
@@ -233,7 +234,7 @@ fn a_failing_prolog_drains_the_node_and_holds_the_job() {
     let job = wait_until("the job back in the queue, held", WAIT, || {
         let shown = scontrol_show(&c, "job", &id.to_string());
         shown
-            .contains("JobState=PENDING Reason=JobHeldAdmin")
+            .contains("JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)")
             .then_some(shown)
     })
     .unwrap_or_else(|e| {
@@ -244,6 +245,8 @@ fn a_failing_prolog_drains_the_node_and_holds_the_job() {
         )
     });
     assert!(job.contains("Restarts=1"), "{job}");
+    // The node's error text (program, exit status) is in the log only.
+    assert!(!job.contains("exit status"), "{job}");
     // The script never ran; the node was told to end the job, so its
     // Epilog ran after the failed Prolog.
     assert_eq!(
@@ -254,7 +257,8 @@ fn a_failing_prolog_drains_the_node_and_holds_the_job() {
         ]
     );
     let q = c
-        .run("squeue", &["-h", "-j", &id.to_string(), "-o", "%T %r"])
+        .run("squeue", &["-h", "-j", &id.to_string(), "-o", "%T %R"])
         .expect("squeue");
-    assert_eq!(text(&q), "PENDING JobHeldAdmin\n");
+    // squeue shows the description as it is.
+    assert_eq!(text(&q), "PENDING (launch failed requeued held)\n");
 }

@@ -438,3 +438,61 @@ pub fn nodes(nodes: &[NodeInfo], _ctx: &Ctx) -> String {
     w.out.push('\n');
     w.out
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn ctx() -> Ctx {
+        Ctx {
+            now: 0,
+            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
+        }
+    }
+
+    #[test]
+    fn a_gres_job_has_its_tres_per_node() {
+        let gpu = JobInfo {
+            job_id: 7,
+            gres: "gres:gpu:1".into(),
+            ..JobInfo::default()
+        };
+        let plain = JobInfo {
+            job_id: 8,
+            ..JobInfo::default()
+        };
+        let out = jobs(&[&gpu, &plain], &ctx());
+        let values: Vec<&str> = out
+            .lines()
+            .filter(|l| l.trim_start().starts_with("\"tres_per_node\":"))
+            .map(str::trim)
+            .collect();
+        assert_eq!(
+            values,
+            [
+                r#""tres_per_node": "gres:gpu:1","#,
+                r#""tres_per_node": "","#
+            ]
+        );
+    }
+
+    #[test]
+    fn nodes_carry_boot_and_slurmd_start_times() {
+        let node = NodeInfo {
+            name: "n1".into(),
+            boot_time: 1_795_242_561,
+            slurmd_start_time: 1_795_244_461,
+            gres: vec!["gpu:a100:2".into()],
+            ..NodeInfo::default()
+        };
+        let out = nodes(&[node], &ctx());
+        for want in [
+            r#""boot_time": 1795242561,"#,
+            r#""slurmd_start_time": 1795244461,"#,
+            r#""gres": "gpu:a100:2","#,
+        ] {
+            assert!(out.lines().any(|l| l.trim() == want), "{want} in {out}");
+        }
+    }
+}

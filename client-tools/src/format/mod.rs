@@ -297,6 +297,35 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// `scontrol show job` of a `--gres` job: TresPerNode on a line of its
+    /// own after Power=, as Slurm 22.05 prints it; none without `--gres`.
+    #[test]
+    fn scontrol_shows_tres_per_node_after_power() {
+        let ctx = Ctx {
+            now: 0,
+            zone: Zone::Fixed(slurm_common::time::FixedZone::UTC),
+        };
+        let mut job = slurm_proto::v1::JobInfo {
+            job_id: 7,
+            work_dir: "/w".into(),
+            gres: "gres:gpu:1".into(),
+            ..Default::default()
+        };
+        let mut out = String::new();
+        scontrol::write_job(&mut out, &job, false, &ctx);
+        assert!(
+            out.contains("\n   Power=\n   TresPerNode=gres:gpu:1\n"),
+            "{out}"
+        );
+        let mut one = String::new();
+        scontrol::write_job(&mut one, &job, true, &ctx);
+        assert!(one.contains(" Power= TresPerNode=gres:gpu:1 "), "{one}");
+        job.gres.clear();
+        let mut plain = String::new();
+        scontrol::write_job(&mut plain, &job, false, &ctx);
+        assert!(!plain.contains("TresPerNode"), "{plain}");
+    }
+
     proptest! {
         /// Padding in place gives what padding a copy gives.
         #[test]

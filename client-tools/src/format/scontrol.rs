@@ -20,6 +20,29 @@ use super::{common_limit, or_null, shown_state, write_tres, Ctx};
 /// masters (`slurm-15_4294967294.out`).
 const NO_VAL: u32 = 4_294_967_294;
 
+/// What `Reason=` shows for a job: its description (Slurm's state_desc,
+/// e.g. "launch failed requeued held") when it has one, with each white
+/// space character replaced by `_` as scontrol prints it, so the record
+/// stays a list of `Key=Value` words; else its reason's name.
+pub fn shown_reason(job: &JobInfo) -> std::borrow::Cow<'_, str> {
+    if !job.state_description.is_empty() {
+        // C's isspace in the C locale: bytes of other characters stay.
+        let underscored = job
+            .state_description
+            .chars()
+            .map(|c| match c {
+                ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' => '_',
+                other => other,
+            })
+            .collect();
+        std::borrow::Cow::Owned(underscored)
+    } else if job.state_reason.is_empty() {
+        std::borrow::Cow::Borrowed("None")
+    } else {
+        std::borrow::Cow::Borrowed(&job.state_reason)
+    }
+}
+
 /// Builds one record, switching between the two layouts.
 struct Record<'o> {
     out: &'o mut String,
@@ -197,14 +220,7 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     r.kv("QOS", or_null(&job.qos));
     r.line();
     r.kv("JobState", shown_state(job).long_name());
-    r.kv(
-        "Reason",
-        if job.state_reason.is_empty() {
-            "None"
-        } else {
-            &job.state_reason
-        },
-    );
+    r.kv("Reason", &shown_reason(job));
     r.kv("Dependency", or_null(&job.dependency));
     r.line();
     r.kv_num("Requeue", u8::from(job.requeue));
@@ -353,6 +369,12 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     r.kv("StdOut", &stdout);
     r.line();
     r.kv("Power", "");
+    // The --gres request, with Slurm's `gres:` prefix (the controller
+    // sends it so), on a line of its own after Power= as in 22.05.
+    if !job.gres.is_empty() {
+        r.line();
+        r.kv("TresPerNode", &job.gres);
+    }
     if !job.mail_user.is_empty() || !job.mail_type.is_empty() {
         r.line();
         r.kv("MailUser", or_null(&job.mail_user));
@@ -729,6 +751,49 @@ mod tests {
         let mut out = String::from("CPU_IDs=");
         write_id_ranges(&mut out, &[0, 1, 2, 5, 7, 8, u32::MAX]);
         assert_eq!(out, "CPU_IDs=0-2,5,7-8,4294967295");
+    }
+
+    #[test]
+    fn reason_shows_the_description_underscored_else_the_reason_name() {
+        let job = |reason: &str, desc: &str| JobInfo {
+            job_id: 3,
+            state_reason: reason.into(),
+            state_description: desc.into(),
+            ..JobInfo::default()
+        };
+        let shown = |j: &JobInfo| shown_reason(j).into_owned();
+        assert_eq!(
+            shown(&job("JobHeldAdmin", "launch failed requeued held")),
+            "launch_failed_requeued_held"
+        );
+        assert_eq!(
+            shown(&job("JobHeldUser", "job requeued in held state")),
+            "job_requeued_in_held_state"
+        );
+        assert_eq!(shown(&job("Priority", "")), "Priority");
+        assert_eq!(shown(&job("", "")), "None");
+        assert_eq!(shown(&job("None", " a\tb\nc\rd\x0be\x0c")), "_a_b_c_d_e_");
+        assert_eq!(shown(&job("None", "été\u{a0}x")), "été\u{a0}x");
+
+        // In the record, between JobState= and Dependency=.
+        let ctx = Ctx {
+            now: 0,
+            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
+        };
+        let mut out = String::new();
+        write_job(
+            &mut out,
+            &job("JobHeldAdmin", "launch failed requeued held"),
+            true,
+            &ctx,
+        );
+        assert!(
+            out.contains(" Reason=launch_failed_requeued_held Dependency=(null) "),
+            "{out}"
+        );
+        let mut out = String::new();
+        write_job(&mut out, &job("JobHeldAdmin", ""), false, &ctx);
+        assert!(out.contains(" Reason=JobHeldAdmin Dependency="), "{out}");
     }
 
     #[test]

@@ -952,6 +952,23 @@ mod tests {
     }
 
     #[test]
+    fn gres_column_shows_each_nodes_gres_or_null() {
+        let (parts, mut nodes) = cluster();
+        nodes[1].gres = vec!["gpu:a100:2".into(), "shard:8".into()];
+        let items = parse_format("%N %G").unwrap();
+        let view = View {
+            node_oriented: true,
+            header: true,
+            ..View::default()
+        };
+        let out = render(&parts[..1], &nodes, &items, view, &ctx());
+        let rows: Vec<&str> = out.lines().collect();
+        assert_eq!(rows[0], "NODELIST GRES");
+        assert!(rows.contains(&"n9 gpu:a100:2,shard:8"), "{out}");
+        assert!(rows.contains(&"n1 (null)"), "{out}");
+    }
+
+    #[test]
     fn sort_spec_is_read_letter_by_letter() {
         let k = |code, descending, config_order| SortKey {
             code,

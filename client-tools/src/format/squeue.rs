@@ -753,6 +753,40 @@ mod tests {
     }
 
     #[test]
+    fn tres_per_node_shows_the_gres_request_or_na() {
+        let ctx = crate::format::Ctx {
+            now: 0,
+            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
+        };
+        let gpu = JobInfo {
+            job_id: 7,
+            gres: "gres:gpu:1".into(),
+            ..JobInfo::default()
+        };
+        let plain = JobInfo {
+            job_id: 8,
+            ..JobInfo::default()
+        };
+        let short = render(
+            &[&gpu, &plain],
+            &parse_format("%i|%b").unwrap(),
+            true,
+            false,
+            &ctx,
+        );
+        assert_eq!(short, "JOBID|TRES_PER_NODE\n7|gres:gpu:1\n8|N/A\n");
+        let long = render(
+            &[&gpu, &plain],
+            &parse_long_format("tres-per-node").unwrap(),
+            true,
+            false,
+            &ctx,
+        );
+        let rows: Vec<&str> = long.lines().map(str::trim_end).collect();
+        assert_eq!(rows, ["TRES_PER_NODE", "gres:gpu:1", "N/A"]);
+    }
+
+    #[test]
     fn equal_keys_keep_input_order() {
         let jobs: Vec<JobInfo> = (0..5u32).map(|i| job(10 - i, "x".into(), 7, 0)).collect();
         let mut refs: Vec<&JobInfo> = jobs.iter().collect();

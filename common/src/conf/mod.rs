@@ -56,7 +56,7 @@ pub use plugins::{
     ProctrackType, ReturnToService, SchedulerType, SelectType, SelectTypeParameters, TaskPlugin,
     TopologyPlugin,
 };
-pub use slurm::{ControllerHost, PortRange, RawEntry, SlurmConf, ALWAYS_TRACKED_TRES};
+pub use slurm::{conf_hash, ControllerHost, PortRange, RawEntry, SlurmConf, ALWAYS_TRACKED_TRES};
 
 /// Where a key was written: the file (as it was named to the parser) and the
 /// 1-based line number of the start of the logical line.

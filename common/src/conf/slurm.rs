@@ -331,6 +331,10 @@ pub struct SlurmConf {
 
     /// Every pair as written, in order.
     pub entries: Vec<RawEntry>,
+    /// [`conf_hash`] of the main file as read (includes not counted), so
+    /// the controller can tell a node whose slurm.conf differs from its
+    /// own; empty for text parsed without a file.
+    pub file_hash: String,
 }
 
 impl Default for SlurmConf {
@@ -482,8 +486,23 @@ impl Default for SlurmConf {
             partitions: Vec::new(),
             down_nodes: Vec::new(),
             entries: Vec::new(),
+            file_hash: String::new(),
         }
     }
+}
+
+/// The hash slurmd sends with its registration and the controller
+/// compares with its own: 64-bit FNV-1a of the file's bytes, as 16 hex
+/// digits. Any change to the file changes it (whitespace and comments
+/// too, as Slurm's own check would see a differing file); it is a
+/// consistency check, not a security one.
+pub fn conf_hash(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 /// Keys that start a record taking the rest of the line.
@@ -516,7 +535,13 @@ impl SlurmConf {
         path: &str,
         source: &mut dyn IncludeSource,
     ) -> Result<Parsed<SlurmConf>, ConfError> {
-        Self::from_lines(lexer::load_with(path, source)?, path)
+        let mut parsed = Self::from_lines(lexer::load_with(path, source)?, path)?;
+        // Read again rather than threaded through the lexer: the file is
+        // small and this keeps the hash off the parsing path.
+        if let Ok(text) = source.read(path) {
+            parsed.conf.file_hash = conf_hash(text.as_bytes());
+        }
+        Ok(parsed)
     }
 
     /// Reads slurm.conf (and its includes) from the filesystem.

@@ -1310,3 +1310,37 @@ fn auth_defaults_to_the_built_in_key_scheme() {
     assert_eq!(c.auth_type, AuthPlugin::Slurm);
     assert_eq!(c.cred_type, CredType::Slurm);
 }
+
+#[test]
+fn the_file_hash_is_fnv1a_of_the_main_file() {
+    // The same figure slurmd computes for the file "a".
+    assert_eq!(conf_hash(b"a"), "af63dc4c8601ec8c");
+    assert_eq!(conf_hash(b""), "cbf29ce484222325");
+    let main = format!("{MIN}Include extra.conf\n");
+    let mut src = MemoryIncludes::new()
+        .with("/etc/slurm.conf", main.as_str())
+        .with("/etc/extra.conf", "KillWait=5\n");
+    let c = SlurmConf::load_with("/etc/slurm.conf", &mut src)
+        .unwrap()
+        .conf;
+    assert_eq!(c.file_hash, conf_hash(main.as_bytes()));
+    // A change anywhere in the main file changes it; text parsed without a
+    // file has none.
+    let mut other = MemoryIncludes::new()
+        .with("/etc/slurm.conf", format!("{main}# note\n"))
+        .with("/etc/extra.conf", "KillWait=5\n");
+    let d = SlurmConf::load_with("/etc/slurm.conf", &mut other)
+        .unwrap()
+        .conf;
+    assert_ne!(d.file_hash, c.file_hash);
+    assert_eq!(parse(MIN).conf.file_hash, "");
+}
+
+proptest! {
+    #[test]
+    fn the_file_hash_is_sixteen_hex_digits(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let h = conf_hash(&bytes);
+        prop_assert_eq!(h.len(), 16);
+        prop_assert!(h.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    }
+}

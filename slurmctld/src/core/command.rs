@@ -74,12 +74,21 @@ pub enum Command {
         caller: Caller,
         conf: Box<slurm_common::conf::SlurmConf>,
     },
+    /// A node's Prolog for a job ended (PrologComplete): a failure is
+    /// handled as [`Command::PrologFailed`]; a success changes nothing.
+    PrologComplete {
+        caller: Caller,
+        request: v1::PrologCompleteRequest,
+    },
     /// The agent could not launch the batch script (from the agent).
+    /// `detail` is for the log only.
     LaunchFailed { job_id: u32, detail: String },
-    /// The Prolog failed on `node`, which refused the job's launch (from
-    /// the agent): the node is drained ("Prolog error") and the job goes
-    /// back to the queue, whatever its --requeue setting: held, unless
-    /// SchedulerParameters has nohold_on_prolog_fail.
+    /// The Prolog failed on `node` (from the agent, for a slurmd that
+    /// refuses the launch with ESLURMD_PROLOG_FAILED; today's slurmd
+    /// answers first and sends PrologComplete): the node is drained
+    /// ("Prolog error") and the job goes back to the queue, whatever its
+    /// --requeue setting: held, unless SchedulerParameters has
+    /// nohold_on_prolog_fail. `detail` is for the log only.
     PrologFailed {
         job_id: u32,
         node: String,
@@ -166,6 +175,13 @@ pub enum Action {
         node: usize,
         request: Box<v1::LaunchBatchRequest>,
         files: ScriptRef,
+    },
+    /// Run the Prolog for a job just started on every node it has
+    /// (PrologFlags=Alloc); each node reports with PrologComplete.
+    LaunchProlog {
+        job_id: u32,
+        nodes: Vec<usize>,
+        request: v1::LaunchPrologRequest,
     },
     /// Kill the job on every node it has.
     TerminateJob {

@@ -111,10 +111,35 @@ pub fn node_covers(have: &[GresSpec], want: &[GresRequest]) -> bool {
     })
 }
 
+/// A job's `--gres` as Slurm 22.05 shows it (TresPerNode in `scontrol
+/// show job`, squeue's `%b` and `tres-per-node`, `tres_per_node` in JSON):
+/// each item with the `gres:` prefix Slurm's commands put before it when
+/// they submit the job, so `gpu:1,gpu:a100:2` shows as
+/// `gres:gpu:1,gres:gpu:a100:2`. An item that has the prefix already keeps
+/// it; empty items are dropped. Empty (nothing shown) for no request and
+/// for `none`.
+pub fn tres_per_node(spec: &str) -> String {
+    let spec = spec.trim();
+    if spec.is_empty() || spec.eq_ignore_ascii_case("none") {
+        return String::new();
+    }
+    let mut out = String::with_capacity(spec.len() + 8);
+    for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if !item.starts_with("gres:") {
+            out.push_str("gres:");
+        }
+        out.push_str(item);
+    }
+    out
+}
+
 impl Controller {
     /// The configured Gres= of node `i` (none for an index out of range).
     fn node_gres(&self, i: usize) -> &[GresSpec] {
-        self.cfg.node_gres.get(i).map_or(&[], Vec::as_slice)
+        self.nodes.get(i).map_or(&[], |n| n.gres.as_slice())
     }
 
     /// Checks a submission's `--gres` against slurm.conf. `Ok(None)`: it
@@ -136,10 +161,9 @@ impl Controller {
                 .iter()
                 .any(|t| t.eq_ignore_ascii_case(&w.name))
                 || self
-                    .cfg
-                    .node_gres
+                    .nodes
                     .iter()
-                    .flatten()
+                    .flat_map(|n| &n.gres)
                     .any(|g| g.name == w.name);
             if !known {
                 return Err(GresRequestError::Unknown {
@@ -255,7 +279,34 @@ mod tests {
         assert!(node_covers(&[], &[]));
     }
 
+    #[test]
+    fn tres_per_node_puts_the_gres_prefix_before_each_item() {
+        assert_eq!(tres_per_node("gpu:1"), "gres:gpu:1");
+        assert_eq!(
+            tres_per_node("gpu:2, gpu:a100:1,"),
+            "gres:gpu:2,gres:gpu:a100:1"
+        );
+        assert_eq!(
+            tres_per_node("gres:gpu:1,mps:100"),
+            "gres:gpu:1,gres:mps:100"
+        );
+        for nothing in ["", " ", "none", "None", ",,"] {
+            assert_eq!(tres_per_node(nothing), "", "{nothing:?}");
+        }
+    }
+
     proptest! {
+        /// Whatever was accepted shows with one prefix per item and parses
+        /// back to the same request.
+        #[test]
+        fn tres_per_node_parses_back_to_the_request(s in "\\PC{0,40}") {
+            if let Ok(reqs) = parse_request(&s) {
+                let shown = tres_per_node(&s);
+                prop_assert!(shown.split(',').all(|i| i.is_empty() || i.starts_with("gres:")));
+                prop_assert_eq!(parse_request(&shown).unwrap(), reqs);
+            }
+        }
+
         /// Any text is answered, never a panic; what is accepted asks for
         /// positive counts of well-formed names.
         #[test]

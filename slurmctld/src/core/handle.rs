@@ -84,6 +84,9 @@ impl Controller {
             Command::EpilogComplete { caller, request } => {
                 self.epilog_complete(&mut out, caller, &request, now)
             }
+            Command::PrologComplete { caller, request } => {
+                self.prolog_complete(&mut out, caller, &request, now)
+            }
             Command::LaunchFailed { job_id, detail } => {
                 self.launch_failed(&mut out, job_id, detail, now);
                 Reply::None
@@ -93,7 +96,7 @@ impl Controller {
                 node,
                 detail,
             } => {
-                self.prolog_failed(&mut out, job_id, &node, detail, now);
+                self.prolog_failed(&mut out, job_id, &node, &detail, now);
                 Reply::None
             }
             Command::Tick => {
@@ -734,6 +737,20 @@ impl Controller {
             Ok(i) => i,
             Err(reply) => return reply,
         };
+        if super::node::conf_hash_mismatch(
+            self.cfg.check_conf_hash,
+            &self.cfg.conf_hash,
+            &req.config_hash,
+        ) {
+            // Slurm's words; as in Slurm, nothing else is done about it.
+            tracing::error!(
+                node = %req.node_name,
+                ours = %self.cfg.conf_hash,
+                theirs = %req.config_hash,
+                "Node {} appears to have a different slurm.conf than the slurmctld.  This could cause issues with communication and functionality.  Please review both files and make sure they are the same.  If this is expected ignore, and set DebugFlags=NO_CONF_HASH in your slurm.conf.",
+                req.node_name
+            );
+        }
         let invalid = if self.cfg.config_overrides {
             None
         } else {
@@ -756,6 +773,9 @@ impl Controller {
         if let Some(load) = super::NodeLoad::from_registration(req) {
             self.nodes[i].load = Some(load);
         }
+        self.nodes[i].boot = self.nodes[i]
+            .boot
+            .updated(super::NodeBoot::from_registration(req));
         match &invalid {
             // As Slurm: drained by SlurmUser with the reason, unless it is
             // out of service already; not returned to service either.
@@ -859,8 +879,16 @@ impl Controller {
         if job.status.state != JobState::Running {
             return Reply::Ok;
         }
+        if req.launch_error == ErrorCode::PrologFailed.number() {
+            // Slurm's slurmd reports a failed Prolog of the batch host so.
+            let detail = format!("prolog failed on {}", req.node_name);
+            self.prolog_failed(out, req.job_id, &req.node_name, &detail, now);
+            return Reply::Ok;
+        }
         if req.launch_error != 0 {
-            self.launch_failed(out, req.job_id, "launch failed".into(), now);
+            let code = ErrorCode::from_number_or_unspecified(req.launch_error);
+            let detail = format!("launch on {} failed: {code}", req.node_name);
+            self.launch_failed(out, req.job_id, detail, now);
             return Reply::Ok;
         }
         let exit = req.exit_code.unwrap_or_default();
@@ -891,10 +919,16 @@ impl Controller {
         Reply::Ok
     }
 
+    /// The batch script could not be launched. As a first failure of a
+    /// job that may be requeued it goes back to the queue (Reason
+    /// BeginTime until the requeue delay has passed), else it FAILS with
+    /// Reason JobLaunchFailure. `detail` (the node's error text) goes to
+    /// the log, never into the job: Slurm shows only those reasons.
     fn launch_failed(&mut self, out: &mut Outcome, job_id: u32, detail: String, now: i64) {
         let Some(job) = self.jobs.get(&job_id) else {
             return;
         };
+        tracing::warn!(job_id, %detail, "batch launch failed");
         if job.status.is_completing() {
             // It ended (cancelled, timed out) while its launch was under way.
             // Nothing runs, so no JobComplete will come to release it.
@@ -912,7 +946,7 @@ impl Controller {
                     time: now,
                     hold: None,
                     launch_failed: true,
-                    detail,
+                    detail: String::new(),
                     begin_time: Some(self.requeue_begin(now)),
                 },
             );
@@ -928,70 +962,11 @@ impl Controller {
                     exit_status: 1,
                     exit_signal: 0,
                     reason: PendingReason::JobLaunchFailure.as_str().to_string(),
-                    detail,
+                    detail: String::new(),
                     release: true,
                 },
             );
         }
-    }
-
-    /// The Prolog failed on `node` and the job did not start there. As in
-    /// Slurm, the node is drained with Reason "Prolog error" (a node
-    /// drained already keeps its reason) and the job is requeued held
-    /// (JobHeldAdmin) whatever its --requeue setting, so that it neither
-    /// fails for a node's fault nor starts again before an administrator
-    /// has looked; with SchedulerParameters=nohold_on_prolog_fail it is
-    /// requeued without the hold, to start elsewhere once the requeue delay
-    /// has passed. Its nodes are told to end it, so each runs its Epilog
-    /// (cleaning up after a Prolog that failed half-way) and frees its
-    /// share with EpilogComplete. A job that ended meanwhile (cancelled
-    /// during the launch) has been told to end already and keeps waiting
-    /// for its nodes.
-    fn prolog_failed(
-        &mut self,
-        out: &mut Outcome,
-        job_id: u32,
-        node: &str,
-        detail: String,
-        now: i64,
-    ) {
-        const PROLOG_ERROR_REASON: &str = "Prolog error";
-        let hold = (!self.cfg.nohold_on_prolog_fail).then_some(Hold::Admin);
-        tracing::error!(
-            job_id,
-            %node,
-            %detail,
-            held = hold.is_some(),
-            "prolog failed; draining the node and requeueing the job"
-        );
-        if let Some(n) = self.node_index.get(node).and_then(|&i| self.nodes.get(i)) {
-            // Like Slurm: a node drained (or failed) already keeps its
-            // state and reason, an administrator's note included.
-            let out_of_service = n.state.has(NodeFlag::Drain) || n.state.has(NodeFlag::Fail);
-            if !out_of_service && n.state.apply_update(NodeUpdateState::Drain).is_ok() {
-                let name = n.name.clone();
-                self.drain_as_slurm_user(out, name, Some(PROLOG_ERROR_REASON.to_string()), now);
-            }
-        }
-        let Some(job) = self.jobs.get(&job_id) else {
-            return;
-        };
-        if job.status.state != JobState::Running || job.status.is_completing() {
-            return;
-        }
-        self.emit(
-            out,
-            Event::JobRequeued {
-                job_id,
-                time: now,
-                hold,
-                // The node's fault: not counted against the job's launches.
-                launch_failed: false,
-                detail,
-                begin_time: Some(self.requeue_begin(now)),
-            },
-        );
-        self.end_on_nodes(out, job_id, v1::JobState::Pending, now);
     }
 
     // ---------------------------------------------------------------- timer

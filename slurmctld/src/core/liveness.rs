@@ -765,6 +765,39 @@ mod tests {
         assert!(!nodes_of(&env, requeued).contains(&2));
     }
 
+    /// As Slurm 22.05 with priority/basic (the only priority plugin here):
+    /// a job requeued because its node died keeps the priority it was
+    /// given at submission (Slurm sets a priority anew only at submission
+    /// and release), and restarts as a new submission: SubmitTime is the
+    /// requeue, and it is not eligible before the requeue delay. A job
+    /// submitted later still ranks after it.
+    #[test]
+    fn a_node_failure_requeue_keeps_the_priority_and_restarts_the_submit_time() {
+        let mut env = env("");
+        env.register_all();
+        let mut whole = script();
+        whole.ntasks = Some(2);
+        let id = env.submit(whole);
+        env.take_actions();
+        let (priority, submitted) = (env.job(id).priority(), env.job(id).submit_time);
+        let node = env.job(id).alloc[0].node_index;
+        let others: Vec<usize> = (0..4).filter(|&i| i != node).collect();
+        let t0 = env.now;
+        env.now += 1;
+        responses(&mut env, &others, &[node]);
+        env.now = t0 + 31;
+        responses(&mut env, &others, &[node]);
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Pending);
+        assert_eq!(job.restart_count, 1);
+        assert_eq!(job.priority(), priority);
+        assert!(job.submit_time > submitted);
+        assert_eq!(job.submit_time, t0 + 31);
+        assert_eq!(job.eligible_time, t0 + 31 + 121);
+        let later = env.submit(script());
+        assert!(env.job(later).priority() < priority);
+    }
+
     #[test]
     fn job_requeue_0_fails_jobs_unless_they_asked_for_requeue() {
         let mut env = env("JobRequeue=0\n");

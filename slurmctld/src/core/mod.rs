@@ -26,6 +26,7 @@ mod handle;
 pub mod job;
 mod liveness;
 mod node;
+mod prolog;
 pub mod reconfig;
 pub mod snapshot;
 mod table;
@@ -36,7 +37,7 @@ pub(crate) mod tests;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use slurm_common::conf::{GresSpec, NodeConfState, ReturnToService, SlurmConf};
+use slurm_common::conf::{NodeConfState, ReturnToService, SlurmConf};
 use slurm_common::ids::JobId;
 use slurm_common::reason::PendingReason;
 use slurm_common::state::{JobFlag, JobState, JobStatus, NodeBaseState, NodeFlag, NodeState};
@@ -52,7 +53,7 @@ pub use job::{Job, JobShape, JobSpec, SharedSpec, SpecCache};
 pub use liveness::{
     missing_job_grace_secs, ping_targets, recheck_due, PingTargets, NOT_RESPONDING_REASON,
 };
-pub use node::{NodeLoad, NodeLoadReport, NodeRec, PartRec};
+pub use node::{NodeBoot, NodeLoad, NodeLoadReport, NodeRec, PartRec};
 pub use table::JobTable;
 
 /// Priority of the first job under priority/basic; each later submission
@@ -103,12 +104,18 @@ pub struct CtlConfig {
     /// (PrologFlags=NoHold is another thing: an allocation that does not
     /// wait for the Prolog.)
     pub nohold_on_prolog_fail: bool,
+    /// PrologFlags=Alloc (or Contain, X11, which imply it): every node of a
+    /// job runs the Prolog when the job starts ([`Action::LaunchProlog`]),
+    /// not only the batch host at the launch.
+    pub prolog_alloc: bool,
     /// GresTypes: the GRES names jobs may ask for (with those on node lines).
     pub gres_types: Vec<String>,
-    /// Each node's configured Gres=, in slurm.conf order (the order of
-    /// [`Controller::nodes`], which a reconfiguration cannot change). A
-    /// job's `--gres` is held against it (`core::gres`).
-    pub node_gres: Vec<Vec<GresSpec>>,
+    /// The hash of the slurm.conf read ([`slurm_common::conf::conf_hash`]),
+    /// compared with each registering node's; empty when unknown.
+    pub conf_hash: String,
+    /// Whether a node whose slurm.conf hash differs is reported (not with
+    /// DebugFlags=NO_CONF_HASH). See `core::node`.
+    pub check_conf_hash: bool,
 }
 
 impl CtlConfig {
@@ -154,8 +161,13 @@ impl CtlConfig {
                 .scheduler_parameters
                 .options
                 .has("nohold_on_prolog_fail"),
+            prolog_alloc: conf.prolog_flags.alloc,
             gres_types: conf.gres_types.clone(),
-            node_gres: conf.nodes.iter().map(|n| n.gres.clone()).collect(),
+            conf_hash: conf.file_hash.clone(),
+            check_conf_hash: !conf
+                .debug_flags
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case("NO_CONF_HASH")),
         }
     }
 }
@@ -975,6 +987,10 @@ impl Controller {
                 allocs,
             };
             if self.emit(&mut out, event) {
+                // The Prologs first: the batch host's waits for its own.
+                if let Some(action) = self.prolog_action(start.job.get()) {
+                    out.actions.push(action);
+                }
                 if let Some(action) = self.launch_action(start.job.get()) {
                     out.actions.push(action);
                 }

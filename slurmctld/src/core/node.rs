@@ -44,8 +44,19 @@
 //! nothing is journaled per ping. They are not part of the replayed state:
 //! after a restart a node shows N/A until it answers the first ping round,
 //! which goes out as soon as the controller takes control (`crate::ping`).
+//!
+//! BootTime and SlurmdStartTime ([`NodeRec::boot`]) are kept the same way:
+//! slurmd sends them when it registers and in its ping answers, and Slurm
+//! does not save them in its node state either. A node that never
+//! registered shows None for both.
+//!
+//! A registration also carries the hash of the node's slurm.conf. As Slurm
+//! 22.05 does, the controller compares it with the hash of its own file
+//! and logs an error when they differ ([`conf_hash_mismatch`]); nothing
+//! else happens to the node, and DebugFlags=NO_CONF_HASH turns the check
+//! off.
 
-use slurm_common::conf::{NodeConf, NodeConfState, PartitionConf};
+use slurm_common::conf::{GresSpec, NodeConf, NodeConfState, PartitionConf};
 use slurm_common::ids::JobId;
 use slurm_common::state::{NodeBaseState, NodeFlag, NodeState, NodeUpdateState};
 use slurm_sched::{MemReq, NodeAlloc, OverSubscribe, PartitionState, PartitionView};
@@ -116,6 +127,53 @@ impl NodeLoad {
     }
 }
 
+/// When a node's host booted and when its slurmd started (BootTime,
+/// SlurmdStartTime), unix seconds; 0 when not known. Not state: see the
+/// module docs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeBoot {
+    pub boot_time: i64,
+    pub slurmd_start_time: i64,
+}
+
+impl NodeBoot {
+    /// The times a registration gives.
+    pub fn from_registration(r: &slurm_proto::v1::RegisterNodeRequest) -> NodeBoot {
+        NodeBoot {
+            boot_time: r.boot_time.max(0),
+            slurmd_start_time: r.slurmd_start_time.max(0),
+        }
+    }
+
+    /// The times a ping answer gives (an older slurmd sends neither).
+    pub fn from_ping(p: &slurm_proto::v1::PingNodeReply) -> NodeBoot {
+        NodeBoot {
+            boot_time: p.boot_time.max(0),
+            slurmd_start_time: p.slurmd_start_time.max(0),
+        }
+    }
+
+    /// `self` with the times `news` knows (non-zero) taken from it: an
+    /// emulated node, which knows no boot time, keeps none rather than
+    /// losing one.
+    pub fn updated(self, news: NodeBoot) -> NodeBoot {
+        let pick = |new: i64, old: i64| if new > 0 { new } else { old };
+        NodeBoot {
+            boot_time: pick(news.boot_time, self.boot_time),
+            slurmd_start_time: pick(news.slurmd_start_time, self.slurmd_start_time),
+        }
+    }
+}
+
+/// Whether a node registering with slurm.conf hash `reported` should be
+/// reported as having another slurm.conf than the controller's `ours`:
+/// only when the check is on (no DebugFlags=NO_CONF_HASH) and both hashes
+/// are known (a node that could not read its file sends none, as Slurm's
+/// slurmd sends NO_VAL).
+pub fn conf_hash_mismatch(check: bool, ours: &str, reported: &str) -> bool {
+    check && !ours.is_empty() && !reported.is_empty() && ours != reported
+}
+
 /// One node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeRec {
@@ -133,6 +191,9 @@ pub struct NodeRec {
     pub tmp_disk_mb: u64,
     pub weight: u32,
     pub features: Vec<String>,
+    /// Gres= as slurm.conf gives it (`scontrol show node`'s Gres, sinfo
+    /// `%G`).
+    pub gres: Vec<GresSpec>,
     pub conf_state: NodeConfState,
     pub state: NodeState,
     pub reason: Option<String>,
@@ -158,6 +219,8 @@ pub struct NodeRec {
     /// The latest load and free memory slurmd reported; `None` until it
     /// reports any (N/A). Kept in memory only: see the module docs.
     pub load: Option<NodeLoad>,
+    /// BootTime and SlurmdStartTime, in memory only like `load`.
+    pub boot: NodeBoot,
 }
 
 impl NodeRec {
@@ -186,6 +249,7 @@ impl NodeRec {
             tmp_disk_mb: c.tmp_disk,
             weight: c.weight,
             features: c.features.clone(),
+            gres: c.gres.clone(),
             conf_state: c.state,
             state,
             reason: c.reason.clone(),
@@ -202,6 +266,7 @@ impl NodeRec {
             os: String::new(),
             last_busy: 0,
             load: None,
+            boot: NodeBoot::default(),
         }
     }
 
@@ -409,21 +474,27 @@ impl NodeRec {
     }
 }
 
-/// The load figures one node sent in answer to a ping.
+/// The figures one node sent in answer to a ping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeLoadReport {
     /// Controller node index.
     pub node: usize,
-    pub load: NodeLoad,
+    /// `None` when the node did not measure them (its figures stay).
+    pub load: Option<NodeLoad>,
+    pub boot: NodeBoot,
 }
 
 impl Controller {
     /// Command::NodeLoads: the figures of each report replace the node's
-    /// (unknown indices are skipped). No event: see the module docs.
+    /// (unknown indices are skipped; what a report lacks stays). No event:
+    /// see the module docs.
     pub(crate) fn node_loads(&mut self, reports: &[NodeLoadReport]) {
         for r in reports {
             if let Some(n) = self.nodes.get_mut(r.node) {
-                n.load = Some(r.load);
+                if let Some(load) = r.load {
+                    n.load = Some(load);
+                }
+                n.boot = n.boot.updated(r.boot);
             }
         }
     }
@@ -659,7 +730,7 @@ mod tests {
 mod controller_tests {
     use slurm_proto::v1;
 
-    use super::{NodeLoad, NodeLoadReport};
+    use super::{NodeBoot, NodeLoad, NodeLoadReport};
     use crate::core::snapshot;
     use crate::core::tests::{replay_encoded, script, Env, CONF};
     use crate::core::{Caller, Command, Controller, CtlConfig, Reply};
@@ -814,25 +885,19 @@ mod controller_tests {
                 reports: vec![
                     NodeLoadReport {
                         node: 1,
-                        load: NodeLoad {
-                            cpu_load_hundredths: 0,
-                            free_memory_mb: 0,
-                        },
+                        load: load(0, 0),
+                        boot: NodeBoot::default(),
                     },
                     NodeLoadReport {
                         node: 0,
-                        load: NodeLoad {
-                            cpu_load_hundredths: 1250,
-                            free_memory_mb: 100,
-                        },
+                        load: load(1250, 100),
+                        boot: NodeBoot::default(),
                     },
                     // An index the controller does not have.
                     NodeLoadReport {
                         node: 99,
-                        load: NodeLoad {
-                            cpu_load_hundredths: 1,
-                            free_memory_mb: 1,
-                        },
+                        load: load(1, 1),
+                        boot: NodeBoot::default(),
                     },
                 ],
             },
@@ -885,6 +950,224 @@ mod controller_tests {
         let n2 = crate::rpc::convert::node_info(&snap, &snap.nodes[1]);
         assert_eq!((n2.cpu_load_hundredths, n2.free_memory_mb), (None, None));
         assert_eq!(n2.last_busy_time, 0, "never registered: Unknown");
+    }
+
+    /// The registration of a node that booted at `boot` and whose slurmd
+    /// started at `start`.
+    fn booted(node: &str, boot: i64, start: i64) -> v1::RegisterNodeRequest {
+        v1::RegisterNodeRequest {
+            node_name: node.into(),
+            boot_time: boot,
+            slurmd_start_time: start,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn boot_and_slurmd_start_times_come_from_slurmd_and_are_not_state() {
+        let mut env = Env::new();
+        let (boot, start) = (env.now - 3600, env.now - 5);
+        register(&mut env, booted("n1", boot, start));
+        let snap = env.ctl.snapshot();
+        let n1 = crate::rpc::convert::node_info(&snap, &snap.nodes[0]);
+        assert_eq!((n1.boot_time, n1.slurmd_start_time), (boot, start));
+        // Not the registration time, which is later than both.
+        assert!(n1.boot_time < snap.nodes[0].last_registration);
+        let n2 = crate::rpc::convert::node_info(&snap, &snap.nodes[1]);
+        assert_eq!((n2.boot_time, n2.slurmd_start_time), (0, 0), "None");
+
+        // A ping answer brings a restarted slurmd's start time; one that
+        // says nothing (an older slurmd, an emulated node) changes nothing.
+        let events = env.events.len();
+        env.ctl.handle(
+            Command::NodeLoads {
+                reports: vec![
+                    NodeLoadReport {
+                        node: 0,
+                        load: None,
+                        boot: NodeBoot {
+                            boot_time: 0,
+                            slurmd_start_time: start + 60,
+                        },
+                    },
+                    NodeLoadReport {
+                        node: 1,
+                        load: None,
+                        boot: NodeBoot::default(),
+                    },
+                ],
+            },
+            env.now,
+        );
+        assert_eq!(env.events.len(), events);
+        let nodes = env.ctl.nodes();
+        assert_eq!(
+            nodes[0].boot,
+            NodeBoot {
+                boot_time: boot,
+                slurmd_start_time: start + 60
+            }
+        );
+        assert_eq!(nodes[1].boot, NodeBoot::default());
+
+        // Neither replay nor a snapshot brings them back, and nothing else
+        // differs without them.
+        let strip = |ctl: &Controller| {
+            let mut nodes = ctl.nodes().to_vec();
+            for n in &mut nodes {
+                n.boot = NodeBoot::default();
+            }
+            nodes
+        };
+        let replayed = replay_encoded(CONF, &env.events);
+        assert_eq!(replayed.nodes(), strip(&env.ctl).as_slice());
+        let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), fresh(), false)
+            .unwrap()
+            .controller;
+        assert_eq!(loaded.nodes(), strip(&env.ctl).as_slice());
+
+        // A reconfiguration keeps them.
+        let conf = slurm_common::conf::SlurmConf::parse(CONF, "slurm.conf")
+            .unwrap()
+            .conf;
+        let before = env.ctl.nodes()[0].boot;
+        env.ctl
+            .reconfigure(&conf, CtlConfig::from_conf(&conf, vec![]))
+            .unwrap();
+        assert_eq!(env.ctl.nodes()[0].boot, before);
+    }
+
+    #[test]
+    fn negative_times_are_not_known_times() {
+        let news = NodeBoot::from_registration(&booted("n1", -5, -1));
+        assert_eq!(news, NodeBoot::default());
+        let known = NodeBoot {
+            boot_time: 10,
+            slurmd_start_time: 20,
+        };
+        assert_eq!(known.updated(news), known);
+        assert_eq!(
+            known.updated(NodeBoot {
+                boot_time: 11,
+                slurmd_start_time: 0
+            }),
+            NodeBoot {
+                boot_time: 11,
+                slurmd_start_time: 20
+            }
+        );
+    }
+
+    /// Log lines written while `f` runs, without colours.
+    fn logs_of(f: impl FnOnce()) -> String {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone)]
+        struct Buf(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf(Arc::new(Mutex::new(Vec::new())));
+        let writer = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = buf.0.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    const DIFFERENT_CONF: &str = "Node n1 appears to have a different slurm.conf than the slurmctld.  \
+        This could cause issues with communication and functionality.  Please review both files and \
+        make sure they are the same.  If this is expected ignore, and set DebugFlags=NO_CONF_HASH in \
+        your slurm.conf.";
+
+    fn hashed_env(extra: &str) -> Env {
+        let text = format!("{CONF}{extra}");
+        let mut env = Env::with_conf(&text);
+        let conf = slurm_common::conf::SlurmConf::parse(&text, "slurm.conf")
+            .unwrap()
+            .conf;
+        let mut cfg = CtlConfig::from_conf(&conf, vec![]);
+        cfg.conf_hash = slurm_common::conf::conf_hash(text.as_bytes());
+        env.ctl = Controller::new(&conf, cfg);
+        env
+    }
+
+    fn hashed(node: &str, hash: &str) -> v1::RegisterNodeRequest {
+        v1::RegisterNodeRequest {
+            node_name: node.into(),
+            config_hash: hash.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_node_with_another_slurm_conf_is_logged_once_per_registration_and_nothing_more() {
+        let mut env = hashed_env("");
+        let ours = env.ctl.config().conf_hash.clone();
+        assert_eq!(ours.len(), 16);
+        let logs = logs_of(|| register(&mut env, hashed("n1", "0123456789abcdef")));
+        assert_eq!(logs.matches(DIFFERENT_CONF).count(), 1, "{logs}");
+        assert!(logs.contains("ERROR"), "{logs}");
+        // Registered all the same: up, no reason.
+        let n1 = &env.ctl.nodes()[0];
+        assert_eq!(n1.state.base, slurm_common::state::NodeBaseState::Idle);
+        assert_eq!(n1.reason, None);
+        // Again at the next registration, once.
+        let logs = logs_of(|| register(&mut env, hashed("n1", "0123456789abcdef")));
+        assert_eq!(logs.matches(DIFFERENT_CONF).count(), 1, "{logs}");
+        // The same file, or a node that sent no hash: nothing.
+        let logs = logs_of(|| {
+            register(&mut env, hashed("n1", &ours));
+            register(&mut env, hashed("n1", ""));
+        });
+        assert!(!logs.contains("different slurm.conf"), "{logs}");
+    }
+
+    #[test]
+    fn debug_flags_no_conf_hash_turns_the_check_off() {
+        let mut env = hashed_env("DebugFlags=Backfill,no_conf_hash\n");
+        assert!(!env.ctl.config().check_conf_hash);
+        let logs = logs_of(|| register(&mut env, hashed("n1", "0123456789abcdef")));
+        assert!(!logs.contains("different slurm.conf"), "{logs}");
+        assert!(
+            hashed_env("DebugFlags=Backfill\n")
+                .ctl
+                .config()
+                .check_conf_hash
+        );
+    }
+
+    #[test]
+    fn the_controller_takes_the_hash_of_the_file_it_read() {
+        use slurm_common::conf::{conf_hash, MemoryIncludes, SlurmConf};
+        let mut files = MemoryIncludes::new().with("/etc/slurm/slurm.conf", CONF);
+        let conf = SlurmConf::load_with("/etc/slurm/slurm.conf", &mut files)
+            .unwrap()
+            .conf;
+        let cfg = CtlConfig::from_conf(&conf, vec![]);
+        assert_eq!(cfg.conf_hash, conf_hash(CONF.as_bytes()));
+        assert!(cfg.check_conf_hash);
+    }
+
+    #[test]
+    fn conf_hashes_are_compared_only_when_both_are_known() {
+        use super::conf_hash_mismatch as differs;
+        assert!(differs(true, "aa", "bb"));
+        assert!(!differs(true, "aa", "aa"));
+        assert!(!differs(true, "", "bb"), "a controller without a file");
+        assert!(
+            !differs(true, "aa", ""),
+            "a node that could not read its file"
+        );
+        assert!(!differs(false, "aa", "bb"), "NO_CONF_HASH");
     }
 
     #[test]

@@ -77,6 +77,7 @@ impl Controller {
             new.os = old.os.clone();
             new.last_busy = old.last_busy;
             new.load = old.load;
+            new.boot = old.boot;
         }
         let mut summary = ReconfigSummary {
             partitions: fresh.partitions.len(),

@@ -236,6 +236,7 @@ fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
         tmp_disk_mb: _,
         weight: _,
         features: _,
+        gres: _,
         conf_state: _,
         partitions: _,
         state,
@@ -254,6 +255,7 @@ fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
         last_busy,
         // Figures of the moment, never saved (see `core::node`).
         load: _,
+        boot: _,
     } = node;
     w.str(name);
     w.u8(node_base_code(state.base));

@@ -294,6 +294,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         ntasks_per_node: pick!(85, job.shape.ntasks_per_node.unwrap_or(0)),
         min_cpus_per_node: pick!(86, min_cpus_per_node_of(job)),
         memory: pick!(87, memory),
+        gres: pick!(93, crate::core::gres::tres_per_node(&d.gres)),
         resources: pick!(
             92,
             Some(v1::JobResources {
@@ -422,8 +423,9 @@ pub fn node_info(snap: &Snapshot, node: &NodeRec) -> v1::NodeInfo {
             .filter_map(|&p| snap.partitions.get(p))
             .map(|p| p.name().to_string())
             .collect(),
-        slurmd_start_time: node.last_registration,
-        boot_time: node.last_registration,
+        slurmd_start_time: node.boot.slurmd_start_time,
+        boot_time: node.boot.boot_time,
+        gres: node.gres.iter().map(ToString::to_string).collect(),
         arch: node.arch.clone(),
         os: node.os.clone(),
         tres_configured: Some(node_cfg_tres(node)),

@@ -367,6 +367,9 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
             None => {}
         }
     }
+    if want.has(93) && !d.gres.is_empty() {
+        put_str(out, 93, &crate::core::gres::tres_per_node(&d.gres));
+    }
     if want.has(100) {
         put_str(out, 100, &d.constraint);
     }

@@ -620,4 +620,21 @@ impl slurm_proto::SlurmNodeReports for Service {
             other => Err(unexpected(&other)),
         }
     }
+
+    async fn prolog_complete(
+        &self,
+        request: Request<v1::PrologCompleteRequest>,
+    ) -> Result<Response<v1::PrologCompleteReply>, Status> {
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::PrologComplete {
+                caller,
+                request: request.into_inner(),
+            })
+            .await?
+        {
+            Reply::Ok => Ok(Response::new(v1::PrologCompleteReply {})),
+            other => Err(unexpected(&other)),
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! `sbatch --test-only`'s job id, `--gres` against the nodes' Gres=,
 //! cancelling a requeued job that is still completing, SubmitTime of a
-//! requeued job, and SchedulerParameters=nohold_on_prolog_fail.
+//! requeued job, SchedulerParameters=nohold_on_prolog_fail, PrologComplete
+//! and PrologFlags=Alloc, and the reason text of failed launches.
 
 use slurm_common::reason::PendingReason;
 use slurm_common::state::{JobFlag, JobState, NodeFlag};
@@ -9,7 +10,7 @@ use slurm_proto::ErrorCode;
 
 use super::{filter, launched, ok_results, replay_encoded, script, Env, ALICE, CONF};
 use crate::core::snapshot;
-use crate::core::{Command, Event, Reply};
+use crate::core::{Action, Caller, Command, Event, Reply};
 
 fn with_gres(gres: &str) -> v1::JobDescription {
     v1::JobDescription {
@@ -477,7 +478,8 @@ fn nohold_on_prolog_fail_requeues_without_the_hold() {
             time: env.now,
             hold: None,
             launch_failed: false,
-            detail: "prolog failed".into(),
+            // No description without the hold: Reason=BeginTime shows.
+            detail: String::new(),
             begin_time: Some(env.now + 121),
         })
     );
@@ -492,4 +494,289 @@ fn nohold_on_prolog_fail_requeues_without_the_hold() {
     assert_eq!(launched(&env.take_actions()), vec![(id, 1)]);
     let replayed = replay_encoded(&conf, &env.events);
     assert_eq!(replayed.job(id).unwrap().status, env.job(id).status);
+}
+
+// ------------------------------------------------- PrologComplete, Alloc
+
+const ALLOC_CONF: &str = "\
+ClusterName=ref
+SlurmctldHost=vm
+SlurmUser=root
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+PrologFlags=Alloc
+NodeName=n[1-4] CPUs=2 RealMemory=4000 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+";
+
+fn prolog_report(job_id: u32, node: &str, error_code: i32) -> Command {
+    Command::PrologComplete {
+        caller: Caller::ROOT,
+        request: v1::PrologCompleteRequest {
+            job_id,
+            node_name: node.into(),
+            error_code,
+            error_detail: "prolog /etc/slurm/prolog.sh failed for job 1 after 5 ms: exit status 1"
+                .into(),
+        },
+    }
+}
+
+fn failed() -> i32 {
+    ErrorCode::PrologFailed.number()
+}
+
+/// A two-node job on n1 and n2 (n1 the batch host); the actions its start
+/// emitted.
+fn two_node_start(env: &mut Env) -> (u32, Vec<Action>) {
+    let mut d = script();
+    d.min_nodes = Some(2);
+    let id = env.submit(d);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    (id, env.take_actions())
+}
+
+/// With PrologFlags=Alloc a starting job's Prolog is launched on every node
+/// it has, before its batch launch; without it only the batch launch goes
+/// out (the batch host runs the Prolog then).
+#[test]
+fn prolog_flags_alloc_launches_the_prolog_on_every_node_of_a_job() {
+    let mut env = Env::with_conf(ALLOC_CONF);
+    assert!(env.ctl.config().prolog_alloc);
+    env.register_all();
+    let (id, actions) = two_node_start(&mut env);
+    let [Action::LaunchProlog {
+        job_id,
+        nodes,
+        request,
+    }, Action::LaunchBatch { node, .. }] = actions.as_slice()
+    else {
+        panic!("{actions:?}");
+    };
+    assert_eq!((*job_id, nodes.as_slice(), *node), (id, &[0, 1][..], 0));
+    assert_eq!(
+        *request,
+        v1::LaunchPrologRequest {
+            job_id: id,
+            user_id: 1000,
+            group_id: 1000,
+            user_name: String::new(),
+            nodes: "n[1-2]".into(),
+            partition: "debug".into(),
+            account: String::new(),
+            work_dir: "/tmp".into(),
+            constraint: String::new(),
+        }
+    );
+    // Success reports change nothing.
+    let before = env.events.len();
+    for n in ["n1", "n2"] {
+        assert_eq!(env.run(prolog_report(id, n, 0)), Reply::Ok);
+    }
+    assert_eq!(env.events.len(), before);
+    assert!(env.take_actions().is_empty());
+    assert_eq!(env.job(id).state(), JobState::Running);
+
+    let mut plain = Env::new();
+    assert!(!plain.ctl.config().prolog_alloc);
+    plain.register_all();
+    let (_, actions) = two_node_start(&mut plain);
+    assert!(
+        matches!(actions.as_slice(), [Action::LaunchBatch { .. }]),
+        "{actions:?}"
+    );
+    // Contain implies Alloc.
+    let contain = ALLOC_CONF.replace("PrologFlags=Alloc", "PrologFlags=Contain");
+    assert!(Env::with_conf(&contain).ctl.config().prolog_alloc);
+}
+
+/// A Prolog that fails on a node other than the batch host drains that
+/// node ("Prolog error") and requeues the job held, described as Slurm
+/// describes it (scontrol shows Reason=launch_failed_requeued_held); the
+/// node's error text stays out of the job. Every node of the job is told
+/// to end it, and the job is back in the queue once both have cleaned up.
+#[test]
+fn a_prolog_failing_on_another_node_drains_it_and_requeues_the_job_held() {
+    let mut env = Env::with_conf(ALLOC_CONF);
+    env.register_all();
+    let (id, _) = two_node_start(&mut env);
+    env.now += 2;
+    let before = env.events.len();
+    assert_eq!(env.run(prolog_report(id, "n2", failed())), Reply::Ok);
+    let now = env.now;
+    assert_eq!(
+        env.events[before..],
+        [
+            Event::NodeUpdated {
+                node: "n2".into(),
+                update: slurm_common::state::NodeUpdateState::Drain,
+                reason: Some("Prolog error".into()),
+                uid: 0,
+                time: now,
+            },
+            Event::JobRequeued {
+                job_id: id,
+                time: now,
+                hold: Some(slurm_sched::Hold::Admin),
+                launch_failed: false,
+                detail: "launch failed requeued held".into(),
+                begin_time: Some(now + 121),
+            },
+        ]
+    );
+    let terminated: Vec<(u32, Vec<usize>)> = env
+        .take_actions()
+        .iter()
+        .map(|a| match a {
+            Action::TerminateJob { job_id, nodes, .. } => (*job_id, nodes.clone()),
+            other => panic!("unexpected action {other:?}"),
+        })
+        .collect();
+    assert_eq!(terminated, vec![(id, vec![0, 1])]);
+    let job = env.job(id);
+    assert_eq!(job.reason, PendingReason::JobHeldAdmin);
+    assert_eq!(job.reason_detail, "launch failed requeued held");
+    assert!(job.status.is_completing());
+    let n2 = &env.ctl.nodes()[1];
+    assert!(n2.state.has(NodeFlag::Drain));
+    assert_eq!(n2.reason.as_deref(), Some("Prolog error"));
+    assert!(!env.ctl.nodes()[0].state.has(NodeFlag::Drain));
+    // The batch host's script was killed: its end changes nothing.
+    assert_eq!(env.complete(id, 0, 15), Reply::Ok);
+    env.epilog(id, "n1", 0);
+    env.epilog(id, "n2", 0);
+    let job = env.job(id);
+    assert!(!job.status.is_completing());
+    assert_eq!(job.state(), JobState::Pending);
+    assert_eq!(job.reason_detail, "launch failed requeued held");
+
+    // The same failure reported again (a retried report): nothing more.
+    let before = env.events.len();
+    env.run(prolog_report(id, "n2", failed()));
+    assert_eq!(env.events.len(), before);
+    // Released by an administrator: the description goes with the hold.
+    env.run(Command::Release {
+        caller: Caller::ROOT,
+        filter: super::filter(&[id]),
+    });
+    assert_eq!(env.job(id).reason_detail, "");
+    let replayed = replay_encoded(ALLOC_CONF, &env.events);
+    let (a, b) = (replayed.job(id).unwrap(), env.job(id));
+    assert_eq!((&a.reason_detail, a.status), (&b.reason_detail, b.status));
+}
+
+/// A failure reported for a job that no longer runs on the node (a late
+/// report, after the job was requeued and started elsewhere) drains the
+/// node but leaves the job alone; reports come only from slurmd, about
+/// nodes slurm.conf defines.
+#[test]
+fn a_prolog_failure_for_a_job_not_on_the_node_only_drains_it() {
+    let mut env = Env::with_conf(ALLOC_CONF);
+    env.register_all();
+    let (id, _) = two_node_start(&mut env);
+    let before = env.events.len();
+    env.run(prolog_report(id, "n3", failed()));
+    assert!(
+        matches!(
+            &env.events[before..],
+            [Event::NodeUpdated { node, reason: Some(r), .. }] if node == "n3" && r == "Prolog error"
+        ),
+        "{:?}",
+        &env.events[before..]
+    );
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert!(env.take_actions().is_empty());
+    // Unknown jobs: the node is drained all the same (n4 here).
+    env.run(prolog_report(999, "n4", failed()));
+    assert!(env.ctl.nodes()[3].state.has(NodeFlag::Drain));
+    // Only slurmd speaks for a node.
+    let r = env.run(Command::PrologComplete {
+        caller: ALICE,
+        request: v1::PrologCompleteRequest {
+            job_id: id,
+            node_name: "n1".into(),
+            error_code: failed(),
+            error_detail: String::new(),
+        },
+    });
+    assert_eq!(refusal(&r).0, ErrorCode::AccessDenied);
+    let r = env.run(prolog_report(id, "nope", failed()));
+    assert_eq!(refusal(&r).0, ErrorCode::InvalidNodeName);
+    assert_eq!(env.job(id).state(), JobState::Running);
+}
+
+/// The three ways a failed Prolog reaches the controller end alike:
+/// PrologComplete, the agent's PrologFailed (a slurmd that refuses the
+/// launch) and JobComplete with ESLURMD_PROLOG_FAILED (as Slurm's slurmd
+/// reports it).
+#[test]
+fn every_report_of_a_failed_prolog_ends_alike() {
+    let outcome = |cmd: fn(u32) -> Command| {
+        let mut env = Env::new();
+        env.register_all();
+        let id = env.submit(script());
+        env.take_actions();
+        let before = env.events.len();
+        env.run(cmd(id));
+        let job = env.job(id);
+        (
+            env.events[before..].to_vec(),
+            job.reason,
+            job.reason_detail.clone(),
+            env.take_actions().len(),
+        )
+    };
+    let reported = outcome(|id| prolog_report(id, "n1", ErrorCode::PrologFailed.number()));
+    let refused = outcome(|id| prolog_failed(id, "n1"));
+    let completed = outcome(|id| Command::JobComplete {
+        caller: Caller::ROOT,
+        request: v1::JobCompleteRequest {
+            job_id: id,
+            node_name: "n1".into(),
+            launch_error: ErrorCode::PrologFailed.number(),
+            ..Default::default()
+        },
+    });
+    assert_eq!(reported.1, PendingReason::JobHeldAdmin);
+    assert_eq!(reported.2, "launch failed requeued held");
+    assert_eq!(reported.3, 1, "one terminate");
+    assert_eq!(reported, refused);
+    assert_eq!(reported, completed);
+}
+
+/// A launch that fails for another reason keeps the node's error text out
+/// of the job: requeued, it shows Reason=BeginTime, failed for good
+/// Reason=JobLaunchFailure, each without a description.
+#[test]
+fn a_failed_launch_keeps_the_error_text_out_of_the_job() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    env.take_actions();
+    env.run(Command::JobComplete {
+        caller: Caller::ROOT,
+        request: v1::JobCompleteRequest {
+            job_id: id,
+            node_name: "n1".into(),
+            launch_error: ErrorCode::ExecveFailed.number(),
+            ..Default::default()
+        },
+    });
+    let job = env.job(id);
+    assert_eq!(
+        (job.state(), job.reason),
+        (JobState::Pending, PendingReason::BeginTime)
+    );
+    assert_eq!(job.reason_detail, "");
+    env.now += 121;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    env.run(Command::LaunchFailed {
+        job_id: id,
+        detail: "launch on n1 failed: connection refused".into(),
+    });
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Failed);
+    assert_eq!(job.reason, PendingReason::JobLaunchFailure);
+    assert_eq!(job.reason_detail, "");
 }

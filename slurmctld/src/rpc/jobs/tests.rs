@@ -25,7 +25,10 @@ const NOW: i64 = 1_700_000_100;
 /// nodes), completed, failed, cancelled; with and without memory, limits,
 /// features, node lists and comments; in two partitions, for two users.
 fn varied_snapshot() -> Snapshot {
-    let conf = CONF.replace("RealMemory=4000", "RealMemory=4000 Features=fast");
+    let conf = CONF.replace(
+        "RealMemory=4000",
+        "RealMemory=4000 Features=fast Gres=gpu:a100:2",
+    ) + "GresTypes=gpu\n";
     let mut env = Env::with_conf(&conf);
     let alice = Caller {
         uid: 1000,
@@ -97,6 +100,11 @@ fn varied_snapshot() -> Snapshot {
             d.qos = "normal".into();
         });
     }
+    submit(&mut env, alice, &|d| {
+        d.name = "gpus".into();
+        d.gres = "gpu:1,gpu:a100:1".into();
+        d.hold = true;
+    });
     submit(&mut env, bob, &|d| {
         d.name = "held".into();
         d.hold = true;
@@ -153,6 +161,26 @@ fn rpc_snapshot_covers_the_cases() {
     }
     assert!(snap.jobs.values().any(|j| j.alloc.len() > 1));
     assert!(snap.jobs.values().any(|j| j.hold.is_some()));
+    assert!(snap.jobs.values().any(|j| !j.spec.gres.is_empty()));
+}
+
+#[test]
+fn rpc_gres_shows_as_tres_per_node() {
+    let snap = varied_snapshot();
+    let job = snap
+        .jobs
+        .values()
+        .find(|j| j.name == "gpus")
+        .expect("the gres job");
+    let info = convert::job_info(&snap, job, NOW);
+    assert_eq!(info.gres, "gres:gpu:1,gres:gpu:a100:1");
+    let want = JobFields::from_tags(&[93]);
+    assert_eq!(
+        direct_record(&snap, job, want),
+        prost_record(&snap, job, want)
+    );
+    let plain = snap.jobs.values().find(|j| j.name == "held").expect("held");
+    assert_eq!(convert::job_info(&snap, plain, NOW).gres, "");
 }
 
 #[test]

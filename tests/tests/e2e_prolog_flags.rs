@@ -1,0 +1,281 @@
+//! The Prolog's place in a job's launch, end to end: slurmd answers the
+//! launch before its Prolog runs (a slow Prolog neither times the launch
+//! out nor makes the job fail and start again); PrologFlags=Alloc runs the
+//! Prolog on every node of a job, and a failure on a node other than the
+//! batch host drains that node and requeues the job held
+//! (`Reason=launch_failed_requeued_held`); PrologFlags=Serial runs a
+//! node's Prologs one at a time.
+//!
+//! The programs record what they were told in a file the test reads; every
+//! wait polls with a deadline.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use slurm_proto::v1::JobState;
+use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+
+const WAIT: Duration = Duration::from_secs(90);
+
+/// Scripts and the file they write, outside the cluster's directory.
+struct Scripts {
+    dir: tempfile::TempDir,
+}
+
+impl Scripts {
+    fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("prolog-flags-")
+            .tempdir()
+            .expect("tempdir");
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The file every script and job appends its line to.
+    fn record(&self) -> PathBuf {
+        self.path("record")
+    }
+
+    /// A Prolog that appends "start $SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID
+    /// $SLURMD_NODENAME", runs `body`, appends the same line with "end",
+    /// and exits with `body`'s status.
+    fn prolog(&self, body: &str) -> PathBuf {
+        let path = self.path("prolog.sh");
+        let line = "$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME";
+        let record = self.record();
+        let record = record.display();
+        let text = format!(
+            "#!/bin/sh\necho \"start {line}\" >> {record}\n{body}\nrc=$?\n\
+             echo \"end {line}\" >> {record}\nexit $rc\n"
+        );
+        std::fs::write(&path, text).expect("write script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(self.record())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn cluster(nodes: usize, extra: Vec<String>) -> LocalCluster {
+    LocalCluster::start(ClusterSpec {
+        nodes,
+        extra_lines: extra,
+        ..ClusterSpec::default()
+    })
+    .unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
+    let o = c
+        .run("scontrol", &["show", what, name])
+        .unwrap_or_else(|e| panic!("scontrol: {e:#}"));
+    text(&o)
+}
+
+/// A job on `nodes` (one task per node) that appends "job $SLURM_JOB_ID
+/// $SLURMD_NODENAME" to the record.
+fn submit(c: &LocalCluster, s: &Scripts, nodes: &str, count: &str) -> u32 {
+    let wrap = format!(
+        "echo \"job $SLURM_JOB_ID $SLURMD_NODENAME\" >> {}",
+        s.record().display()
+    );
+    c.sbatch(&["-N", count, "-w", nodes, "-t", "5", "--wrap", &wrap])
+        .unwrap_or_else(|e| panic!("sbatch: {e:#}"))
+}
+
+/// Waits until the record holds `want` lines; returns them.
+fn wait_lines(c: &LocalCluster, s: &Scripts, want: usize) -> Vec<String> {
+    wait_until(&format!("{want} lines in the record"), WAIT, || {
+        let l = s.lines();
+        (l.len() >= want).then_some(l)
+    })
+    .unwrap_or_else(|e| panic!("{e}\nrecord: {:?}\n{}", s.lines(), c.logs()))
+}
+
+fn finished(c: &mut LocalCluster, id: u32) -> JobState {
+    c.wait_job_finished(id, WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs()))
+}
+
+/// A Prolog that takes twice MessageTimeout: slurmd answers the launch
+/// before it runs, so the controller neither times the launch out nor
+/// requeues the job (with a slurmd that answered after its Prolog, the
+/// launch would fail after MessageTimeout and the job start again with
+/// Restarts=1). The job is RUNNING while its Prolog runs.
+#[test]
+fn a_slow_prolog_does_not_hold_up_the_launch() {
+    let s = Scripts::new();
+    let prolog = s.prolog("sleep 6");
+    let mut c = cluster(
+        2,
+        vec![
+            format!("Prolog={}", prolog.display()),
+            "MessageTimeout=3".into(),
+        ],
+    );
+    let id = submit(&c, &s, "n1", "1");
+    wait_lines(&c, &s, 1);
+    let shown = scontrol_show(&c, "job", &id.to_string());
+    assert!(shown.contains("JobState=RUNNING"), "{shown}");
+    assert_eq!(finished(&mut c, id), JobState::Completed);
+    let shown = scontrol_show(&c, "job", &id.to_string());
+    assert!(shown.contains("Restarts=0"), "{shown}\n{}", c.logs());
+    assert_eq!(
+        s.lines(),
+        vec![
+            format!("start prolog_slurmd {id} n1"),
+            format!("end prolog_slurmd {id} n1"),
+            format!("job {id} n1"),
+        ],
+        "{}",
+        c.logs()
+    );
+    let log = std::fs::read_to_string(c.dir().log_dir().join("slurmctld.log")).unwrap_or_default();
+    assert!(!log.contains("launch failed"), "{log}");
+}
+
+/// PrologFlags=Alloc: both nodes of a two-node job run the Prolog, once
+/// each, and the batch script starts after its node's Prolog.
+#[test]
+fn prolog_flags_alloc_runs_the_prolog_on_every_node() {
+    let s = Scripts::new();
+    let prolog = s.prolog("true");
+    let mut c = cluster(
+        2,
+        vec![
+            format!("Prolog={}", prolog.display()),
+            "PrologFlags=Alloc".into(),
+        ],
+    );
+    let id = submit(&c, &s, "n[1-2]", "2");
+    assert_eq!(finished(&mut c, id), JobState::Completed);
+    let lines = wait_lines(&c, &s, 5);
+    let mut prologs: Vec<&String> = lines.iter().filter(|l| l.contains("prolog")).collect();
+    prologs.sort();
+    assert_eq!(
+        prologs,
+        [
+            &format!("end prolog_slurmd {id} n1"),
+            &format!("end prolog_slurmd {id} n2"),
+            &format!("start prolog_slurmd {id} n1"),
+            &format!("start prolog_slurmd {id} n2"),
+        ],
+        "{lines:?}"
+    );
+    let at = |l: &str| lines.iter().position(|x| x == l).expect(l);
+    assert!(
+        at(&format!("end prolog_slurmd {id} n1")) < at(&format!("job {id} n1")),
+        "{lines:?}"
+    );
+    assert_eq!(lines.len(), 5, "{lines:?}");
+}
+
+/// PrologFlags=Alloc, and the Prolog fails on n2 only, the node that does
+/// not run the batch script: n2 is drained ("Prolog error"), n1 is not,
+/// and the job goes back to the queue held, shown as Slurm shows it.
+#[test]
+fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
+    let s = Scripts::new();
+    let prolog = s.prolog("[ \"$SLURMD_NODENAME\" != n2 ]");
+    let c = cluster(
+        2,
+        vec![
+            format!("Prolog={}", prolog.display()),
+            "PrologFlags=Alloc".into(),
+        ],
+    );
+    let id = submit(&c, &s, "n[1-2]", "2");
+    let node = wait_until("n2 drained for its Prolog", WAIT, || {
+        let shown = scontrol_show(&c, "node", "n2");
+        shown.contains("Reason=Prolog error").then_some(shown)
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}\n{}", scontrol_show(&c, "node", "n2"), c.logs()));
+    assert!(node.contains("DRAIN"), "{node}");
+    let job = wait_until("the job back in the queue, held", WAIT, || {
+        let shown = scontrol_show(&c, "job", &id.to_string());
+        shown
+            .contains("JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)")
+            .then_some(shown)
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "{e}\n{}\n{}",
+            scontrol_show(&c, "job", &id.to_string()),
+            c.logs()
+        )
+    });
+    assert!(job.contains("Restarts=1"), "{job}");
+    let n1 = scontrol_show(&c, "node", "n1");
+    assert!(!n1.contains("DRAIN"), "{n1}");
+    let q = c
+        .run("squeue", &["-h", "-j", &id.to_string(), "-o", "%T %R"])
+        .expect("squeue");
+    assert_eq!(text(&q), "PENDING (launch failed requeued held)\n");
+    // Both nodes ran their Prolog once.
+    let ran: Vec<String> = s
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("start prolog_slurmd"))
+        .collect();
+    assert_eq!(ran.len(), 2, "{ran:?}");
+}
+
+/// PrologFlags=Serial: two jobs start on one node at once, and their
+/// Prologs run one after the other (the second starts after the first
+/// ended, though its job was launched while the first ran).
+#[test]
+fn prolog_flags_serial_runs_one_prolog_at_a_time() {
+    let s = Scripts::new();
+    let prolog = s.prolog("sleep 3");
+    let mut c = cluster(
+        1,
+        vec![
+            format!("Prolog={}", prolog.display()),
+            "PrologFlags=Serial".into(),
+        ],
+    );
+    let a = submit(&c, &s, "n1", "1");
+    let b = submit(&c, &s, "n1", "1");
+    // Both jobs were launched while the first Prolog ran: without Serial
+    // the second Prolog would have started beside it.
+    wait_lines(&c, &s, 1);
+    c.wait_job_state(b, JobState::Running, WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let now = s.lines();
+    assert!(
+        !now.iter().any(|l| l.starts_with("end ")),
+        "the first Prolog ended before the second job was launched: {now:?}"
+    );
+    assert_eq!(finished(&mut c, a), JobState::Completed);
+    assert_eq!(finished(&mut c, b), JobState::Completed);
+    let lines = wait_lines(&c, &s, 6);
+    let prologs: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains("prolog_slurmd"))
+        .map(|l| l.split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        prologs,
+        ["start", "end", "start", "end"],
+        "the Prologs overlapped: {lines:?}"
+    );
+}
