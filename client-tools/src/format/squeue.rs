@@ -307,11 +307,8 @@ pub fn write_value(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
                 out.push_str(&job.nodes);
             }
         }
-        'r' => out.push_str(if job.state_reason.is_empty() {
-            "None"
-        } else {
-            &job.state_reason
-        }),
+        // As %R: the description when the controller gave one.
+        'r' => out.push_str(reason_text(job)),
         'S' => write_time(out, job.start_time, ctx),
         's' => out.push_str("N/A"),
         'T' => out.push_str(shown_state(job).long_name()),
@@ -784,6 +781,40 @@ mod tests {
         );
         let rows: Vec<&str> = long.lines().map(str::trim_end).collect();
         assert_eq!(rows, ["TRES_PER_NODE", "gres:gpu:1", "N/A"]);
+    }
+
+    #[test]
+    fn reason_shows_the_description_when_there_is_one() {
+        let ctx = crate::format::Ctx {
+            now: 0,
+            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
+        };
+        let held = JobInfo {
+            job_id: 7,
+            state_reason: "JobHeldAdmin".into(),
+            state_description: "launch failed requeued held".into(),
+            ..JobInfo::default()
+        };
+        let plain = JobInfo {
+            job_id: 8,
+            state_reason: "Priority".into(),
+            ..JobInfo::default()
+        };
+        let none = JobInfo {
+            job_id: 9,
+            ..JobInfo::default()
+        };
+        let out = render(
+            &[&held, &plain, &none],
+            &parse_format("%i|%r").unwrap(),
+            true,
+            false,
+            &ctx,
+        );
+        assert_eq!(
+            out,
+            "JOBID|REASON\n7|launch failed requeued held\n8|Priority\n9|None\n"
+        );
     }
 
     #[test]
