@@ -629,6 +629,7 @@ pub enum Entity {
     Nodes,
     Partitions,
     Config,
+    Licenses,
     /// An entity that lives in the controller (not served yet).
     NeedsController(&'static str),
 }
@@ -649,7 +650,7 @@ const ENTITIES: &[(&str, usize, Entity)] = &[
     ("hostlistsorted", 9, Entity::HostlistSorted),
     ("hostlist", 5, Entity::Hostlist),
     ("jobs", 1, Entity::Jobs),
-    ("licenses", 2, Entity::NeedsController("licenses")),
+    ("licenses", 2, Entity::Licenses),
     ("nodes", 1, Entity::Nodes),
     ("partitions", 2, Entity::Partitions),
     ("reservation", 1, Entity::NeedsController("reservation")),
@@ -830,6 +831,9 @@ impl Command {
                 name: id,
             }))),
             Entity::Config => Ok(Command::Controller(Box::new(CtlCommand::ShowConfig))),
+            Entity::Licenses => Ok(Command::Controller(Box::new(CtlCommand::ShowLicenses {
+                name: id,
+            }))),
             Entity::NeedsController(entity) => Ok(Command::Show { entity, id }),
         }
     }

@@ -250,6 +250,13 @@ impl SlurmController for Fake {
     ) -> Result<Response<v1::TakeoverReply>, Status> {
         Err(Status::unimplemented("fake"))
     }
+
+    async fn get_licenses(
+        &self,
+        _: Request<v1::GetLicensesRequest>,
+    ) -> Result<Response<v1::GetLicensesReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
 }
 
 /// A fake controller serving on loopback, with its slurm.conf and key.

@@ -14,6 +14,8 @@
 //!   all its CPUs;
 //! * memory, when it is a consumable, must be free on the node; otherwise it
 //!   is only checked against the node's RealMemory;
+//! * `--tmp` must fit the node's configured TmpDisk (never consumed: Slurm
+//!   does not count temporary disk between jobs either);
 //! * every allocated node runs at least one task.
 //!
 //! Nodes are taken required ones first, then in preference order (weight,
@@ -280,8 +282,14 @@ fn distinct_count(nodes: &[usize]) -> u32 {
     u32::try_from(v.len()).unwrap_or(u32::MAX)
 }
 
-/// Whether node `i` is acceptable to the job at all (features, `-x`).
+/// Whether node `i` is acceptable to the job at all (features, `-x`,
+/// `--tmp`).
 pub(crate) fn node_allowed(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
+    features_allowed(view, job, i) && tmp_disk_fits(view, job, i)
+}
+
+/// Whether node `i` is not excluded and has the features the job asks for.
+pub(crate) fn features_allowed(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
     let Some(n) = view.nodes.get(i) else {
         return false;
     };
@@ -291,6 +299,13 @@ pub(crate) fn node_allowed(view: &ClusterView, job: &JobRequest, i: usize) -> bo
     job.constraint
         .as_ref()
         .is_none_or(|c: &Constraint| c.matches(&n.features))
+}
+
+/// Whether node `i` has the TmpDisk the job's `--tmp` asks for.
+pub(crate) fn tmp_disk_fits(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
+    view.nodes
+        .get(i)
+        .is_some_and(|n| n.tmp_disk_mb >= job.tmp_disk_mb)
 }
 
 /// Places `job` on `pool`, choosing among `order` (the partition's nodes in

@@ -35,6 +35,8 @@ mod testkit;
 pub use constraint::{Constraint, ConstraintError};
 pub use layout::{compress_counts, expand_counts, LayoutError};
 pub use plan::{schedule, NodeAlloc, Plan, Start};
-pub use request::{Hold, JobRequest, MemReq};
+pub use request::{Hold, JobRequest, LicenseNeed, MemReq};
 pub use submit::{check_submit, SubmitRejection, Unsatisfiable};
-pub use view::{ClusterView, NodeView, OverSubscribe, PartitionState, PartitionView, SchedConfig};
+pub use view::{
+    ClusterView, LicenseView, NodeView, OverSubscribe, PartitionState, PartitionView, SchedConfig,
+};

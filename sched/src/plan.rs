@@ -10,7 +10,9 @@
 //!    `--begin`, partition state, partition time and node-count limits, a
 //!    node count the partition cannot have. A job stopped here blocks nobody.
 //! 3. If an earlier job of the same partition could not start, the job waits
-//!    with `Priority` (strict order within a partition).
+//!    with `Priority` (strict order within a partition). A job whose
+//!    `--licenses` are not all free waits with `Licenses` and, as in Slurm,
+//!    holds back nobody.
 //! 4. Otherwise it is placed on what is free ([`crate::fit`]) and started, or
 //!    the failure is explained: `Resources` if it would fit an empty cluster,
 //!    `ReqNodeNotAvail` if only nodes that are down or drained stand in the
@@ -207,13 +209,42 @@ impl<'a> Diagnosis<'a> {
         if fit::select(view, job, shape, all, order, None).is_some() {
             return PendingReason::ReqNodeNotAvail;
         }
-        let feature_exists = order.iter().any(|&i| fit::node_allowed(view, job, i));
+        let feature_exists = order.iter().any(|&i| fit::features_allowed(view, job, i));
         if job.constraint.is_some() && !feature_exists {
             PendingReason::BadConstraints
         } else {
             PendingReason::PartitionConfig
         }
     }
+}
+
+/// Whether every license the job asks for is free in that number (a
+/// license named twice counts twice). A license the view does not have is
+/// never free.
+fn licenses_available(job: &JobRequest, free: &[u32]) -> bool {
+    job.licenses.iter().all(|need| {
+        let wanted: u64 = job
+            .licenses
+            .iter()
+            .filter(|n| n.index == need.index)
+            .map(|n| u64::from(n.count))
+            .sum();
+        free.get(need.index)
+            .is_some_and(|&f| u64::from(f) >= wanted)
+    })
+}
+
+/// The limit of a job starting at `now` with `--deadline` `deadline`: no
+/// later than the deadline, in whole minutes (rounded down), as Slurm
+/// shortens it.
+pub(crate) fn deadline_limit(limit: TimeLimit, deadline: Option<i64>, now: i64) -> TimeLimit {
+    let Some(deadline) = deadline else {
+        return limit;
+    };
+    let minutes = deadline.saturating_sub(now).max(0) / 60;
+    limit.min(TimeLimit::Minutes(
+        u32::try_from(minutes).unwrap_or(u32::MAX),
+    ))
 }
 
 /// One scheduling pass over `queue` (pending jobs, any order) at time `now`
@@ -228,6 +259,8 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
         .collect();
     // Partitions with a job that could not start, and the nodes reserved
     // for such jobs.
+    // Licenses still free; starts in this pass take theirs.
+    let mut licenses_free: Vec<u32> = view.licenses.iter().map(|l| l.free()).collect();
     let mut part_failed = vec![false; view.partitions.len()];
     let mut node_blocked = vec![false; view.nodes.len()];
     let mut any_blocked = false;
@@ -268,14 +301,24 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
             pending(PendingReason::Priority);
             continue;
         }
+        if !licenses_available(job, &licenses_free) {
+            // As in Slurm, waiting for licenses holds nothing back.
+            pending(PendingReason::Licenses);
+            continue;
+        }
 
         let blocked = any_blocked.then_some(node_blocked.as_slice());
         if let Some(nodes) = fit::select(view, job, &shape, &pool, order, blocked) {
             pool.take(&nodes, shape.exclusive);
+            for need in &job.licenses {
+                if let Some(free) = licenses_free.get_mut(need.index) {
+                    *free = free.saturating_sub(need.count);
+                }
+            }
             plan.starts.push(Start {
                 job: job.id,
                 nodes,
-                time_limit: effective_time_limit(job, part),
+                time_limit: deadline_limit(effective_time_limit(job, part), job.deadline, now),
                 exclusive: shape.exclusive,
             });
             continue;

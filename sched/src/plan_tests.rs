@@ -457,3 +457,93 @@ fn absurd_requests_do_not_panic() {
     let plan = schedule(&view, &[j, k], i64::MIN);
     assert_eq!(plan.pending.len() + plan.starts.len(), 2);
 }
+
+fn with_license(total: u32, used: u32) -> ClusterView {
+    let mut view = cluster(2, 2, 4000);
+    view.licenses = vec![crate::view::LicenseView {
+        name: "lic".into(),
+        total,
+        used,
+    }];
+    view
+}
+
+fn wanting(id: u32, count: u32) -> JobRequest {
+    let mut j = job(id);
+    j.licenses = vec![crate::request::LicenseNeed { index: 0, count }];
+    j
+}
+
+#[test]
+fn licenses_are_counted_within_a_pass_and_block_nobody() {
+    // lic:1: the first job takes it, the second waits with Licenses, and
+    // the third (no license) starts although it comes later.
+    let view = with_license(1, 0);
+    let plan = schedule(&view, &[wanting(1, 1), wanting(2, 1), job(3)], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0]), (3, vec![0])]);
+    assert_eq!(reasons(&plan), vec![(2, R::Licenses)]);
+}
+
+#[test]
+fn licenses_held_by_running_jobs_are_not_free() {
+    let plan = schedule(&with_license(2, 2), &[wanting(1, 1)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::Licenses)]);
+    let plan = schedule(&with_license(3, 1), &[wanting(1, 2)], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0])]);
+    // A license the view does not have is never free.
+    let mut j = job(1);
+    j.licenses = vec![crate::request::LicenseNeed { index: 7, count: 1 }];
+    let plan = schedule(&with_license(3, 0), &[j], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::Licenses)]);
+}
+
+#[test]
+fn a_job_behind_in_its_partition_waits_with_priority_before_licenses() {
+    let mut view = with_license(0, 0);
+    view.nodes[0].alloc_cpus = 1;
+    let mut big = job(1);
+    big.ntasks = 4;
+    let plan = schedule(&view, &[big, wanting(2, 1)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::Resources), (2, R::Priority)]);
+}
+
+#[test]
+fn tmp_disk_keeps_jobs_off_small_nodes() {
+    let mut view = cluster(2, 2, 4000);
+    view.nodes[0].tmp_disk_mb = 10;
+    view.nodes[1].tmp_disk_mb = 100;
+    let mut j = job(1);
+    j.tmp_disk_mb = 50;
+    let plan = schedule(&view, &[j.clone()], 0);
+    assert_eq!(started(&plan), vec![(1, vec![1])]);
+    j.tmp_disk_mb = 101;
+    let plan = schedule(&view, &[j], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::PartitionConfig)]);
+}
+
+#[test]
+fn a_deadline_shortens_the_limit_of_a_start() {
+    let mut view = cluster(1, 2, 4000);
+    view.partitions[0].default_time = Some(TimeLimit::Minutes(120));
+    let mut j = job(1);
+    // Starts at 1000 with a deadline 3599 s later: 59 whole minutes.
+    j.deadline = Some(1000 + 3599);
+    let plan = schedule(&view, &[j.clone()], 1000);
+    assert_eq!(plan.starts[0].time_limit, TimeLimit::Minutes(59));
+    // A shorter limit of its own stays.
+    j.time_limit = Some(TimeLimit::Minutes(10));
+    let plan = schedule(&view, &[j.clone()], 1000);
+    assert_eq!(plan.starts[0].time_limit, TimeLimit::Minutes(10));
+    // No limit at all becomes the time left.
+    view.partitions[0].default_time = None;
+    j.time_limit = None;
+    j.deadline = Some(1000 + 600);
+    let plan = schedule(&view, &[j.clone()], 1000);
+    assert_eq!(plan.starts[0].time_limit, TimeLimit::Minutes(10));
+    // A deadline in the past (or absurdly far) does not panic.
+    for d in [i64::MIN, 0, i64::MAX] {
+        j.deadline = Some(d);
+        let plan = schedule(&view, &[j.clone()], 1000);
+        assert_eq!(plan.starts.len(), 1);
+    }
+}

@@ -9,9 +9,9 @@ use slurm_common::reason::PendingReason as R;
 
 use crate::constraint::Constraint;
 use crate::plan::{schedule, Plan, Start};
-use crate::request::{Hold, JobRequest, MemReq};
+use crate::request::{Hold, JobRequest, LicenseNeed, MemReq};
 use crate::view::{
-    ClusterView, NodeView, OverSubscribe, PartitionState, PartitionView, SchedConfig,
+    ClusterView, LicenseView, NodeView, OverSubscribe, PartitionState, PartitionView, SchedConfig,
 };
 
 const FEATURES: [&str; 2] = ["a", "b"];
@@ -26,10 +26,12 @@ fn arb_node(i: usize) -> impl Strategy<Value = NodeView> {
         0u32..=8,
         0u64..=8000,
         prop::bool::weighted(0.1),
+        prop::sample::select(vec![0u64, 100, 1000]),
     )
         .prop_map(
-            move |(cpus, mem, feats, weight, usable, used, used_mem, owned)| {
+            move |(cpus, mem, feats, weight, usable, used, used_mem, owned, tmp)| {
                 let mut n = NodeView::new(format!("n{}", i + 1), cpus, mem);
+                n.tmp_disk_mb = tmp;
                 n.features = feats.into_iter().map(String::from).collect();
                 n.weight = weight;
                 n.usable = usable;
@@ -84,15 +86,25 @@ fn arb_view() -> impl Strategy<Value = ClusterView> {
                 (0..n).map(arb_node).collect::<Vec<_>>(),
                 prop::collection::vec(arb_partition(n), 1..=3),
                 any::<bool>(),
+                prop::collection::vec((0u32..=3, 0u32..=3), 0..=2),
             )
         })
-        .prop_map(|(nodes, partitions, track_memory)| ClusterView {
+        .prop_map(|(nodes, partitions, track_memory, licenses)| ClusterView {
             nodes,
             partitions,
             config: SchedConfig {
                 track_memory,
                 ..SchedConfig::default()
             },
+            licenses: licenses
+                .into_iter()
+                .enumerate()
+                .map(|(i, (total, used))| LicenseView {
+                    name: format!("lic{i}"),
+                    total,
+                    used: used.min(total),
+                })
+                .collect(),
         })
 }
 
@@ -122,6 +134,10 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
         prop::option::weighted(0.2, prop::sample::select(vec!["a", "b", "a&b", "a|b"])),
         prop::option::weighted(0.05, prop::sample::select(vec![Hold::User, Hold::Admin])),
         prop::option::weighted(0.05, 0i64..10),
+        (
+            prop::sample::select(vec![0u64, 0, 0, 50, 500]),
+            prop::collection::vec((0usize..=2, 1u32..=2), 0..=2),
+        ),
     )
         .prop_map(
             move |(
@@ -133,6 +149,7 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
                 constraint,
                 hold,
                 begin,
+                (tmp, licenses),
             )| {
                 let mut j = JobRequest::new(JobId(id), partition);
                 j.priority = priority;
@@ -150,6 +167,11 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
                 j.constraint = constraint.and_then(|c| Constraint::parse(c).ok());
                 j.hold = hold;
                 j.begin_time = begin;
+                j.tmp_disk_mb = tmp;
+                j.licenses = licenses
+                    .into_iter()
+                    .map(|(index, count)| LicenseNeed { index, count })
+                    .collect();
                 j
             },
         )
@@ -283,6 +305,7 @@ fn check_allocation_meets_request(
             let n = &view.nodes[a.node_index];
             prop_assert!(a.tasks >= 1);
             prop_assert!(!j.excluded_nodes.contains(&a.node_index));
+            prop_assert!(n.tmp_disk_mb >= j.tmp_disk_mb, "--tmp does not fit");
             if let Some(c) = &j.constraint {
                 prop_assert!(c.matches(&n.features));
             }
@@ -327,6 +350,26 @@ proptest! {
     fn never_oversubscribes((view, queue) in arb_case()) {
         let plan = schedule(&view, &queue, 5);
         check_no_oversubscription(&view, &queue, &plan)?;
+    }
+
+    #[test]
+    fn never_hands_out_more_licenses_than_are_free((view, queue) in arb_case()) {
+        let plan = schedule(&view, &queue, 5);
+        for (i, lic) in view.licenses.iter().enumerate() {
+            let taken: u64 = plan
+                .starts
+                .iter()
+                .flat_map(|s| job_of(&queue, s).licenses.iter())
+                .filter(|n| n.index == i)
+                .map(|n| u64::from(n.count))
+                .sum();
+            prop_assert!(taken <= u64::from(lic.free()), "license {} over-allocated", i);
+        }
+        for s in &plan.starts {
+            for need in &job_of(&queue, s).licenses {
+                prop_assert!(need.index < view.licenses.len(), "unknown license started");
+            }
+        }
     }
 
     #[test]

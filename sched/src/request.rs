@@ -29,6 +29,14 @@ pub enum Hold {
     Admin,
 }
 
+/// Part of a job's `--licenses`: `count` of license `index` (into
+/// [`crate::ClusterView::licenses`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LicenseNeed {
+    pub index: usize,
+    pub count: u32,
+}
+
 /// One pending job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobRequest {
@@ -68,6 +76,15 @@ pub struct JobRequest {
     /// `--begin`, Unix seconds.
     pub begin_time: Option<i64>,
     pub hold: Option<Hold>,
+    /// `--tmp`, MB of TmpDisk each node must have; 0 for none.
+    pub tmp_disk_mb: u64,
+    /// `--licenses`: held from start to end, cluster-wide. A job that
+    /// cannot have them all now waits with `Licenses` and blocks nobody.
+    pub licenses: Vec<LicenseNeed>,
+    /// `--deadline`, Unix seconds: a start shortens the time limit so
+    /// that the job ends by then, as Slurm does. (Ending a job that can no
+    /// longer make it is the controller's business.)
+    pub deadline: Option<i64>,
     /// A reason decided outside the scheduler that keeps the job out of this
     /// pass (`Dependency`, `DependencyNeverSatisfied`, QOS or association
     /// limits, `JobArrayTaskLimit`, ...). The plan reports it unchanged and the
@@ -98,6 +115,9 @@ impl JobRequest {
             time_limit: None,
             begin_time: None,
             hold: None,
+            tmp_disk_mb: 0,
+            licenses: Vec::new(),
+            deadline: None,
             blocked_by: None,
         }
     }

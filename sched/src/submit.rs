@@ -13,7 +13,9 @@
 //! too, as `EnforcePartLimits=ALL` does.
 //!
 //! Node states never matter here: a job asking for nodes that are down today
-//! is accepted and waits.
+//! is accepted and waits. `--tmp` larger than every node's TmpDisk is
+//! refused like too much memory ("Requested node configuration is not
+//! available", without the memory line).
 
 use thiserror::Error;
 
@@ -27,6 +29,8 @@ use crate::view::{ClusterView, PartitionState};
 pub enum Unsatisfiable {
     /// More memory per node than any eligible node has.
     Memory,
+    /// More temporary disk (`--tmp`) than any eligible node's TmpDisk.
+    TmpDisk,
     /// More CPUs per task (or per node) than any eligible node has.
     CpusPerNode,
     /// The whole request does not fit the partition even when it is empty.
@@ -167,18 +171,30 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     }
 
     let order = view.preference_order(part);
-    let eligible: Vec<usize> = order
+    let with_features: Vec<usize> = order
         .iter()
         .copied()
-        .filter(|&i| fit::node_allowed(view, job, i))
+        .filter(|&i| fit::features_allowed(view, job, i))
         .collect();
     if let Some(c) = &job.constraint {
-        if eligible.is_empty() || required.iter().any(|i| !eligible.contains(i)) {
+        if with_features.is_empty() || required.iter().any(|i| !with_features.contains(i)) {
             return Err(SubmitRejection::InvalidFeature {
                 partition: name(),
                 constraint: c.to_string(),
             });
         }
+    }
+    // --tmp: some node (and every required one) must have that much
+    // TmpDisk, whatever its state, or the job could never run.
+    let eligible: Vec<usize> = with_features
+        .iter()
+        .copied()
+        .filter(|&i| fit::tmp_disk_fits(view, job, i))
+        .collect();
+    if job.tmp_disk_mb > 0
+        && (eligible.is_empty() || required.iter().any(|i| !eligible.contains(i)))
+    {
+        return Err(unsatisfiable(Unsatisfiable::TmpDisk));
     }
     // More nodes than the partition has: accepted, waits with PartitionConfig.
     if shape.min_nodes as usize > order.len() {
@@ -441,6 +457,48 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn tmp_disk_must_fit_some_node() {
+        let mut view = cluster(2, 2, 4000);
+        view.nodes[0].tmp_disk_mb = 100;
+        view.nodes[1].tmp_disk_mb = 2048;
+        let mut j = job(1);
+        j.tmp_disk_mb = 2048;
+        assert_eq!(check_submit(&view, &j), Ok(()));
+        j.tmp_disk_mb = 2049;
+        let e = reject(&view, &j);
+        assert_eq!(
+            e,
+            SubmitRejection::NodeConfigUnavailable {
+                partition: "debug".into(),
+                cause: Unsatisfiable::TmpDisk
+            }
+        );
+        assert_eq!(
+            e.slurm_error(),
+            "Requested node configuration is not available"
+        );
+        assert_eq!(e.user_message(), None);
+        // A required node without it is as bad as none.
+        j.tmp_disk_mb = 1000;
+        j.required_nodes = vec![0];
+        assert!(matches!(
+            reject(&view, &j),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::TmpDisk,
+                ..
+            }
+        ));
+        // A feature no node has is still reported as a feature problem.
+        let mut f = job(2);
+        f.tmp_disk_mb = 1 << 40;
+        f.constraint = Some(Constraint::parse("nope").unwrap());
+        assert_eq!(
+            reject(&view, &f).slurm_error(),
+            "Invalid feature specification"
+        );
     }
 
     #[test]

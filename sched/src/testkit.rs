@@ -14,6 +14,7 @@ pub fn cluster(n: usize, cpus: u32, mem: u64) -> ClusterView {
             .collect(),
         partitions: vec![PartitionView::new("debug", (0..n).collect())],
         config: Default::default(),
+        licenses: Vec::new(),
     }
 }
 

@@ -37,6 +37,8 @@ pub struct NodeView {
     /// A job that holds the whole node (`--exclusive`); nobody else may use
     /// it, whatever its counters say.
     pub exclusive_owner: Option<JobId>,
+    /// TmpDisk from slurm.conf, in MB: a job's `--tmp` must fit in it.
+    pub tmp_disk_mb: u64,
 }
 
 impl NodeView {
@@ -52,6 +54,7 @@ impl NodeView {
             alloc_cpus: 0,
             alloc_mem_mb: 0,
             exclusive_owner: None,
+            tmp_disk_mb: 0,
         }
     }
 
@@ -149,12 +152,30 @@ pub struct SchedConfig {
     pub def_mem: Option<MemReq>,
 }
 
+/// One cluster license (slurm.conf `Licenses=`), as a pass sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LicenseView {
+    pub name: String,
+    pub total: u32,
+    /// Held by running (and completing) jobs.
+    pub used: u32,
+}
+
+impl LicenseView {
+    /// What jobs may still take.
+    pub fn free(&self) -> u32 {
+        self.total.saturating_sub(self.used)
+    }
+}
+
 /// Everything a scheduling pass reads.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClusterView {
     pub nodes: Vec<NodeView>,
     pub partitions: Vec<PartitionView>,
     pub config: SchedConfig,
+    /// Cluster licenses; [`crate::JobRequest::licenses`] index into it.
+    pub licenses: Vec<LicenseView>,
 }
 
 impl ClusterView {

@@ -15,6 +15,7 @@ fn reference_cluster() -> ClusterView {
             .collect(),
         partitions: vec![PartitionView::new("debug", vec![0, 1, 2, 3])],
         config: Default::default(),
+        licenses: Vec::new(),
     }
 }
 

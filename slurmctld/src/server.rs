@@ -678,11 +678,13 @@ async fn owner_loop(
         }
         let freed = ctl.take_freed_segments();
         let changed = !events.is_empty();
-        // A plain submission adds no deadline; skip the scan over every job
-        // when a batch holds nothing else.
-        let deadlines_moved = tick || events.iter().any(
-            |e| !matches!(e, crate::core::Event::JobSubmitted { desc, .. } if desc.begin_time <= 0),
-        );
+        // A plain submission (no --begin, no --deadline) adds no deadline;
+        // skip the scan over every job when a batch holds nothing else.
+        let deadlines_moved = tick
+            || events.iter().any(|e| {
+                !matches!(e, crate::core::Event::JobSubmitted { desc, .. }
+                    if desc.begin_time <= 0 && desc.deadline <= 0)
+            });
         if changed {
             let n = events.len();
             // A snapshot copies the state after this batch (cheap: job

@@ -93,9 +93,11 @@ impl EndReason {
 /// A request to slurmstepd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request {
-    Signal {
-        signal: i32,
-    },
+    /// The job's whole process group (`scancel -s`).
+    Signal { signal: i32 },
+    /// The batch shell alone, not its children (`scancel -b`, `sbatch
+    /// --signal=B:`).
+    SignalBatch { signal: i32 },
     Terminate {
         kill_wait_secs: u32,
         reason: EndReason,
@@ -115,6 +117,7 @@ impl Request {
     pub fn to_line(&self) -> String {
         match self {
             Request::Signal { signal } => format!("signal {signal}\n"),
+            Request::SignalBatch { signal } => format!("signal-batch {signal}\n"),
             Request::Terminate {
                 kill_wait_secs,
                 reason,
@@ -130,13 +133,17 @@ impl Request {
         };
         let mut words = line.split_whitespace();
         let req = match words.next() {
-            Some("signal") => {
+            Some(word @ ("signal" | "signal-batch")) => {
                 let signal: i32 = words
                     .next()
                     .and_then(|w| w.parse().ok())
                     .filter(|s| (1..=64).contains(s))
                     .ok_or_else(|| err("signal needs a number from 1 to 64"))?;
-                Request::Signal { signal }
+                if word == "signal" {
+                    Request::Signal { signal }
+                } else {
+                    Request::SignalBatch { signal }
+                }
             }
             Some("terminate") => {
                 let kill_wait_secs = words
@@ -249,6 +256,7 @@ mod tests {
     fn round_trip() {
         for r in [
             Request::Signal { signal: 10 },
+            Request::SignalBatch { signal: 12 },
             Request::Terminate {
                 kill_wait_secs: 30,
                 reason: EndReason::Timeout,

@@ -653,7 +653,9 @@ impl Node {
             control::Request::Terminate { kill_wait_secs, .. } => {
                 Duration::from_secs(u64::from(kill_wait_secs))
             }
-            control::Request::Signal { .. } => Duration::ZERO,
+            control::Request::Signal { .. } | control::Request::SignalBatch { .. } => {
+                Duration::ZERO
+            }
         };
         let deadline = Instant::now() + kill_wait + LISTEN_GRACE;
         match self.deliver(job_id, req, deadline).await {
@@ -844,7 +846,7 @@ impl Node {
             control::Request::Terminate { .. } => {
                 tokio::spawn(node.end_job(job_id, req));
             }
-            control::Request::Signal { .. } => {
+            control::Request::Signal { .. } | control::Request::SignalBatch { .. } => {
                 tokio::spawn(async move {
                     let deadline = Instant::now() + LISTEN_GRACE;
                     if let Delivery::Refused(e) = node.deliver(job_id, req, deadline).await {
@@ -1178,10 +1180,13 @@ impl Node {
                 ErrorCode::KillTaskFailed.to_status(format!("invalid signal number {}", req.signal))
             })?;
         let deadline = Instant::now() + LISTEN_GRACE;
-        match self
-            .deliver(req.job_id, control::Request::Signal { signal }, deadline)
-            .await
-        {
+        // batch_only: the batch shell alone (`scancel -b`, `--signal=B:`).
+        let request = if req.batch_only {
+            control::Request::SignalBatch { signal }
+        } else {
+            control::Request::Signal { signal }
+        };
+        match self.deliver(req.job_id, request, deadline).await {
             Delivery::Accepted(_) | Delivery::Held | Delivery::NoStepd => Ok(NodeSignalJobReply {}),
             Delivery::Refused(e) => {
                 Err(ErrorCode::KillTaskFailed.to_status(format!("job {}: {e}", req.job_id)))

@@ -364,3 +364,27 @@ fn scontrol_show_job_of_a_running_job_matches_real_slurm() {
     let o = c.run("scancel", &[&id.to_string()]).expect("scancel");
     assert!(o.status.success(), "{o:?}");
 }
+
+#[test]
+fn scontrol_show_job_of_a_held_job_matches_real_slurm() {
+    let c = cluster();
+    let dir = submit_dir(&c);
+    let id = c
+        .sbatch_in(&dir, &["-J", "heldjob", "--hold", "--wrap", "sleep 300"])
+        .expect("sbatch");
+    let got = show_job(&c, id)
+        .replace(&dir.display().to_string(), "<dir>")
+        .replace(&format!("slurm-{id}.out"), "slurm-<id>.out");
+    let want = golden_out("scontrol_show_job_held")
+        .expect("golden")
+        .replace("/tmp/slurm-ref", "<dir>")
+        .replace("slurm-8.out", "slurm-<id>.out");
+    // Slurm counts a held job that asks for no memory as wanting the whole
+    // node's (TRES=...,mem=4000M,...): the clusters here have 4000 MB nodes.
+    let accounting = ["Account", "QOS"];
+    assert_same(
+        "scontrol show job",
+        &mask_fields(&normalize_show_job(&got), &accounting),
+        &mask_fields(&normalize_show_job(&want), &accounting),
+    );
+}

@@ -1,4 +1,4 @@
-//! `scontrol show job|node|partition|config` records.
+//! `scontrol show job|node|partition|config|licenses` records.
 //!
 //! A record is a list of lines of `Key=Value` pairs. Slurm prints the lines
 //! indented by three spaces, or joined by single spaces with `-o`
@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use slurm_common::state::{NodeBaseState, NodeFlag, NodeState};
 use slurm_common::time::{format_duration_sacct, format_time_limit_scontrol, TimeLimit};
 use slurm_proto::v1::{
-    self, job_info::Memory, partition_info, GetConfigReply, JobInfo, NodeInfo, NodeSharing,
-    PartitionInfo,
+    self, job_info::Memory, partition_info, GetConfigReply, JobInfo, LicenseInfo, NodeInfo,
+    NodeSharing, PartitionInfo,
 };
 
 use super::{common_limit, or_null, shown_state, write_tres, Ctx};
@@ -318,19 +318,11 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     r.line();
     r.kv_num("MinCPUsNode", job.min_cpus_per_node.max(1));
     match job.memory {
-        Some(Memory::MemPerNodeMb(mb)) => {
-            let _ = write!(r.key("MinMemoryNode"), "{mb}M");
-        }
-        Some(Memory::MemPerCpuMb(mb)) => {
-            let _ = write!(r.key("MinMemoryCPU"), "{mb}M");
-        }
+        Some(Memory::MemPerNodeMb(mb)) => r.kv("MinMemoryNode", &mb_exact(mb)),
+        Some(Memory::MemPerCpuMb(mb)) => r.kv("MinMemoryCPU", &mb_exact(mb)),
         None => r.kv("MinMemoryNode", "0"),
     }
-    if job.min_tmp_disk_mb > 0 {
-        let _ = write!(r.key("MinTmpDiskNode"), "{}M", job.min_tmp_disk_mb);
-    } else {
-        r.kv("MinTmpDiskNode", "0");
-    }
+    r.kv("MinTmpDiskNode", &mb_exact(job.min_tmp_disk_mb));
     r.line();
     r.kv("Features", or_null(&job.features));
     r.kv("DelayBoot", "00:00:00");
@@ -369,11 +361,18 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     r.kv("StdOut", &stdout);
     r.line();
     r.kv("Power", "");
-    // The --gres request, with Slurm's `gres:` prefix (the controller
-    // sends it so), on a line of its own after Power= as in 22.05.
-    if !job.gres.is_empty() {
-        r.line();
-        r.kv("TresPerNode", &job.gres);
+    // The --gpus, --gres (and --gpus-per-node) and --gpus-per-task
+    // requests, with Slurm's `gres:` prefix (the controller sends them
+    // so), each on a line of its own after Power= as in 22.05.
+    for (key, value) in [
+        ("TresPerJob", &job.tres_per_job),
+        ("TresPerNode", &job.gres),
+        ("TresPerTask", &job.tres_per_task),
+    ] {
+        if !value.is_empty() {
+            r.line();
+            r.kv(key, value);
+        }
     }
     if !job.mail_user.is_empty() || !job.mail_type.is_empty() {
         r.line();
@@ -720,6 +719,57 @@ pub fn show_partitions(parts: &[PartitionInfo], oneliner: bool) -> String {
     out
 }
 
+/// A size in MB as Slurm's scontrol prints it (`convert_num_unit` with
+/// CONVERT_NUM_UNIT_EXACT from MB): moved up a unit only while it divides
+/// exactly by 1024, so 100 is `100M`, 2048 is `2G`, 1536 stays `1536M`;
+/// 0 is `0`.
+pub fn mb_exact(mb: u64) -> String {
+    if mb == 0 {
+        return "0".to_string();
+    }
+    // Slurm's units end at P.
+    const UNITS: [char; 4] = ['M', 'G', 'T', 'P'];
+    let (mut value, mut unit) = (mb, 0);
+    while value % 1024 == 0 && unit + 1 < UNITS.len() {
+        value /= 1024;
+        unit += 1;
+    }
+    format!("{value}{}", UNITS[unit])
+}
+
+/// `scontrol show licenses [NAME]`: each license sorted by name, its
+/// figures on an indented second line (one line with `-o`); only `name`
+/// when given (nothing when it is not configured). "No licenses configured
+/// in Slurm." when there are none.
+pub fn show_licenses(licenses: &[LicenseInfo], name: Option<&str>, oneliner: bool) -> String {
+    if licenses.is_empty() {
+        return "No licenses configured in Slurm.\n".to_string();
+    }
+    let mut sorted: Vec<&LicenseInfo> = licenses.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = String::new();
+    for l in sorted {
+        if name.is_some_and(|n| n != l.name) {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "LicenseName={}{}Total={} Used={} Free={} Reserved={} Remote={}",
+            l.name,
+            if oneliner { " " } else { "\n    " },
+            l.total,
+            l.used,
+            l.total.saturating_sub(l.used),
+            l.reserved,
+            if l.remote { "yes" } else { "no" },
+        );
+        if name.is_some() {
+            break;
+        }
+    }
+    out
+}
+
 /// `scontrol show config`: the date line, then `Key = Value` with keys
 /// padded to 23 columns. An entry with an empty key is a section line: it
 /// is printed after a blank line, as is (`Cgroup Support Configuration:`).
@@ -811,5 +861,88 @@ mod tests {
         );
         assert_eq!(expand_path("/abs/%A.out", &job), "/abs/7.out");
         assert_eq!(expand_path("trailing%", &job), "/w/trailing%");
+    }
+
+    #[test]
+    fn sizes_move_up_a_unit_only_when_exact() {
+        assert_eq!(mb_exact(0), "0");
+        assert_eq!(mb_exact(100), "100M");
+        assert_eq!(mb_exact(1024), "1G");
+        assert_eq!(mb_exact(1536), "1536M");
+        assert_eq!(mb_exact(3 << 20), "3T");
+        assert_eq!(mb_exact(u64::MAX), format!("{}M", u64::MAX));
+        assert_eq!(mb_exact(1 << 60), "1073741824P");
+    }
+
+    /// The submission options of a job, where Slurm 22.05 puts them.
+    #[test]
+    fn job_shows_its_submission_options() {
+        let ctx = Ctx {
+            now: 0,
+            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
+        };
+        let job = JobInfo {
+            job_id: 7,
+            work_dir: "/w".into(),
+            min_tmp_disk_mb: 100,
+            memory: Some(Memory::MemPerNodeMb(2048)),
+            licenses: "foo:2,bar:1".into(),
+            network: "sn_all".into(),
+            deadline: 86_400,
+            time_min_minutes: Some(5),
+            tres_per_job: "gres:gpu:2".into(),
+            gres: "gres:gpu:1".into(),
+            tres_per_task: "gres:gpu:1".into(),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &job, false, &ctx);
+        for want in [
+            " TimeMin=00:05:00\n",
+            " Deadline=1970-01-02T00:00:00\n",
+            " MinMemoryNode=2G MinTmpDiskNode=100M\n",
+            " Licenses=foo:2,bar:1 Network=sn_all\n",
+            "\n   Power=\n   TresPerJob=gres:gpu:2\n   TresPerNode=gres:gpu:1\n   TresPerTask=gres:gpu:1\n",
+        ] {
+            assert!(out.contains(want), "{want:?} not in {out}");
+        }
+        let mut plain = String::new();
+        write_job(&mut plain, &JobInfo::default(), false, &ctx);
+        for want in [
+            " Deadline=N/A\n",
+            " MinTmpDiskNode=0\n",
+            " Licenses=(null) Network=(null)\n",
+        ] {
+            assert!(plain.contains(want), "{want:?} not in {plain}");
+        }
+        assert!(!plain.contains("TresPer"), "{plain}");
+    }
+
+    #[test]
+    fn licenses_listing() {
+        let lic = |name: &str, total, used| LicenseInfo {
+            name: name.into(),
+            total,
+            used,
+            reserved: 0,
+            remote: false,
+        };
+        let all = [lic("foo", 4, 1), lic("bar", 1, 0)];
+        assert_eq!(
+            show_licenses(&all, None, false),
+            "LicenseName=bar\n    Total=1 Used=0 Free=1 Reserved=0 Remote=no\n\
+             LicenseName=foo\n    Total=4 Used=1 Free=3 Reserved=0 Remote=no\n"
+        );
+        assert_eq!(
+            show_licenses(&all, Some("foo"), true),
+            "LicenseName=foo Total=4 Used=1 Free=3 Reserved=0 Remote=no\n"
+        );
+        assert_eq!(show_licenses(&all, Some("baz"), false), "");
+        assert_eq!(
+            show_licenses(&[], None, false),
+            "No licenses configured in Slurm.\n"
+        );
+        // More used than configured (slurm.conf shrank) shows no free ones.
+        assert!(show_licenses(&[lic("x", 1, 3)], None, true).contains(" Free=0 "));
     }
 }

@@ -457,6 +457,7 @@ pub fn build_job(
         gpus_per_node: or_empty(&o.gpus_per_node),
         gpus_per_task: or_empty(&o.gpus_per_task),
         licenses: or_empty(&o.licenses),
+        network: or_empty(&o.network),
         sharing: match o.sharing {
             None => v1::NodeSharing::Unspecified,
             Some(Sharing::Exclusive) => v1::NodeSharing::Exclusive,

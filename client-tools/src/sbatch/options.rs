@@ -53,6 +53,7 @@ pub enum Key {
     KillOnInvalidDep,
     Licenses,
     MailType,
+    Network,
     MailUser,
     Mem,
     MemPerCpu,
@@ -211,7 +212,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("mem-per-cpu", Required, MemPerCpu),
     long!("mem-per-gpu", Required, Ignored),
     long!("mincpus", Required, Mincpus),
-    long!("network", Required, Ignored),
+    long!("network", Required, Network),
     long!("nice", Optional, Nice),
     long!("no-kill", Optional, Ignored),
     long!("no-requeue", No, NoRequeue),
@@ -386,6 +387,7 @@ pub struct SbatchOpts {
     pub job_name: Option<String>,
     pub kill_on_invalid_dep: Option<bool>,
     pub licenses: Option<String>,
+    pub network: Option<String>,
     pub mail_type: Option<String>,
     pub mail_user: Option<String>,
     pub memory: Option<Memory>,
@@ -512,6 +514,13 @@ pub fn resolve(
     for found in &cli.options {
         apply_found(&mut o, found, now)?;
     }
+    if let (Some(deadline), Some(begin)) = (o.deadline, o.begin_time) {
+        if deadline < begin {
+            return Err(invalid(
+                "Incompatible begin and deadline time specification",
+            ));
+        }
+    }
     Ok(o)
 }
 
@@ -624,6 +633,7 @@ fn apply(
             });
         }
         Key::Licenses => o.licenses = text(value),
+        Key::Network => o.network = text(value),
         Key::MailType => o.mail_type = text(value),
         Key::MailUser => o.mail_user = text(value),
         Key::Mem => {
@@ -962,5 +972,17 @@ mod tests {
         assert_eq!(names, sorted);
         names.dedup();
         assert_eq!(names.len(), LONGS.len());
+    }
+
+    #[test]
+    fn network_is_kept_and_a_deadline_before_begin_refused() {
+        assert_eq!(opts("--network=sn_all").network.as_deref(), Some("sn_all"));
+        assert_eq!(
+            err("--begin=now+2hour --deadline=now+1hour"),
+            "Incompatible begin and deadline time specification"
+        );
+        assert!(opts("--begin=now+1hour --deadline=now+2hour")
+            .deadline
+            .is_some());
     }
 }

@@ -46,6 +46,10 @@ pub enum CtlCommand {
         name: Option<String>,
     },
     ShowConfig,
+    /// `show licenses [NAME]`.
+    ShowLicenses {
+        name: Option<String>,
+    },
     /// `hold` (administrator hold) or `uhold` (user hold).
     Hold {
         filter: v1::JobFilter,
@@ -516,6 +520,18 @@ async fn run(
                     0
                 }
                 Err(e) => fail(out, "slurm_load_ctl_conf error", &e),
+            }
+        }
+        CtlCommand::ShowLicenses { name } => {
+            let reply = c
+                .call(|mut cl| async move { cl.get_licenses(v1::GetLicensesRequest {}).await })
+                .await;
+            match reply {
+                Ok(r) => out.block(
+                    "scontrol",
+                    &render::show_licenses(&r.licenses, name.as_deref(), oneliner),
+                ),
+                Err(e) => fail(out, "slurm_load_license error", &e),
             }
         }
         CtlCommand::Hold { filter, user } => {

@@ -203,21 +203,31 @@ pub struct License {
 impl License {
     pub const EXPECTED: &'static str = "a comma list of name[:count]";
 
-    /// `matlab:4,fluent*2,abaqus` (count defaults to 1).
+    /// `matlab:4,fluent*2,abaqus` (count defaults to 1). Items may also be
+    /// separated by `;`, as Slurm's own parser allows; a name given twice
+    /// counts once with the counts added (Slurm merges them too), in the
+    /// order of its first appearance. `None` for an empty name, a count
+    /// that is not a number or does not fit 32 bits, or a sum that
+    /// overflows.
     pub fn parse_list(v: &str) -> Option<Vec<License>> {
-        split_list(v)
-            .into_iter()
-            .map(|item| {
-                let (name, count) = match item.split_once([':', '*']) {
-                    Some((n, c)) => (n.trim(), c.trim().parse::<u32>().ok()?),
-                    None => (item.as_str(), 1),
-                };
-                (!name.is_empty()).then(|| License {
+        let mut out: Vec<License> = Vec::new();
+        for item in v.split([',', ';']).map(str::trim).filter(|i| !i.is_empty()) {
+            let (name, count) = match item.split_once([':', '*']) {
+                Some((n, c)) => (n.trim(), c.trim().parse::<u32>().ok()?),
+                None => (item, 1),
+            };
+            if name.is_empty() {
+                return None;
+            }
+            match out.iter_mut().find(|l| l.name == name) {
+                Some(l) => l.count = l.count.checked_add(count)?,
+                None => out.push(License {
                     name: name.to_string(),
                     count,
-                })
-            })
-            .collect()
+                }),
+            }
+        }
+        Some(out)
     }
 }
 
@@ -588,6 +598,30 @@ mod tests {
         );
         assert_eq!(License::parse_list("x:abc"), None);
         assert_eq!(License::parse_list(":3"), None);
+    }
+
+    #[test]
+    fn licenses_merge_repeats_and_take_semicolons() {
+        let l = License::parse_list("foo:4;bar,foo:2,,").unwrap();
+        assert_eq!(
+            l,
+            vec![
+                License {
+                    name: "foo".into(),
+                    count: 6
+                },
+                License {
+                    name: "bar".into(),
+                    count: 1
+                },
+            ]
+        );
+        assert_eq!(License::parse_list(""), Some(vec![]));
+        assert_eq!(License::parse_list("x:4294967296"), None);
+        assert_eq!(License::parse_list("x:4294967295,x:1"), None);
+        assert_eq!(License::parse_list("x:-1"), None);
+        let u = License::parse_list("licença:2").unwrap();
+        assert_eq!((u[0].name.as_str(), u[0].count), ("licença", 2));
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //! its begin time is still read), a node's share of a completing job
 //! released on its own is tag 14, and a registration is written with tag
 //! 16 (tag 8, from before registrations were checked against slurm.conf,
-//! is still read as one that was not short).
+//! is still read as one that was not short). A dependency that changed is
+//! tag 17; a `--signal` sent is tag 18.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -160,6 +161,15 @@ pub enum Event {
     NodesResponding { nodes: Vec<String>, time: i64 },
     /// ReturnToService brought a DOWN node that registered back to service.
     NodeReturned { node: String, time: i64 },
+    /// The job's `--signal` was sent (once per run, `core::signal`).
+    JobSignalSent { job_id: u32, time: i64 },
+    /// What is left of a pending job's dependency, as Slurm shows it
+    /// (`core::depend`), after a test or `scontrol update`; empty: none.
+    JobDependencyChanged {
+        job_id: u32,
+        time: i64,
+        dependency: String,
+    },
 }
 
 /// A record that does not decode.
@@ -195,7 +205,9 @@ impl Event {
             | Event::JobNodeReleased { job_id, .. }
             | Event::JobHoldChanged { job_id, .. }
             | Event::JobRequeued { job_id, .. }
-            | Event::JobUpdated { job_id, .. } => Some(*job_id),
+            | Event::JobUpdated { job_id, .. }
+            | Event::JobDependencyChanged { job_id, .. }
+            | Event::JobSignalSent { job_id, .. } => Some(*job_id),
             Event::NodeRegistered { .. }
             | Event::NodeUpdated { .. }
             | Event::JobsPurged { .. }
@@ -418,6 +430,21 @@ impl Event {
                 w.str(node);
                 w.i64(*time);
             }
+            Event::JobDependencyChanged {
+                job_id,
+                time,
+                dependency,
+            } => {
+                w.u8(17);
+                w.u32(*job_id);
+                w.i64(*time);
+                w.str(dependency);
+            }
+            Event::JobSignalSent { job_id, time } => {
+                w.u8(18);
+                w.u32(*job_id);
+                w.i64(*time);
+            }
         }
     }
 
@@ -578,6 +605,15 @@ impl Event {
             14 => Event::JobNodeReleased {
                 job_id: r.u32("job id")?,
                 node: r.string("node")?,
+                time: r.i64("time")?,
+            },
+            17 => Event::JobDependencyChanged {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+                dependency: r.string("dependency")?,
+            },
+            18 => Event::JobSignalSent {
+                job_id: r.u32("job id")?,
                 time: r.i64("time")?,
             },
             other => {
@@ -780,6 +816,20 @@ mod tests {
             Event::NodeReturned {
                 node: "n4".into(),
                 time: 14,
+            },
+            Event::JobDependencyChanged {
+                job_id: 9,
+                time: 15,
+                dependency: "afterok:7(failed),singleton(unfulfilled)".into(),
+            },
+            Event::JobDependencyChanged {
+                job_id: 9,
+                time: 16,
+                dependency: String::new(),
+            },
+            Event::JobSignalSent {
+                job_id: 10,
+                time: 17,
             },
         ]
     }

@@ -69,7 +69,7 @@ impl Controller {
                 let op = self.is_operator(caller);
                 let filter = request.filter.clone().unwrap_or_default();
                 self.for_each_job(&mut out, caller, &filter, |c, out, job| {
-                    c.update_job(out, job, &request, op)
+                    c.update_job(out, job, &request, op, now)
                 })
             }
             Command::UpdateNode { caller, request } => {
@@ -160,6 +160,9 @@ impl Controller {
                 let Some(job_id) = self.free_job_id() else {
                     return Reply::error(ErrorCode::Internal, "no free job id");
                 };
+                if let Err(reply) = self.submitted_dependency(&mut desc, job_id, uid, now) {
+                    return reply;
+                }
                 if desc.test_only {
                     // As Slurm: the id the job would get, not taken.
                     return self.estimate(&desc, job_id, partition, now);
@@ -202,7 +205,7 @@ impl Controller {
         &self,
         caller: Caller,
         mut desc: v1::JobDescription,
-        _now: i64,
+        now: i64,
     ) -> Result<(v1::JobDescription, usize, u32, u32), Reply> {
         let op = self.is_operator(caller);
         if desc.script.trim().is_empty() {
@@ -267,6 +270,8 @@ impl Controller {
         if desc.max_nodes.is_some_and(|m| m == 0) || desc.min_nodes == Some(0) {
             return Err(Reply::error(ErrorCode::InvalidNodeCount, ""));
         }
+        // --reservation, --licenses, --signal, --deadline, --gpus* (`core::extras`).
+        self.check_submit_options(&mut desc, partition, now)?;
         // Slurm prints no more than the code's text for either refusal.
         match self.check_gres(&desc.gres, &self.partitions[partition].view.nodes) {
             Ok(None) => {}
@@ -321,6 +326,8 @@ impl Controller {
             alloc: Box::default(),
             exclusive_alloc: false,
             last_alloc: Box::default(),
+            signal_sent: false,
+            dependency: None,
         }
     }
 
@@ -575,6 +582,7 @@ impl Controller {
         id: u32,
         req: &v1::UpdateJobRequest,
         operator: bool,
+        now: i64,
     ) -> JobResult {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
@@ -643,6 +651,11 @@ impl Controller {
             }
             changes.push(JobChange::BeginTime(t));
         }
+        let dependency = match &req.dependency {
+            Some(_) if !pending => return Err((ErrorCode::JobNotPending, String::new())),
+            Some(text) => Some(self.updated_dependency(job, text, now)?),
+            None => None,
+        };
         if !changes.is_empty() {
             self.emit(
                 out,
@@ -651,6 +664,14 @@ impl Controller {
                     changes,
                 },
             );
+        }
+        if let Some(dependency) = dependency {
+            let event = Event::JobDependencyChanged {
+                job_id: id,
+                time: now,
+                dependency,
+            };
+            self.emit(out, event);
         }
         Ok(())
     }
@@ -972,6 +993,9 @@ impl Controller {
     // ---------------------------------------------------------------- timer
 
     fn tick(&mut self, out: &mut Outcome, now: i64) {
+        // Before the time limits: a --signal due at the end still goes out.
+        self.send_due_signals(out, now);
+        self.end_missed_deadlines(out, now);
         let mut timeouts = Vec::new();
         let mut stuck = Vec::new();
         let mut purge = Vec::new();

@@ -129,6 +129,10 @@ pub struct JobSpec {
     pub min_cpus_per_node: Option<u32>,
     pub mail_type: Box<str>,
     pub mail_user: Box<str>,
+    /// --licenses, --tmp, --deadline, --signal, --network, --gpus*
+    /// (`core::extras`); `None` for none of them (read them through
+    /// `extras()`).
+    pub extras: Option<Box<super::extras::SubmitExtras>>,
 }
 
 impl JobSpec {
@@ -162,6 +166,7 @@ impl JobSpec {
             min_cpus_per_node: desc.min_cpus_per_node,
             mail_type: text(&desc.mail_type),
             mail_user: text(&desc.mail_user),
+            extras: super::extras::SubmitExtras::boxed_from_desc(desc),
         }
     }
 }
@@ -273,6 +278,11 @@ pub struct Job {
     /// The allocation it last held, kept after release so a finished job
     /// still shows its NodeList, BatchHost and TRES, as Slurm does.
     pub last_alloc: Box<[Alloc]>,
+    /// Its `--signal` went out during the current run (`core::signal`);
+    /// cleared when it starts again.
+    pub signal_sent: bool,
+    /// `--dependency` (what is left of it); `None` for none (`core::depend`).
+    pub dependency: Option<Box<super::depend::Dependency>>,
 }
 
 impl Job {

@@ -19,15 +19,20 @@
 
 mod codec;
 pub mod command;
+mod deadline;
+pub mod depend;
 mod epilog;
 pub mod event;
+pub mod extras;
 pub mod gres;
 mod handle;
 pub mod job;
+pub mod licenses;
 mod liveness;
 mod node;
 mod prolog;
 pub mod reconfig;
+pub mod signal;
 pub mod snapshot;
 mod table;
 
@@ -116,6 +121,11 @@ pub struct CtlConfig {
     /// Whether a node whose slurm.conf hash differs is reported (not with
     /// DebugFlags=NO_CONF_HASH). See `core::node`.
     pub check_conf_hash: bool,
+    /// Licenses=: the cluster's licenses (`core::licenses`).
+    pub licenses: Arc<[slurm_common::conf::License]>,
+    /// kill_invalid_depend (SchedulerParameters or DependencyParameters):
+    /// a job whose dependency can never hold is cancelled (`core::depend`).
+    pub kill_invalid_depend: bool,
 }
 
 impl CtlConfig {
@@ -168,6 +178,9 @@ impl CtlConfig {
                 .debug_flags
                 .iter()
                 .any(|f| f.eq_ignore_ascii_case("NO_CONF_HASH")),
+            licenses: conf.licenses.clone().into(),
+            kill_invalid_depend: conf.scheduler_parameters.kill_invalid_depend
+                || conf.dependency_parameters.has("kill_invalid_depend"),
         }
     }
 }
@@ -256,6 +269,8 @@ pub struct Snapshot {
     pub cluster_name: String,
     /// The id the next submission gets (`scontrol show config`).
     pub next_job_id: u32,
+    /// Licenses= (`scontrol show licenses`, with the jobs' use).
+    pub licenses: Arc<[slurm_common::conf::License]>,
 }
 
 impl Controller {
@@ -346,6 +361,7 @@ impl Controller {
             last_update: self.last_update,
             cluster_name: self.cfg.cluster_name.clone(),
             next_job_id: self.next_job_id,
+            licenses: Arc::clone(&self.cfg.licenses),
         }
     }
 
@@ -436,7 +452,7 @@ impl Controller {
         // jobs only; a held submission cannot start. Everything else may
         // free resources, add a runnable job or change an order.
         match event {
-            Event::JobStarted { .. } | Event::JobsPurged { .. } => {}
+            Event::JobStarted { .. } | Event::JobsPurged { .. } | Event::JobSignalSent { .. } => {}
             Event::JobSubmitted { desc, .. } if desc.hold => {}
             _ => self.sched_dirty = true,
         }
@@ -456,6 +472,10 @@ impl Controller {
                 }
                 let shape = JobShape::from_desc(desc);
                 let hold = desc.hold.then_some(slurm_sched::Hold::User);
+                let dependency =
+                    depend::from_submission(*job_id, &desc.dependency, desc.kill_on_invalid_dep);
+                // Unknown while a dependency waits (`core::depend`).
+                let waits = dependency.as_ref().is_some_and(|d| d.is_active());
                 self.scripts.taken(files);
                 let job = Job {
                     id: JobId::new(*job_id),
@@ -479,7 +499,11 @@ impl Controller {
                     launch_failures: 0,
                     comment: desc.comment.clone(),
                     submit_time: *time,
-                    eligible_time: shape.begin_time.unwrap_or(*time).max(*time),
+                    eligible_time: if waits {
+                        0
+                    } else {
+                        shape.begin_time.unwrap_or(*time).max(*time)
+                    },
                     start_time: 0,
                     end_time: 0,
                     // A held job is not looked at again until released:
@@ -491,6 +515,8 @@ impl Controller {
                     alloc: Box::default(),
                     exclusive_alloc: false,
                     last_alloc: Box::default(),
+                    signal_sent: false,
+                    dependency,
                     shape,
                     spec: SharedSpec::new(self.spec_cache.share(JobSpec::from_desc(desc)), *files),
                 };
@@ -530,6 +556,7 @@ impl Controller {
                 job.start_time = *time;
                 job.last_sched_eval = *time;
                 job.run_limit = Some(*time_limit);
+                job.signal_sent = false;
                 job.reason = PendingReason::None;
                 job.reason_detail.clear();
                 job.alloc = alloc.as_slice().into();
@@ -709,6 +736,24 @@ impl Controller {
                         }
                     }
                 }
+            }
+            Event::JobSignalSent { job_id, time } => {
+                self.job_mut(*job_id)?.signal_sent = true;
+                self.last_update = *time;
+            }
+            Event::JobDependencyChanged {
+                job_id,
+                time,
+                dependency,
+            } => {
+                let job = self.job_mut(*job_id)?;
+                depend::apply_change(job, dependency, *time).map_err(|e| {
+                    ApplyError::IllegalTransition {
+                        job_id: *job_id,
+                        detail: e.to_string(),
+                    }
+                })?;
+                self.last_update = *time;
             }
             Event::NodeRegistered {
                 node,
@@ -893,10 +938,12 @@ impl Controller {
                         0
                     },
                     exclusive_owner: n.exclusive_owner,
+                    tmp_disk_mb: n.tmp_disk_mb,
                 })
                 .collect(),
             partitions: self.partitions.iter().map(|p| p.view.clone()).collect(),
             config: self.cfg.sched,
+            licenses: self.license_views(),
         }
     }
 
@@ -929,6 +976,16 @@ impl Controller {
         r.time_limit = job.shape.time_limit;
         r.begin_time = job.shape.begin_time;
         r.hold = job.hold;
+        // --tmp, --licenses, --deadline, --gpus (`core::extras`).
+        let extras = job.spec.extras();
+        r.tmp_disk_mb = extras.tmp_disk_mb;
+        r.licenses = self.license_needs(job);
+        r.deadline = (extras.deadline > 0).then_some(extras.deadline);
+        if !extras.node_gres.is_empty() {
+            r.excluded_nodes
+                .extend(self.gres_excluded(&extras.node_gres));
+        }
+        r.blocked_by = depend::blocker(job);
         r
     }
 
@@ -955,6 +1012,19 @@ impl Controller {
         if !std::mem::replace(&mut self.sched_dirty, false) {
             return out;
         }
+        // Jobs that can no longer end by their --deadline are not started.
+        self.end_missed_deadlines(&mut out, now);
+        // Dependencies are tested first; what starts may satisfy more
+        // (`after`): then another round (`core::depend`).
+        while self.schedule_round(&mut out, now) {}
+        self.sched_dirty = false;
+        out
+    }
+
+    /// One round of [`Controller::schedule`]; true when its starts changed
+    /// a dependency, so that another round may start more.
+    fn schedule_round(&mut self, out: &mut Outcome, now: i64) -> bool {
+        self.refresh_dependencies(out, now);
         let queue: Vec<slurm_sched::JobRequest> = self
             .jobs
             .values()
@@ -962,7 +1032,7 @@ impl Controller {
             .map(|j| self.job_request(j))
             .collect();
         if queue.is_empty() {
-            return out;
+            return false;
         }
         let view = self.cluster_view();
         let plan = slurm_sched::schedule(&view, &queue, now);
@@ -986,7 +1056,7 @@ impl Controller {
                 exclusive: start.exclusive,
                 allocs,
             };
-            if self.emit(&mut out, event) {
+            if self.emit(out, event) {
                 // The Prologs first: the batch host's waits for its own.
                 if let Some(action) = self.prolog_action(start.job.get()) {
                     out.actions.push(action);
@@ -1005,7 +1075,7 @@ impl Controller {
                 }
             }
         }
-        out
+        !plan.starts.is_empty() && self.refresh_dependencies(out, now)
     }
 
     /// Script segments no job uses any more; the shell removes them once
@@ -1050,7 +1120,9 @@ impl Controller {
     /// cleanup, a MinJobAge purge (these may be due already: the next
     /// [`Command::Tick`] handles them), a `--begin` later than `now`
     /// (one already reached is the scheduler's business, not the timer's),
-    /// or the end of SlurmdTimeout for a node that stopped answering.
+    /// the end of SlurmdTimeout for a node that stopped answering, a
+    /// `--signal` due (`core::signal`), or the moment a pending job can no
+    /// longer end by its `--deadline` (`core::deadline`).
     pub fn next_deadline(&self, now: i64) -> Option<i64> {
         let jobs = self
             .jobs
@@ -1063,7 +1135,8 @@ impl Controller {
                     return Some(j.end_time.saturating_add(self.cfg.completing_timeout_secs));
                 }
                 if j.status.state == JobState::Pending {
-                    return j.shape.begin_time.filter(|&b| b > now);
+                    let begin = j.shape.begin_time.filter(|&b| b > now);
+                    return begin.or_else(|| self.dependency_deadline(j, now));
                 }
                 if j.status.state.is_finished() {
                     return Some(j.end_time.saturating_add(self.cfg.min_job_age_secs));
@@ -1071,10 +1144,16 @@ impl Controller {
                 None
             })
             .min();
-        match (jobs, self.next_node_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        // --signal sends and --deadline misses (`core::signal`, `core::deadline`).
+        [
+            jobs,
+            self.next_node_deadline(),
+            self.next_signal_due(),
+            self.next_deadline_miss(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Checks cross-table invariants: node counters equal the sum of the

@@ -25,6 +25,15 @@
 //!           its last field, the job's --gres (text), may be absent (files
 //!           written before it was kept), and is then taken as none
 //!   4 END   number of records before it u32
+//!   5 DEPEND the dependency of the job of the JOB record right before it
+//!           (only for jobs that have one; `core::depend`): job id u32, the
+//!           text as Slurm shows it, --kill-on-invalid-dep u8 (0 unset,
+//!           1 no, 2 yes). Files written before dependencies have none.
+//!   6 OPTIONS --licenses, --tmp, --deadline, --time-min, --signal (and
+//!           when it was sent), --network, --gpus* of the job of the JOB
+//!           record before it (after its DEPEND, if any), only for jobs
+//!           that have any (`core::extras`). Files written before them
+//!           have none.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -73,6 +82,8 @@ const TAG_META: u8 = 1;
 const TAG_NODE: u8 = 2;
 const TAG_JOB: u8 = 3;
 const TAG_END: u8 = 4;
+const TAG_DEPEND: u8 = 5;
+const TAG_OPTIONS: u8 = 6;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -190,6 +201,18 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         wr.u8(TAG_JOB);
         job_record(&mut wr, job);
         sink.emit(&mut buf)?;
+        if let Some(dep) = &job.dependency {
+            let mut wr = Writer::new(&mut buf);
+            wr.u8(TAG_DEPEND);
+            super::depend::write_record(&mut wr, job.id.get(), dep);
+            sink.emit(&mut buf)?;
+        }
+        if super::extras::has_record(job) {
+            let mut wr = Writer::new(&mut buf);
+            wr.u8(TAG_OPTIONS);
+            super::extras::write_record(&mut wr, job);
+            sink.emit(&mut buf)?;
+        }
     }
     let mut wr = Writer::new(&mut buf);
     wr.u8(TAG_END);
@@ -304,6 +327,10 @@ fn job_record(w: &mut Writer<'_>, job: &Job) {
         alloc,
         exclusive_alloc,
         last_alloc,
+        // Its own record, right after this one (TAG_DEPEND).
+        dependency: _,
+        // In the OPTIONS record, with the spec's extras.
+        signal_sent: _,
     } = job;
     w.u32(id.get());
     w.u32(*uid);
@@ -407,6 +434,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         min_cpus_per_node,
         mail_type,
         mail_user,
+        // Their own record (TAG_OPTIONS).
+        extras: _,
     } = &**shared;
     w.str(user_name);
     w.str(submit_host);
@@ -650,6 +679,37 @@ impl Loader {
                 self.last_job = Some(id);
                 self.dropped_allocs += dropped;
                 self.jobs.insert(id, Arc::new(job));
+            }
+            TAG_DEPEND => {
+                let rec = super::depend::read_record(&mut r).map_err(decode)?;
+                r.done().map_err(decode)?;
+                let id = rec.job_id;
+                let dep = rec
+                    .dependency()
+                    .map_err(|e| corrupt(format!("dependency of job {id}: {e}")))?;
+                let follows = self.last_job == Some(id);
+                let job = self
+                    .jobs
+                    .get_mut(&id)
+                    .filter(|j| follows && j.dependency.is_none());
+                let Some(job) = job else {
+                    return Err(corrupt(format!(
+                        "dependency of job {id} does not follow its job record"
+                    )));
+                };
+                Arc::make_mut(job).dependency = dep;
+            }
+            TAG_OPTIONS => {
+                let rec = super::extras::read_record(&mut r).map_err(decode)?;
+                r.done().map_err(decode)?;
+                let id = rec.job_id;
+                let follows = self.last_job == Some(id);
+                let Some(job) = self.jobs.get_mut(&id).filter(|_| follows) else {
+                    return Err(corrupt(format!(
+                        "options of job {id} do not follow its job record"
+                    )));
+                };
+                rec.apply_to(Arc::make_mut(job), &mut self.ctl.spec_cache);
             }
             TAG_END => {
                 let count = r.u32("record count").map_err(decode)?;
@@ -920,6 +980,10 @@ fn read_job(
         alloc: alloc.into_boxed_slice(),
         exclusive_alloc,
         last_alloc: last_alloc.into_boxed_slice(),
+        // From a DEPEND record that may follow.
+        dependency: None,
+        // From an OPTIONS record that may follow.
+        signal_sent: false,
     };
     Ok((job, dropped_a + dropped_b))
 }
@@ -1005,6 +1069,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
         mail_type: r.boxed("mail type")?,
         mail_user: r.boxed("mail user")?,
         gres: Box::default(),
+        extras: None,
     };
     let files = ScriptRef {
         segment: r.u32("script segment")?,

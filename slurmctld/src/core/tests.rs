@@ -1849,3 +1849,6 @@ fn node_reg_mem_percent_sets_the_memory_threshold() {
     ));
     assert_eq!(bad.ctl.cfg.node_reg_mem_percent, None);
 }
+
+// --signal, --licenses, --reservation, --tmp, --deadline, --gpus*, --network.
+mod submitx;

@@ -210,6 +210,13 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
     };
     let (num_cpus, num_nodes, mem_mb) = (derived.num_cpus, derived.num_nodes, derived.mem_mb);
     let tres = if want.has(90) || want.has(91) {
+        // A job not yet placed that asks for no memory would get whole
+        // nodes' memory: Slurm's TRES counts that (`mem=4000M` per node).
+        let mem_mb = if alloc.is_empty() && job.shape.mem.is_none() {
+            whole_node_mem_mb(snap, job.partition).saturating_mul(u64::from(num_nodes))
+        } else {
+            mem_mb
+        };
         job_tres(num_cpus, mem_mb, num_nodes)
     } else {
         v1::TresList::default()
@@ -237,6 +244,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         state_flags: pick!(21, job_flags_to_wire(job.status.flags)),
         state_reason: pick!(22, job.reason.as_str().to_string()),
         state_description: pick!(23, job.reason_detail.clone()),
+        dependency: pick!(24, crate::core::depend::shown(job)),
         priority: pick!(25, job.priority()),
         nice: pick!(26, job.nice),
         account: pick!(27, d.account.to_string()),
@@ -295,6 +303,15 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         min_cpus_per_node: pick!(86, min_cpus_per_node_of(job)),
         memory: pick!(87, memory),
         gres: pick!(93, crate::core::gres::tres_per_node(&d.gres)),
+        // --time-min, --deadline, --tmp, --licenses, --gpus, --network
+        // (`core::extras`).
+        time_min_minutes: pick!(42, d.extras().time_min_minutes),
+        deadline: pick!(48, d.extras().deadline),
+        min_tmp_disk_mb: pick!(89, d.extras().tmp_disk_mb),
+        licenses: pick!(94, d.extras().licenses_shown()),
+        tres_per_job: pick!(95, d.extras().tres_per_job.to_string()),
+        tres_per_task: pick!(96, d.extras().tres_per_task.to_string()),
+        network: pick!(104, d.extras().network.to_string()),
         resources: pick!(
             92,
             Some(v1::JobResources {
@@ -340,6 +357,23 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
     }
 }
 
+/// `scontrol show licenses`: every configured license and its use.
+pub fn licenses_reply(snap: &Snapshot) -> v1::GetLicensesReply {
+    v1::GetLicensesReply {
+        licenses: crate::core::licenses::license_report(snap)
+            .into_iter()
+            .map(|l| v1::LicenseInfo {
+                name: l.name,
+                total: l.total,
+                used: l.used,
+                reserved: 0,
+                remote: false,
+            })
+            .collect(),
+        last_update: snap.last_update,
+    }
+}
+
 fn tres(kind: &str, count: u64) -> v1::Tres {
     v1::Tres {
         r#type: kind.to_string(),
@@ -358,6 +392,22 @@ fn job_tres(cpus: u32, mem_mb: u64, nodes: u32) -> v1::TresList {
     items.push(tres("node", u64::from(nodes)));
     items.push(tres("billing", u64::from(cpus)));
     v1::TresList { items }
+}
+
+/// The memory of the largest node of partition `partition` (0 when it is
+/// unknown or has no nodes).
+fn whole_node_mem_mb(snap: &Snapshot, partition: Option<usize>) -> u64 {
+    partition
+        .and_then(|p| snap.partitions.get(p))
+        .map_or(0, |part| {
+            part.view
+                .nodes
+                .iter()
+                .filter_map(|&i| snap.nodes.get(i))
+                .map(|n| n.real_memory_mb)
+                .max()
+                .unwrap_or(0)
+        })
 }
 
 /// A node's configured TRES (CfgTRES): cpu, mem, billing.

@@ -41,7 +41,7 @@ pub const GET_JOBS_PATH: &str = "/slurm.v1.SlurmController/GetJobs";
 
 /// The fields [`encode_job`] writes itself: those `squeue` reads. Some are
 /// never filled in by [`convert::job_info_fields`] (array ids, group name,
-/// dependency, reservation, ...) and so are never written here either.
+/// reservation, ...) and so are never written here either.
 pub const DIRECT: JobFields = JobFields::of(&[
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, // ids, names
     20, 21, 22, 23, 24, 25, 26, 27, 28, // state, reason, priority, account
@@ -276,6 +276,11 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
     if want.has(23) {
         put_str(out, 23, &job.reason_detail);
     }
+    if want.has(24) {
+        if let Some(dep) = &job.dependency {
+            put_str(out, 24, &dep.to_string());
+        }
+    }
     if want.has(25) {
         put_u64(out, 25, job.priority().into());
     }
@@ -367,8 +372,14 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
             None => {}
         }
     }
+    if want.has(89) {
+        put_u64(out, 89, d.extras().tmp_disk_mb);
+    }
     if want.has(93) && !d.gres.is_empty() {
         put_str(out, 93, &crate::core::gres::tres_per_node(&d.gres));
+    }
+    if want.has(94) && !d.extras().licenses.is_empty() {
+        put_str(out, 94, &d.extras().licenses_shown());
     }
     if want.has(100) {
         put_str(out, 100, &d.constraint);

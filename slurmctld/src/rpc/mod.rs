@@ -525,6 +525,15 @@ impl slurm_proto::SlurmController for Service {
             })),
         }
     }
+
+    async fn get_licenses(
+        &self,
+        request: Request<v1::GetLicensesRequest>,
+    ) -> Result<Response<v1::GetLicensesReply>, Status> {
+        self.caller(&request)?;
+        let snap = self.shared.snapshot();
+        Ok(Response::new(convert::licenses_reply(&snap)))
+    }
 }
 
 #[tonic::async_trait]

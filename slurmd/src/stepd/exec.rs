@@ -414,6 +414,22 @@ impl Syscalls for RealSyscalls {
     }
 }
 
+/// Sends `signal` to process `pid` alone (the batch shell, without its
+/// children); one already gone is not an error.
+pub fn kill_process(pid: i32, signal: i32) -> Result<(), std::io::Error> {
+    if pid <= 1 {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: kill has no memory-safety preconditions.
+    if unsafe { libc::kill(pid, signal) } != 0 {
+        let e = last_os_error();
+        if e.raw_os_error() != Some(libc::ESRCH) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 struct ChildArgs<'a> {
     path: *const libc::c_char,
     argv: *const *const libc::c_char,

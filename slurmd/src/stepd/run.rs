@@ -452,6 +452,13 @@ async fn handle_conn(stream: tokio::net::UnixStream, shared: &Shared) {
             };
             let _ = reader.get_mut().write_all(text.as_bytes()).await;
         }
+        Ok(Request::SignalBatch { signal }) => {
+            let text = match exec::kill_process(shared.pid, signal) {
+                Ok(()) => "ok\n".to_string(),
+                Err(e) => format!("error {e}\n"),
+            };
+            let _ = reader.get_mut().write_all(text.as_bytes()).await;
+        }
         Ok(Request::Terminate {
             kill_wait_secs,
             reason,

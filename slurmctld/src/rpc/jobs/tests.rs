@@ -27,8 +27,8 @@ const NOW: i64 = 1_700_000_100;
 fn varied_snapshot() -> Snapshot {
     let conf = CONF.replace(
         "RealMemory=4000",
-        "RealMemory=4000 Features=fast Gres=gpu:a100:2",
-    ) + "GresTypes=gpu\n";
+        "RealMemory=4000 TmpDisk=2000 Features=fast Gres=gpu:a100:2",
+    ) + "GresTypes=gpu\nLicenses=lic:3,other\n";
     let mut env = Env::with_conf(&conf);
     let alice = Caller {
         uid: 1000,
@@ -106,6 +106,17 @@ fn varied_snapshot() -> Snapshot {
         d.hold = true;
     });
     submit(&mut env, bob, &|d| {
+        d.name = "options".into();
+        d.hold = true;
+        d.licenses = "lic:2,other".into();
+        d.tmp_disk_mb = Some(1024);
+        d.network = "sn_all".into();
+        d.gpus = "2".into();
+        d.gpus_per_task = "1".into();
+        d.deadline = NOW + 86_400;
+        d.time_min_minutes = Some(5);
+    });
+    submit(&mut env, bob, &|d| {
         d.name = "held".into();
         d.hold = true;
         d.excluded_nodes = "n4".into();
@@ -162,6 +173,31 @@ fn rpc_snapshot_covers_the_cases() {
     assert!(snap.jobs.values().any(|j| j.alloc.len() > 1));
     assert!(snap.jobs.values().any(|j| j.hold.is_some()));
     assert!(snap.jobs.values().any(|j| !j.spec.gres.is_empty()));
+}
+
+/// The submission options of `core::extras` as the JobInfo fields
+/// scontrol and squeue read, written alike on both paths.
+#[test]
+fn rpc_submission_options_show_in_job_info() {
+    let snap = varied_snapshot();
+    let job = snap
+        .jobs
+        .values()
+        .find(|j| j.name == "options")
+        .expect("the options job");
+    let info = convert::job_info(&snap, job, NOW);
+    assert_eq!(info.licenses, "lic:2,other:1");
+    assert_eq!(info.min_tmp_disk_mb, 1024);
+    assert_eq!(info.network, "sn_all");
+    assert_eq!(info.tres_per_job, "gres:gpu:2");
+    assert_eq!(info.tres_per_task, "gres:gpu:1");
+    assert_eq!(info.deadline, NOW + 86_400);
+    assert_eq!(info.time_min_minutes, Some(5));
+    let want = JobFields::from_tags(&[89, 94]);
+    assert_eq!(
+        direct_record(&snap, job, want),
+        prost_record(&snap, job, want)
+    );
 }
 
 #[test]

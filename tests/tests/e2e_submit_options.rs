@@ -1,0 +1,233 @@
+//! Submission options end to end, through the real daemons and commands:
+//! `--signal=B:` reaching the batch shell before the time limit,
+//! `--licenses` counted against slurm.conf's Licenses= (and refused when
+//! unknown), `--reservation` refused, `--tmp` shown and refused, and
+//! `--deadline` shown and ending a pending job that can no longer make it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use slurm_proto::v1::JobState;
+use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+
+const JOB_WAIT: Duration = Duration::from_secs(30);
+
+/// One more node, n5, that no slurmd serves: the only one with TmpDisk
+/// (in partition debug, whose Nodes=ALL takes it, and in one of its own).
+/// Jobs that need it are accepted and wait.
+const TMP_NODE: &[&str] = &[
+    "NodeName=n5 NodeHostname=localhost NodeAddr=127.0.0.1 Port=9 CPUs=2 RealMemory=4000 TmpDisk=500 State=UNKNOWN",
+    "PartitionName=tmpdisk Nodes=n5 MaxTime=INFINITE State=UP",
+];
+
+fn cluster(extra: &[&str]) -> LocalCluster {
+    let spec = ClusterSpec {
+        extra_lines: extra.iter().map(|l| (*l).to_string()).collect(),
+        ..ClusterSpec::default()
+    };
+    LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn submit_dir(c: &LocalCluster) -> PathBuf {
+    let d = c.dir().root().join("submit");
+    std::fs::create_dir_all(&d).expect("submit dir");
+    d
+}
+
+/// Runs a command that must succeed; its stdout.
+fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
+    let o = c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"));
+    assert!(o.status.success(), "{cmd} {args:?}: {o:?}");
+    text(&o.stdout)
+}
+
+fn sbatch(c: &LocalCluster, dir: &Path, args: &[&str]) -> u32 {
+    c.sbatch_in(dir, args)
+        .unwrap_or_else(|e| panic!("sbatch {args:?}: {e:#}\n{}", c.logs()))
+}
+
+/// An sbatch that must be refused: its exit status and stderr.
+fn refused(c: &LocalCluster, args: &[&str]) -> (i32, String) {
+    let o = c.run("sbatch", args).expect("sbatch");
+    assert!(!o.status.success(), "sbatch {args:?} accepted: {o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+    (o.status.code().unwrap_or(-1), text(&o.stderr))
+}
+
+fn show_job(c: &LocalCluster, id: u32) -> String {
+    run(c, "scontrol", &["show", "job", &id.to_string()])
+}
+
+/// `Key=value` of `scontrol show job`.
+fn field(show: &str, key: &str) -> String {
+    let prefix = format!("{key}=");
+    show.split_whitespace()
+        .find_map(|w| w.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {key} in {show}"))
+        .to_string()
+}
+
+/// squeue's `fmt` column for job `id` (every state).
+fn squeue(c: &LocalCluster, id: u32, fmt: &str) -> String {
+    run(
+        c,
+        "squeue",
+        &["-h", "-t", "all", "-j", &id.to_string(), "-o", fmt],
+    )
+    .trim()
+    .to_string()
+}
+
+fn cancel(c: &LocalCluster, id: u32) {
+    run(c, "scancel", &[&id.to_string()]);
+}
+
+/// `--signal=B:USR1@50` with a one-minute limit: the batch shell gets USR1
+/// about 10 s after the start, its trap runs, and the job goes on.
+#[test]
+fn a_batch_signal_reaches_the_shell_before_the_time_limit() {
+    let mut c = cluster(&[]);
+    let dir = submit_dir(&c);
+    std::fs::write(
+        dir.join("trap.sh"),
+        "#!/bin/bash\ntrap 'echo got-usr1' USR1\necho started\nwhile true; do sleep 1; done\n",
+    )
+    .expect("script");
+    let id = sbatch(&c, &dir, &["-t", "1", "--signal=B:USR1@50", "trap.sh"]);
+    c.wait_job_state(id, JobState::Running, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let out = dir.join(format!("slurm-{id}.out"));
+    let seen = wait_until("the trap's line", Duration::from_secs(40), || {
+        let text = std::fs::read_to_string(&out).ok()?;
+        text.contains("got-usr1").then_some(text)
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    assert_eq!(seen.matches("got-usr1").count(), 1, "{seen}");
+    assert!(seen.starts_with("started\n"), "{seen}");
+    // It survives the signal: the shell trapped it.
+    assert_eq!(c.job_state(id), Some(JobState::Running));
+    cancel(&c, id);
+}
+
+/// `Licenses=lic:1`: the second of two jobs wanting it waits with
+/// Reason=Licenses until the first ends; squeue `%W`, scontrol show job and
+/// scontrol show licenses show them. An unknown license is refused with
+/// Slurm's words and exit status 1.
+#[test]
+fn licenses_are_counted_and_unknown_ones_refused() {
+    let mut c = cluster(&["Licenses=lic:1,foo:4"]);
+    let dir = submit_dir(&c);
+    let first = sbatch(&c, &dir, &["-L", "lic:1", "--wrap", "sleep 300"]);
+    c.wait_job_state(first, JobState::Running, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let second = sbatch(&c, &dir, &["--licenses=lic", "--wrap", "true"]);
+    wait_until("Reason=Licenses", JOB_WAIT, || {
+        (squeue(&c, second, "%r") == "Licenses").then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    assert_eq!(c.job_state(second), Some(JobState::Pending));
+    assert_eq!(squeue(&c, first, "%W"), "lic:1");
+    assert_eq!(field(&show_job(&c, second), "Licenses"), "lic:1");
+    assert_eq!(
+        run(&c, "scontrol", &["show", "licenses"]),
+        "LicenseName=foo\n    Total=4 Used=0 Free=4 Reserved=0 Remote=no\n\
+         LicenseName=lic\n    Total=1 Used=1 Free=0 Reserved=0 Remote=no\n"
+    );
+    assert_eq!(
+        run(&c, "scontrol", &["-o", "show", "license", "lic"]),
+        "LicenseName=lic Total=1 Used=1 Free=0 Reserved=0 Remote=no\n"
+    );
+
+    cancel(&c, first);
+    let state = c
+        .wait_job_finished(second, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(state, JobState::Completed);
+
+    for bad in ["nope", "lic:2"] {
+        let (code, err) = refused(&c, &["-L", bad, "--wrap", "true"]);
+        assert_eq!(code, 1);
+        assert_eq!(
+            err,
+            "sbatch: error: Batch job submission failed: Invalid license specification\n"
+        );
+    }
+}
+
+/// No reservation exists: `--reservation` is refused; `--tmp` shows in
+/// MinTmpDiskNode= and is refused when no node of the partition has that
+/// much TmpDisk.
+#[test]
+fn reservations_and_tmp_disk() {
+    let c = cluster(TMP_NODE);
+    let (code, err) = refused(&c, &["--reservation=maint", "--wrap", "true"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "sbatch: error: Batch job submission failed: Requested reservation is invalid\n"
+    );
+
+    let dir = submit_dir(&c);
+    let id = sbatch(&c, &dir, &["-p", "tmpdisk", "--tmp=100", "--wrap", "true"]);
+    let show = show_job(&c, id);
+    assert_eq!(field(&show, "MinTmpDiskNode"), "100M", "{show}");
+    assert_eq!(field(&show, "JobState"), "PENDING");
+    cancel(&c, id);
+    for args in [
+        &["--tmp=1G", "--wrap", "true"][..],
+        &["-p", "tmpdisk", "--tmp=501", "--wrap", "true"][..],
+    ] {
+        let (code, err) = refused(&c, args);
+        assert_eq!(code, 1);
+        assert_eq!(
+            err,
+            "sbatch: error: Batch job submission failed: Requested node configuration is not available\n",
+            "{args:?}"
+        );
+    }
+}
+
+/// `--deadline`: shown as Deadline=; refused when it cannot be met; a
+/// pending job that can no longer end by it ends DEADLINE (squeue `DL`)
+/// with Reason=DeadLine.
+#[test]
+fn a_pending_job_past_its_deadline_ends_deadline() {
+    let mut c = cluster(&[]);
+    let dir = submit_dir(&c);
+    let (code, err) = refused(&c, &["-t", "10", "--deadline=now+60", "--wrap", "true"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or exceeds some limit)\n"
+    );
+
+    let hog = sbatch(&c, &dir, &["-N", "4", "--exclusive", "--wrap", "sleep 300"]);
+    c.wait_job_state(hog, JobState::Running, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    // Needs one minute and has 65 s: it misses once 5 s have passed.
+    let id = sbatch(
+        &c,
+        &dir,
+        &["-t", "1", "--deadline=now+65", "--wrap", "true"],
+    );
+    let show = show_job(&c, id);
+    let deadline = field(&show, "Deadline");
+    assert_ne!(deadline, "N/A", "{show}");
+    assert!(
+        slurm_common::time::parse_timestamp(&deadline, slurm_common::auth::unix_now()).is_ok(),
+        "{show}"
+    );
+    let state = c
+        .wait_job_finished(id, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(state, JobState::Deadline);
+    assert_eq!(squeue(&c, id, "%t %r"), "DL DeadLine");
+    let show = show_job(&c, id);
+    assert_eq!(field(&show, "JobState"), "DEADLINE", "{show}");
+    assert_eq!(field(&show, "Reason"), "DeadLine", "{show}");
+    cancel(&c, hog);
+}
