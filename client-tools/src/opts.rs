@@ -20,6 +20,8 @@
 
 use std::fmt;
 
+pub use slurm_common::signal::parse_signal;
+
 use crate::output::Output;
 
 /// Whether an option takes a value.
@@ -401,58 +403,6 @@ pub fn atoi(s: &str) -> i64 {
     n
 }
 
-/// Linux signal names without the `SIG` prefix, by number.
-const SIGNALS: &[(&str, u32)] = &[
-    ("HUP", 1),
-    ("INT", 2),
-    ("QUIT", 3),
-    ("ILL", 4),
-    ("TRAP", 5),
-    ("ABRT", 6),
-    ("IOT", 6),
-    ("BUS", 7),
-    ("FPE", 8),
-    ("KILL", 9),
-    ("USR1", 10),
-    ("SEGV", 11),
-    ("USR2", 12),
-    ("PIPE", 13),
-    ("ALRM", 14),
-    ("TERM", 15),
-    ("STKFLT", 16),
-    ("CHLD", 17),
-    ("CONT", 18),
-    ("STOP", 19),
-    ("TSTP", 20),
-    ("TTIN", 21),
-    ("TTOU", 22),
-    ("URG", 23),
-    ("XCPU", 24),
-    ("XFSZ", 25),
-    ("VTALRM", 26),
-    ("PROF", 27),
-    ("WINCH", 28),
-    ("IO", 29),
-    ("POLL", 29),
-    ("PWR", 30),
-    ("SYS", 31),
-];
-
-/// A signal given by number (1-64) or by name, with or without `SIG`, in
-/// any case (`USR1`, `sigusr1`, `10`), as Slurm's commands read them.
-pub fn parse_signal(s: &str) -> Option<u32> {
-    let s = s.trim();
-    if let Ok(n) = s.parse::<u32>() {
-        return (1..=64).contains(&n).then_some(n);
-    }
-    let upper = s.to_ascii_uppercase();
-    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
-    SIGNALS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, num)| num)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -741,18 +691,5 @@ mod tests {
         assert_eq!(atoi("99999999999999999999999"), i64::MAX);
         assert_eq!(atoi("-99999999999999999999999"), i64::MIN);
         assert_eq!(atoi("٣"), 0);
-    }
-
-    #[test]
-    fn signals_by_name_and_number() {
-        assert_eq!(parse_signal("USR1"), Some(10));
-        assert_eq!(parse_signal("sigterm"), Some(15));
-        assert_eq!(parse_signal("SIGKILL"), Some(9));
-        assert_eq!(parse_signal("9"), Some(9));
-        assert_eq!(parse_signal("0"), None);
-        assert_eq!(parse_signal("65"), None);
-        assert_eq!(parse_signal("99999999999999999999"), None);
-        assert_eq!(parse_signal("FOO"), None);
-        assert_eq!(parse_signal(""), None);
     }
 }

@@ -55,53 +55,6 @@ pub enum SignalSpecError {
     Time { value: String },
 }
 
-/// Signal names (without `SIG`) and their Linux numbers.
-const NAMES: &[(&str, u32)] = &[
-    ("HUP", 1),
-    ("INT", 2),
-    ("QUIT", 3),
-    ("ILL", 4),
-    ("TRAP", 5),
-    ("ABRT", 6),
-    ("IOT", 6),
-    ("BUS", 7),
-    ("FPE", 8),
-    ("KILL", 9),
-    ("USR1", 10),
-    ("SEGV", 11),
-    ("USR2", 12),
-    ("PIPE", 13),
-    ("ALRM", 14),
-    ("TERM", 15),
-    ("STKFLT", 16),
-    ("CHLD", 17),
-    ("CONT", 18),
-    ("STOP", 19),
-    ("TSTP", 20),
-    ("TTIN", 21),
-    ("TTOU", 22),
-    ("URG", 23),
-    ("XCPU", 24),
-    ("XFSZ", 25),
-    ("VTALRM", 26),
-    ("PROF", 27),
-    ("WINCH", 28),
-    ("IO", 29),
-    ("POLL", 29),
-    ("PWR", 30),
-    ("SYS", 31),
-];
-
-/// A signal number or name (`10`, `USR1`, `SIGUSR1`, any case).
-fn signal_number(s: &str) -> Option<u32> {
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s.parse::<u32>().ok().filter(|n| (1..=64).contains(n));
-    }
-    let upper = s.to_ascii_uppercase();
-    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
-    NAMES.iter().find(|(n, _)| *n == name).map(|&(_, num)| num)
-}
-
 /// Parses `--signal`; `None` for an empty spec (no signal).
 pub fn parse(spec: &str) -> Result<Option<JobSignal>, SignalSpecError> {
     if spec.is_empty() {
@@ -120,9 +73,10 @@ pub fn parse(spec: &str) -> Result<Option<JobSignal>, SignalSpecError> {
         Some((sig, time)) => (sig, Some(time)),
         None => (rest, None),
     };
-    let signal = signal_number(sig).ok_or_else(|| SignalSpecError::Signal {
-        name: sig.to_string(),
-    })?;
+    let signal =
+        slurm_common::signal::parse_signal(sig).ok_or_else(|| SignalSpecError::Signal {
+            name: sig.to_string(),
+        })?;
     let secs_before = match time {
         None => DEFAULT_SIG_TIME_SECS,
         Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
