@@ -226,6 +226,50 @@ pub fn env_map(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The value of `key=` in `scontrol show` output (the first word that
+/// starts with it), `None` when absent.
+pub fn show_field<'a>(shown: &'a str, key: &str) -> Option<&'a str> {
+    let prefix = format!("{key}=");
+    shown
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(prefix.as_str()))
+}
+
+/// The value of `key=` in `scontrol show` output; panics (a test failure)
+/// naming the key when it is absent.
+pub fn require_field(shown: &str, key: &str) -> String {
+    show_field(shown, key)
+        .unwrap_or_else(|| panic!("no {key} in {shown}"))
+        .to_string()
+}
+
+/// A date as Slurm's commands print it: `2026-11-21T07:01:01`.
+pub fn is_slurm_date(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() == 19
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| [4, 7, 10, 13, 16].contains(&i) || c.is_ascii_digit())
+}
+
+/// The values of every `"key": <number>` member of JSON text, in order
+/// (`None` for one that is not a plain unsigned number).
+pub fn json_numbers<T: std::str::FromStr>(json: &str, key: &str) -> Vec<Option<T>> {
+    let member = format!("\"{key}\":");
+    json.match_indices(&member)
+        .map(|(at, _)| {
+            let rest = json[at + member.len()..].trim_start();
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

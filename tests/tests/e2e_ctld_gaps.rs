@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::golden::require_field;
 use slurm_testkit::local_cluster::job_states;
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
@@ -38,21 +39,12 @@ fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
     text(&o.stdout)
 }
 
-/// `Key=value` of `scontrol show job`.
-fn field(show: &str, key: &str) -> String {
-    let prefix = format!("{key}=");
-    show.split_whitespace()
-        .find_map(|w| w.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {key} in {show}"))
-        .to_string()
-}
-
 fn unix_now() -> i64 {
     slurm_common::auth::unix_now()
 }
 
 fn time_of(show: &str, key: &str) -> i64 {
-    slurm_common::time::parse_timestamp(&field(show, key), unix_now())
+    slurm_common::time::parse_timestamp(&require_field(show, key), unix_now())
         .unwrap_or_else(|e| panic!("{key}: {e}\n{show}"))
 }
 
@@ -77,7 +69,7 @@ fn a_job_waiting_for_its_begin_time_shows_it_as_start_time() {
     assert_eq!(time_of(&show, "EligibleTime"), start, "{show}");
     assert_eq!(time_of(&show, "EndTime"), start + 30 * 60, "{show}");
     // squeue shows the same time, in the same words.
-    let shown = field(&show, "StartTime");
+    let shown = require_field(&show, "StartTime");
     let s = run(&c, "squeue", &["-h", "-j", &id.to_string(), "-o", "%S %r"]);
     assert_eq!(s, format!("{shown} BeginTime\n"));
     let s = run(&c, "squeue", &["--start", "-h", "-j", &id.to_string()]);
@@ -92,8 +84,8 @@ fn a_job_waiting_for_its_begin_time_shows_it_as_start_time() {
         show.contains("JobState=PENDING Reason=JobHeldUser"),
         "{show}"
     );
-    assert_eq!(field(&show, "StartTime"), "Unknown", "{show}");
-    assert_eq!(field(&show, "EndTime"), "Unknown", "{show}");
+    assert_eq!(require_field(&show, "StartTime"), "Unknown", "{show}");
+    assert_eq!(require_field(&show, "EndTime"), "Unknown", "{show}");
     let s = run(&c, "squeue", &["-h", "-j", &held.to_string(), "-o", "%S"]);
     assert_eq!(s, "N/A\n");
 }
@@ -160,7 +152,7 @@ fn a_completing_job_is_requeued_and_waits_its_delay_from_the_end_of_its_cleanup(
     let back_at = unix_now();
     let show = show_job(&c, id);
     assert!(show.contains("JobState=PENDING Reason=BeginTime"), "{show}");
-    assert_eq!(field(&show, "Restarts"), "1", "{show}");
+    assert_eq!(require_field(&show, "Restarts"), "1", "{show}");
     let eligible = time_of(&show, "EligibleTime");
     assert!(
         (back_at - 5 + REQUEUE_DELAY_SECS..=back_at + REQUEUE_DELAY_SECS).contains(&eligible),

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::golden::require_field;
 use slurm_testkit::local_cluster::job_states;
 use slurm_testkit::LocalCluster;
 
@@ -26,15 +27,6 @@ fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
     let o = c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"));
     assert!(o.status.success(), "{cmd} {args:?}: {o:?}");
     text(&o)
-}
-
-/// `Key=value` of `scontrol show job`.
-fn field(show: &str, key: &str) -> String {
-    let prefix = format!("{key}=");
-    show.split_whitespace()
-        .find_map(|w| w.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {key} in {show}"))
-        .to_string()
 }
 
 fn unix_now() -> i64 {
@@ -64,9 +56,10 @@ fn a_requeued_running_job_frees_its_node_and_waits_its_begin_time() {
     wait_back_in_queue(&mut c, id);
     let show = run(&c, "scontrol", &["show", "job", &id.to_string()]);
     assert!(show.contains("JobState=PENDING Reason=BeginTime"), "{show}");
-    assert_eq!(field(&show, "Restarts"), "1", "{show}");
-    let eligible = slurm_common::time::parse_timestamp(&field(&show, "EligibleTime"), unix_now())
-        .unwrap_or_else(|e| panic!("EligibleTime: {e}\n{show}"));
+    assert_eq!(require_field(&show, "Restarts"), "1", "{show}");
+    let eligible =
+        slurm_common::time::parse_timestamp(&require_field(&show, "EligibleTime"), unix_now())
+            .unwrap_or_else(|e| panic!("EligibleTime: {e}\n{show}"));
     let delay = eligible - requeued_at;
     assert!(
         (119..=125).contains(&delay),
@@ -104,8 +97,9 @@ fn a_finished_job_releases_its_node_through_the_epilog_and_requeues_with_a_delay
     wait_back_in_queue(&mut c, id);
     let show = run(&c, "scontrol", &["show", "job", &id.to_string()]);
     assert!(show.contains("JobState=PENDING Reason=BeginTime"), "{show}");
-    let eligible = slurm_common::time::parse_timestamp(&field(&show, "EligibleTime"), unix_now())
-        .unwrap_or_else(|e| panic!("EligibleTime: {e}\n{show}"));
+    let eligible =
+        slurm_common::time::parse_timestamp(&require_field(&show, "EligibleTime"), unix_now())
+            .unwrap_or_else(|e| panic!("EligibleTime: {e}\n{show}"));
     assert!(
         (119..=125).contains(&(eligible - requeued_at)),
         "eligible {} s after the requeue\n{show}",

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use slurm_proto::v1::JobState;
 use slurm_testkit::cluster_dir::ClusterSpec;
+use slurm_testkit::golden::{is_slurm_date, json_numbers, show_field};
 use slurm_testkit::{wait_until, LocalCluster};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -41,40 +42,6 @@ fn run_ok(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
 
 fn show(c: &LocalCluster, what: &str, name: &str) -> String {
     run_ok(c, "scontrol", &["show", what, name])
-}
-
-/// The value of `key=` in `scontrol show` output.
-fn field<'a>(shown: &'a str, key: &str) -> Option<&'a str> {
-    let prefix = format!("{key}=");
-    shown
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix(prefix.as_str()))
-}
-
-/// `2026-11-21T07:01:01`.
-fn is_date(v: &str) -> bool {
-    let b = v.as_bytes();
-    b.len() == 19
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[13] == b':'
-        && b[16] == b':'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| [4, 7, 10, 13, 16].contains(&i) || c.is_ascii_digit())
-}
-
-/// The values of every `"key": <number>` member of JSON text, in order.
-fn json_numbers(json: &str, key: &str) -> Vec<Option<i64>> {
-    let member = format!("\"{key}\":");
-    json.match_indices(&member)
-        .map(|(at, _)| {
-            let rest = json[at + member.len()..].trim_start();
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse().ok()
-        })
-        .collect()
 }
 
 /// The kernel's boot time, as slurmd reads it (`btime` in /proc/stat).
@@ -116,8 +83,8 @@ fn wait_times(c: &LocalCluster, node: &str) -> String {
         WAIT,
         || {
             let shown = show(c, "node", node);
-            let ok = field(&shown, "BootTime").is_some_and(is_date)
-                && field(&shown, "SlurmdStartTime").is_some_and(is_date);
+            let ok = show_field(&shown, "BootTime").is_some_and(is_slurm_date)
+                && show_field(&shown, "SlurmdStartTime").is_some_and(is_slurm_date);
             ok.then_some(shown)
         },
     )
@@ -131,8 +98,8 @@ fn node_times_gres_displays_and_requeue_priority() {
 
     // ---- BootTime and SlurmdStartTime.
     let n1 = wait_times(&c, "n1");
-    let boot = field(&n1, "BootTime").unwrap_or_default().to_string();
-    let slurmd = field(&n1, "SlurmdStartTime")
+    let boot = show_field(&n1, "BootTime").unwrap_or_default().to_string();
+    let slurmd = show_field(&n1, "SlurmdStartTime")
         .unwrap_or_default()
         .to_string();
     // The host booted before its slurmd started (same format: the text
@@ -140,12 +107,12 @@ fn node_times_gres_displays_and_requeue_priority() {
     assert!(boot < slurmd, "{n1}");
     // Never registered: no times.
     let g1 = show(&c, "node", "g1");
-    assert_eq!(field(&g1, "BootTime"), Some("None"), "{g1}");
-    assert_eq!(field(&g1, "SlurmdStartTime"), Some("None"), "{g1}");
+    assert_eq!(show_field(&g1, "BootTime"), Some("None"), "{g1}");
+    assert_eq!(show_field(&g1, "SlurmdStartTime"), Some("None"), "{g1}");
     // As numbers: the kernel's boot time, and a start during this test.
     let json = run_ok(&c, "sinfo", &["--json"]);
-    let boots = json_numbers(&json, "boot_time");
-    let starts = json_numbers(&json, "slurmd_start_time");
+    let boots = json_numbers::<i64>(&json, "boot_time");
+    let starts = json_numbers::<i64>(&json, "slurmd_start_time");
     assert_eq!(boots.len(), 3, "{json}");
     let btime = host_boot_time();
     assert_eq!(
@@ -174,7 +141,7 @@ fn node_times_gres_displays_and_requeue_priority() {
         "{long}"
     );
     let job = show(&c, "job", &id);
-    assert_eq!(field(&job, "TresPerNode"), Some("gres:gpu:1"), "{job}");
+    assert_eq!(show_field(&job, "TresPerNode"), Some("gres:gpu:1"), "{job}");
     assert!(
         job.contains("\n   Power=\n   TresPerNode=gres:gpu:1\n"),
         "{job}"
@@ -200,25 +167,31 @@ fn node_times_gres_displays_and_requeue_priority() {
     c.wait_job_state(plain, JobState::Running, WAIT)
         .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs()));
     let before = show(&c, "job", &plain.to_string());
-    let priority = field(&before, "Priority").unwrap_or_default().to_string();
-    let submitted = field(&before, "SubmitTime").unwrap_or_default().to_string();
+    let priority = show_field(&before, "Priority")
+        .unwrap_or_default()
+        .to_string();
+    let submitted = show_field(&before, "SubmitTime")
+        .unwrap_or_default()
+        .to_string();
     run_ok(&c, "scontrol", &["requeue", &plain.to_string()]);
     // Back in the queue once its node cleaned up: submitted anew then.
     let after = wait_until("the requeued job to be submitted anew", WAIT, || {
         let shown = show(&c, "job", &plain.to_string());
-        field(&shown, "SubmitTime")
-            .is_some_and(|t| is_date(t) && t > submitted.as_str())
+        show_field(&shown, "SubmitTime")
+            .is_some_and(|t| is_slurm_date(t) && t > submitted.as_str())
             .then_some(shown)
     })
     .unwrap_or_else(|e| panic!("{e}\n{before}\n{}", show(&c, "job", &plain.to_string())));
-    assert_eq!(field(&after, "JobState"), Some("PENDING"), "{after}");
-    assert_eq!(field(&after, "Restarts"), Some("1"), "{after}");
+    assert_eq!(show_field(&after, "JobState"), Some("PENDING"), "{after}");
+    assert_eq!(show_field(&after, "Restarts"), Some("1"), "{after}");
     assert_eq!(
-        field(&after, "Priority"),
+        show_field(&after, "Priority"),
         Some(priority.as_str()),
         "{after}"
     );
-    let resubmitted = field(&after, "SubmitTime").unwrap_or_default().to_string();
+    let resubmitted = show_field(&after, "SubmitTime")
+        .unwrap_or_default()
+        .to_string();
     let later = c.sbatch(&["--wrap", "true"]).expect("sbatch");
     let rows = run_ok(
         &c,
@@ -241,9 +214,13 @@ fn node_times_gres_displays_and_requeue_priority() {
     // ---- The times come back after a controller restart (first pings).
     c.restart_controller().expect("restart slurmctld");
     let again = wait_times(&c, "n1");
-    assert_eq!(field(&again, "BootTime"), Some(boot.as_str()), "{again}");
     assert_eq!(
-        field(&again, "SlurmdStartTime"),
+        show_field(&again, "BootTime"),
+        Some(boot.as_str()),
+        "{again}"
+    );
+    assert_eq!(
+        show_field(&again, "SlurmdStartTime"),
         Some(slurmd.as_str()),
         "{again}"
     );

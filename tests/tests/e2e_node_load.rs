@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use slurm_proto::v1::JobState;
 use slurm_testkit::cluster_dir::ClusterSpec;
+use slurm_testkit::golden::{is_slurm_date, json_numbers, show_field};
 use slurm_testkit::{wait_until, LocalCluster};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -28,14 +29,6 @@ fn show(c: &LocalCluster, what: &str, name: &str) -> String {
     text(&o)
 }
 
-/// The value of `key=` in `scontrol show` output.
-fn field<'a>(shown: &'a str, key: &str) -> Option<&'a str> {
-    let prefix = format!("{key}=");
-    shown
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix(prefix.as_str()))
-}
-
 /// `2.26`: digits, a dot, two digits.
 fn is_load(v: &str) -> bool {
     v.split_once('.').is_some_and(|(whole, frac)| {
@@ -52,33 +45,6 @@ fn is_number(v: &str) -> bool {
     !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// `2026-11-21T07:01:01`.
-fn is_date(v: &str) -> bool {
-    let b = v.as_bytes();
-    b.len() == 19
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[13] == b':'
-        && b[16] == b':'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| [4, 7, 10, 13, 16].contains(&i) || c.is_ascii_digit())
-}
-
-/// The values of every `"key": <number>` member of JSON text, in order
-/// (`None` for one that is not a plain number).
-fn json_numbers(json: &str, key: &str) -> Vec<Option<u64>> {
-    let member = format!("\"{key}\":");
-    json.match_indices(&member)
-        .map(|(at, _)| {
-            let rest = json[at + member.len()..].trim_start();
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse().ok()
-        })
-        .collect()
-}
-
 /// Waits until `scontrol show node` shows numbers for CPULoad and FreeMem
 /// and a date for LastBusyTime; returns what it showed.
 fn wait_live_figures(c: &LocalCluster, node: &str) -> String {
@@ -87,9 +53,9 @@ fn wait_live_figures(c: &LocalCluster, node: &str) -> String {
         WAIT,
         || {
             let shown = show(c, "node", node);
-            let ok = field(&shown, "CPULoad").is_some_and(is_load)
-                && field(&shown, "FreeMem").is_some_and(is_number)
-                && field(&shown, "LastBusyTime").is_some_and(is_date);
+            let ok = show_field(&shown, "CPULoad").is_some_and(is_load)
+                && show_field(&shown, "FreeMem").is_some_and(is_number)
+                && show_field(&shown, "LastBusyTime").is_some_and(is_slurm_date);
             ok.then_some(shown)
         },
     )
@@ -110,10 +76,10 @@ fn nodes_show_their_load_free_memory_and_last_busy_time() {
     wait_live_figures(&c, "n2");
     // Idle since it registered: busy until then, which is no earlier than
     // its slurmd's start (ISO dates compare as text).
-    let busy = field(&n1, "LastBusyTime").expect("LastBusyTime");
-    let started = field(&n1, "SlurmdStartTime").expect("SlurmdStartTime");
-    assert!(is_date(started) && busy >= started, "{n1}");
-    let free: u64 = field(&n1, "FreeMem")
+    let busy = show_field(&n1, "LastBusyTime").expect("LastBusyTime");
+    let started = show_field(&n1, "SlurmdStartTime").expect("SlurmdStartTime");
+    assert!(is_slurm_date(started) && busy >= started, "{n1}");
+    let free: u64 = show_field(&n1, "FreeMem")
         .and_then(|v| v.parse().ok())
         .expect("FreeMem");
     assert!(free > 0, "{n1}");
@@ -141,7 +107,7 @@ fn nodes_show_their_load_free_memory_and_last_busy_time() {
         ("free_memory", true),
         ("last_busy", true),
     ] {
-        let values = json_numbers(&json, key);
+        let values = json_numbers::<u64>(&json, key);
         assert_eq!(values.len(), 2, "{key} in {json}");
         assert!(
             values.iter().all(|v| v.is_some_and(|v| v > 0 || !positive)),
@@ -151,24 +117,24 @@ fn nodes_show_their_load_free_memory_and_last_busy_time() {
 
     // A job on n1: the node was busy until the job's end (its cleanup
     // done), n2 stays as it was.
-    let n2_before = field(&show(&c, "node", "n2"), "LastBusyTime").map(str::to_string);
+    let n2_before = show_field(&show(&c, "node", "n2"), "LastBusyTime").map(str::to_string);
     let id = c
         .sbatch(&["-w", "n1", "--wrap", "sleep 2"])
         .expect("sbatch");
     let state = c.wait_job_finished(id, WAIT).expect("job ends");
     assert_eq!(state, JobState::Completed);
     let job = show(&c, "job", &id.to_string());
-    let end = field(&job, "EndTime").expect("EndTime").to_string();
-    assert!(is_date(&end), "{job}");
+    let end = show_field(&job, "EndTime").expect("EndTime").to_string();
+    assert!(is_slurm_date(&end), "{job}");
     wait_until("n1's LastBusyTime to reach the job's end", WAIT, || {
         let shown = show(&c, "node", "n1");
-        field(&shown, "LastBusyTime")
-            .is_some_and(|t| is_date(t) && t >= end.as_str())
+        show_field(&shown, "LastBusyTime")
+            .is_some_and(|t| is_slurm_date(t) && t >= end.as_str())
             .then_some(())
     })
     .unwrap_or_else(|e| panic!("{e}\n{job}\n{}\n{}", show(&c, "node", "n1"), c.logs()));
     assert_eq!(
-        field(&show(&c, "node", "n2"), "LastBusyTime").map(str::to_string),
+        show_field(&show(&c, "node", "n2"), "LastBusyTime").map(str::to_string),
         n2_before
     );
 
@@ -176,9 +142,9 @@ fn nodes_show_their_load_free_memory_and_last_busy_time() {
     // its first ping round, which goes out as soon as it is in control.
     // LastBusyTime is state and comes back with it; that it did not move
     // also shows that no node registered again (which would have set it).
-    let busy = field(&show(&c, "node", "n1"), "LastBusyTime").map(str::to_string);
+    let busy = show_field(&show(&c, "node", "n1"), "LastBusyTime").map(str::to_string);
     c.restart_controller().expect("restart slurmctld");
     let again = wait_live_figures(&c, "n1");
-    assert_eq!(field(&again, "LastBusyTime").map(str::to_string), busy);
+    assert_eq!(show_field(&again, "LastBusyTime").map(str::to_string), busy);
     c.stop().expect("stop");
 }

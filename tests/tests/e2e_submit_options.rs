@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::golden::require_field;
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(30);
@@ -60,15 +61,6 @@ fn refused(c: &LocalCluster, args: &[&str]) -> (i32, String) {
 
 fn show_job(c: &LocalCluster, id: u32) -> String {
     run(c, "scontrol", &["show", "job", &id.to_string()])
-}
-
-/// `Key=value` of `scontrol show job`.
-fn field(show: &str, key: &str) -> String {
-    let prefix = format!("{key}=");
-    show.split_whitespace()
-        .find_map(|w| w.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {key} in {show}"))
-        .to_string()
 }
 
 /// squeue's `fmt` column for job `id` (every state).
@@ -131,7 +123,7 @@ fn licenses_are_counted_and_unknown_ones_refused() {
     .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
     assert_eq!(c.job_state(second), Some(JobState::Pending));
     assert_eq!(squeue(&c, first, "%W"), "lic:1");
-    assert_eq!(field(&show_job(&c, second), "Licenses"), "lic:1");
+    assert_eq!(require_field(&show_job(&c, second), "Licenses"), "lic:1");
     assert_eq!(
         run(&c, "scontrol", &["show", "licenses"]),
         "LicenseName=foo\n    Total=4 Used=0 Free=4 Reserved=0 Remote=no\n\
@@ -174,8 +166,8 @@ fn reservations_and_tmp_disk() {
     let dir = submit_dir(&c);
     let id = sbatch(&c, &dir, &["-p", "tmpdisk", "--tmp=100", "--wrap", "true"]);
     let show = show_job(&c, id);
-    assert_eq!(field(&show, "MinTmpDiskNode"), "100M", "{show}");
-    assert_eq!(field(&show, "JobState"), "PENDING");
+    assert_eq!(require_field(&show, "MinTmpDiskNode"), "100M", "{show}");
+    assert_eq!(require_field(&show, "JobState"), "PENDING");
     cancel(&c, id);
     for args in [
         &["--tmp=1G", "--wrap", "true"][..],
@@ -215,7 +207,7 @@ fn a_pending_job_past_its_deadline_ends_deadline() {
         &["-t", "1", "--deadline=now+65", "--wrap", "true"],
     );
     let show = show_job(&c, id);
-    let deadline = field(&show, "Deadline");
+    let deadline = require_field(&show, "Deadline");
     assert_ne!(deadline, "N/A", "{show}");
     assert!(
         slurm_common::time::parse_timestamp(&deadline, slurm_common::auth::unix_now()).is_ok(),
@@ -227,7 +219,7 @@ fn a_pending_job_past_its_deadline_ends_deadline() {
     assert_eq!(state, JobState::Deadline);
     assert_eq!(squeue(&c, id, "%t %r"), "DL DeadLine");
     let show = show_job(&c, id);
-    assert_eq!(field(&show, "JobState"), "DEADLINE", "{show}");
-    assert_eq!(field(&show, "Reason"), "DeadLine", "{show}");
+    assert_eq!(require_field(&show, "JobState"), "DEADLINE", "{show}");
+    assert_eq!(require_field(&show, "Reason"), "DeadLine", "{show}");
     cancel(&c, hog);
 }
