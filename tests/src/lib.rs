@@ -20,6 +20,7 @@ pub mod local_cluster;
 pub mod netns;
 pub mod ports;
 pub mod process;
+pub mod scripts;
 pub mod wait;
 
 pub use bins::{bin_dir, bin_path};

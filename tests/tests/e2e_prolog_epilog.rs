@@ -10,59 +10,24 @@
 //! The programs record what they were told in a file the test reads; every
 //! wait polls with a deadline.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::scripts::ScriptDir;
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
 const WAIT: Duration = Duration::from_secs(60);
 
-/// Scripts and the file they write, outside the cluster's directory.
-struct Scripts {
-    dir: tempfile::TempDir,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("prolog-epilog-")
-            .tempdir()
-            .expect("tempdir");
-        Self { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// The file every script and job appends its line to.
-    fn record(&self) -> PathBuf {
-        self.path("record")
-    }
-
-    /// A script that appends "$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID
-    /// $SLURMD_NODENAME" (prefixed by `tag` when given) to the record and
-    /// exits `exit`.
-    fn write(&self, name: &str, tag: &str, exit: i32) -> PathBuf {
-        let path = self.path(name);
-        let body = format!(
-            "#!/bin/sh\necho \"{tag}$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME\" >> {}\nexit {exit}\n",
-            self.record().display()
-        );
-        std::fs::write(&path, body).expect("write script");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        path
-    }
-
-    fn lines(&self) -> Vec<String> {
-        std::fs::read_to_string(self.record())
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
+/// A script that appends "$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID
+/// $SLURMD_NODENAME" (prefixed by `tag` when given) to the record and
+/// exits `exit`.
+fn write(s: &ScriptDir, name: &str, tag: &str, exit: i32) -> PathBuf {
+    let body = format!(
+        "#!/bin/sh\necho \"{tag}$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME\" >> {}\nexit {exit}\n",
+        s.record().display()
+    );
+    s.executable(name, &body)
 }
 
 fn cluster(extra: Vec<String>) -> LocalCluster {
@@ -90,14 +55,14 @@ fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
 }
 
 /// A job on `node` that appends "job $SLURM_JOB_ID" to the record.
-fn submit(c: &LocalCluster, s: &Scripts, node: &str) -> u32 {
+fn submit(c: &LocalCluster, s: &ScriptDir, node: &str) -> u32 {
     let wrap = format!("echo \"job $SLURM_JOB_ID\" >> {}", s.record().display());
     c.sbatch(&["-w", node, "-t", "5", "--wrap", &wrap])
         .unwrap_or_else(|e| panic!("sbatch: {e:#}"))
 }
 
 /// Waits until the record holds `want` lines; returns them.
-fn wait_lines(c: &LocalCluster, s: &Scripts, want: usize) -> Vec<String> {
+fn wait_lines(c: &LocalCluster, s: &ScriptDir, want: usize) -> Vec<String> {
     wait_until(&format!("{want} lines in the record"), WAIT, || {
         let l = s.lines();
         (l.len() >= want).then_some(l)
@@ -120,9 +85,9 @@ fn conf_line(key: &str, path: &Path) -> String {
 
 #[test]
 fn prolog_and_epilog_run_around_a_job_and_a_reconfigured_prolog_applies_next() {
-    let s = Scripts::new();
-    let prolog = s.write("prolog.sh", "", 0);
-    let epilog = s.write("epilog.sh", "", 0);
+    let s = ScriptDir::new("prolog-epilog-");
+    let prolog = write(&s, "prolog.sh", "", 0);
+    let epilog = write(&s, "epilog.sh", "", 0);
     let mut c = cluster(vec![
         conf_line("Prolog", &prolog),
         conf_line("Epilog", &epilog),
@@ -152,7 +117,7 @@ fn prolog_and_epilog_run_around_a_job_and_a_reconfigured_prolog_applies_next() {
 
     // Another Prolog in slurm.conf, then reconfigure: slurmd takes it
     // without a restart and the next job runs it.
-    let newer = s.write("prolog2.sh", "new ", 0);
+    let newer = write(&s, "prolog2.sh", "new ", 0);
     let conf = c.conf_path();
     let text_before = std::fs::read_to_string(&conf).expect("read slurm.conf");
     let old_line = conf_line("Prolog", &prolog);
@@ -200,8 +165,8 @@ fn prolog_and_epilog_run_around_a_job_and_a_reconfigured_prolog_applies_next() {
 
 #[test]
 fn a_failing_epilog_drains_the_node() {
-    let s = Scripts::new();
-    let epilog = s.write("epilog.sh", "", 3);
+    let s = ScriptDir::new("prolog-epilog-");
+    let epilog = write(&s, "epilog.sh", "", 3);
     let c = cluster(vec![conf_line("Epilog", &epilog)]);
     let id = submit(&c, &s, "n1");
     let shown = wait_node(&c, "n1", &["Reason=Epilog error"]);
@@ -221,9 +186,9 @@ fn a_failing_epilog_drains_the_node() {
 
 #[test]
 fn a_failing_prolog_drains_the_node_and_holds_the_job() {
-    let s = Scripts::new();
-    let prolog = s.write("prolog.sh", "", 1);
-    let epilog = s.write("epilog.sh", "", 0);
+    let s = ScriptDir::new("prolog-epilog-");
+    let prolog = write(&s, "prolog.sh", "", 1);
+    let epilog = write(&s, "epilog.sh", "", 0);
     let c = cluster(vec![
         conf_line("Prolog", &prolog),
         conf_line("Epilog", &epilog),

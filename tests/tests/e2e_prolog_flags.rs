@@ -9,62 +9,27 @@
 //! The programs record what they were told in a file the test reads; every
 //! wait polls with a deadline.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::scripts::ScriptDir;
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
 const WAIT: Duration = Duration::from_secs(90);
 
-/// Scripts and the file they write, outside the cluster's directory.
-struct Scripts {
-    dir: tempfile::TempDir,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("prolog-flags-")
-            .tempdir()
-            .expect("tempdir");
-        Self { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// The file every script and job appends its line to.
-    fn record(&self) -> PathBuf {
-        self.path("record")
-    }
-
-    /// A Prolog that appends "start $SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID
-    /// $SLURMD_NODENAME", runs `body`, appends the same line with "end",
-    /// and exits with `body`'s status.
-    fn prolog(&self, body: &str) -> PathBuf {
-        let path = self.path("prolog.sh");
-        let line = "$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME";
-        let record = self.record();
-        let record = record.display();
-        let text = format!(
-            "#!/bin/sh\necho \"start {line}\" >> {record}\n{body}\nrc=$?\n\
-             echo \"end {line}\" >> {record}\nexit $rc\n"
-        );
-        std::fs::write(&path, text).expect("write script");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        path
-    }
-
-    fn lines(&self) -> Vec<String> {
-        std::fs::read_to_string(self.record())
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
+/// A Prolog that appends "start $SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID
+/// $SLURMD_NODENAME", runs `body`, appends the same line with "end",
+/// and exits with `body`'s status.
+fn prolog(s: &ScriptDir, body: &str) -> PathBuf {
+    let line = "$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURMD_NODENAME";
+    let record = s.record();
+    let record = record.display();
+    let text = format!(
+        "#!/bin/sh\necho \"start {line}\" >> {record}\n{body}\nrc=$?\n\
+         echo \"end {line}\" >> {record}\nexit $rc\n"
+    );
+    s.executable("prolog.sh", &text)
 }
 
 fn cluster(nodes: usize, extra: Vec<String>) -> LocalCluster {
@@ -93,7 +58,7 @@ fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
 
 /// A job on `nodes` (one task per node) that appends "job $SLURM_JOB_ID
 /// $SLURMD_NODENAME" to the record.
-fn submit(c: &LocalCluster, s: &Scripts, nodes: &str, count: &str) -> u32 {
+fn submit(c: &LocalCluster, s: &ScriptDir, nodes: &str, count: &str) -> u32 {
     let wrap = format!(
         "echo \"job $SLURM_JOB_ID $SLURMD_NODENAME\" >> {}",
         s.record().display()
@@ -103,7 +68,7 @@ fn submit(c: &LocalCluster, s: &Scripts, nodes: &str, count: &str) -> u32 {
 }
 
 /// Waits until the record holds `want` lines; returns them.
-fn wait_lines(c: &LocalCluster, s: &Scripts, want: usize) -> Vec<String> {
+fn wait_lines(c: &LocalCluster, s: &ScriptDir, want: usize) -> Vec<String> {
     wait_until(&format!("{want} lines in the record"), WAIT, || {
         let l = s.lines();
         (l.len() >= want).then_some(l)
@@ -123,8 +88,8 @@ fn finished(c: &mut LocalCluster, id: u32) -> JobState {
 /// Restarts=1). The job is RUNNING while its Prolog runs.
 #[test]
 fn a_slow_prolog_does_not_hold_up_the_launch() {
-    let s = Scripts::new();
-    let prolog = s.prolog("sleep 6");
+    let s = ScriptDir::new("prolog-flags-");
+    let prolog = prolog(&s, "sleep 6");
     let mut c = cluster(
         2,
         vec![
@@ -157,8 +122,8 @@ fn a_slow_prolog_does_not_hold_up_the_launch() {
 /// each, and the batch script starts after its node's Prolog.
 #[test]
 fn prolog_flags_alloc_runs_the_prolog_on_every_node() {
-    let s = Scripts::new();
-    let prolog = s.prolog("true");
+    let s = ScriptDir::new("prolog-flags-");
+    let prolog = prolog(&s, "true");
     let mut c = cluster(
         2,
         vec![
@@ -194,8 +159,8 @@ fn prolog_flags_alloc_runs_the_prolog_on_every_node() {
 /// and the job goes back to the queue held, shown as Slurm shows it.
 #[test]
 fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
-    let s = Scripts::new();
-    let prolog = s.prolog("[ \"$SLURMD_NODENAME\" != n2 ]");
+    let s = ScriptDir::new("prolog-flags-");
+    let prolog = prolog(&s, "[ \"$SLURMD_NODENAME\" != n2 ]");
     let c = cluster(
         2,
         vec![
@@ -244,8 +209,8 @@ fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
 /// ended, though its job was launched while the first ran).
 #[test]
 fn prolog_flags_serial_runs_one_prolog_at_a_time() {
-    let s = Scripts::new();
-    let prolog = s.prolog("sleep 3");
+    let s = ScriptDir::new("prolog-flags-");
+    let prolog = prolog(&s, "sleep 3");
     let mut c = cluster(
         1,
         vec![
