@@ -171,6 +171,27 @@ fn known(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
+/// The [`JobFacts`] of a request that names the job's user, partition,
+/// nodes, account, working directory and constraints with the same field
+/// names (LaunchBatch and LaunchProlog are two messages with one shape).
+macro_rules! facts_of_request {
+    ($req:expr) => {{
+        let req = $req;
+        JobFacts {
+            job_id: req.job_id,
+            uid: Some(req.user_id),
+            gid: Some(req.group_id),
+            user: known(&req.user_name),
+            partition: known(&req.partition),
+            nodes: known(&req.nodes),
+            account: known(&req.account),
+            work_dir: known(&req.work_dir),
+            constraints: known(&req.constraint),
+            exit: None,
+        }
+    }};
+}
+
 impl JobFacts {
     /// Only the id.
     pub fn new(job_id: u32) -> Self {
@@ -182,34 +203,13 @@ impl JobFacts {
 
     /// What a launch request says.
     pub fn from_launch(req: &LaunchBatchRequest) -> Self {
-        Self {
-            job_id: req.job_id,
-            uid: Some(req.user_id),
-            gid: Some(req.group_id),
-            user: known(&req.user_name),
-            partition: known(&req.partition),
-            nodes: known(&req.nodes),
-            account: known(&req.account),
-            work_dir: known(&req.work_dir),
-            constraints: known(&req.constraint),
-            exit: None,
-        }
+        facts_of_request!(req)
     }
 
-    /// What a Prolog launch (PrologFlags=Alloc) says.
+    /// What a Prolog launch (PrologFlags=Alloc) says: the same facts as a
+    /// launch, in a message of its own.
     pub fn from_prolog(req: &LaunchPrologRequest) -> Self {
-        Self {
-            job_id: req.job_id,
-            uid: Some(req.user_id),
-            gid: Some(req.group_id),
-            user: known(&req.user_name),
-            partition: known(&req.partition),
-            nodes: known(&req.nodes),
-            account: known(&req.account),
-            work_dir: known(&req.work_dir),
-            constraints: known(&req.constraint),
-            exit: None,
-        }
+        facts_of_request!(req)
     }
 
     /// What a terminate request says.
