@@ -472,8 +472,10 @@ impl Agent {
     ) {
         let result = async {
             let dir = self.inner.state_dir.clone();
+            // An array task's files are its array's, recorded under its id.
+            let owner = request.array.as_ref().map_or(job_id, |a| a.array_job_id);
             let (script, environment) =
-                tokio::task::spawn_blocking(move || scripts::read(&dir, job_id, files))
+                tokio::task::spawn_blocking(move || scripts::read(&dir, owner, files))
                     .await
                     .map_err(|e| format!("script reader failed: {e}"))?
                     .map_err(|e| format!("cannot read the job script: {e}"))?;

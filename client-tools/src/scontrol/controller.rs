@@ -84,11 +84,11 @@ fn refuse(lines: &[&str]) -> CtlError {
 }
 
 /// Job ids for `hold`, `release`, `requeue`: words with comma-separated
-/// ids (`8`, `8,9`, `10_2`).
+/// ids (`8`, `8,9`, `10_2`, `10_[1,3-4]`).
 pub fn parse_job_list(args: &[String]) -> Result<v1::JobFilter, CtlError> {
     let mut filter = v1::JobFilter::default();
     for word in args {
-        for id in word.split(',').filter(|s| !s.is_empty()) {
+        for id in split_outside_brackets(word).filter(|s| !s.is_empty()) {
             match parse_job_ref(id) {
                 Some(JobRef::Job(job)) => filter.job_ids.push(job),
                 Some(JobRef::ArrayTasks { job, tasks }) => {
@@ -105,6 +105,19 @@ pub fn parse_job_list(args: &[String]) -> Result<v1::JobFilter, CtlError> {
         return Err(refuse(&["Invalid job id specified"]));
     }
     Ok(filter)
+}
+
+/// `word` split at the commas that are not inside `[...]`.
+fn split_outside_brackets(word: &str) -> impl Iterator<Item = &str> {
+    let mut depth = 0i32;
+    word.split(move |c: char| {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ => {}
+        }
+        c == ',' && depth <= 0
+    })
 }
 
 fn time_limit(t: TimeLimit) -> v1::TimeLimit {
@@ -728,6 +741,10 @@ mod tests {
         let f = parse_job_list(&words("8,9 10_2")).unwrap();
         assert_eq!(f.job_ids, vec![8, 9]);
         assert_eq!(f.array_tasks[0].array_job_id, 10);
+        // Commas inside brackets belong to the task list.
+        let f = parse_job_list(&words("10_[1,3-4],11")).unwrap();
+        assert_eq!(f.job_ids, vec![11]);
+        assert_eq!(f.array_tasks[0].task_spec, "[1,3-4]");
         assert_eq!(
             parse_job_list(&words("abc")).unwrap_err().to_string(),
             "Invalid job id specified"

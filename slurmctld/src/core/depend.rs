@@ -13,14 +13,15 @@
 //!   passed since), `afterany` (it ended in any state), `afterok` (it
 //!   COMPLETED), `afternotok` (it ended any other way), `afterburstbuffer`
 //!   (as `afterany`: there are no burst buffers), `aftercorr` (as `afterok`:
-//!   a job that is not an array task has no corresponding task), and
+//!   task to task correspondence is not followed: the whole array must
+//!   complete), and
 //!   `singleton` (no other job of the same user and name runs, or waits with
 //!   a lower id). A bare job id is the old form of `afterany`. Each job id
 //!   may carry a state, as Slurm shows them (`afterok:12(failed)`), so that
 //!   what `scontrol show job` prints can be given back. Empty text or `0`
-//!   means none. `jobid_*` means the whole job; a single array task
-//!   (`jobid_3`) names no job here (arrays are not supported), so it is
-//!   gone; array ranges (`jobid_[1-3]`) and `expand` are refused.
+//!   means none. An array's id, or `jobid_*`, means every task of the
+//!   array (`core::array`); `jobid_3` names one task. Array ranges
+//!   (`jobid_[1-3]`) and `expand` are refused.
 //! * A job id that names no job (never submitted, or purged) counts as
 //!   fulfilled at once, as a job that is gone does in Slurm: with `,` it is
 //!   dropped, with `?` it satisfies the whole dependency. A job that
@@ -463,8 +464,15 @@ pub struct Owner<'a> {
 
 /// The other jobs, as dependencies see them.
 pub trait World {
-    /// The job `job_id`, if it still exists.
+    /// The job `job_id`, if it still exists; for an array's id, the
+    /// array as a whole.
     fn upstream(&self, job_id: u32) -> Option<Upstream>;
+    /// Task `task` of array `job_id`, if the array has it. The default:
+    /// no job is an array task.
+    fn upstream_task(&self, job_id: u32, task: u32) -> Option<Upstream> {
+        let _ = (job_id, task);
+        None
+    }
     /// Whether another job of the owner's user and name runs (or is
     /// suspended), or waits with a lower id.
     fn singleton_blocked(&self, owner: &Owner<'_>) -> bool;
@@ -485,11 +493,11 @@ pub fn test_part(part: &Part, owner: &Owner<'_>, world: &impl World, now: i64) -
             Unfulfilled
         };
     }
-    if matches!(part.task, Some(Task::Id(_))) {
-        // No job is an array task: the one named does not exist.
-        return Fulfilled;
-    }
-    let Some(up) = world.upstream(part.job_id) else {
+    let up = match part.task {
+        Some(Task::Id(t)) => world.upstream_task(part.job_id, t),
+        _ => world.upstream(part.job_id),
+    };
+    let Some(up) = up else {
         return Fulfilled;
     };
     let ended = up.state.is_finished();
@@ -576,13 +584,79 @@ impl<'a> TableWorld<'a> {
     }
 }
 
+fn upstream_of(j: &Job) -> Upstream {
+    Upstream {
+        state: j.status.state,
+        special_exit: j.status.flags.contains(JobFlag::SpecialExit),
+        start_time: j.start_time,
+    }
+}
+
+/// Every record of an array taken together: pending while a task has not
+/// started (running once one has), and once all have ended COMPLETED only
+/// if every task did, else the state of the first task that did not.
+fn array_upstream<'j>(records: impl Iterator<Item = &'j Job>) -> Option<Upstream> {
+    let mut all: Option<Upstream> = None;
+    let mut open = false;
+    let mut started = false;
+    let mut bad: Option<JobState> = None;
+    for j in records {
+        let up = upstream_of(j);
+        let a = all.get_or_insert(up);
+        a.special_exit |= up.special_exit;
+        if up.start_time > 0 && (a.start_time == 0 || up.start_time < a.start_time) {
+            a.start_time = up.start_time;
+        }
+        if !up.state.is_finished() {
+            open = true;
+            started |= up.state != JobState::Pending;
+        } else if up.state != JobState::Completed && bad.is_none() {
+            bad = Some(up.state);
+        }
+        // A meta record with tasks left has not started them all.
+        if j.array.as_ref().is_some_and(|a| a.is_meta()) && up.state == JobState::Pending {
+            open = true;
+        }
+    }
+    let mut up = all?;
+    up.state = match (open, started, bad) {
+        (true, true, _) => JobState::Running,
+        (true, false, _) => JobState::Pending,
+        (false, _, Some(state)) => state,
+        (false, _, None) => JobState::Completed,
+    };
+    Some(up)
+}
+
 impl World for TableWorld<'_> {
     fn upstream(&self, job_id: u32) -> Option<Upstream> {
-        self.jobs.get(&job_id).map(|j| Upstream {
-            state: j.status.state,
-            special_exit: j.status.flags.contains(JobFlag::SpecialExit),
-            start_time: j.start_time,
-        })
+        let job = self.jobs.get(&job_id)?;
+        if job.array.as_ref().is_some_and(|a| a.array_job_id == job_id) {
+            let members = self
+                .jobs
+                .values()
+                .filter(|j| super::array::is_member(j, job_id, None));
+            return array_upstream(members.map(|j| &**j));
+        }
+        Some(upstream_of(job))
+    }
+
+    fn upstream_task(&self, job_id: u32, task: u32) -> Option<Upstream> {
+        let meta = self.jobs.get(&job_id)?;
+        let waiting = meta
+            .array
+            .as_ref()
+            .is_some_and(|a| a.is_meta() && a.pending.binary_search(&task).is_ok());
+        if waiting {
+            return Some(Upstream {
+                state: JobState::Pending,
+                ..upstream_of(meta)
+            });
+        }
+        self.jobs
+            .values()
+            .find(|j| super::array::is_member(j, job_id, Some(task)))
+            .map(|j| upstream_of(j))
     }
 
     fn singleton_blocked(&self, owner: &Owner<'_>) -> bool {

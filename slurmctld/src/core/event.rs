@@ -21,7 +21,7 @@
 //! released on its own is tag 14, and a registration is written with tag
 //! 16 (tag 8, from before registrations were checked against slurm.conf,
 //! is still read as one that was not short). A dependency that changed is
-//! tag 17; a `--signal` sent is tag 18.
+//! tag 17; a `--signal` sent is tag 18; an array task split off is tag 19.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -170,6 +170,15 @@ pub enum Event {
         time: i64,
         dependency: String,
     },
+    /// Task `task` of the array whose meta record is `array_job_id` is
+    /// split off into a record of its own, `job_id`, still pending
+    /// (`core::array`): it is about to start, or to be acted on alone.
+    ArrayTaskSplit {
+        array_job_id: u32,
+        task: u32,
+        job_id: u32,
+        time: i64,
+    },
 }
 
 /// A record that does not decode.
@@ -207,7 +216,8 @@ impl Event {
             | Event::JobRequeued { job_id, .. }
             | Event::JobUpdated { job_id, .. }
             | Event::JobDependencyChanged { job_id, .. }
-            | Event::JobSignalSent { job_id, .. } => Some(*job_id),
+            | Event::JobSignalSent { job_id, .. }
+            | Event::ArrayTaskSplit { job_id, .. } => Some(*job_id),
             Event::NodeRegistered { .. }
             | Event::NodeUpdated { .. }
             | Event::JobsPurged { .. }
@@ -445,6 +455,18 @@ impl Event {
                 w.u32(*job_id);
                 w.i64(*time);
             }
+            Event::ArrayTaskSplit {
+                array_job_id,
+                task,
+                job_id,
+                time,
+            } => {
+                w.u8(19);
+                w.u32(*array_job_id);
+                w.u32(*task);
+                w.u32(*job_id);
+                w.i64(*time);
+            }
         }
     }
 
@@ -613,6 +635,12 @@ impl Event {
                 dependency: r.string("dependency")?,
             },
             18 => Event::JobSignalSent {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+            },
+            19 => Event::ArrayTaskSplit {
+                array_job_id: r.u32("array job id")?,
+                task: r.u32("array task id")?,
                 job_id: r.u32("job id")?,
                 time: r.i64("time")?,
             },
@@ -830,6 +858,12 @@ mod tests {
             Event::JobSignalSent {
                 job_id: 10,
                 time: 17,
+            },
+            Event::ArrayTaskSplit {
+                array_job_id: 15,
+                task: 2,
+                job_id: 18,
+                time: 19,
             },
         ]
     }

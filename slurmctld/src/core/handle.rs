@@ -34,7 +34,7 @@ impl Controller {
                 caller,
                 filter,
                 signal,
-            } => self.for_each_job(&mut out, caller, &filter, |c, out, job| match signal {
+            } => self.for_each_job(&mut out, caller, &filter, now, |c, out, job| match signal {
                 None => c.cancel(out, job, now),
                 Some(sig) => c.signal(out, job, sig),
             }),
@@ -48,13 +48,13 @@ impl Controller {
                 } else {
                     Hold::Admin
                 };
-                self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+                self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
                     c.hold(out, job, hold)
                 })
             }
             Command::Release { caller, filter } => {
                 let op = self.is_operator(caller);
-                self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+                self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
                     c.release_hold(out, job, op)
                 })
             }
@@ -62,13 +62,13 @@ impl Controller {
                 caller,
                 filter,
                 hold,
-            } => self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+            } => self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
                 c.requeue(out, job, hold, now)
             }),
             Command::UpdateJob { caller, request } => {
                 let op = self.is_operator(caller);
                 let filter = request.filter.clone().unwrap_or_default();
-                self.for_each_job(&mut out, caller, &filter, |c, out, job| {
+                self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
                     c.update_job(out, job, &request, op, now)
                 })
             }
@@ -272,6 +272,12 @@ impl Controller {
         }
         // --reservation, --licenses, --signal, --deadline, --gpus* (`core::extras`).
         self.check_submit_options(&mut desc, partition, now)?;
+        if !desc.array_spec.is_empty() {
+            if let Err(e) = super::array::parse(&desc.array_spec, self.cfg.max_array_size) {
+                tracing::info!(array = %desc.array_spec, error = %e, "job array refused");
+                return Err(Reply::error(ErrorCode::InvalidArray, ""));
+            }
+        }
         // Slurm prints no more than the code's text for either refusal.
         match self.check_gres(&desc.gres, &self.partitions[partition].view.nodes) {
             Ok(None) => {}
@@ -328,6 +334,7 @@ impl Controller {
             last_alloc: Box::default(),
             signal_sent: false,
             dependency: None,
+            array: None,
         }
     }
 
@@ -369,7 +376,7 @@ impl Controller {
         }
     }
 
-    fn free_job_id(&self) -> Option<u32> {
+    pub(super) fn free_job_id(&self) -> Option<u32> {
         let mut id = self.next_job_id;
         let span = self.cfg.max_job_id.saturating_sub(self.cfg.first_job_id);
         for _ in 0..=span {
@@ -389,27 +396,52 @@ impl Controller {
         out: &mut Outcome,
         caller: Caller,
         filter: &v1::JobFilter,
+        now: i64,
         mut op: impl FnMut(&mut Controller, &mut Outcome, u32) -> JobResult,
     ) -> Reply {
         let op_caller = self.is_operator(caller);
         let mut results = Vec::new();
         let mut ids: Vec<u32> = Vec::new();
         for &id in &filter.job_ids {
-            if self.jobs.contains_key(&id) {
+            // An array's id names every record of the array.
+            let members = self.array_records(out, id, None, now);
+            if !members.is_empty() {
+                ids.extend(members);
+            } else if self.jobs.contains_key(&id) {
                 ids.push(id);
             } else {
                 results.push(result(id, Err((ErrorCode::InvalidJobId, String::new()))));
             }
         }
         for sel in &filter.array_tasks {
-            if self.jobs.contains_key(&sel.array_job_id) {
-                ids.push(sel.array_job_id);
+            let tasks = if sel.task_spec.is_empty() {
+                None
             } else {
+                match super::array::parse(&sel.task_spec, u32::MAX) {
+                    Ok(spec) => Some(spec.tasks),
+                    Err(_) => {
+                        results.push(result(
+                            sel.array_job_id,
+                            Err((ErrorCode::InvalidJobId, String::new())),
+                        ));
+                        continue;
+                    }
+                }
+            };
+            let found: Vec<u32> = match tasks {
+                None => self.array_records(out, sel.array_job_id, None, now),
+                Some(tasks) => tasks
+                    .into_iter()
+                    .flat_map(|t| self.array_records(out, sel.array_job_id, Some(t), now))
+                    .collect(),
+            };
+            if found.is_empty() {
                 results.push(result(
                     sel.array_job_id,
                     Err((ErrorCode::InvalidJobId, String::new())),
                 ));
             }
+            ids.extend(found);
         }
         let named = !filter.job_ids.is_empty() || !filter.array_tasks.is_empty();
         if !named {
@@ -422,6 +454,7 @@ impl Controller {
             }
             ids = self.jobs.keys().copied().collect();
         }
+        ids.sort_unstable();
         ids.dedup();
         for id in ids {
             let Some(job) = self.jobs.get(&id) else {
@@ -436,8 +469,16 @@ impl Controller {
                 }
                 continue;
             }
+            // An array task answers as ArrayJobId_TaskId.
+            let (shown, task) = match job.array.as_deref() {
+                Some(a) if a.task.is_some() => (a.array_job_id, a.task),
+                _ => (id, None),
+            };
             let r = op(self, out, id);
-            results.push(result(id, r));
+            results.push(v1::JobActionResult {
+                array_task_id: task,
+                ..result(shown, r)
+            });
         }
         results.sort_by_key(|r| r.job_id);
         Reply::JobResults(results)
@@ -1141,9 +1182,13 @@ impl Controller {
             None => None,
         };
         let limit = job.run_limit.unwrap_or(TimeLimit::Infinite);
+        let array = job
+            .array
+            .as_ref()
+            .and_then(|a| Some(a.launch_info(a.task?)));
         let request = v1::LaunchBatchRequest {
             job_id,
-            array: None,
+            array,
             credential: Vec::new(),
             name: job.name.clone(),
             user_id: job.uid,

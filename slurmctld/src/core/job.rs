@@ -283,6 +283,9 @@ pub struct Job {
     pub signal_sent: bool,
     /// `--dependency` (what is left of it); `None` for none (`core::depend`).
     pub dependency: Option<Box<super::depend::Dependency>>,
+    /// `--array`: the meta record or one task of an array; `None` for an
+    /// ordinary job (`core::array`).
+    pub array: Option<Box<super::array::ArrayState>>,
 }
 
 impl Job {

@@ -17,6 +17,7 @@
 //!
 //! No clock is read here: `now` comes from the caller and travels in events.
 
+pub mod array;
 mod codec;
 pub mod command;
 mod deadline;
@@ -126,6 +127,8 @@ pub struct CtlConfig {
     /// kill_invalid_depend (SchedulerParameters or DependencyParameters):
     /// a job whose dependency can never hold is cancelled (`core::depend`).
     pub kill_invalid_depend: bool,
+    /// MaxArraySize: array task ids must be below it (`core::array`).
+    pub max_array_size: u32,
 }
 
 impl CtlConfig {
@@ -181,6 +184,7 @@ impl CtlConfig {
             licenses: conf.licenses.clone().into(),
             kill_invalid_depend: conf.scheduler_parameters.kill_invalid_depend
                 || conf.dependency_parameters.has("kill_invalid_depend"),
+            max_array_size: conf.max_array_size,
         }
     }
 }
@@ -517,6 +521,11 @@ impl Controller {
                     last_alloc: Box::default(),
                     signal_sent: false,
                     dependency,
+                    // Checked at submission; replay parses the same text.
+                    array: (!desc.array_spec.is_empty())
+                        .then(|| array::parse(&desc.array_spec, u32::MAX).ok())
+                        .flatten()
+                        .map(|spec| Box::new(array::ArrayState::submitted(*job_id, &spec))),
                     shape,
                     spec: SharedSpec::new(self.spec_cache.share(JobSpec::from_desc(desc)), *files),
                 };
@@ -549,6 +558,18 @@ impl Controller {
                     });
                 }
                 let job = self.job_mut(*job_id)?;
+                if let Some(a) = job.array.as_deref_mut().filter(|a| a.is_meta()) {
+                    // The last task keeps the meta record's id; others are
+                    // split off first (`core::array`).
+                    let [task] = a.pending[..] else {
+                        return Err(ApplyError::IllegalTransition {
+                            job_id: *job_id,
+                            detail: format!("{} array tasks left to start", a.pending.len()),
+                        });
+                    };
+                    a.task = Some(task);
+                    a.pending.clear();
+                }
                 job.status = job
                     .status
                     .apply(JobState::Running)
@@ -736,6 +757,43 @@ impl Controller {
                         }
                     }
                 }
+            }
+            Event::ArrayTaskSplit {
+                array_job_id,
+                task,
+                job_id,
+                time,
+            } => {
+                if self.jobs.contains_key(job_id) {
+                    return Err(ApplyError::DuplicateJob { job_id: *job_id });
+                }
+                let meta = self.job_mut(*array_job_id)?;
+                let taken = meta.array.as_deref_mut().is_some_and(|a| {
+                    let found = a.is_meta() && a.pending.len() > 1;
+                    match a.pending.binary_search(task) {
+                        Ok(pos) if found => {
+                            a.pending.remove(pos);
+                            true
+                        }
+                        _ => false,
+                    }
+                });
+                if !taken {
+                    return Err(ApplyError::IllegalTransition {
+                        job_id: *array_job_id,
+                        detail: format!("array task {task} cannot be split off"),
+                    });
+                }
+                let mut split = meta.clone();
+                split.id = JobId::new(*job_id);
+                if let Some(a) = split.array.as_deref_mut() {
+                    a.task = Some(*task);
+                    a.pending = Vec::new();
+                }
+                self.scripts.taken(&split.spec.files);
+                self.jobs.insert(*job_id, Arc::new(split));
+                self.next_job_id = self.id_after(*job_id);
+                self.last_update = *time;
             }
             Event::JobSignalSent { job_id, time } => {
                 self.job_mut(*job_id)?.signal_sent = true;
@@ -1022,21 +1080,35 @@ impl Controller {
     }
 
     /// One round of [`Controller::schedule`]; true when its starts changed
-    /// a dependency, so that another round may start more.
+    /// a dependency, so that another round may start more, or split tasks
+    /// off an array that has more left (the next round starts them or
+    /// says why not).
     fn schedule_round(&mut self, out: &mut Outcome, now: i64) -> bool {
         self.refresh_dependencies(out, now);
-        let queue: Vec<slurm_sched::JobRequest> = self
-            .jobs
-            .values()
-            .filter(|j| j.is_schedulable())
-            .map(|j| self.job_request(j))
-            .collect();
+        let view = self.cluster_view();
+        let running = self.running_array_tasks();
+        let free_cpus = view
+            .nodes
+            .iter()
+            .filter(|n| n.usable)
+            .map(|n| n.cpus.saturating_sub(n.alloc_cpus))
+            .fold(0u32, u32::saturating_add);
+        let mut queue: Vec<slurm_sched::JobRequest> = Vec::new();
+        for j in self.jobs.values().filter(|j| j.is_schedulable()) {
+            self.queue_job(j, &running, free_cpus, &mut queue);
+        }
         if queue.is_empty() {
             return false;
         }
-        let view = self.cluster_view();
         let plan = slurm_sched::schedule(&view, &queue, now);
+        let mut tasks_left = false;
         for start in &plan.starts {
+            // A meta record's start is its next task's (`core::array`).
+            let Some(job_id) = self.array_start_id(out, start.job.get(), now) else {
+                continue;
+            };
+            // Tasks left: another round gives them their reason.
+            tasks_left |= job_id != start.job.get();
             let allocs = start
                 .nodes
                 .iter()
@@ -1050,7 +1122,7 @@ impl Controller {
                 })
                 .collect();
             let event = Event::JobStarted {
-                job_id: start.job.get(),
+                job_id,
                 time: now,
                 time_limit: start.time_limit,
                 exclusive: start.exclusive,
@@ -1058,15 +1130,25 @@ impl Controller {
             };
             if self.emit(out, event) {
                 // The Prologs first: the batch host's waits for its own.
-                if let Some(action) = self.prolog_action(start.job.get()) {
+                if let Some(action) = self.prolog_action(job_id) {
                     out.actions.push(action);
                 }
-                if let Some(action) = self.launch_action(start.job.get()) {
+                if let Some(action) = self.launch_action(job_id) {
                     out.actions.push(action);
                 }
             }
         }
+        // An array's copies after its first pending one get `Priority`
+        // behind it: the first one's reason is the array's.
+        let mut arrays_seen = Vec::new();
         for (id, reason) in plan.pending {
+            let meta = self.jobs.get(&id.get()).is_some_and(|j| j.array.is_some());
+            if meta {
+                if arrays_seen.contains(&id) {
+                    continue;
+                }
+                arrays_seen.push(id);
+            }
             if let Some(job) = self.jobs.get_mut(&id.get()) {
                 if job.reason != reason || job.last_sched_eval == 0 {
                     let job = Arc::make_mut(job);
@@ -1075,7 +1157,8 @@ impl Controller {
                 }
             }
         }
-        !plan.starts.is_empty() && self.refresh_dependencies(out, now)
+        let changed = !plan.starts.is_empty() && self.refresh_dependencies(out, now);
+        changed || tasks_left
     }
 
     /// Script segments no job uses any more; the shell removes them once

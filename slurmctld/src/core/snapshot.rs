@@ -34,6 +34,12 @@
 //!           record before it (after its DEPEND, if any), only for jobs
 //!           that have any (`core::extras`). Files written before them
 //!           have none.
+//!   7 ARRAY the array part of the job of the JOB record before it (after
+//!           its DEPEND and OPTIONS), only for array jobs (`core::array`):
+//!           job id u32, ArrayJobId u32, task (optional u32), throttle,
+//!           task count, min, max and step (u32 each), then the tasks not
+//!           started yet (u32 count, u32 each). Files written before
+//!           arrays have none.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -84,6 +90,7 @@ const TAG_JOB: u8 = 3;
 const TAG_END: u8 = 4;
 const TAG_DEPEND: u8 = 5;
 const TAG_OPTIONS: u8 = 6;
+const TAG_ARRAY: u8 = 7;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -213,6 +220,12 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
             super::extras::write_record(&mut wr, job);
             sink.emit(&mut buf)?;
         }
+        if let Some(a) = &job.array {
+            let mut wr = Writer::new(&mut buf);
+            wr.u8(TAG_ARRAY);
+            super::array::write_record(&mut wr, job.id.get(), a);
+            sink.emit(&mut buf)?;
+        }
     }
     let mut wr = Writer::new(&mut buf);
     wr.u8(TAG_END);
@@ -331,6 +344,8 @@ fn job_record(w: &mut Writer<'_>, job: &Job) {
         dependency: _,
         // In the OPTIONS record, with the spec's extras.
         signal_sent: _,
+        // Its own record (TAG_ARRAY).
+        array: _,
     } = job;
     w.u32(id.get());
     w.u32(*uid);
@@ -711,6 +726,21 @@ impl Loader {
                 };
                 rec.apply_to(Arc::make_mut(job), &mut self.ctl.spec_cache);
             }
+            TAG_ARRAY => {
+                let (id, a) = super::array::read_record(&mut r).map_err(decode)?;
+                r.done().map_err(decode)?;
+                let follows = self.last_job == Some(id);
+                let Some(job) = self
+                    .jobs
+                    .get_mut(&id)
+                    .filter(|j| follows && j.array.is_none())
+                else {
+                    return Err(corrupt(format!(
+                        "array of job {id} does not follow its job record"
+                    )));
+                };
+                Arc::make_mut(job).array = Some(Box::new(a));
+            }
             TAG_END => {
                 let count = r.u32("record count").map_err(decode)?;
                 r.done().map_err(decode)?;
@@ -984,6 +1014,7 @@ fn read_job(
         dependency: None,
         // From an OPTIONS record that may follow.
         signal_sent: false,
+        array: None,
     };
     Ok((job, dropped_a + dropped_b))
 }

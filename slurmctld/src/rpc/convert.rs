@@ -234,8 +234,20 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
     } else {
         d.stderr_path.to_string()
     };
+    let array = job.array.as_deref();
     v1::JobInfo {
         job_id: job.id.get(),
+        array_job_id: pick!(2, array.map(|a| a.array_job_id)),
+        array_task_id: pick!(3, array.and_then(|a| a.task)),
+        array_task_spec: pick!(
+            4,
+            array
+                .filter(|a| a.is_meta())
+                .map(|a| a.pending_text())
+                .unwrap_or_default()
+        ),
+        // Shown with the tasks left (ArrayTaskThrottle), not on a task.
+        array_task_throttle: pick!(5, array.filter(|a| a.is_meta()).map_or(0, |a| a.throttle)),
         name: pick!(6, job.name.clone()),
         user_id: pick!(7, job.uid),
         user_name: pick!(8, d.user_name.to_string()),

@@ -40,7 +40,7 @@ use crate::core::{Job, Snapshot};
 pub const GET_JOBS_PATH: &str = "/slurm.v1.SlurmController/GetJobs";
 
 /// The fields [`encode_job`] writes itself: those `squeue` reads. Some are
-/// never filled in by [`convert::job_info_fields`] (array ids, group name,
+/// never filled in by [`convert::job_info_fields`] (group name,
 /// reservation, ...) and so are never written here either.
 pub const DIRECT: JobFields = JobFields::of(&[
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, // ids, names
@@ -53,12 +53,7 @@ pub const DIRECT: JobFields = JobFields::of(&[
 
 /// The jobs `filter` selects, in id order (named jobs in the order named).
 pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
-    let named: Vec<u32> = f
-        .job_ids
-        .iter()
-        .copied()
-        .chain(f.array_tasks.iter().map(|a| a.array_job_id))
-        .collect();
+    let named = named_records(snap, f);
     let node_filter: Vec<usize> = if f.nodelist.is_empty() {
         Vec::new()
     } else {
@@ -91,13 +86,61 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
             .filter(|j| wanted(j))
             .collect()
     } else {
-        named
-            .iter()
-            .filter_map(|id| snap.jobs.get(id))
-            .map(|j| &**j)
-            .filter(|j| wanted(j))
-            .collect()
+        named.into_iter().filter(|j| wanted(j)).collect()
     }
+}
+
+/// The records `-j` names, in the order named: a job id, and for an
+/// array's id every record of the array after it; for `ID_TASKS` the
+/// records of those tasks, and the meta record while one of them has not
+/// started.
+fn named_records<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
+    let mut out: Vec<&Job> = Vec::new();
+    let push = |j: &'a Job, out: &mut Vec<&'a Job>| {
+        if !out.iter().any(|o| o.id == j.id) {
+            out.push(j);
+        }
+    };
+    for id in &f.job_ids {
+        let Some(job) = snap.jobs.get(id) else {
+            continue;
+        };
+        push(job, &mut out);
+        if job.array.as_ref().is_some_and(|a| a.array_job_id == *id) {
+            for j in snap.jobs.values() {
+                if crate::core::array::is_member(j, *id, None) {
+                    push(j, &mut out);
+                }
+            }
+        }
+    }
+    for sel in &f.array_tasks {
+        let tasks = if sel.task_spec.is_empty() {
+            None
+        } else {
+            match crate::core::array::parse(&sel.task_spec, u32::MAX) {
+                Ok(spec) => Some(spec.tasks),
+                Err(_) => continue,
+            }
+        };
+        for j in snap.jobs.values() {
+            let Some(a) = j.array.as_deref() else {
+                continue;
+            };
+            if a.array_job_id != sel.array_job_id {
+                continue;
+            }
+            let hit = match (&tasks, a.task) {
+                (None, _) => true,
+                (Some(ts), Some(t)) => ts.contains(&t),
+                (Some(ts), None) => ts.iter().any(|t| a.pending.binary_search(t).is_ok()),
+            };
+            if hit {
+                push(j, &mut out);
+            }
+        }
+    }
+    out
 }
 
 /// Whether the request named jobs (`-j`): then finding none is an error.
@@ -238,6 +281,20 @@ pub fn encode_job(
 fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: JobFields) {
     let d = &job.spec;
     put_u64(out, 1, job.id.get().into());
+    if let Some(a) = job.array.as_deref() {
+        if want.has(2) {
+            put_present_u32(out, 2, a.array_job_id);
+        }
+        if let (true, Some(task)) = (want.has(3), a.task) {
+            put_present_u32(out, 3, task);
+        }
+        if want.has(4) && a.is_meta() {
+            put_str(out, 4, &a.pending_text());
+        }
+        if want.has(5) && a.is_meta() {
+            put_u64(out, 5, a.throttle.into());
+        }
+    }
     if want.has(6) {
         put_str(out, 6, &job.name);
     }
@@ -428,6 +485,12 @@ fn put_u64(out: &mut impl BufMut, tag: u32, v: u64) {
         put_key(out, tag, VARINT);
         put_varint(out, v);
     }
+}
+
+/// An `optional` unsigned field that is set: sent even when zero.
+fn put_present_u32(out: &mut impl BufMut, tag: u32, v: u32) {
+    put_key(out, tag, VARINT);
+    put_varint(out, v.into());
 }
 
 /// An int64 field: negative values take ten bytes.

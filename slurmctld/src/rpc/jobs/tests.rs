@@ -129,6 +129,24 @@ fn varied_snapshot() -> Snapshot {
         d.hold = true;
         d.memory = Some(v1::job_description::Memory::MemPerNodeMb(3999));
     });
+    // An array: its task 0 split off (and held), the rest pending in the
+    // meta record with a throttle.
+    let arr = submit(&mut env, alice, &|d| {
+        d.name = "array".into();
+        d.hold = true;
+        d.array_spec = "0-3%2".into();
+    });
+    env.run(Command::Hold {
+        caller: alice,
+        filter: v1::JobFilter {
+            array_tasks: vec![v1::ArrayTaskSelector {
+                array_job_id: arr,
+                task_spec: "0".into(),
+            }],
+            ..Default::default()
+        },
+        user_hold: true,
+    });
     env.now += 30;
     env.complete(ran, 0, 0);
     env.complete(failed, 2, 0);
@@ -173,6 +191,14 @@ fn rpc_snapshot_covers_the_cases() {
     assert!(snap.jobs.values().any(|j| j.alloc.len() > 1));
     assert!(snap.jobs.values().any(|j| j.hold.is_some()));
     assert!(snap.jobs.values().any(|j| !j.spec.gres.is_empty()));
+    // Array task 0 is a record of its own (with task id 0, which must be
+    // sent although it is zero); the meta record keeps tasks 1-3.
+    let arrays: Vec<_> = snap
+        .jobs
+        .values()
+        .filter_map(|j| j.array.as_ref().map(|a| (a.task, a.pending.clone())))
+        .collect();
+    assert_eq!(arrays, vec![(None, vec![1, 2, 3]), (Some(0), vec![])]);
 }
 
 /// The submission options of `core::extras` as the JobInfo fields

@@ -1,0 +1,515 @@
+//! Job arrays (`--array`).
+//!
+//! As in Slurm, a submission with `--array=0-3%2` makes one record, the
+//! array's meta record, whose id is the ArrayJobId and which holds the task
+//! ids not started yet. A scheduling pass that starts a task while others
+//! still wait splits it off into a record of its own with the next free job
+//! id ([`Event::ArrayTaskSplit`](super::Event::ArrayTaskSplit)); the last
+//! task to start keeps the meta record's id. So with 4 tasks submitted as
+//! job 15, tasks 0-2 run as jobs 16-18 and task 3 as job 15, which is what
+//! `SLURM_JOB_ID` shows in each and what squeue, sacct and the output file
+//! names (`slurm-%A_%a.out`) are built from.
+//!
+//! The split copies the meta record (it shares its spec and script file);
+//! only the id and the task differ. Cancelling or holding one pending task
+//! (`scancel 15_2`) splits it the same way first, so the rest of the array
+//! is unchanged.
+//!
+//! `%N` limits how many tasks of the array run at once: a pass starts no
+//! more than the limit leaves room for, and the rest waits with
+//! `JobArrayTaskLimit`. Task ids must be below MaxArraySize.
+
+use std::collections::HashMap;
+
+use slurm_common::reason::PendingReason;
+use slurm_common::state::JobState;
+use slurm_proto::v1;
+use thiserror::Error;
+
+use super::codec::{Reader, Writer};
+use super::event::DecodeError;
+use super::{Controller, Event, Job, Outcome};
+
+/// Why an `--array` text is refused (the submission is answered with
+/// "Invalid job array specification").
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ArrayError {
+    #[error("empty job array specification")]
+    Empty,
+    #[error("invalid job array element {part:?}")]
+    Syntax { part: String },
+    #[error("job array index {index} is not below MaxArraySize={max}")]
+    TooBig { index: u64, max: u32 },
+    #[error("invalid job array throttle {text:?}")]
+    Throttle { text: String },
+}
+
+/// A parsed `--array`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArraySpec {
+    /// Task ids, ascending, without duplicates.
+    pub tasks: Vec<u32>,
+    /// `%N`; 0 for no limit.
+    pub throttle: u32,
+}
+
+/// Parses `--array`: comma-separated `N`, `N-M` or `N-M:S`, optionally
+/// followed by `%T`; every id must be below `max_array_size`.
+pub fn parse(text: &str, max_array_size: u32) -> Result<ArraySpec, ArrayError> {
+    let text = text.trim();
+    let (list, throttle) = match text.split_once('%') {
+        Some((list, t)) => {
+            let throttle = t.parse::<u32>().map_err(|_| ArrayError::Throttle {
+                text: t.to_string(),
+            })?;
+            (list, throttle)
+        }
+        None => (text, 0),
+    };
+    // Brackets around the list are accepted, as Slurm does.
+    let list = list
+        .strip_prefix('[')
+        .and_then(|l| l.strip_suffix(']'))
+        .unwrap_or(list);
+    if list.is_empty() {
+        return Err(ArrayError::Empty);
+    }
+    let max = u64::from(max_array_size);
+    let mut tasks = Vec::new();
+    for part in list.split(',') {
+        let bad = || ArrayError::Syntax {
+            part: part.to_string(),
+        };
+        let num = |s: &str| -> Result<u64, ArrayError> {
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            // Too many digits is simply too big.
+            Ok(s.parse::<u64>().unwrap_or(u64::MAX))
+        };
+        let (range, step) = match part.split_once(':') {
+            Some((r, s)) => (r, num(s)?),
+            None => (part, 1),
+        };
+        let (lo, hi) = match range.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => {
+                let n = num(range)?;
+                (n, n)
+            }
+        };
+        if hi < lo || step == 0 {
+            return Err(bad());
+        }
+        if hi >= max {
+            return Err(ArrayError::TooBig {
+                index: hi,
+                max: max_array_size,
+            });
+        }
+        let mut i = lo;
+        while i <= hi {
+            // Below max_array_size, so it fits.
+            tasks.push(u32::try_from(i).map_err(|_| bad())?);
+            i = i.saturating_add(step);
+        }
+    }
+    tasks.sort_unstable();
+    tasks.dedup();
+    Ok(ArraySpec { tasks, throttle })
+}
+
+/// The array part of a job record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayState {
+    /// ArrayJobId: the id of the meta record.
+    pub array_job_id: u32,
+    /// The task this record runs; `None` for a meta record that still
+    /// holds tasks not started.
+    pub task: Option<u32>,
+    /// Tasks not split off yet (meta record only), ascending.
+    pub pending: Vec<u32>,
+    /// `%N`; 0 for no limit.
+    pub throttle: u32,
+    /// SLURM_ARRAY_TASK_COUNT, _MIN, _MAX and _STEP, from the submission.
+    pub count: u32,
+    pub min: u32,
+    pub max: u32,
+    pub step: u32,
+}
+
+impl ArrayState {
+    /// The meta record's array part for a submission as job `job_id`.
+    pub fn submitted(job_id: u32, spec: &ArraySpec) -> ArrayState {
+        let tasks = &spec.tasks;
+        let min = tasks.first().copied().unwrap_or(0);
+        let max = tasks.last().copied().unwrap_or(0);
+        let step = match tasks.as_slice() {
+            [a, b, ..] if tasks.windows(2).all(|w| w[1] - w[0] == b - a) => b - a,
+            _ => 1,
+        };
+        ArrayState {
+            array_job_id: job_id,
+            task: None,
+            pending: tasks.clone(),
+            throttle: spec.throttle,
+            count: u32::try_from(tasks.len()).unwrap_or(u32::MAX),
+            min,
+            max,
+            step,
+        }
+    }
+
+    /// Still holds tasks that have not started.
+    pub fn is_meta(&self) -> bool {
+        self.task.is_none()
+    }
+
+    /// The task ids left as `scontrol show job` shows them in ArrayTaskId
+    /// (`1-3,5%2`), and squeue inside brackets.
+    pub fn pending_text(&self) -> String {
+        let mut s = ranges(&self.pending);
+        if self.throttle > 0 {
+            s.push('%');
+            s.push_str(&self.throttle.to_string());
+        }
+        s
+    }
+
+    /// SLURM_ARRAY_* for a task's launch.
+    pub fn launch_info(&self, task: u32) -> v1::ArrayInfo {
+        v1::ArrayInfo {
+            array_job_id: self.array_job_id,
+            array_task_id: task,
+            task_count: self.count,
+            task_min: self.min,
+            task_max: self.max,
+            task_step: self.step,
+        }
+    }
+}
+
+/// `0-3,5,7-8` for ascending ids.
+pub fn ranges(ids: &[u32]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let start = ids[i];
+        let mut end = start;
+        while i + 1 < ids.len() && ids[i + 1] == end.saturating_add(1) {
+            i += 1;
+            end = ids[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(&start.to_string());
+        if end != start {
+            out.push('-');
+            out.push_str(&end.to_string());
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether `job` is the record of array `array_job_id`'s task `task`, or
+/// (with `task` `None`) any record of that array.
+pub fn is_member(job: &Job, array_job_id: u32, task: Option<u32>) -> bool {
+    job.array.as_ref().is_some_and(|a| {
+        a.array_job_id == array_job_id
+            && match task {
+                None => true,
+                Some(t) => a.task == Some(t),
+            }
+    })
+}
+
+/// Running tasks per array, for the arrays with a `%N` limit that have
+/// tasks waiting.
+pub(super) type Running = HashMap<u32, u32>;
+
+impl Controller {
+    /// The running tasks of every throttled array that still has tasks to
+    /// start (one pass over the jobs, only when there is such an array).
+    pub(super) fn running_array_tasks(&self) -> Running {
+        let mut running = Running::new();
+        let throttled = |j: &Job| {
+            j.array
+                .as_ref()
+                .filter(|a| a.is_meta() && a.throttle > 0)
+                .map(|a| a.array_job_id)
+        };
+        if !self
+            .jobs
+            .values()
+            .any(|j| j.is_schedulable() && throttled(j).is_some())
+        {
+            return running;
+        }
+        for j in self.jobs.values() {
+            if let Some(id) = throttled(j) {
+                running.entry(id).or_insert(0);
+            }
+        }
+        for j in self.jobs.values() {
+            let Some(a) = j.array.as_ref() else { continue };
+            if matches!(j.status.state, JobState::Running | JobState::Suspended) {
+                if let Some(n) = running.get_mut(&a.array_job_id) {
+                    *n += 1;
+                }
+            }
+        }
+        running
+    }
+
+    /// Puts a pending job in a pass's queue: an ordinary job (or array
+    /// task) once; a meta record once per task the pass might start, up to
+    /// `free_cpus + 1` (each task needs a CPU; the one more gets the
+    /// reason) and what its `%N` limit leaves room for. The copies share the
+    /// id; the plan keeps their order (queue position) and
+    /// [`Controller::array_start_id`] maps each start to a task.
+    pub(super) fn queue_job(
+        &self,
+        job: &Job,
+        running: &Running,
+        free_cpus: u32,
+        queue: &mut Vec<slurm_sched::JobRequest>,
+    ) {
+        let mut request = self.job_request(job);
+        let Some(a) = job.array.as_ref().filter(|a| a.is_meta()) else {
+            queue.push(request);
+            return;
+        };
+        let room = if a.throttle == 0 {
+            u32::MAX
+        } else {
+            let busy = running.get(&a.array_job_id).copied().unwrap_or(0);
+            a.throttle.saturating_sub(busy)
+        };
+        if room == 0 {
+            if request.blocked_by.is_none() {
+                request.blocked_by = Some(PendingReason::JobArrayTaskLimit);
+            }
+            queue.push(request);
+            return;
+        }
+        let copies = u32::try_from(a.pending.len())
+            .unwrap_or(u32::MAX)
+            .min(room)
+            .min(free_cpus.saturating_add(1))
+            .max(1);
+        for _ in 1..copies {
+            queue.push(request.clone());
+        }
+        queue.push(request);
+    }
+
+    /// The id to start for a start the plan gave `job_id`: the job itself,
+    /// or, for a meta record with more than one task left, a new record
+    /// for its first task, split off now.
+    pub(super) fn array_start_id(
+        &mut self,
+        out: &mut Outcome,
+        job_id: u32,
+        now: i64,
+    ) -> Option<u32> {
+        let first = match self.jobs.get(&job_id)?.array.as_deref() {
+            Some(a) if a.is_meta() && a.pending.len() > 1 => a.pending[0],
+            _ => return Some(job_id),
+        };
+        self.split_task(out, job_id, first, now)
+    }
+
+    /// Splits pending task `task` off array `array_job_id`'s meta record;
+    /// the new record's id. With no other task left the meta record is the
+    /// task's own: its id.
+    pub(super) fn split_task(
+        &mut self,
+        out: &mut Outcome,
+        array_job_id: u32,
+        task: u32,
+        now: i64,
+    ) -> Option<u32> {
+        let a = self.jobs.get(&array_job_id)?.array.as_deref()?;
+        if !a.is_meta() || a.pending.binary_search(&task).is_err() {
+            return None;
+        }
+        if a.pending.len() == 1 {
+            return Some(array_job_id);
+        }
+        let job_id = self.free_job_id()?;
+        let event = Event::ArrayTaskSplit {
+            array_job_id,
+            task,
+            job_id,
+            time: now,
+        };
+        self.emit(out, event).then_some(job_id)
+    }
+
+    /// The records of array `array_job_id` (task records and the meta
+    /// record), with task `task` only if given; a pending task still in the
+    /// meta record is split off first so that it can be acted on alone.
+    pub(super) fn array_records(
+        &mut self,
+        out: &mut Outcome,
+        array_job_id: u32,
+        task: Option<u32>,
+        now: i64,
+    ) -> Vec<u32> {
+        if let Some(t) = task {
+            let found = self
+                .jobs
+                .values()
+                .find(|j| is_member(j, array_job_id, Some(t)))
+                .map(|j| j.id.get());
+            if let Some(id) = found {
+                return vec![id];
+            }
+            return self
+                .split_task(out, array_job_id, t, now)
+                .into_iter()
+                .collect();
+        }
+        self.jobs
+            .values()
+            .filter(|j| is_member(j, array_job_id, None))
+            .map(|j| j.id.get())
+            .collect()
+    }
+}
+
+/// Writes a snapshot ARRAY record for `job_id`.
+pub(super) fn write_record(w: &mut Writer<'_>, job_id: u32, a: &ArrayState) {
+    w.u32(job_id);
+    w.u32(a.array_job_id);
+    w.opt_u32(a.task);
+    w.u32(a.throttle);
+    w.u32(a.count);
+    w.u32(a.min);
+    w.u32(a.max);
+    w.u32(a.step);
+    w.len(a.pending.len());
+    for &t in &a.pending {
+        w.u32(t);
+    }
+}
+
+/// Reads a snapshot ARRAY record: the job id and its array part.
+pub(super) fn read_record(r: &mut Reader<'_>) -> Result<(u32, ArrayState), DecodeError> {
+    let job_id = r.u32("job id")?;
+    let array_job_id = r.u32("array job id")?;
+    let task = r.opt_u32("array task id")?;
+    let throttle = r.u32("array throttle")?;
+    let count = r.u32("array task count")?;
+    let min = r.u32("array task min")?;
+    let max = r.u32("array task max")?;
+    let step = r.u32("array task step")?;
+    let n = r.u32("pending task count")?;
+    // Each id takes 4 bytes: a count the record cannot hold is damage,
+    // found by the reads below before anything large is allocated.
+    let mut pending = Vec::with_capacity((n as usize).min(r.left() / 4));
+    for _ in 0..n {
+        pending.push(r.u32("pending task id")?);
+    }
+    Ok((
+        job_id,
+        ArrayState {
+            array_job_id,
+            task,
+            pending,
+            throttle,
+            count,
+            min,
+            max,
+            step,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ranges_lists_steps_and_throttles() {
+        let s = parse("0-3%2", 1001).unwrap();
+        assert_eq!((s.tasks, s.throttle), (vec![0, 1, 2, 3], 2));
+        let s = parse("1,5-9:2,3", 1001).unwrap();
+        assert_eq!((s.tasks, s.throttle), (vec![1, 3, 5, 7, 9], 0));
+        assert_eq!(parse("[2-4]", 1001).unwrap().tasks, vec![2, 3, 4]);
+        assert_eq!(parse("7", 1001).unwrap().tasks, vec![7]);
+        assert_eq!(parse("1,1,1", 1001).unwrap().tasks, vec![1]);
+    }
+
+    #[test]
+    fn refuses_what_slurm_refuses() {
+        assert_eq!(
+            parse("0-5000", 1001),
+            Err(ArrayError::TooBig {
+                index: 5000,
+                max: 1001
+            })
+        );
+        assert!(matches!(
+            parse("1001", 1001),
+            Err(ArrayError::TooBig { .. })
+        ));
+        assert!(parse("1000", 1001).is_ok());
+        for bad in [
+            "", "abc", "3-1", "1-", "-1", "1:0", "1-4:", ",", "1,,2", "1-2-3", "%2",
+        ] {
+            assert!(parse(bad, 1001).is_err(), "{bad:?} accepted");
+        }
+        assert!(matches!(
+            parse("1-3%x", 1001),
+            Err(ArrayError::Throttle { .. })
+        ));
+        assert!(matches!(
+            parse("99999999999999999999999", 1001),
+            Err(ArrayError::TooBig { .. })
+        ));
+        assert!(matches!(
+            parse("1-2é", 1001),
+            Err(ArrayError::Syntax { .. })
+        ));
+    }
+
+    #[test]
+    fn environment_figures_come_from_the_submission() {
+        let a = ArrayState::submitted(15, &parse("0-3%2", 1001).unwrap());
+        assert_eq!((a.count, a.min, a.max, a.step), (4, 0, 3, 1));
+        assert!(a.is_meta());
+        assert_eq!(a.pending_text(), "0-3%2");
+        let a = ArrayState::submitted(15, &parse("0-12:4", 1001).unwrap());
+        assert_eq!((a.count, a.min, a.max, a.step), (4, 0, 12, 4));
+        let a = ArrayState::submitted(15, &parse("1,2,7", 1001).unwrap());
+        assert_eq!(a.step, 1);
+        let info = a.launch_info(7);
+        assert_eq!((info.array_job_id, info.array_task_id), (15, 7));
+    }
+
+    #[test]
+    fn ranges_compress_runs() {
+        assert_eq!(ranges(&[0, 1, 2, 3]), "0-3");
+        assert_eq!(ranges(&[1, 3, 4, 5, 9]), "1,3-5,9");
+        assert_eq!(ranges(&[]), "");
+        assert_eq!(ranges(&[u32::MAX - 1, u32::MAX]), "4294967294-4294967295");
+    }
+
+    #[test]
+    fn snapshot_record_round_trips() {
+        let a = ArrayState {
+            task: Some(2),
+            pending: vec![3, 4],
+            ..ArrayState::submitted(15, &parse("0-4%3", 1001).unwrap())
+        };
+        let mut buf = Vec::new();
+        write_record(&mut Writer(&mut buf), 17, &a);
+        let mut r = Reader::new(&buf);
+        let (id, back) = read_record(&mut r).unwrap();
+        r.done().unwrap();
+        assert_eq!((id, back), (17, a));
+    }
+}
