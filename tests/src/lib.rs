@@ -13,6 +13,7 @@ pub mod bench_recovery;
 pub mod bench_tree;
 pub mod bins;
 pub mod cluster_dir;
+pub mod e2e;
 pub mod fuzz;
 pub mod golden;
 pub mod local;

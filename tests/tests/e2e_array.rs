@@ -7,39 +7,15 @@
 //! survives a controller restart.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::{cluster, run, run_ok, text, work_dir};
 use slurm_testkit::golden::{env_map, golden_dir, golden_exit, golden_out};
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(30);
-
-fn cluster(spec: ClusterSpec) -> LocalCluster {
-    LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> Output {
-    c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"))
-}
-
-fn run_ok(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
-    let o = run(c, cmd, args);
-    assert!(o.status.success(), "{cmd} {args:?}: {o:?}\n{}", c.logs());
-    text(&o.stdout)
-}
-
-fn work_dir(c: &LocalCluster) -> PathBuf {
-    let d = c.dir().root().join("work");
-    std::fs::create_dir_all(&d).expect("work dir");
-    d
-}
 
 /// `squeue -h -t all -o "%i %t %r"` lines for array `id`, sorted.
 fn rows(c: &LocalCluster, id: u32) -> Vec<String> {

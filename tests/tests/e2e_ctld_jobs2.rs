@@ -4,10 +4,10 @@
 //! some node has runs only there; `scontrol show partition` shows the
 //! partition's TRES as the reference cluster does.
 
-use std::process::Output;
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::{cluster, run, run_ok, text};
 use slurm_testkit::golden::golden_out;
 use slurm_testkit::{ClusterSpec, LocalCluster};
 
@@ -16,25 +16,6 @@ const JOB_WAIT: Duration = Duration::from_secs(30);
 /// Slurm's line for a refused `--gres` (ESLURM_INVALID_GRES).
 const INVALID_GRES: &str =
     "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification\n";
-
-fn cluster(spec: ClusterSpec) -> LocalCluster {
-    LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> Output {
-    c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"))
-}
-
-/// Runs a command that must succeed; its stdout.
-fn run_ok(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
-    let o = run(c, cmd, args);
-    assert!(o.status.success(), "{cmd} {args:?}: {o:?}");
-    text(&o.stdout)
-}
 
 /// `sbatch` that Slurm refuses: exit 1, nothing on stdout; its stderr.
 fn sbatch_refused(c: &LocalCluster, args: &[&str]) -> String {

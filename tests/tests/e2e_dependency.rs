@@ -9,11 +9,11 @@
 //! Ordering is checked through a file each job appends its name to: a job
 //! that started too early would write before the one it waits for.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::{cluster, run, run_ok, text, work_dir};
 use slurm_testkit::golden::{assert_same, golden_out, mask_fields, normalize_show_job};
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
@@ -22,30 +22,6 @@ const JOB_WAIT: Duration = Duration::from_secs(30);
 /// Slurm's line for a refused dependency (ESLURM_DEPENDENCY).
 const DEPENDENCY_PROBLEM: &str =
     "sbatch: error: Batch job submission failed: Job dependency problem\n";
-
-fn cluster(spec: ClusterSpec) -> LocalCluster {
-    LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> Output {
-    c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"))
-}
-
-fn run_ok(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
-    let o = run(c, cmd, args);
-    assert!(o.status.success(), "{cmd} {args:?}: {o:?}\n{}", c.logs());
-    text(&o.stdout)
-}
-
-fn work_dir(c: &LocalCluster) -> PathBuf {
-    let d = c.dir().root().join("work");
-    std::fs::create_dir_all(&d).expect("work dir");
-    d
-}
 
 /// Submits a job in `dir` that appends `name` to `order` there; `extra`
 /// are more sbatch options.

@@ -1,0 +1,39 @@
+//! The few steps every end-to-end test takes, each with a failure message
+//! that says what was run: start a cluster, run a command (that must
+//! succeed), read its output as text, make a working directory.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use crate::{ClusterSpec, LocalCluster};
+
+/// A started cluster; panics with the reason when it does not start.
+pub fn cluster(spec: ClusterSpec) -> LocalCluster {
+    LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
+}
+
+/// Command output as text (invalid UTF-8 replaced).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs `cmd args` against `c`; panics only when it cannot be started.
+pub fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> Output {
+    c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"))
+}
+
+/// Runs a command that must succeed; its stdout. A failure shows the
+/// command, its output and the daemons' logs.
+pub fn run_ok(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
+    let o = run(c, cmd, args);
+    assert!(o.status.success(), "{cmd} {args:?}: {o:?}\n{}", c.logs());
+    text(&o.stdout)
+}
+
+/// `work/` in the cluster's directory, created: where jobs are submitted
+/// from and write their output.
+pub fn work_dir(c: &LocalCluster) -> PathBuf {
+    let d = c.dir().root().join("work");
+    std::fs::create_dir_all(&d).expect("work dir");
+    d
+}
