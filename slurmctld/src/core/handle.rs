@@ -428,6 +428,19 @@ impl Controller {
                     }
                 }
             };
+            // Picking one pending task splits it off: only for those who
+            // may act on the array (its records all have one owner).
+            let owner = self
+                .jobs
+                .values()
+                .find_map(|j| super::array::is_member(j, sel.array_job_id, None).then_some(j.uid));
+            if owner.is_some_and(|uid| uid != caller.uid && !op_caller) {
+                results.push(result(
+                    sel.array_job_id,
+                    Err((ErrorCode::AccessDenied, String::new())),
+                ));
+                continue;
+            }
             let found: Vec<u32> = match tasks {
                 None => self.array_records(out, sel.array_job_id, None, now),
                 Some(tasks) => tasks

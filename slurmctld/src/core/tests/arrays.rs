@@ -8,7 +8,7 @@ use slurm_common::state::JobState;
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
-use super::{filter, replay_encoded, script, Env, ALICE, CONF};
+use super::{filter, replay_encoded, script, Env, ALICE, BOB, CONF};
 use crate::core::snapshot;
 use crate::core::{Action, Command, Event, Reply};
 
@@ -174,6 +174,25 @@ fn one_pending_task_is_cancelled_alone_and_the_array_id_cancels_all() {
             (2, 1, Some(2), JobState::Cancelled)
         ]
     );
+    assert_eq!(env.job(1).array.as_ref().unwrap().pending_text(), "0-1,3");
+    // Another user may not pick a task: nothing is split off.
+    let events = env.events.len();
+    let r = env.run(Command::Cancel {
+        caller: BOB,
+        filter: v1::JobFilter {
+            array_tasks: vec![v1::ArrayTaskSelector {
+                array_job_id: 1,
+                task_spec: "3".into(),
+            }],
+            ..Default::default()
+        },
+        signal: None,
+    });
+    let Reply::JobResults(results) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(results[0].error_code, ErrorCode::AccessDenied.number());
+    assert_eq!(env.events.len(), events);
     assert_eq!(env.job(1).array.as_ref().unwrap().pending_text(), "0-1,3");
     // A task that is not in the array names nothing.
     let r = env.run(Command::Cancel {
