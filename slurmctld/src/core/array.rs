@@ -230,26 +230,14 @@ pub fn is_member(job: &Job, array_job_id: u32, task: Option<u32>) -> bool {
 pub(super) type Running = HashMap<u32, u32>;
 
 impl Controller {
-    /// The running tasks of every throttled array that still has tasks to
-    /// start (one pass over the jobs, only when there is such an array).
-    pub(super) fn running_array_tasks(&self) -> Running {
+    /// The running tasks of every array with a `%N` limit that still has
+    /// tasks to start: one pass over the jobs, made by [`Self::queue_job`]
+    /// only when a pass meets such an array.
+    fn running_array_tasks(&self) -> Running {
         let mut running = Running::new();
-        let throttled = |j: &Job| {
-            j.array
-                .as_ref()
-                .filter(|a| a.is_meta() && a.throttle > 0)
-                .map(|a| a.array_job_id)
-        };
-        if !self
-            .jobs
-            .values()
-            .any(|j| j.is_schedulable() && throttled(j).is_some())
-        {
-            return running;
-        }
         for j in self.jobs.values() {
-            if let Some(id) = throttled(j) {
-                running.entry(id).or_insert(0);
+            if let Some(a) = j.array.as_ref().filter(|a| a.is_meta() && a.throttle > 0) {
+                running.entry(a.array_job_id).or_insert(0);
             }
         }
         for j in self.jobs.values() {
@@ -272,7 +260,7 @@ impl Controller {
     pub(super) fn queue_job(
         &self,
         job: &Job,
-        running: &Running,
+        running: &mut Option<Running>,
         free_cpus: u32,
         queue: &mut Vec<slurm_sched::JobRequest>,
     ) {
@@ -284,6 +272,7 @@ impl Controller {
         let room = if a.throttle == 0 {
             u32::MAX
         } else {
+            let running = running.get_or_insert_with(|| self.running_array_tasks());
             let busy = running.get(&a.array_job_id).copied().unwrap_or(0);
             a.throttle.saturating_sub(busy)
         };

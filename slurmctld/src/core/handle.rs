@@ -403,11 +403,19 @@ impl Controller {
         let mut results = Vec::new();
         let mut ids: Vec<u32> = Vec::new();
         for &id in &filter.job_ids {
-            // An array's id names every record of the array.
-            let members = self.array_records(out, id, None, now);
+            // An array's id names every record of the array (looked for
+            // only when the id is an array's, or names no record).
+            let plain = self
+                .jobs
+                .get(&id)
+                .map(|j| j.array.as_ref().is_none_or(|a| a.array_job_id != id));
+            let members = match plain {
+                Some(true) => Vec::new(),
+                _ => self.array_records(out, id, None, now),
+            };
             if !members.is_empty() {
                 ids.extend(members);
-            } else if self.jobs.contains_key(&id) {
+            } else if plain.is_some() {
                 ids.push(id);
             } else {
                 results.push(result(id, Err((ErrorCode::InvalidJobId, String::new()))));

@@ -1086,7 +1086,7 @@ impl Controller {
     fn schedule_round(&mut self, out: &mut Outcome, now: i64) -> bool {
         self.refresh_dependencies(out, now);
         let view = self.cluster_view();
-        let running = self.running_array_tasks();
+        let mut running = None;
         let free_cpus = view
             .nodes
             .iter()
@@ -1095,7 +1095,7 @@ impl Controller {
             .fold(0u32, u32::saturating_add);
         let mut queue: Vec<slurm_sched::JobRequest> = Vec::new();
         for j in self.jobs.values().filter(|j| j.is_schedulable()) {
-            self.queue_job(j, &running, free_cpus, &mut queue);
+            self.queue_job(j, &mut running, free_cpus, &mut queue);
         }
         if queue.is_empty() {
             return false;
