@@ -1,6 +1,7 @@
 //! The few steps every end-to-end test takes, each with a failure message
 //! that says what was run: start a cluster, run a command (that must
-//! succeed), read its output as text, make a working directory.
+//! succeed), read its output as text, show a record, make a working
+//! directory.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -20,6 +21,16 @@ pub fn text(b: &[u8]) -> String {
 /// Runs `cmd args` against `c`; panics only when it cannot be started.
 pub fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> Output {
     c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"))
+}
+
+/// Standard output then standard error, as a terminal shows them.
+pub fn output_text(o: &Output) -> String {
+    format!("{}{}", text(&o.stdout), text(&o.stderr))
+}
+
+/// `scontrol show WHAT NAME`: what it printed, errors included.
+pub fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
+    output_text(&run(c, "scontrol", &["show", what, name]))
 }
 
 /// Runs a command that must succeed; its stdout. A failure shows the

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::{self, output_text, scontrol_show};
 use slurm_testkit::scripts::ScriptDir;
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
@@ -31,27 +32,11 @@ fn write(s: &ScriptDir, name: &str, tag: &str, exit: i32) -> PathBuf {
 }
 
 fn cluster(extra: Vec<String>) -> LocalCluster {
-    LocalCluster::start(ClusterSpec {
+    e2e::cluster(ClusterSpec {
         nodes: 2,
         extra_lines: extra,
         ..ClusterSpec::default()
     })
-    .unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
-    let o = c
-        .run("scontrol", &["show", what, name])
-        .unwrap_or_else(|e| panic!("scontrol: {e:#}"));
-    text(&o)
 }
 
 /// A job on `node` that appends "job $SLURM_JOB_ID" to the record.
@@ -133,7 +118,7 @@ fn prolog_and_epilog_run_around_a_job_and_a_reconfigured_prolog_applies_next() {
         .lines()
         .count();
     let o = c.run("scontrol", &["reconfigure"]).expect("reconfigure");
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
     wait_until("slurmd n2 to take the new Prolog", WAIT, || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
@@ -225,5 +210,5 @@ fn a_failing_prolog_drains_the_node_and_holds_the_job() {
         .run("squeue", &["-h", "-j", &id.to_string(), "-o", "%T %R"])
         .expect("squeue");
     // squeue shows the description as it is.
-    assert_eq!(text(&q), "PENDING (launch failed requeued held)\n");
+    assert_eq!(output_text(&q), "PENDING (launch failed requeued held)\n");
 }

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::{self, output_text, scontrol_show};
 use slurm_testkit::scripts::ScriptDir;
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
@@ -33,27 +34,11 @@ fn prolog(s: &ScriptDir, body: &str) -> PathBuf {
 }
 
 fn cluster(nodes: usize, extra: Vec<String>) -> LocalCluster {
-    LocalCluster::start(ClusterSpec {
+    e2e::cluster(ClusterSpec {
         nodes,
         extra_lines: extra,
         ..ClusterSpec::default()
     })
-    .unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
-    let o = c
-        .run("scontrol", &["show", what, name])
-        .unwrap_or_else(|e| panic!("scontrol: {e:#}"));
-    text(&o)
 }
 
 /// A job on `nodes` (one task per node) that appends "job $SLURM_JOB_ID
@@ -194,7 +179,7 @@ fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
     let q = c
         .run("squeue", &["-h", "-j", &id.to_string(), "-o", "%T %R"])
         .expect("squeue");
-    assert_eq!(text(&q), "PENDING (launch failed requeued held)\n");
+    assert_eq!(output_text(&q), "PENDING (launch failed requeued held)\n");
     // Both nodes ran their Prolog once.
     let ran: Vec<String> = s
         .lines()
