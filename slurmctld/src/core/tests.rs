@@ -103,6 +103,16 @@ impl Env {
         }
     }
 
+    /// Registered nodes and one plain job started on n1 (its launch
+    /// taken): where most job tests begin.
+    pub fn running_job() -> (Env, u32) {
+        let mut env = Env::new();
+        env.register_all();
+        let id = env.submit(script());
+        env.take_actions();
+        (env, id)
+    }
+
     pub fn take_actions(&mut self) -> Vec<Action> {
         std::mem::take(&mut self.actions)
     }
@@ -451,10 +461,7 @@ fn cancel_pending_and_running() {
 
 #[test]
 fn signal_running_job() {
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     let r = env.run(Command::Cancel {
         caller: ALICE,
         filter: filter(&[id]),
@@ -565,10 +572,7 @@ fn purge_after_min_job_age() {
 
 #[test]
 fn launch_failure_requeues_once_then_fails() {
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     env.run(Command::LaunchFailed {
         job_id: id,
         detail: "connection refused".into(),
@@ -595,10 +599,7 @@ fn launch_failure_requeues_once_then_fails() {
 fn cancel_during_a_failed_launch_releases_the_job() {
     // Cancelled while its LaunchBatch was in flight, and then the launch
     // failed: nothing runs on the node, so no JobComplete will ever come.
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     env.run(Command::Cancel {
         caller: ALICE,
         filter: filter(&[id]),
@@ -616,10 +617,7 @@ fn cancel_during_a_failed_launch_releases_the_job() {
 
 #[test]
 fn requeue_running_job() {
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     let r = env.run(Command::Requeue {
         caller: ALICE,
         filter: filter(&[id]),
@@ -772,10 +770,7 @@ fn drain_resume_and_down() {
 
 #[test]
 fn registration_reconciles_jobs() {
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     env.now += 10;
     // slurmd restarted after the job started and does not know it.
     let r = env.run(Command::RegisterNode {
@@ -1120,10 +1115,7 @@ fn a_completing_share_is_not_given_to_another_job() {
 
 #[test]
 fn a_failed_epilog_drains_the_node_and_still_frees_its_share() {
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     env.complete(id, 0, 0);
     env.now += 2;
     let before = env.events.len();
@@ -1652,10 +1644,7 @@ fn requeue_refusals_use_slurms_codes() {
 /// text, which goes when it is released.
 #[test]
 fn requeuehold_holds_with_slurms_reason_until_released() {
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     assert_eq!(requeue_as(&mut env, ALICE, id, true), vec![(id, 0)]);
     env.epilogs(id);
     let job = env.job(id);

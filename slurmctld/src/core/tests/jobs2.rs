@@ -749,10 +749,7 @@ fn every_report_of_a_failed_prolog_ends_alike() {
 /// Reason=JobLaunchFailure, each without a description.
 #[test]
 fn a_failed_launch_keeps_the_error_text_out_of_the_job() {
-    let mut env = Env::new();
-    env.register_all();
-    let id = env.submit(script());
-    env.take_actions();
+    let (mut env, id) = Env::running_job();
     env.run(Command::JobComplete {
         caller: Caller::ROOT,
         request: v1::JobCompleteRequest {
