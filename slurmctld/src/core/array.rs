@@ -53,9 +53,29 @@ pub struct ArraySpec {
     pub throttle: u32,
 }
 
-/// Parses `--array`: comma-separated `N`, `N-M` or `N-M:S`, optionally
-/// followed by `%T`; every id must be below `max_array_size`.
-pub fn parse(text: &str, max_array_size: u32) -> Result<ArraySpec, ArrayError> {
+/// Task ids as written (`1,4-9:2`), not expanded, so that a selector
+/// such as `scancel 15_[0-4000000000]` costs nothing to hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRanges {
+    /// (first, last, step), each as written; first <= last, step >= 1.
+    ranges: Vec<(u64, u64, u64)>,
+    /// `%N`; 0 for no limit.
+    pub throttle: u32,
+}
+
+impl TaskRanges {
+    /// Whether task `t` is among these.
+    pub fn contains(&self, t: u32) -> bool {
+        let t = u64::from(t);
+        self.ranges
+            .iter()
+            .any(|&(lo, hi, step)| t >= lo && t <= hi && (t - lo) % step == 0)
+    }
+}
+
+/// Reads task ids: comma-separated `N`, `N-M` or `N-M:S`, optionally in
+/// brackets, optionally followed by `%T`. Syntax only: no limit on ids.
+pub fn parse_ranges(text: &str) -> Result<TaskRanges, ArrayError> {
     let text = text.trim();
     let (list, throttle) = match text.split_once('%') {
         Some((list, t)) => {
@@ -74,8 +94,7 @@ pub fn parse(text: &str, max_array_size: u32) -> Result<ArraySpec, ArrayError> {
     if list.is_empty() {
         return Err(ArrayError::Empty);
     }
-    let max = u64::from(max_array_size);
-    let mut tasks = Vec::new();
+    let mut ranges = Vec::new();
     for part in list.split(',') {
         let bad = || ArrayError::Syntax {
             part: part.to_string(),
@@ -101,22 +120,37 @@ pub fn parse(text: &str, max_array_size: u32) -> Result<ArraySpec, ArrayError> {
         if hi < lo || step == 0 {
             return Err(bad());
         }
-        if hi >= max {
-            return Err(ArrayError::TooBig {
-                index: hi,
-                max: max_array_size,
-            });
-        }
+        ranges.push((lo, hi, step));
+    }
+    Ok(TaskRanges { ranges, throttle })
+}
+
+/// Parses `--array` ([`parse_ranges`]); every id must be below
+/// `max_array_size`.
+pub fn parse(text: &str, max_array_size: u32) -> Result<ArraySpec, ArrayError> {
+    let written = parse_ranges(text)?;
+    let max = u64::from(max_array_size);
+    if let Some(&(_, hi, _)) = written.ranges.iter().find(|r| r.1 >= max) {
+        return Err(ArrayError::TooBig {
+            index: hi,
+            max: max_array_size,
+        });
+    }
+    let mut tasks = Vec::new();
+    for &(lo, hi, step) in &written.ranges {
         let mut i = lo;
         while i <= hi {
             // Below max_array_size, so it fits.
-            tasks.push(u32::try_from(i).map_err(|_| bad())?);
+            tasks.extend(u32::try_from(i).ok());
             i = i.saturating_add(step);
         }
     }
     tasks.sort_unstable();
     tasks.dedup();
-    Ok(ArraySpec { tasks, throttle })
+    Ok(ArraySpec {
+        tasks,
+        throttle: written.throttle,
+    })
 }
 
 /// The array part of a job record.
@@ -337,6 +371,35 @@ impl Controller {
         self.emit(out, event).then_some(job_id)
     }
 
+    /// The task ids array `array_job_id` has (started or not) that
+    /// `wanted` picks, ascending.
+    pub(super) fn array_task_ids(
+        &self,
+        array_job_id: u32,
+        wanted: impl Fn(u32) -> bool,
+    ) -> Vec<u32> {
+        let mut ids: Vec<u32> = Vec::new();
+        for j in self.jobs.values() {
+            let Some(a) = j
+                .array
+                .as_deref()
+                .filter(|a| a.array_job_id == array_job_id)
+            else {
+                continue;
+            };
+            ids.extend(
+                a.task
+                    .iter()
+                    .chain(&a.pending)
+                    .copied()
+                    .filter(|&t| wanted(t)),
+            );
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// The records of array `array_job_id` (task records and the meta
     /// record), with task `task` only if given; a pending task still in the
     /// meta record is split off first so that it can be acted on alone.
@@ -463,6 +526,14 @@ mod tests {
             parse("1-2é", 1001),
             Err(ArrayError::Syntax { .. })
         ));
+    }
+
+    #[test]
+    fn selections_are_not_expanded() {
+        let r = parse_ranges("[0-4000000000:2,7]").unwrap();
+        assert!(r.contains(0) && r.contains(3_999_999_998) && r.contains(7));
+        assert!(!r.contains(1) && !r.contains(u32::MAX));
+        assert!(parse_ranges("5-1").is_err());
     }
 
     #[test]

@@ -425,8 +425,8 @@ impl Controller {
             let tasks = if sel.task_spec.is_empty() {
                 None
             } else {
-                match super::array::parse(&sel.task_spec, u32::MAX) {
-                    Ok(spec) => Some(spec.tasks),
+                match super::array::parse_ranges(&sel.task_spec) {
+                    Ok(ranges) => Some(ranges),
                     Err(_) => {
                         results.push(result(
                             sel.array_job_id,
@@ -451,10 +451,13 @@ impl Controller {
             }
             let found: Vec<u32> = match tasks {
                 None => self.array_records(out, sel.array_job_id, None, now),
-                Some(tasks) => tasks
-                    .into_iter()
-                    .flat_map(|t| self.array_records(out, sel.array_job_id, Some(t), now))
-                    .collect(),
+                Some(ranges) => {
+                    let tasks = self.array_task_ids(sel.array_job_id, |t| ranges.contains(t));
+                    tasks
+                        .into_iter()
+                        .flat_map(|t| self.array_records(out, sel.array_job_id, Some(t), now))
+                        .collect()
+                }
             };
             if found.is_empty() {
                 results.push(result(

@@ -118,8 +118,8 @@ fn named_records<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
         let tasks = if sel.task_spec.is_empty() {
             None
         } else {
-            match crate::core::array::parse(&sel.task_spec, u32::MAX) {
-                Ok(spec) => Some(spec.tasks),
+            match crate::core::array::parse_ranges(&sel.task_spec) {
+                Ok(ranges) => Some(ranges),
                 Err(_) => continue,
             }
         };
@@ -132,8 +132,8 @@ fn named_records<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
             }
             let hit = match (&tasks, a.task) {
                 (None, _) => true,
-                (Some(ts), Some(t)) => ts.contains(&t),
-                (Some(ts), None) => ts.iter().any(|t| a.pending.binary_search(t).is_ok()),
+                (Some(ts), Some(t)) => ts.contains(t),
+                (Some(ts), None) => a.pending.iter().any(|&t| ts.contains(t)),
             };
             if hit {
                 push(j, &mut out);

@@ -299,3 +299,30 @@ fn replay_and_snapshots_give_back_the_array_records() {
     assert_eq!(shape(&loaded), shape(&env.ctl));
     assert_eq!(loaded.script_space(), env.ctl.script_space());
 }
+
+#[test]
+fn a_huge_task_selection_picks_what_the_array_has() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut held = array("0-3");
+    held.hold = true;
+    env.submit(held);
+    // Four billion ids are not expanded: the array's own tasks are tested.
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: v1::JobFilter {
+            array_tasks: vec![v1::ArrayTaskSelector {
+                array_job_id: 1,
+                task_spec: "[1-4000000000:2]".into(),
+            }],
+            ..Default::default()
+        },
+        signal: None,
+    });
+    let Reply::JobResults(results) = r else {
+        panic!("{r:?}")
+    };
+    let tasks: Vec<_> = results.iter().map(|r| r.array_task_id).collect();
+    assert_eq!(tasks, vec![Some(1), Some(3)]);
+    assert_eq!(env.job(1).array.as_ref().unwrap().pending, vec![0, 2]);
+}
