@@ -28,6 +28,34 @@ pub fn golden_out(name: &str) -> Result<String> {
         .with_context(|| format!("cannot read golden {} (set SLURM_GOLDEN_DIR)", p.display()))
 }
 
+/// The captured standard error of case `name` (`<name>.err`); empty when
+/// the case wrote none (no file).
+pub fn golden_err(name: &str) -> Result<String> {
+    let p = golden_dir().join(format!("{name}.err"));
+    match std::fs::read_to_string(&p) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e).with_context(|| format!("cannot read golden {}", p.display())),
+    }
+}
+
+/// The command line of case `name` (line 1 of `<name>.cmd`), split into
+/// words; the cases quote nothing.
+pub fn golden_command(name: &str) -> Result<Vec<String>> {
+    let p = golden_dir().join(format!("{name}.cmd"));
+    let text = std::fs::read_to_string(&p)
+        .with_context(|| format!("cannot read golden {}", p.display()))?;
+    let words: Vec<String> = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    anyhow::ensure!(!words.is_empty(), "no command in {}", p.display());
+    Ok(words)
+}
+
 /// The exit status recorded in `<name>.cmd` (`# exit=N` on line 2).
 pub fn golden_exit(name: &str) -> Result<i32> {
     let p = golden_dir().join(format!("{name}.cmd"));

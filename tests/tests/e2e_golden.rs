@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use slurm_proto::v1::JobState;
 use slurm_testkit::golden::{
-    assert_same, golden_exit, golden_out, mask_squeue_time, normalize_show_node, renumber_squeue,
+    assert_same, golden_command, golden_err, golden_exit, golden_out, mask_squeue_time,
+    normalize_show_node, renumber_squeue,
 };
 use slurm_testkit::LocalCluster;
 
@@ -101,5 +102,55 @@ fn busy_cluster_outputs_match() {
         "sinfo",
         &run_ok(&c, "sinfo", &[], "sinfo_busy"),
         &golden_out("sinfo_busy").expect("golden"),
+    );
+}
+
+/// Commands naming a job that does not exist, or a partition, against a
+/// queue that is not empty: the same output, errors and exit status as the
+/// reference (a job id never lists the whole queue).
+#[test]
+fn unknown_ids_and_names_answer_as_slurm() {
+    let c = cluster();
+    let held = c
+        .run("sbatch", &["--hold", "--wrap", "true"])
+        .expect("sbatch");
+    assert!(held.status.success(), "{held:?}");
+    for case in [
+        "err_scontrol_show_job_999999",
+        "err_squeue_j_999999",
+        "err_scancel_999999",
+        "err_scancel_v_999999",
+        "err_sbatch_partition_nope",
+    ] {
+        let words = golden_command(case).expect("golden command");
+        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        let o = c.run(&words[0], &args).expect("run");
+        let what = words.join(" ");
+        assert_eq!(
+            o.status.code(),
+            Some(golden_exit(case).expect("golden exit")),
+            "{what}: {o:?}"
+        );
+        assert_same(
+            &format!("{what} (stdout)"),
+            &String::from_utf8_lossy(&o.stdout),
+            &golden_out(case).unwrap_or_default(),
+        );
+        assert_same(
+            &format!("{what} (stderr)"),
+            &String::from_utf8_lossy(&o.stderr),
+            &golden_err(case).expect("golden err"),
+        );
+    }
+    // A dependency on a job that does not exist is accepted (and holds at
+    // once, as the job is gone).
+    let case = "err_sbatch_dependency_999999";
+    let words = golden_command(case).expect("golden command");
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let o = c.run(&words[0], &args).expect("run");
+    assert_eq!(o.status.code(), Some(golden_exit(case).expect("exit")));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("Submitted batch job "),
+        "{o:?}"
     );
 }

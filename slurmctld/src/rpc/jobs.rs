@@ -79,14 +79,16 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
                     .iter()
                     .any(|a| node_filter.contains(&a.node_index)))
     };
-    if named.is_empty() {
+    if names_jobs(f) {
+        // Named ids that do not exist select nothing (an error for the
+        // caller), never the whole table.
+        named.into_iter().filter(|j| wanted(j)).collect()
+    } else {
         snap.jobs
             .values()
             .map(|j| &**j)
             .filter(|j| wanted(j))
             .collect()
-    } else {
-        named.into_iter().filter(|j| wanted(j)).collect()
     }
 }
 

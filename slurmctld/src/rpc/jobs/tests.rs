@@ -201,6 +201,42 @@ fn rpc_snapshot_covers_the_cases() {
     assert_eq!(arrays, vec![(None, vec![1, 2, 3]), (Some(0), vec![])]);
 }
 
+/// `-j` with ids that do not exist selects nothing (the caller then gets
+/// "Invalid job id specified"), not the whole queue; a missing id among
+/// existing ones is skipped.
+#[tokio::test]
+async fn rpc_unknown_job_ids_select_nothing() {
+    let snap = varied_snapshot();
+    let first = snap.jobs.keys().next().copied().unwrap();
+    let only = |ids: Vec<u32>| v1::JobFilter {
+        job_ids: ids,
+        ..Default::default()
+    };
+    assert!(select(&snap, &only(vec![999_999])).is_empty());
+    let ids: Vec<u32> = select(&snap, &only(vec![999_999, first]))
+        .iter()
+        .map(|j| j.id.get())
+        .collect();
+    assert_eq!(ids, vec![first]);
+    let missing_task = v1::JobFilter {
+        array_tasks: vec![v1::ArrayTaskSelector {
+            array_job_id: 999_999,
+            task_spec: "1".into(),
+        }],
+        ..Default::default()
+    };
+    assert!(select(&snap, &missing_task).is_empty());
+
+    let auth = key_auth();
+    let svc = service(snap, auth.clone());
+    let req = v1::GetJobsRequest {
+        filter: Some(only(vec![999_999])),
+        ..Default::default()
+    };
+    let err = svc.get_jobs(signed(&auth, req)).await.unwrap_err();
+    assert_eq!(ErrorCode::from_status(&err).0, ErrorCode::InvalidJobId);
+}
+
 /// The submission options of `core::extras` as the JobInfo fields
 /// scontrol and squeue read, written alike on both paths.
 #[test]
