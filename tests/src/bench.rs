@@ -239,8 +239,10 @@ pub fn api_submit(
     let ctl = cluster.client()?;
     let workdir = cluster.dir().root().join("bench");
     std::fs::create_dir_all(&workdir).context("bench work dir")?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One client thread: the requests share one HTTP/2 connection (one
+    // task) anyway, and the controller runs on the same cores, so a second
+    // client thread only adds hand-offs between threads.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("tokio runtime")?;
