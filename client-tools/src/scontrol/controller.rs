@@ -190,6 +190,19 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 let t = parse_time_limit(v).map_err(|_| invalid_value("TimeLimit", v))?;
                 r.time_limit = Some(time_limit(t));
             }
+            // `TimeLimit+=30` / `TimeLimit-=30`: changes the current limit.
+            "timelimit+" | "timelimit-" => {
+                let minutes = match parse_time_limit(v) {
+                    Ok(TimeLimit::Minutes(m)) => i32::try_from(m).ok(),
+                    _ => None,
+                }
+                .ok_or_else(|| invalid_value("TimeLimit", v))?;
+                r.time_limit_change_minutes = Some(if key.ends_with('-') {
+                    -minutes
+                } else {
+                    minutes
+                });
+            }
             "timemin" => {
                 let t = parse_time_limit(v).map_err(|_| invalid_value("TimeMin", v))?;
                 r.time_min_minutes = Some(match t {
@@ -776,6 +789,19 @@ mod tests {
         };
         assert_eq!(r.name.as_deref(), Some("y"));
         assert_eq!(r.time_limit, Some(time_limit(TimeLimit::Infinite)));
+        // Increments and decrements of the current limit.
+        let change = |s: &str| match parse_update(&words(s), 0) {
+            Ok(CtlCommand::UpdateJob(r)) => Ok((r.time_limit, r.time_limit_change_minutes)),
+            Ok(_) => panic!("not a job update"),
+            Err(e) => Err(e.0),
+        };
+        assert_eq!(change("JobId=3 TimeLimit+=30"), Ok((None, Some(30))));
+        assert_eq!(change("JobId=3 TimeLimit-=1:00:00"), Ok((None, Some(-60))));
+        assert_eq!(
+            change("JobId=3 TimeLimit+=unlimited"),
+            Err(vec!["Invalid TimeLimit value: unlimited".to_string()])
+        );
+        assert!(change("JobId=3 TimeLimit+=abc").is_err());
     }
 
     #[test]

@@ -28,7 +28,7 @@ use prost::Message;
 use slurm_common::state::{JobState, NodeUpdateState};
 use slurm_common::time::TimeLimit;
 use slurm_proto::v1::JobDescription;
-use slurm_sched::Hold;
+use slurm_sched::{Hold, MemReq};
 use thiserror::Error;
 
 use crate::persist::ScriptRef;
@@ -58,6 +58,49 @@ pub enum JobChange {
     Priority(u32),
     Nice(i32),
     BeginTime(i64),
+    /// One of the texts of the job's spec.
+    Text(SpecText, String),
+    Requeue(bool),
+    /// A job array's `%N` (on the meta record).
+    ArrayThrottle(u32),
+    NumTasks(u32),
+    CpusPerTask(u32),
+    Memory(MemReq),
+}
+
+/// The texts of a job's spec that `scontrol update` may change; the
+/// number is the journal's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecText {
+    Account = 1,
+    Qos = 2,
+    RequiredNodes = 3,
+    ExcludedNodes = 4,
+    Features = 5,
+    WorkDir = 6,
+    StdOut = 7,
+    StdErr = 8,
+    MailType = 9,
+    MailUser = 10,
+}
+
+impl SpecText {
+    pub const ALL: [SpecText; 10] = [
+        SpecText::Account,
+        SpecText::Qos,
+        SpecText::RequiredNodes,
+        SpecText::ExcludedNodes,
+        SpecText::Features,
+        SpecText::WorkDir,
+        SpecText::StdOut,
+        SpecText::StdErr,
+        SpecText::MailType,
+        SpecText::MailUser,
+    ];
+
+    fn from_u8(n: u8) -> Option<SpecText> {
+        SpecText::ALL.into_iter().find(|t| *t as u8 == n)
+    }
 }
 
 /// Every state change of the controller.
@@ -375,6 +418,40 @@ impl Event {
                             w.u8(9);
                             w.i64(*t);
                         }
+                        JobChange::Text(field, text) => {
+                            w.u8(10);
+                            w.u8(*field as u8);
+                            w.str(text);
+                        }
+                        JobChange::Requeue(on) => {
+                            w.u8(11);
+                            w.bool(*on);
+                        }
+                        JobChange::ArrayThrottle(n) => {
+                            w.u8(12);
+                            w.u32(*n);
+                        }
+                        JobChange::NumTasks(n) => {
+                            w.u8(13);
+                            w.u32(*n);
+                        }
+                        JobChange::CpusPerTask(n) => {
+                            w.u8(14);
+                            w.u32(*n);
+                        }
+                        JobChange::Memory(m) => {
+                            w.u8(15);
+                            match m {
+                                MemReq::PerNode(mb) => {
+                                    w.u8(0);
+                                    w.u64(*mb);
+                                }
+                                MemReq::PerCpu(mb) => {
+                                    w.u8(1);
+                                    w.u64(*mb);
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -570,6 +647,34 @@ impl Event {
                             JobChange::Nice(i32::try_from(v).unwrap_or(0))
                         }
                         9 => JobChange::BeginTime(r.i64("begin time")?),
+                        10 => {
+                            let at = r.pos;
+                            let n = r.u8("spec text field")?;
+                            let field = SpecText::from_u8(n).ok_or(DecodeError::Unknown {
+                                offset: at,
+                                what: "spec text field",
+                                value: u32::from(n),
+                            })?;
+                            JobChange::Text(field, r.string("spec text")?)
+                        }
+                        11 => JobChange::Requeue(r.bool("requeue")?),
+                        12 => JobChange::ArrayThrottle(r.u32("array throttle")?),
+                        13 => JobChange::NumTasks(r.u32("task count")?),
+                        14 => JobChange::CpusPerTask(r.u32("cpus per task")?),
+                        15 => {
+                            let at = r.pos;
+                            match r.u8("memory kind")? {
+                                0 => JobChange::Memory(MemReq::PerNode(r.u64("memory")?)),
+                                1 => JobChange::Memory(MemReq::PerCpu(r.u64("memory")?)),
+                                other => {
+                                    return Err(DecodeError::Unknown {
+                                        offset: at,
+                                        what: "memory kind",
+                                        value: u32::from(other),
+                                    })
+                                }
+                            }
+                        }
                         other => {
                             return Err(DecodeError::Unknown {
                                 offset: at,
@@ -807,6 +912,14 @@ mod tests {
                     JobChange::Priority(5),
                     JobChange::Nice(-3),
                     JobChange::BeginTime(99),
+                    JobChange::Text(SpecText::ExcludedNodes, "n[1-2]".into()),
+                    JobChange::Text(SpecText::MailUser, "\u{e9}@x".into()),
+                    JobChange::Requeue(false),
+                    JobChange::ArrayThrottle(4),
+                    JobChange::NumTasks(6),
+                    JobChange::CpusPerTask(2),
+                    JobChange::Memory(MemReq::PerNode(100)),
+                    JobChange::Memory(MemReq::PerCpu(u64::MAX)),
                 ],
             },
             Event::NodeRegistered {

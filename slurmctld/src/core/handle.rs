@@ -9,11 +9,11 @@ use slurm_common::state::{JobState, NodeFlag, NodeUpdateState};
 use slurm_common::time::TimeLimit;
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
-use slurm_sched::{Hold, SubmitRejection};
+use slurm_sched::{Hold, MemReq, SubmitRejection};
 
 use super::{
     Action, Caller, Command, Controller, CtlConfig, Event, Job, JobChange, JobShape, JobSpec,
-    Outcome, Reply, SharedSpec,
+    Outcome, Reply, SharedSpec, SpecText,
 };
 use crate::persist::{JobFiles, ScriptRef};
 
@@ -656,15 +656,23 @@ impl Controller {
         if job.status.state.is_finished() && !pending {
             return Err((ErrorCode::AlreadyDone, String::new()));
         }
+        refuse_unsupported_update(req)?;
         let mut changes = Vec::new();
-        if let Some(limit) = req.time_limit.as_ref() {
-            let limit = slurm_proto::convert::time_limit("time_limit", Some(limit))
-                .ok()
-                .flatten()
-                .ok_or((ErrorCode::InvalidTimeLimit, String::new()))?;
-            let current =
-                super::effective_limit(job, job.partition.and_then(|p| self.partitions.get(p)));
-            if !operator && limit > current {
+        let current_limit =
+            || super::effective_limit(job, job.partition.and_then(|p| self.partitions.get(p)));
+        let limit = match (req.time_limit.as_ref(), req.time_limit_change_minutes) {
+            (Some(_), Some(_)) => return Err((ErrorCode::InvalidTimeLimit, String::new())),
+            (Some(limit), None) => Some(
+                slurm_proto::convert::time_limit("time_limit", Some(limit))
+                    .ok()
+                    .flatten()
+                    .ok_or((ErrorCode::InvalidTimeLimit, String::new()))?,
+            ),
+            (None, Some(delta)) => Some(changed_limit(current_limit(), delta)?),
+            (None, None) => None,
+        };
+        if let Some(limit) = limit {
+            if !operator && limit > current_limit() {
                 return Err((ErrorCode::AccessDenied, String::new()));
             }
             changes.push(JobChange::TimeLimit(limit));
@@ -716,6 +724,34 @@ impl Controller {
             }
             changes.push(JobChange::BeginTime(t));
         }
+        if let Some(on) = req.requeue {
+            changes.push(JobChange::Requeue(on));
+        }
+        if let Some(n) = req.array_task_throttle {
+            match job.array.as_deref() {
+                None => return Err((ErrorCode::InvalidArray, String::new())),
+                // Tasks split off run under the meta record's limit.
+                Some(a) if a.is_meta() => changes.push(JobChange::ArrayThrottle(n)),
+                Some(_) => {}
+            }
+        }
+        let placement = self.placement_changes(req)?;
+        if !placement.is_empty() && !pending {
+            return Err((ErrorCode::JobNotPending, String::new()));
+        }
+        if !placement.is_empty() {
+            // What the job would become, checked as a submission is.
+            let mut probe = Job::clone(job);
+            for c in &placement {
+                super::apply_job_change(&mut probe, c, &self.part_index);
+            }
+            let request = self.job_request(&probe);
+            if let Err(rejection) = slurm_sched::check_submit(&self.cluster_view(), &request) {
+                let (code, text) = rejection_code(&rejection);
+                return Err((code, text));
+            }
+            changes.extend(placement);
+        }
         let dependency = match &req.dependency {
             Some(_) if !pending => return Err((ErrorCode::JobNotPending, String::new())),
             Some(text) => Some(self.updated_dependency(job, text, now)?),
@@ -739,6 +775,77 @@ impl Controller {
             self.emit(out, event);
         }
         Ok(())
+    }
+
+    /// The changes of `req` to the job's texts, tasks, CPUs and memory
+    /// (pending jobs only), each checked on its own; together they are
+    /// checked against the partition's nodes by the caller.
+    fn placement_changes(
+        &self,
+        req: &v1::UpdateJobRequest,
+    ) -> Result<Vec<JobChange>, (ErrorCode, String)> {
+        let mut out = Vec::new();
+        let texts = [
+            (SpecText::Account, &req.account),
+            (SpecText::Qos, &req.qos),
+            (SpecText::RequiredNodes, &req.required_nodes),
+            (SpecText::ExcludedNodes, &req.excluded_nodes),
+            (SpecText::Features, &req.features),
+            (SpecText::WorkDir, &req.work_dir),
+            (SpecText::StdOut, &req.stdout_path),
+            (SpecText::StdErr, &req.stderr_path),
+            (SpecText::MailType, &req.mail_type),
+            (SpecText::MailUser, &req.mail_user),
+        ];
+        for (field, value) in texts {
+            let Some(text) = value else { continue };
+            let text = text.trim();
+            match field {
+                SpecText::RequiredNodes | SpecText::ExcludedNodes => {
+                    if let Err(bad) = self.node_list(text) {
+                        return Err((
+                            ErrorCode::InvalidNodeName,
+                            format!("invalid node name specified: {bad}"),
+                        ));
+                    }
+                }
+                SpecText::Features
+                    if !text.is_empty() && slurm_sched::Constraint::parse(text).is_err() =>
+                {
+                    return Err((ErrorCode::InvalidFeature, String::new()));
+                }
+                SpecText::WorkDir if !text.starts_with('/') => {
+                    return Err((
+                        ErrorCode::Unspecified,
+                        format!("WorkDir must be an absolute path: {text}"),
+                    ));
+                }
+                _ => {}
+            }
+            out.push(JobChange::Text(field, text.to_owned()));
+        }
+        if let Some(n) = req.ntasks {
+            if n == 0 {
+                return Err((ErrorCode::BadTaskCount, String::new()));
+            }
+            out.push(JobChange::NumTasks(n));
+        }
+        if let Some(n) = req.cpus_per_task {
+            if n == 0 {
+                return Err((ErrorCode::InvalidCpuCount, String::new()));
+            }
+            out.push(JobChange::CpusPerTask(n));
+        }
+        match req.memory {
+            Some(v1::update_job_request::Memory::MemPerNodeMb(mb)) => {
+                out.push(JobChange::Memory(MemReq::PerNode(mb)));
+            }
+            Some(v1::update_job_request::Memory::MemPerCpuMb(mb)) => {
+                out.push(JobChange::Memory(MemReq::PerCpu(mb)));
+            }
+            None => {}
+        }
+        Ok(out)
     }
 
     // ---------------------------------------------------------- node side
@@ -1312,6 +1419,49 @@ fn node_update(raw: i32) -> Option<NodeUpdateState> {
 }
 
 /// The reply for a submission the scheduler's admission refuses.
+/// `current` with `delta` minutes added (`TimeLimit+=` / `-=`). An
+/// unlimited job has nothing to count from, and a limit cannot go below
+/// zero.
+fn changed_limit(current: TimeLimit, delta: i32) -> Result<TimeLimit, (ErrorCode, String)> {
+    let invalid = || (ErrorCode::InvalidTimeLimit, String::new());
+    let TimeLimit::Minutes(now) = current else {
+        return Err(invalid());
+    };
+    let next = i64::from(now) + i64::from(delta);
+    u32::try_from(next)
+        .ok()
+        .filter(|m| *m < u32::MAX - 2)
+        .map(TimeLimit::Minutes)
+        .ok_or_else(invalid)
+}
+
+/// Refuses the update fields the controller does not act on, naming the
+/// first, rather than accepting and ignoring them.
+fn refuse_unsupported_update(req: &v1::UpdateJobRequest) -> JobResult {
+    let unsupported = [
+        ("TimeMin", req.time_min_minutes.is_some()),
+        ("Deadline", req.deadline.is_some()),
+        ("Reservation", req.reservation.is_some()),
+        ("Gres", req.gres.is_some()),
+        ("Licenses", req.licenses.is_some()),
+        ("WCKey", req.wckey.is_some()),
+    ];
+    match unsupported.iter().find(|(_, set)| *set) {
+        Some((name, _)) => Err((
+            ErrorCode::NotSupported,
+            format!("updating {name} is not supported"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn rejection_code(r: &SubmitRejection) -> (ErrorCode, String) {
+    match rejection_reply(r) {
+        Reply::Error { code, detail } => (code, detail),
+        _ => (ErrorCode::Unspecified, String::new()),
+    }
+}
+
 fn rejection_reply(r: &SubmitRejection) -> Reply {
     let code = match r {
         SubmitRejection::InvalidPartition { .. } => ErrorCode::InvalidPartitionName,

@@ -189,6 +189,11 @@ impl SharedSpec {
     pub fn is_shared_with(&self, other: &SharedSpec) -> bool {
         Arc::ptr_eq(&self.spec, &other.spec)
     }
+
+    /// The spec to change, copied first if other jobs share it.
+    pub fn make_mut(&mut self) -> &mut JobSpec {
+        Arc::make_mut(&mut self.spec)
+    }
 }
 
 impl Deref for SharedSpec {

@@ -54,7 +54,7 @@ use thiserror::Error;
 use crate::persist::ScriptSpace;
 
 pub use command::{Action, Caller, Command, NodeJobReport, Outcome, Reply};
-pub use event::{AllocRecord, Event, JobChange};
+pub use event::{AllocRecord, Event, JobChange, SpecText};
 pub use job::{Job, JobShape, JobSpec, SharedSpec, SpecCache};
 pub use liveness::{
     missing_job_grace_secs, ping_targets, recheck_due, PingTargets, NOT_RESPONDING_REASON,
@@ -728,34 +728,7 @@ impl Controller {
                 let part_index = self.part_index.clone();
                 let job = self.job_mut(*job_id)?;
                 for c in changes {
-                    match c {
-                        JobChange::TimeLimit(l) => {
-                            job.shape.time_limit = Some(*l);
-                            if job.status.state.holds_resources() {
-                                job.run_limit = Some(*l);
-                            }
-                        }
-                        JobChange::Partition(p) => {
-                            job.partition = part_index.get(p).copied();
-                            job.partition_name.clone_from(p);
-                        }
-                        JobChange::MinNodes(n) => {
-                            job.shape.min_nodes = (*n).max(1);
-                            job.shape.ntasks = job.shape.ntasks.max(job.shape.min_nodes);
-                        }
-                        JobChange::MaxNodes(n) => job.shape.max_nodes = *n,
-                        JobChange::Name(s) => job.name.clone_from(s),
-                        JobChange::Comment(s) => job.comment.clone_from(s),
-                        JobChange::Priority(p) => {
-                            job.base_priority = *p;
-                            job.nice = 0;
-                        }
-                        JobChange::Nice(n) => job.nice = *n,
-                        JobChange::BeginTime(t) => {
-                            job.shape.begin_time = (*t > 0).then_some(*t);
-                            job.eligible_time = (*t).max(job.submit_time);
-                        }
-                    }
+                    apply_job_change(job, c, &part_index);
                 }
             }
             Event::ArrayTaskSplit {
@@ -1326,6 +1299,70 @@ pub(crate) fn up_state(flags: NodeState, alloc_cpus: u32, cpus: u32) -> NodeStat
         flags: flags.flags,
     }
     .without(NodeFlag::NotResponding)
+}
+
+/// One `scontrol update` change applied to `job` (also to a copy, to check
+/// what the job would become).
+pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMap<String, usize>) {
+    match c {
+        JobChange::TimeLimit(l) => {
+            job.shape.time_limit = Some(*l);
+            if job.status.state.holds_resources() {
+                job.run_limit = Some(*l);
+            }
+        }
+        JobChange::Partition(p) => {
+            job.partition = part_index.get(p).copied();
+            job.partition_name.clone_from(p);
+        }
+        JobChange::MinNodes(n) => {
+            job.shape.min_nodes = (*n).max(1);
+            job.shape.ntasks = job.shape.ntasks.max(job.shape.min_nodes);
+        }
+        JobChange::MaxNodes(n) => job.shape.max_nodes = *n,
+        JobChange::Name(s) => job.name.clone_from(s),
+        JobChange::Comment(s) => job.comment.clone_from(s),
+        JobChange::Priority(p) => {
+            job.base_priority = *p;
+            job.nice = 0;
+        }
+        JobChange::Nice(n) => job.nice = *n,
+        JobChange::BeginTime(t) => {
+            job.shape.begin_time = (*t > 0).then_some(*t);
+            job.eligible_time = (*t).max(job.submit_time);
+        }
+        JobChange::Text(field, text) => {
+            let spec = job.spec.make_mut();
+            let slot = match field {
+                SpecText::Account => &mut spec.account,
+                SpecText::Qos => &mut spec.qos,
+                SpecText::RequiredNodes => &mut spec.required_nodes,
+                SpecText::ExcludedNodes => &mut spec.excluded_nodes,
+                SpecText::Features => &mut spec.constraint,
+                SpecText::WorkDir => &mut spec.work_dir,
+                SpecText::StdOut => &mut spec.stdout_path,
+                SpecText::StdErr => &mut spec.stderr_path,
+                SpecText::MailType => &mut spec.mail_type,
+                SpecText::MailUser => &mut spec.mail_user,
+            };
+            *slot = text.as_str().into();
+        }
+        JobChange::Requeue(on) => job.requeue = *on,
+        JobChange::ArrayThrottle(n) => {
+            if let Some(a) = job.array.as_mut() {
+                a.throttle = *n;
+            }
+        }
+        JobChange::NumTasks(n) => {
+            job.shape.ntasks = (*n).max(1);
+            job.shape.ntasks_given = true;
+        }
+        JobChange::CpusPerTask(n) => {
+            job.shape.cpus_per_task = (*n).max(1);
+            job.spec.make_mut().cpus_per_task = Some((*n).max(1));
+        }
+        JobChange::Memory(m) => job.shape.mem = Some(*m),
+    }
 }
 
 /// Limit shown for a job: its own or the partition default.

@@ -1845,3 +1845,6 @@ mod submitx;
 
 // --array.
 mod arrays;
+
+// scontrol update JobId= of texts, sizes, TimeLimit+=/-=, ArrayTaskThrottle.
+mod updates;
