@@ -870,7 +870,34 @@ impl Controller {
                 )
             }
         };
+        // Refused by name rather than accepted and dropped: only the
+        // state (with its reason) of a node changes here.
+        let unsupported: Vec<&str> = [
+            ("Features", req.features.is_some()),
+            ("ActiveFeatures", req.active_features.is_some()),
+            ("Gres", req.gres.is_some()),
+            ("Weight", req.weight.is_some()),
+            ("Comment", req.comment.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        if !unsupported.is_empty() {
+            return Reply::error(
+                ErrorCode::NotSupported,
+                format!(
+                    "updating {} of a node is not supported",
+                    unsupported.join(", ")
+                ),
+            );
+        }
         let Some(update) = node_update(req.state) else {
+            if req.reason.is_some() {
+                return Reply::error(
+                    ErrorCode::NotSupported,
+                    "a node's Reason changes only with its State (DRAIN, DOWN or FAIL)",
+                );
+            }
             return Reply::Ok;
         };
         let reason = req.reason.clone().filter(|r| !r.trim().is_empty());

@@ -700,6 +700,54 @@ fn update_job_fields_and_permissions() {
     );
 }
 
+/// Node attributes the controller does not change are refused by name,
+/// with nothing journaled, instead of being answered with success.
+#[test]
+fn node_updates_not_acted_on_are_refused() {
+    let mut env = Env::new();
+    env.register_all();
+    let events = env.events.len();
+    type Case = (fn(&mut v1::UpdateNodeRequest), &'static str);
+    let cases: Vec<Case> = vec![
+        (|r| r.weight = Some(5), "Weight"),
+        (|r| r.features = Some("fast".into()), "Features"),
+        (
+            |r| r.active_features = Some("fast".into()),
+            "ActiveFeatures",
+        ),
+        (|r| r.gres = Some("gpu:1".into()), "Gres"),
+        (|r| r.comment = Some("hi".into()), "Comment"),
+        (
+            |r| {
+                r.state = v1::NodeStateUpdate::Drain as i32;
+                r.reason = Some("disk".into());
+                r.weight = Some(2);
+            },
+            "Weight",
+        ),
+        (|r| r.reason = Some("alone".into()), "Reason"),
+    ];
+    for (set, name) in cases {
+        let mut request = v1::UpdateNodeRequest {
+            nodes: "n1".into(),
+            ..Default::default()
+        };
+        set(&mut request);
+        match env.run(Command::UpdateNode {
+            caller: Caller::ROOT,
+            request,
+        }) {
+            Reply::Error { code, detail } => {
+                assert_eq!(code, ErrorCode::NotSupported);
+                assert!(detail.contains(name), "{detail}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    assert_eq!(env.events.len(), events);
+    assert!(!env.ctl.nodes()[0].state.has(NodeFlag::Drain));
+}
+
 #[test]
 fn drain_resume_and_down() {
     let mut env = Env::new();
