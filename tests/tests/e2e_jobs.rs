@@ -388,3 +388,76 @@ fn scontrol_show_job_of_a_held_job_matches_real_slurm() {
         &mask_fields(&normalize_show_job(&want), &accounting),
     );
 }
+
+/// `scontrol update JobId=` changes what scontrol then shows (and where
+/// the job may run), `TimeLimit+=` / `-=` count from the current limit,
+/// and an update the controller does not act on fails with its name.
+#[test]
+fn scontrol_update_changes_what_a_pending_job_asks_for() {
+    let mut c = cluster();
+    let id = c
+        .sbatch(&["--hold", "-t", "10", "--wrap", "true"])
+        .expect("sbatch");
+    let job = format!("JobId={id}");
+    let o = c
+        .run(
+            "scontrol",
+            &[
+                "update",
+                &job,
+                "TimeLimit+=5",
+                "ExcNodeList=n[1-3]",
+                "MinMemoryNode=1000",
+                "NumTasks=2",
+                "Account=physics",
+            ],
+        )
+        .expect("update");
+    assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+    let shown = show_job(&c, id);
+    for want in [
+        "TimeLimit=00:15:00",
+        "ExcNodeList=n[1-3]",
+        "MinMemoryNode=1000M",
+        "NumTasks=2",
+        "Account=physics",
+    ] {
+        assert!(shown.contains(want), "{want} in {shown}");
+    }
+    let o = c
+        .run("scontrol", &["update", &job, "TimeLimit-=1:00:00"])
+        .expect("update");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o) + &String::from_utf8_lossy(&o.stderr),
+        format!("Requested time limit is invalid (missing or exceeds some limit) for job {id}\n")
+    );
+    let o = c
+        .run("scontrol", &["update", &job, "MinMemoryNode=99999"])
+        .expect("update");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("Requested node configuration is not available for job {id}\n")
+    );
+    // Released, it runs where the update sent it.
+    let o = c
+        .run("scontrol", &["release", &id.to_string()])
+        .expect("release");
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(finished(&mut c, id), JobState::Completed, "{}", c.logs());
+    assert!(
+        show_job(&c, id).contains("   NodeList=n4\n"),
+        "{}",
+        show_job(&c, id)
+    );
+
+    let o = c
+        .run("scontrol", &["update", "NodeName=n1", "Weight=5"])
+        .expect("update");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "scontrol: error: updating Weight of a node is not supported\n\
+         slurm_update error: Requested operation not supported on this system\n"
+    );
+}

@@ -371,8 +371,12 @@ pub fn execute(
     block_on(run(command, options, &mut controller, out))
 }
 
-/// Prints `text` (which ends with a newline, or is empty) as is.
+/// Prints `text` (which ends with a newline, or is empty) as is. For an
+/// operation the controller does not support, what it named comes first.
 fn fail(out: &mut Output<'_>, prefix: &str, e: &RpcError) -> i32 {
+    if e.code == ErrorCode::NotSupported && !e.detail.is_empty() {
+        out.error_line(&format!("scontrol: error: {}", e.detail));
+    }
     out.error_line(&format!("{prefix}: {e}"));
     1
 }
