@@ -168,6 +168,24 @@ pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
         parse_update_job(&pairs, now)
     } else if has("NodeName") {
         parse_update_node(&pairs)
+    } else if let Some(entity) = [
+        "PartitionName",
+        "ReservationName",
+        "Reservation",
+        "StepId",
+        "FrontendName",
+        "SuspendExcNodes",
+        "SuspendExcParts",
+        "SuspendExcStates",
+        "Layouts",
+    ]
+    .into_iter()
+    .find(|e| has(e))
+    {
+        // Entities Slurm knows that this controller cannot change yet.
+        Err(refuse(&[&format!(
+            "scontrol: error: update of {entity} records is not supported"
+        )]))
     } else {
         Err(refuse(&[
             "No valid entity in update command",
@@ -811,6 +829,10 @@ mod tests {
     #[test]
     fn update_refusals() {
         let e = |s: &str| parse_update(&words(s), 0).unwrap_err().0;
+        assert_eq!(
+            e("PartitionName=debug State=DOWN"),
+            vec!["scontrol: error: update of PartitionName records is not supported"]
+        );
         assert_eq!(
             e("JobId=1 Bogus=2"),
             vec![
