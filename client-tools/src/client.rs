@@ -344,6 +344,49 @@ pub fn uid_for_name(name: &str) -> Option<u32> {
     (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
 }
 
+/// The primary group of user `uid`, if the system knows the user.
+pub fn primary_gid(uid: u32) -> Option<u32> {
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: all-zero bytes are a valid `passwd`.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: as in `user_name`.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some(pwd.pw_gid)
+}
+
+/// The gid of the group called `name`, or `name` itself when it is a number.
+pub fn gid_for_name(name: &str) -> Option<u32> {
+    if let Ok(gid) = name.parse::<u32>() {
+        return Some(gid);
+    }
+    let c_name = std::ffi::CString::new(name).ok()?;
+    let mut buf = vec![0u8; 16384];
+    // SAFETY: all-zero bytes are a valid `group`.
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: as in `group_name`; `c_name` is NUL-terminated and outlives
+    // the call.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            c_name.as_ptr(),
+            &mut grp,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some(grp.gr_gid)
+}
+
 /// Puts a fresh credential for the caller on every request.
 #[derive(Clone)]
 pub struct AuthInterceptor {

@@ -103,10 +103,22 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "/".to_owned());
     let host = short_hostname();
-    let uid = current_uid();
+    let mut warned: Vec<&str> = Vec::new();
+    for spelled in &opts.ignored {
+        if options::ignoring_changes_the_job(spelled) && !warned.contains(&spelled.as_str()) {
+            warned.push(spelled);
+            out.error_line(&format!(
+                "{PROG}: warning: {spelled} is not supported and was ignored"
+            ));
+        }
+    }
+    let (uid, gid) = match submit_identity(&opts, current_uid(), current_gid()) {
+        Ok(ids) => ids,
+        Err(e) => return report_opt_error(out, &e),
+    };
     let context = SubmitContext {
         uid,
-        gid: current_gid(),
+        gid,
         user_name: user_name(uid).unwrap_or_else(|| uid.to_string()),
         host,
         sid: session_id(),
@@ -137,6 +149,33 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
 }
 
 /// Prints an option error as Slurm does and gives its exit status.
+/// Who the job runs as: the caller, or for root the user (and group) of
+/// `--uid` / `--gid`; a user's primary group when only `--uid` is given.
+fn submit_identity(opts: &SbatchOpts, uid: u32, gid: u32) -> Result<(u32, u32), OptError> {
+    if opts.uid.is_none() && opts.gid.is_none() {
+        return Ok((uid, gid));
+    }
+    let which = if opts.uid.is_some() { "--uid" } else { "--gid" };
+    if uid != 0 {
+        return Err(OptError::Invalid(format!(
+            "{which} only permitted by root user"
+        )));
+    }
+    let target = match opts.uid.as_deref() {
+        Some(name) => client::uid_for_name(name.trim())
+            .ok_or_else(|| OptError::Invalid("Invalid --uid specification".into()))?,
+        None => uid,
+    };
+    let group = match opts.gid.as_deref() {
+        Some(name) => client::gid_for_name(name.trim())
+            .ok_or_else(|| OptError::Invalid("Invalid --gid specification".into()))?,
+        None if target == uid => gid,
+        None => client::primary_gid(target)
+            .ok_or_else(|| OptError::Invalid("Invalid --uid specification".into()))?,
+    };
+    Ok((target, group))
+}
+
 fn report_opt_error(out: &mut Output<'_>, e: &OptError) -> i32 {
     match e {
         OptError::Getopt(g) => {
@@ -710,6 +749,55 @@ Other options:
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uid_and_gid_are_for_root_and_must_name_someone() {
+        let with = |uid: Option<&str>, gid: Option<&str>| SbatchOpts {
+            uid: uid.map(str::to_owned),
+            gid: gid.map(str::to_owned),
+            ..SbatchOpts::default()
+        };
+        let text = |r: Result<(u32, u32), OptError>| r.map_err(|e| e.to_string());
+        // Without either, the caller.
+        assert_eq!(
+            text(submit_identity(&with(None, None), 1000, 100)),
+            Ok((1000, 100))
+        );
+        assert_eq!(
+            text(submit_identity(&with(Some("0"), None), 1000, 100)),
+            Err("--uid only permitted by root user".to_string())
+        );
+        assert_eq!(
+            text(submit_identity(&with(None, Some("0")), 1000, 100)),
+            Err("--gid only permitted by root user".to_string())
+        );
+        // root: a number or a name, the user's primary group by default.
+        assert_eq!(
+            text(submit_identity(&with(Some("root"), None), 0, 0)),
+            Ok((0, 0))
+        );
+        assert_eq!(
+            text(submit_identity(&with(Some("4242"), Some("77")), 0, 0)),
+            Ok((4242, 77))
+        );
+        assert_eq!(
+            text(submit_identity(&with(Some("no-such-user-x"), None), 0, 0)),
+            Err("Invalid --uid specification".to_string())
+        );
+        assert_eq!(
+            text(submit_identity(
+                &with(Some("0"), Some("no-such-group-x")),
+                0,
+                0
+            )),
+            Err("Invalid --gid specification".to_string())
+        );
+        // A uid the system does not know has no primary group to take.
+        assert_eq!(
+            text(submit_identity(&with(Some("4242"), None), 0, 0)),
+            Err("Invalid --uid specification".to_string())
+        );
+    }
 
     fn cli(args: &str) -> CommandLine {
         let words: Vec<String> = args.split_whitespace().map(str::to_owned).collect();

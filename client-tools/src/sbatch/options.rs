@@ -91,6 +91,8 @@ pub enum Key {
     Wait,
     Wckey,
     Wrap,
+    Uid,
+    Gid,
     /// Read and accepted, without effect here.
     Ignored,
 }
@@ -187,7 +189,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("export-file", Required, ExportFile),
     long!("extra-node-info", Required, Ignored),
     long!("get-user-env", Optional, Ignored),
-    long!("gid", Required, Ignored),
+    long!("gid", Required, Gid),
     long!("gpu-bind", Required, Ignored),
     long!("gpu-freq", Required, Ignored),
     long!("gpus", Required, Gpus),
@@ -250,7 +252,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("time", Required, Time),
     long!("time-min", Required, TimeMin),
     long!("tmp", Required, Tmp),
-    long!("uid", Required, Ignored),
+    long!("uid", Required, Uid),
     long!("usage", No, Usage),
     long!("use-min-nodes", No, Ignored),
     long!("verbose", No, Verbose),
@@ -357,6 +359,32 @@ pub enum OpenMode {
     Truncate,
 }
 
+/// Whether an option accepted without effect changes what the job gets
+/// (resources, placement, storage, identity) rather than only tuning how
+/// it runs: ignoring one of these is worth a warning.
+pub fn ignoring_changes_the_job(spelled: &str) -> bool {
+    matches!(
+        spelled,
+        "-B" | "--extra-node-info"
+            | "--batch"
+            | "--bb"
+            | "--bbf"
+            | "--cluster-constraint"
+            | "--container"
+            | "--core-spec"
+            | "-S"
+            | "--cpus-per-gpu"
+            | "--gpus-per-socket"
+            | "--mcs-label"
+            | "--mem-per-gpu"
+            | "--nodefile"
+            | "-F"
+            | "--ntasks-per-gpu"
+            | "--switches"
+            | "--thread-spec"
+    )
+}
+
 /// The options after every source has been applied. `None` or empty means
 /// "not given": the controller applies its defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -423,6 +451,9 @@ pub struct SbatchOpts {
     pub wait: bool,
     pub wckey: Option<String>,
     pub wrap: Option<String>,
+    /// `--uid` / `--gid` as given (a name or a number; root only).
+    pub uid: Option<String>,
+    pub gid: Option<String>,
     /// Options accepted without effect, as spelled.
     pub ignored: Vec<String>,
 }
@@ -719,6 +750,8 @@ fn apply(
         Key::Wait => o.wait = true,
         Key::Wckey => o.wckey = text(value),
         Key::Wrap => o.wrap = text(value),
+        Key::Uid => o.uid = text(value),
+        Key::Gid => o.gid = text(value),
         Key::Ignored => o.ignored.push(spelled.to_owned()),
     }
     Ok(())
@@ -839,6 +872,10 @@ mod tests {
             opts("--cpu-freq=high").ignored,
             vec!["--cpu-freq".to_owned()]
         );
+        assert!(!ignoring_changes_the_job("--cpu-freq"));
+        let spelled = opts("--mem-per-gpu=4G -S 1").ignored;
+        assert_eq!(spelled, vec!["--mem-per-gpu".to_owned(), "-S".to_owned()]);
+        assert!(spelled.iter().all(|s| ignoring_changes_the_job(s)));
     }
 
     #[test]
