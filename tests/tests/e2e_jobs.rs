@@ -457,7 +457,7 @@ fn scontrol_update_changes_what_a_pending_job_asks_for() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
-        "scontrol: error: updating Weight of a node is not supported\n\
-         slurm_update error: Requested operation not supported on this system\n"
+        "slurm_update error: Requested operation not supported on this system\n\
+         updating Weight of a node is not supported\n"
     );
 }

@@ -389,12 +389,8 @@ pub fn execute(
     block_on(run(command, options, &mut controller, out))
 }
 
-/// Prints `text` (which ends with a newline, or is empty) as is. For an
-/// operation the controller does not support, what it named comes first.
+/// Prints `text` (which ends with a newline, or is empty) as is.
 fn fail(out: &mut Output<'_>, prefix: &str, e: &RpcError) -> i32 {
-    if e.code == ErrorCode::NotSupported && !e.detail.is_empty() {
-        out.error_line(&format!("scontrol: error: {}", e.detail));
-    }
     out.error_line(&format!("{prefix}: {e}"));
     1
 }
@@ -639,7 +635,14 @@ async fn run(
                 .await;
             match reply {
                 Ok(_) => 0,
-                Err(e) => fail(out, "slurm_update error", &e),
+                Err(e) => {
+                    // Slurm's line, then what the controller named.
+                    let code = fail(out, "slurm_update error", &e);
+                    if let Some(detail) = e.extra_detail() {
+                        out.error_line(detail);
+                    }
+                    code
+                }
             }
         }
     }
