@@ -271,8 +271,9 @@ pub fn session_id() -> u32 {
     u32::try_from(sid).unwrap_or(0)
 }
 
-/// The login name of `uid` from the local user database.
-pub fn user_name(uid: u32) -> Option<String> {
+/// The login name and primary group of `uid` from the local user
+/// database.
+fn passwd_entry(uid: u32) -> Option<(String, u32)> {
     let mut buf = vec![0u8; 4096];
     // SAFETY: all-zero bytes are a valid `passwd` (null pointers, zero ids).
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
@@ -293,7 +294,17 @@ pub fn user_name(uid: u32) -> Option<String> {
     }
     // SAFETY: pw_name is a NUL-terminated string inside `buf`.
     let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
-    Some(name.to_string_lossy().into_owned())
+    Some((name.to_string_lossy().into_owned(), pwd.pw_gid))
+}
+
+/// The login name of `uid` from the local user database.
+pub fn user_name(uid: u32) -> Option<String> {
+    passwd_entry(uid).map(|(name, _)| name)
+}
+
+/// The primary group of user `uid`, if the system knows the user.
+pub fn primary_gid(uid: u32) -> Option<u32> {
+    passwd_entry(uid).map(|(_, gid)| gid)
 }
 
 /// The name of group `gid`, if the system knows it.
@@ -342,25 +353,6 @@ pub fn uid_for_name(name: &str) -> Option<u32> {
         )
     };
     (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
-}
-
-/// The primary group of user `uid`, if the system knows the user.
-pub fn primary_gid(uid: u32) -> Option<u32> {
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: all-zero bytes are a valid `passwd`.
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: as in `user_name`.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            uid,
-            &mut pwd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    (rc == 0 && !result.is_null()).then_some(pwd.pw_gid)
 }
 
 /// The gid of the group called `name`, or `name` itself when it is a number.
