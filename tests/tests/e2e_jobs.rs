@@ -312,22 +312,18 @@ fn sbatch_wait_exits_with_the_job_exit_code() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
 }
 
-#[test]
-fn scontrol_show_job_of_a_completed_job_matches_real_slurm() {
-    let mut c = cluster();
-    let dir = submit_dir(&c);
-    write_script(&dir, "envjob.sh", "#!/bin/bash\ntrue\n");
-    let id = c.sbatch_in(&dir, &["envjob.sh"]).expect("sbatch");
-    assert_eq!(finished(&mut c, id), JobState::Completed, "{}", c.logs());
-    let got = show_job(&c, id)
+/// `scontrol show job ID` compared with the captured case `golden`, whose
+/// job was `golden_id`: paths and output file names made equal, Account
+/// and QOS masked (they come from slurmdbd's association on the
+/// reference cluster; accounting is not part of these clusters yet).
+fn assert_show_job_as_golden(c: &LocalCluster, dir: &Path, id: u32, golden: &str, golden_id: u32) {
+    let got = show_job(c, id)
         .replace(&dir.display().to_string(), "<dir>")
         .replace(&format!("slurm-{id}.out"), "slurm-<id>.out");
-    let want = golden_out("scontrol_show_job_completed")
+    let want = golden_out(golden)
         .expect("golden")
         .replace("/tmp/slurm-ref", "<dir>")
-        .replace("slurm-14.out", "slurm-<id>.out");
-    // Account and QOS come from slurmdbd's association on the reference
-    // cluster; accounting is not part of these clusters yet.
+        .replace(&format!("slurm-{golden_id}.out"), "slurm-<id>.out");
     let accounting = ["Account", "QOS"];
     assert_same(
         "scontrol show job",
@@ -337,25 +333,23 @@ fn scontrol_show_job_of_a_completed_job_matches_real_slurm() {
 }
 
 #[test]
+fn scontrol_show_job_of_a_completed_job_matches_real_slurm() {
+    let mut c = cluster();
+    let dir = submit_dir(&c);
+    write_script(&dir, "envjob.sh", "#!/bin/bash\ntrue\n");
+    let id = c.sbatch_in(&dir, &["envjob.sh"]).expect("sbatch");
+    assert_eq!(finished(&mut c, id), JobState::Completed, "{}", c.logs());
+    assert_show_job_as_golden(&c, &dir, id, "scontrol_show_job_completed", 14);
+}
+
+#[test]
 fn scontrol_show_job_of_a_running_job_matches_real_slurm() {
     let mut c = cluster();
     let dir = submit_dir(&c);
     let id = c.sbatch_in(&dir, &["--wrap", "sleep 60"]).expect("sbatch");
     c.wait_job_state(id, JobState::Running, JOB_WAIT)
         .unwrap_or_else(|e| panic!("job {id}: {e:#}\n{}", c.logs()));
-    let got = show_job(&c, id)
-        .replace(&dir.display().to_string(), "<dir>")
-        .replace(&format!("slurm-{id}.out"), "slurm-<id>.out");
-    let want = golden_out("scontrol_show_job_running")
-        .expect("golden")
-        .replace("/tmp/slurm-ref", "<dir>")
-        .replace("slurm-2.out", "slurm-<id>.out");
-    let accounting = ["Account", "QOS"];
-    assert_same(
-        "scontrol show job",
-        &mask_fields(&normalize_show_job(&got), &accounting),
-        &mask_fields(&normalize_show_job(&want), &accounting),
-    );
+    assert_show_job_as_golden(&c, &dir, id, "scontrol_show_job_running", 2);
     // The per-node allocation lines belong to the details only.
     let o = c
         .run("scontrol", &["-d", "show", "job", &id.to_string()])
@@ -372,21 +366,9 @@ fn scontrol_show_job_of_a_held_job_matches_real_slurm() {
     let id = c
         .sbatch_in(&dir, &["-J", "heldjob", "--hold", "--wrap", "sleep 300"])
         .expect("sbatch");
-    let got = show_job(&c, id)
-        .replace(&dir.display().to_string(), "<dir>")
-        .replace(&format!("slurm-{id}.out"), "slurm-<id>.out");
-    let want = golden_out("scontrol_show_job_held")
-        .expect("golden")
-        .replace("/tmp/slurm-ref", "<dir>")
-        .replace("slurm-8.out", "slurm-<id>.out");
     // Slurm counts a held job that asks for no memory as wanting the whole
     // node's (TRES=...,mem=4000M,...): the clusters here have 4000 MB nodes.
-    let accounting = ["Account", "QOS"];
-    assert_same(
-        "scontrol show job",
-        &mask_fields(&normalize_show_job(&got), &accounting),
-        &mask_fields(&normalize_show_job(&want), &accounting),
-    );
+    assert_show_job_as_golden(&c, &dir, id, "scontrol_show_job_held", 8);
 }
 
 /// `scontrol update JobId=` changes what scontrol then shows (and where
