@@ -10,7 +10,7 @@ use slurm_proto::ErrorCode;
 
 use super::{filter, replay_encoded, script, Env, ALICE, BOB, CONF};
 use crate::core::snapshot;
-use crate::core::{Action, Command, Event, Reply};
+use crate::core::{Action, Caller, Command, Event, Reply};
 
 fn array(spec: &str) -> v1::JobDescription {
     v1::JobDescription {
@@ -42,6 +42,34 @@ fn launches(env: &mut Env) -> Vec<(u32, u32)> {
             _ => None,
         })
         .collect()
+}
+
+/// A filter naming tasks `spec` of array `array_job_id` (`15_[1,3]`).
+fn tasks(array_job_id: u32, spec: &str) -> v1::JobFilter {
+    v1::JobFilter {
+        array_tasks: vec![v1::ArrayTaskSelector {
+            array_job_id,
+            task_spec: spec.into(),
+        }],
+        ..Default::default()
+    }
+}
+
+/// `scancel ARRAY_SPEC` as `caller`: the per-record results.
+fn cancel_tasks(
+    env: &mut Env,
+    caller: Caller,
+    array_job_id: u32,
+    spec: &str,
+) -> Vec<v1::JobActionResult> {
+    match env.run(Command::Cancel {
+        caller,
+        filter: tasks(array_job_id, spec),
+        signal: None,
+    }) {
+        Reply::JobResults(results) => results,
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -146,20 +174,7 @@ fn one_pending_task_is_cancelled_alone_and_the_array_id_cancels_all() {
     let mut held = array("0-3");
     held.hold = true;
     env.submit(held);
-    let r = env.run(Command::Cancel {
-        caller: ALICE,
-        filter: v1::JobFilter {
-            array_tasks: vec![v1::ArrayTaskSelector {
-                array_job_id: 1,
-                task_spec: "2".into(),
-            }],
-            ..Default::default()
-        },
-        signal: None,
-    });
-    let Reply::JobResults(results) = r else {
-        panic!("{r:?}")
-    };
+    let results = cancel_tasks(&mut env, ALICE, 1, "2");
     assert_eq!(
         results
             .iter()
@@ -177,38 +192,12 @@ fn one_pending_task_is_cancelled_alone_and_the_array_id_cancels_all() {
     assert_eq!(env.job(1).array.as_ref().unwrap().pending_text(), "0-1,3");
     // Another user may not pick a task: nothing is split off.
     let events = env.events.len();
-    let r = env.run(Command::Cancel {
-        caller: BOB,
-        filter: v1::JobFilter {
-            array_tasks: vec![v1::ArrayTaskSelector {
-                array_job_id: 1,
-                task_spec: "3".into(),
-            }],
-            ..Default::default()
-        },
-        signal: None,
-    });
-    let Reply::JobResults(results) = r else {
-        panic!("{r:?}")
-    };
+    let results = cancel_tasks(&mut env, BOB, 1, "3");
     assert_eq!(results[0].error_code, ErrorCode::AccessDenied.number());
     assert_eq!(env.events.len(), events);
     assert_eq!(env.job(1).array.as_ref().unwrap().pending_text(), "0-1,3");
     // A task that is not in the array names nothing.
-    let r = env.run(Command::Cancel {
-        caller: ALICE,
-        filter: v1::JobFilter {
-            array_tasks: vec![v1::ArrayTaskSelector {
-                array_job_id: 1,
-                task_spec: "9".into(),
-            }],
-            ..Default::default()
-        },
-        signal: None,
-    });
-    let Reply::JobResults(results) = r else {
-        panic!("{r:?}")
-    };
+    let results = cancel_tasks(&mut env, ALICE, 1, "9");
     assert_eq!(results[0].error_code, ErrorCode::InvalidJobId.number());
 
     env.run(Command::Cancel {
@@ -270,13 +259,7 @@ fn replay_and_snapshots_give_back_the_array_records() {
     let held_id = env.submit(held);
     env.run(Command::Release {
         caller: ALICE,
-        filter: v1::JobFilter {
-            array_tasks: vec![v1::ArrayTaskSelector {
-                array_job_id: held_id,
-                task_spec: "5".into(),
-            }],
-            ..Default::default()
-        },
+        filter: tasks(held_id, "5"),
     });
     assert!(env
         .events
@@ -308,20 +291,7 @@ fn a_huge_task_selection_picks_what_the_array_has() {
     held.hold = true;
     env.submit(held);
     // Four billion ids are not expanded: the array's own tasks are tested.
-    let r = env.run(Command::Cancel {
-        caller: ALICE,
-        filter: v1::JobFilter {
-            array_tasks: vec![v1::ArrayTaskSelector {
-                array_job_id: 1,
-                task_spec: "[1-4000000000:2]".into(),
-            }],
-            ..Default::default()
-        },
-        signal: None,
-    });
-    let Reply::JobResults(results) = r else {
-        panic!("{r:?}")
-    };
+    let results = cancel_tasks(&mut env, ALICE, 1, "[1-4000000000:2]");
     let tasks: Vec<_> = results.iter().map(|r| r.array_task_id).collect();
     assert_eq!(tasks, vec![Some(1), Some(3)]);
     assert_eq!(env.job(1).array.as_ref().unwrap().pending, vec![0, 2]);
