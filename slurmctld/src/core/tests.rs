@@ -657,17 +657,7 @@ fn requeue_running_job() {
 fn update_job_fields_and_permissions() {
     let mut env = Env::new();
     let id = env.submit(script());
-    let upd = |caller, f: fn(&mut v1::UpdateJobRequest)| {
-        let mut r = v1::UpdateJobRequest {
-            filter: Some(filter(&[id])),
-            ..Default::default()
-        };
-        f(&mut r);
-        Command::UpdateJob {
-            caller,
-            request: Box::new(r),
-        }
-    };
+    let upd = |caller, f: fn(&mut v1::UpdateJobRequest)| updates::update(id, caller, f);
     let r = env.run(upd(ALICE, |r| {
         r.name = Some("renamed".into());
         r.comment = Some("hello".into());

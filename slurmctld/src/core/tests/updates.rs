@@ -13,7 +13,12 @@ use slurm_sched::MemReq;
 use super::{filter, ok_results, replay_encoded, script, Env, ALICE, CONF};
 use crate::core::{Caller, Command};
 
-fn update(id: u32, caller: Caller, f: impl FnOnce(&mut v1::UpdateJobRequest)) -> Command {
+/// `scontrol update JobId=ID ...` as `caller`, the fields set by `f`.
+pub(super) fn update(
+    id: u32,
+    caller: Caller,
+    f: impl FnOnce(&mut v1::UpdateJobRequest),
+) -> Command {
     let mut r = v1::UpdateJobRequest {
         filter: Some(filter(&[id])),
         ..Default::default()
