@@ -725,10 +725,15 @@ impl Controller {
                 self.last_update = *time;
             }
             Event::JobUpdated { job_id, changes } => {
-                let part_index = self.part_index.clone();
-                let job = self.job_mut(*job_id)?;
+                // Borrowed field by field: the partition names are read
+                // while the job is changed, without copying the index.
+                let job = self
+                    .jobs
+                    .get_mut(job_id)
+                    .map(Arc::make_mut)
+                    .ok_or(ApplyError::UnknownJob { job_id: *job_id })?;
                 for c in changes {
-                    apply_job_change(job, c, &part_index);
+                    apply_job_change(job, c, &self.part_index);
                 }
             }
             Event::ArrayTaskSplit {
