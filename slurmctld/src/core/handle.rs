@@ -735,14 +735,14 @@ impl Controller {
                 Some(_) => {}
             }
         }
-        let placement = self.placement_changes(req)?;
-        if !placement.is_empty() && !pending {
+        let spec = self.spec_changes(req)?;
+        if !spec.is_empty() && !pending {
             return Err((ErrorCode::JobNotPending, String::new()));
         }
-        if !placement.is_empty() {
+        if !spec.is_empty() {
             // What the job would become, checked as a submission is.
             let mut probe = Job::clone(job);
-            for c in &placement {
+            for c in &spec {
                 super::apply_job_change(&mut probe, c, &self.part_index);
             }
             let request = self.job_request(&probe);
@@ -750,7 +750,7 @@ impl Controller {
                 let (code, text) = rejection_code(&rejection);
                 return Err((code, text));
             }
-            changes.extend(placement);
+            changes.extend(spec);
         }
         let dependency = match &req.dependency {
             Some(_) if !pending => return Err((ErrorCode::JobNotPending, String::new())),
@@ -780,7 +780,7 @@ impl Controller {
     /// The changes of `req` to the job's texts, tasks, CPUs and memory
     /// (pending jobs only), each checked on its own; together they are
     /// checked against the partition's nodes by the caller.
-    fn placement_changes(
+    fn spec_changes(
         &self,
         req: &v1::UpdateJobRequest,
     ) -> Result<Vec<JobChange>, (ErrorCode, String)> {
