@@ -1169,10 +1169,7 @@ mod tests {
         ) {
             let Ok(opts) = parse_options(&args, &|_| None) else { return Ok(()) };
             let Ok(plan) = Plan::new(&opts) else { return Ok(()) };
-            let ctx = Ctx {
-                now: 1_700_000_000,
-                zone: Zone::Fixed(slurm_common::time::FixedZone::UTC),
-            };
+            let ctx = Ctx::utc(1_700_000_000);
             let reply = GetJobsReply { jobs: jobs.clone(), last_update: 0, unchanged: false };
             let got = plan.render_reply(&reply.encode_to_vec(), &ctx);
             let want = if plan.single_id && jobs.is_empty() {

@@ -90,7 +90,7 @@ pub fn for_report(items: &[Item], sort: &[SortKey], everything: bool) -> Vec<u32
 mod tests {
     use super::*;
     use crate::format::squeue::write_value;
-    use crate::format::{Ctx, Zone};
+    use crate::format::Ctx;
     use prost::Message;
     use slurm_proto::v1::{self, JobInfo};
 
@@ -188,10 +188,7 @@ mod tests {
 
     #[test]
     fn every_known_code_renders_the_same_from_the_selected_fields() {
-        let ctx = Ctx {
-            now: 1_700_003_725,
-            zone: Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        };
+        let ctx = Ctx::utc(1_700_003_725);
         for state in [v1::JobState::Pending, v1::JobState::Running] {
             let job = full_job(state);
             for code in ('A'..='Z').chain('a'..='z') {

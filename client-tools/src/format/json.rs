@@ -445,10 +445,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> Ctx {
-        Ctx {
-            now: 0,
-            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        }
+        Ctx::utc(0)
     }
 
     #[test]

@@ -32,6 +32,16 @@ pub struct Ctx {
     pub zone: Zone,
 }
 
+impl Ctx {
+    /// Shown at `now` with timestamps in UTC: what tests compare.
+    pub fn utc(now: i64) -> Ctx {
+        Ctx {
+            now,
+            zone: Zone::Fixed(FixedZone::UTC),
+        }
+    }
+}
+
 /// The zone timestamps are printed in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Zone {
@@ -301,10 +311,7 @@ mod tests {
     /// own after Power=, as Slurm 22.05 prints it; none without `--gres`.
     #[test]
     fn scontrol_shows_tres_per_node_after_power() {
-        let ctx = Ctx {
-            now: 0,
-            zone: Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        };
+        let ctx = Ctx::utc(0);
         let mut job = slurm_proto::v1::JobInfo {
             job_id: 7,
             work_dir: "/w".into(),

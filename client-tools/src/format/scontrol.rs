@@ -826,10 +826,7 @@ mod tests {
         assert_eq!(shown(&job("None", "été\u{a0}x")), "été\u{a0}x");
 
         // In the record, between JobState= and Dependency=.
-        let ctx = Ctx {
-            now: 0,
-            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        };
+        let ctx = Ctx::utc(0);
         let mut out = String::new();
         write_job(
             &mut out,
@@ -877,10 +874,7 @@ mod tests {
     /// The submission options of a job, where Slurm 22.05 puts them.
     #[test]
     fn job_shows_its_submission_options() {
-        let ctx = Ctx {
-            now: 0,
-            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        };
+        let ctx = Ctx::utc(0);
         let job = JobInfo {
             job_id: 7,
             work_dir: "/w".into(),

@@ -876,13 +876,9 @@ pub fn render_sorted(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use slurm_common::time::FixedZone;
 
     fn ctx() -> Ctx {
-        Ctx {
-            now: 1_795_244_461,
-            zone: super::super::Zone::Fixed(FixedZone::UTC),
-        }
+        Ctx::utc(1_795_244_461)
     }
 
     fn node(name: &str, parts: &[&str], alloc: u32, mem: u64) -> NodeInfo {

@@ -751,10 +751,7 @@ mod tests {
 
     #[test]
     fn tres_per_node_shows_the_gres_request_or_na() {
-        let ctx = crate::format::Ctx {
-            now: 0,
-            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        };
+        let ctx = crate::format::Ctx::utc(0);
         let gpu = JobInfo {
             job_id: 7,
             gres: "gres:gpu:1".into(),
@@ -785,10 +782,7 @@ mod tests {
 
     #[test]
     fn reason_shows_the_description_when_there_is_one() {
-        let ctx = crate::format::Ctx {
-            now: 0,
-            zone: crate::format::Zone::Fixed(slurm_common::time::FixedZone::UTC),
-        };
+        let ctx = crate::format::Ctx::utc(0);
         let held = JobInfo {
             job_id: 7,
             state_reason: "JobHeldAdmin".into(),
