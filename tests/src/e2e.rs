@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 use std::process::Output;
+use std::time::Duration;
 
-use crate::{ClusterSpec, LocalCluster};
+use crate::{wait_until, ClusterSpec, LocalCluster};
 
 /// A started cluster; panics with the reason when it does not start.
 pub fn cluster(spec: ClusterSpec) -> LocalCluster {
@@ -31,6 +32,27 @@ pub fn output_text(o: &Output) -> String {
 /// `scontrol show WHAT NAME`: what it printed, errors included.
 pub fn scontrol_show(c: &LocalCluster, what: &str, name: &str) -> String {
     output_text(&run(c, "scontrol", &["show", what, name]))
+}
+
+/// Polls `scontrol show WHAT NAME` until it contains `needle`; what it
+/// showed then. Panics after `timeout` with the last record and the
+/// daemons' logs.
+pub fn wait_shown(
+    c: &LocalCluster,
+    what: &str,
+    name: &str,
+    needle: &str,
+    timeout: Duration,
+) -> String {
+    wait_until(
+        &format!("{what} {name} showing {needle:?}"),
+        timeout,
+        || {
+            let shown = scontrol_show(c, what, name);
+            shown.contains(needle).then_some(shown)
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}\n{}", scontrol_show(c, what, name), c.logs()))
 }
 
 /// Runs a command that must succeed; its stdout. A failure shows the

@@ -181,19 +181,13 @@ fn a_failing_prolog_drains_the_node_and_holds_the_job() {
     let id = submit(&c, &s, "n1");
     let shown = wait_node(&c, "n1", &["Reason=Prolog error"]);
     assert!(shown.contains("DRAIN"), "{shown}");
-    let job = wait_until("the job back in the queue, held", WAIT, || {
-        let shown = scontrol_show(&c, "job", &id.to_string());
-        shown
-            .contains("JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)")
-            .then_some(shown)
-    })
-    .unwrap_or_else(|e| {
-        panic!(
-            "{e}\n{}\n{}",
-            scontrol_show(&c, "job", &id.to_string()),
-            c.logs()
-        )
-    });
+    let job = e2e::wait_shown(
+        &c,
+        "job",
+        &id.to_string(),
+        "JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)",
+        WAIT,
+    );
     assert!(job.contains("Restarts=1"), "{job}");
     // The node's error text (program, exit status) is in the log only.
     assert!(!job.contains("exit status"), "{job}");

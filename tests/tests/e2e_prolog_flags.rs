@@ -160,19 +160,13 @@ fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
     })
     .unwrap_or_else(|e| panic!("{e}\n{}\n{}", scontrol_show(&c, "node", "n2"), c.logs()));
     assert!(node.contains("DRAIN"), "{node}");
-    let job = wait_until("the job back in the queue, held", WAIT, || {
-        let shown = scontrol_show(&c, "job", &id.to_string());
-        shown
-            .contains("JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)")
-            .then_some(shown)
-    })
-    .unwrap_or_else(|e| {
-        panic!(
-            "{e}\n{}\n{}",
-            scontrol_show(&c, "job", &id.to_string()),
-            c.logs()
-        )
-    });
+    let job = e2e::wait_shown(
+        &c,
+        "job",
+        &id.to_string(),
+        "JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)",
+        WAIT,
+    );
     assert!(job.contains("Restarts=1"), "{job}");
     let n1 = scontrol_show(&c, "node", "n1");
     assert!(!n1.contains("DRAIN"), "{n1}");
