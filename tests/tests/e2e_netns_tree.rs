@@ -539,23 +539,36 @@ fn a_relay_killed_mid_broadcast_does_not_cut_off_its_subtree() {
             "{n} was not sent the terminate: {logged:?}"
         );
     }
-    let after = c.lab().connections().expect("connections");
-    let mut reached: BTreeSet<String> = netns::new_hops(&before, &after, SLURMD_PORT)
-        .into_iter()
-        .map(|(_, t)| t)
-        .collect();
-    reached.extend(
-        netns::open_hops(&after, SLURMD_PORT)
+    // The same hops as the kernel sees them. A sender logs the hop before
+    // it connects, so the table is polled until each subtree node shows a
+    // connection from a live host: a new one, or one opened earlier and
+    // reused (the launch went the same way).
+    let reached_by_kernel = |c: &NetCluster| -> BTreeSet<String> {
+        let after = c.lab().connections().expect("connections");
+        let mut reached: BTreeSet<String> = netns::new_hops(&before, &after, SLURMD_PORT)
             .into_iter()
-            .filter(|(f, _)| f == "ctl1")
-            .map(|(_, t)| t),
-    );
-    for n in subtree {
-        assert!(
-            reached.contains(n),
-            "no connection reached {n}: {reached:?}"
+            .filter(|(f, _)| f != relay)
+            .map(|(_, t)| t)
+            .collect();
+        reached.extend(
+            netns::open_hops(&after, SLURMD_PORT)
+                .into_iter()
+                .filter(|(f, _)| f != relay)
+                .map(|(_, t)| t),
         );
-    }
+        reached
+    };
+    c.wait_for("a connection to each node of the subtree", WAIT, |c| {
+        let reached = reached_by_kernel(c);
+        subtree.iter().all(|n| reached.contains(*n)).then_some(())
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "{e:#}\nreached: {:?}\nconnections: {:?}",
+            reached_by_kernel(&c),
+            c.lab().connections()
+        )
+    });
 
     // The job ends; the dead node goes DOWN*, every other node is idle.
     wait_job_state(&c, id, &["CANCELLED"]);
