@@ -677,19 +677,30 @@ pub fn run_submit(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<F
         Goal::AtLeast(1600.0),
         parallel_sbatch(&subs, sizes.parallel_submitters, sizes.parallel_jobs),
     ));
+    figs.push(api_figure(&subs, sizes, progress));
+    drop(subs);
+    Ok(figs)
+}
+
+/// Durable API submissions alone, on a cluster of their own.
+pub fn run_api(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<Figure>> {
+    progress("starting a cluster for API submissions");
+    let subs = LocalCluster::start(ClusterSpec::default())?;
+    Ok(vec![api_figure(&subs, sizes, progress)])
+}
+
+fn api_figure(subs: &LocalCluster, sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Figure {
     progress(&format!(
         "{} API submissions, {} in flight",
         sizes.api_jobs, sizes.api_in_flight
     ));
-    figs.push(figure(
+    figure(
         format!("API submissions ({} in flight)", sizes.api_in_flight),
         "jobs/s",
         Goal::AtLeast(20_000.0),
-        api_submit(&subs, sizes.api_jobs, sizes.api_in_flight, true)
+        api_submit(subs, sizes.api_jobs, sizes.api_in_flight, true)
             .map(|(ids, t)| ids.len() as f64 / t.as_secs_f64()),
-    ));
-    drop(subs);
-    Ok(figs)
+    )
 }
 
 /// squeue times at two queue sizes, the controller's memory with the

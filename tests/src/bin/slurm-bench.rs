@@ -2,13 +2,13 @@
 //! real binaries against the performance targets and prints a table (and
 //! JSON). Sections: `jobs` (submission, queries, memory, restart;
 //! `slurm_testkit::bench`; `submit` and `queue` are its two halves on their
-//! own), `recovery` (restart with a large state),
+//! own, `api` the API submissions of `submit` alone), `recovery` (restart with a large state),
 //! `ha` (takeover with a backup controller), `tree` (emulated nodes and
 //! the TreeWidth fan-out). All of them by default.
 
 use std::io::Write;
 
-const SECTIONS: &[&str] = &["jobs", "submit", "queue", "recovery", "ha", "tree"];
+const SECTIONS: &[&str] = &["jobs", "submit", "queue", "api", "recovery", "ha", "tree"];
 
 type PartFn = for<'a, 'b> fn(
     &'a slurm_testkit::bench::Sizes,
@@ -18,7 +18,12 @@ type PartFn = for<'a, 'b> fn(
 fn main() {
     let mut quick = false;
     let mut json = None;
-    let mut only: Vec<String> = SECTIONS.iter().map(|s| (*s).to_string()).collect();
+    // `api` is inside `submit`, which is inside `jobs`: not a default.
+    let mut only: Vec<String> = SECTIONS
+        .iter()
+        .filter(|s| **s != "api")
+        .map(|s| (*s).to_string())
+        .collect();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -69,12 +74,15 @@ fn main() {
             Err(e) => fail(&format!("{e:#}")),
         }
     }
-    // `submit` and `queue` are parts of `jobs`, on their own.
+    // `submit` and `queue` are parts of `jobs`, on their own; `api` is a
+    // part of `submit`.
     for (part, run) in [
         ("submit", slurm_testkit::bench::run_submit as PartFn),
         ("queue", slurm_testkit::bench::run_queue),
+        ("api", slurm_testkit::bench::run_api),
     ] {
-        if wants(part) && !wants("jobs") {
+        let inside = wants("jobs") || (part == "api" && wants("submit"));
+        if wants(part) && !inside {
             let sizes = if quick {
                 slurm_testkit::bench::Sizes::quick()
             } else {
