@@ -1169,9 +1169,13 @@ impl SlurmNode for NodeService {
 }
 
 impl Node {
-    /// SignalJob: the signal goes to the job's process group through its
-    /// slurmstepd (after the launch, when one is in progress); a job
-    /// without one here has nothing to signal.
+    /// SignalJob, through the job's slurmstepd (after the launch, when
+    /// one is in progress); a job without one here has nothing to signal.
+    /// As in Slurm, which processes get it depends on the flags:
+    /// `batch_only` (`scancel -b`, `--signal=B:`) the batch shell alone;
+    /// `full` (`scancel -f`), or SIGKILL, the shell's whole process group;
+    /// neither, the job's steps but not its batch shell. A batch job has no
+    /// step besides the batch shell, so that is nothing here.
     pub async fn signal(&self, req: NodeSignalJobRequest) -> Result<NodeSignalJobReply, Status> {
         let signal = i32::try_from(req.signal)
             .ok()
@@ -1180,11 +1184,17 @@ impl Node {
                 ErrorCode::KillTaskFailed.to_status(format!("invalid signal number {}", req.signal))
             })?;
         let deadline = Instant::now() + LISTEN_GRACE;
-        // batch_only: the batch shell alone (`scancel -b`, `--signal=B:`).
         let request = if req.batch_only {
             control::Request::SignalBatch { signal }
-        } else {
+        } else if req.full || signal == libc::SIGKILL {
             control::Request::Signal { signal }
+        } else {
+            tracing::debug!(
+                job_id = req.job_id,
+                signal,
+                "signal for the job's steps: none runs here besides the batch shell"
+            );
+            return Ok(NodeSignalJobReply {});
         };
         match self.deliver(req.job_id, request, deadline).await {
             Delivery::Accepted(_) | Delivery::Held | Delivery::NoStepd => Ok(NodeSignalJobReply {}),

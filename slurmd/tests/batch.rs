@@ -497,7 +497,9 @@ async fn signal_job_reaches_the_script() {
     next(&mut c.registers, "RegisterNode").await;
     let mut node = c.node_client().await;
     let (uid, gid) = own_ids();
-    let script = "#!/bin/sh\ntrap 'echo got-usr1; exit 0' USR1\necho ready\nsleep 600 &\nwait\n";
+    // USR1 would end the wait (and the script); USR2 ends the script.
+    let script = "#!/bin/sh\ntrap 'echo got-usr1' USR1\ntrap 'echo got-usr2; exit 0' USR2\n\
+                  echo ready\nsleep 600 &\nwait\necho after-wait\n";
     node.launch_batch(c.signed(c.launch(11, script, uid, gid)))
         .await
         .expect("launch accepted");
@@ -505,9 +507,20 @@ async fn signal_job_reaches_the_script() {
     wait_for("trap installed", || {
         read(&out).filter(|t| t.contains("ready"))
     });
+    // Without -b or -f the signal is for the job's steps, and a batch job
+    // has none besides its shell: nothing happens.
     node.signal_job(c.signed(slurm_proto::v1::NodeSignalJobRequest {
         job_id: 11,
         signal: libc::SIGUSR1 as u32,
+        ..Default::default()
+    }))
+    .await
+    .expect("signal for the steps");
+    // `scancel -f`: the shell and its children.
+    node.signal_job(c.signed(slurm_proto::v1::NodeSignalJobRequest {
+        job_id: 11,
+        signal: libc::SIGUSR2 as u32,
+        full: true,
         ..Default::default()
     }))
     .await
@@ -515,7 +528,7 @@ async fn signal_job_reaches_the_script() {
     let done = next(&mut c.completes, "JobComplete").await;
     let exit = done.exit_code.expect("exit");
     assert_eq!((done.job_id, exit.status, exit.signal), (11, 0, 0));
-    assert_eq!(read(&out).expect("output"), "ready\ngot-usr1\n");
+    assert_eq!(read(&out).expect("output"), "ready\ngot-usr2\n");
     // A job this node does not run: nothing to signal, not an error.
     node.signal_job(c.signed(slurm_proto::v1::NodeSignalJobRequest {
         job_id: 12345,

@@ -2,7 +2,8 @@
 //! `--signal=B:` reaching the batch shell before the time limit,
 //! `--licenses` counted against slurm.conf's Licenses= (and refused when
 //! unknown), `--reservation` refused, `--tmp` shown and refused, and
-//! `--deadline` shown and ending a pending job that can no longer make it.
+//! `--deadline` shown and ending a pending job that can no longer make it;
+//! and `scancel -s` reaching the processes `-b` and `-f` choose.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -103,6 +104,55 @@ fn a_batch_signal_reaches_the_shell_before_the_time_limit() {
     // It survives the signal: the shell trapped it.
     assert_eq!(c.job_state(id), Some(JobState::Running));
     cancel(&c, id);
+}
+
+/// `scancel -s` as in Slurm: without `-b` or `-f` a signal is for the
+/// job's steps, so a batch job's shell and children get nothing; `-b`
+/// signals the batch shell alone; `-f` the shell and its children; and
+/// SIGKILL cancels the job.
+#[test]
+fn scancel_signals_reach_what_batch_and_full_choose() {
+    let mut c = cluster(&[]);
+    let dir = submit_dir(&c);
+    std::fs::write(
+        dir.join("sig.sh"),
+        "#!/bin/bash
+\
+         trap 'echo shell-usr1' USR1\ntrap 'echo shell-usr2' USR2\n\
+         bash -c 'trap \"echo child-usr1\" USR1; trap \"echo child-usr2\" USR2; \
+         echo child-ready; while true; do sleep 0.2; done' &\n\
+         while true; do sleep 0.2; done\n",
+    )
+    .expect("script");
+    let id = sbatch(&c, &dir, &["sig.sh"]);
+    let out = dir.join(format!("slurm-{id}.out"));
+    let wait_out = |what: &str, done: &dyn Fn(&str) -> bool| {
+        wait_until(what, JOB_WAIT, || {
+            let text = std::fs::read_to_string(&out).ok()?;
+            done(&text).then_some(text)
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()))
+    };
+    wait_out("the child's traps", &|t| t.contains("child-ready"));
+    let job = id.to_string();
+    // For the steps: there are none.
+    run(&c, "scancel", &["-s", "USR1", &job]);
+    // The batch shell alone.
+    run(&c, "scancel", &["-b", "-s", "USR2", &job]);
+    wait_out("the shell's USR2 trap", &|t| t.contains("shell-usr2"));
+    // Everything.
+    run(&c, "scancel", &["--full", "--signal=USR1", &job]);
+    let text = wait_out("both USR1 traps", &|t| {
+        t.contains("shell-usr1") && t.contains("child-usr1")
+    });
+    assert_eq!(text.matches("shell-usr1").count(), 1, "{text}");
+    assert!(!text.contains("child-usr2"), "{text}");
+    assert_eq!(c.job_state(id), Some(JobState::Running));
+    run(&c, "scancel", &["-s", "KILL", &job]);
+    let state = c
+        .wait_job_finished(id, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(state, JobState::Cancelled);
 }
 
 /// `Licenses=lic:1`: the second of two jobs wanting it waits with

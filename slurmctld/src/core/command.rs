@@ -20,6 +20,38 @@ impl Caller {
     pub const ROOT: Caller = Caller { uid: 0, gid: 0 };
 }
 
+/// `scancel -s`: a signal and which processes of the job get it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignalRequest {
+    pub signal: u32,
+    pub scope: SignalScope,
+}
+
+/// Whom `scancel -s` reaches, as in Slurm: by default the job's steps but
+/// not its batch shell; `-b` the batch shell alone (not its children);
+/// `-f` the batch shell, its children and every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalScope {
+    Steps,
+    BatchShell,
+    Full,
+}
+
+impl SignalRequest {
+    /// From the flags of a SignalJob request (with both, `-f` wins, as in
+    /// Slurm's scancel).
+    pub fn new(signal: u32, batch_only: bool, full: bool) -> Self {
+        let scope = if full {
+            SignalScope::Full
+        } else if batch_only {
+            SignalScope::BatchShell
+        } else {
+            SignalScope::Steps
+        };
+        SignalRequest { signal, scope }
+    }
+}
+
 /// One request for the controller, from an RPC, the agent or a timer.
 #[derive(Debug, Clone)]
 pub enum Command {
@@ -31,7 +63,7 @@ pub enum Command {
     Cancel {
         caller: Caller,
         filter: v1::JobFilter,
-        signal: Option<u32>,
+        signal: Option<SignalRequest>,
     },
     Hold {
         caller: Caller,

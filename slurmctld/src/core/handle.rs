@@ -13,9 +13,12 @@ use slurm_sched::{Hold, MemReq, SubmitRejection};
 
 use super::{
     Action, Caller, Command, Controller, CtlConfig, Event, Job, JobChange, JobShape, JobSpec,
-    Outcome, Reply, SharedSpec, SpecText,
+    Outcome, Reply, SharedSpec, SignalRequest, SignalScope, SpecText,
 };
 use crate::persist::{JobFiles, ScriptRef};
+
+/// Linux's SIGKILL (signals travel as numbers; the core has no libc).
+const SIGKILL: u32 = 9;
 
 /// Per-job result of a multi-job operation.
 type JobResult = Result<(), (ErrorCode, String)>;
@@ -35,7 +38,12 @@ impl Controller {
                 filter,
                 signal,
             } => self.for_each_job(&mut out, caller, &filter, now, |c, out, job| match signal {
+                // SIGKILL, unless for the batch shell alone, cancels the
+                // job as a plain scancel does (Slurm's rule).
                 None => c.cancel(out, job, now),
+                Some(sig) if sig.signal == SIGKILL && sig.scope != SignalScope::BatchShell => {
+                    c.cancel(out, job, now)
+                }
                 Some(sig) => c.signal(out, job, sig),
             }),
             Command::Hold {
@@ -533,21 +541,30 @@ impl Controller {
         }
     }
 
-    fn signal(&mut self, out: &mut Outcome, id: u32, signal: u32) -> JobResult {
+    /// `scancel -s`: the batch shell runs on the first node of the
+    /// allocation; steps (and with `-f` the shell's children) may run on
+    /// every node, whose slurmd picks the processes by the flags.
+    fn signal(&mut self, out: &mut Outcome, id: u32, sig: SignalRequest) -> JobResult {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
         };
         match job.status.state {
             JobState::Running | JobState::Suspended => {
+                let batch_only = sig.scope == SignalScope::BatchShell;
+                let nodes = if batch_only {
+                    job.alloc.iter().take(1).map(|a| a.node_index).collect()
+                } else {
+                    job.alloc.iter().map(|a| a.node_index).collect()
+                };
                 out.actions.push(Action::SignalJob {
                     job_id: id,
-                    nodes: job.alloc.iter().map(|a| a.node_index).collect(),
+                    nodes,
                     request: v1::NodeSignalJobRequest {
                         job_id: id,
                         step_id: None,
-                        signal,
-                        batch_only: false,
-                        full: false,
+                        signal: sig.signal,
+                        batch_only,
+                        full: sig.scope == SignalScope::Full,
                     },
                 });
                 Ok(())

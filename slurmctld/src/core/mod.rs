@@ -53,7 +53,9 @@ use thiserror::Error;
 
 use crate::persist::ScriptSpace;
 
-pub use command::{Action, Caller, Command, NodeJobReport, Outcome, Reply};
+pub use command::{
+    Action, Caller, Command, NodeJobReport, Outcome, Reply, SignalRequest, SignalScope,
+};
 pub use event::{AllocRecord, Event, JobChange, SpecText};
 pub use job::{Job, JobShape, JobSpec, SharedSpec, SpecCache};
 pub use liveness::{

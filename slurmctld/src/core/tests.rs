@@ -462,18 +462,43 @@ fn cancel_pending_and_running() {
 #[test]
 fn signal_running_job() {
     let (mut env, id) = Env::running_job();
-    let r = env.run(Command::Cancel {
-        caller: ALICE,
-        filter: filter(&[id]),
-        signal: Some(10),
-    });
-    assert_eq!(ok_results(&r), vec![(id, 0)]);
-    let actions = env.take_actions();
-    assert!(matches!(
-        &actions[..],
-        [Action::SignalJob { request, .. }] if request.signal == 10
-    ));
+    let signal = |env: &mut Env, sig, batch_only, full| {
+        let r = env.run(Command::Cancel {
+            caller: ALICE,
+            filter: filter(&[id]),
+            signal: Some(SignalRequest::new(sig, batch_only, full)),
+        });
+        assert_eq!(ok_results(&r), vec![(id, 0)]);
+        env.take_actions()
+    };
+    // Neither -b nor -f: the steps; -b: the batch shell; -f (with or
+    // without -b): everything.
+    for (batch_only, full, want) in [
+        (false, false, (false, false)),
+        (true, false, (true, false)),
+        (false, true, (false, true)),
+        (true, true, (false, true)),
+    ] {
+        let actions = signal(&mut env, 10, batch_only, full);
+        assert!(
+            matches!(
+                &actions[..],
+                [Action::SignalJob { request, .. }]
+                    if request.signal == 10 && (request.batch_only, request.full) == want
+            ),
+            "-b {batch_only} -f {full}: {actions:?}"
+        );
+        assert_eq!(env.job(id).state(), JobState::Running);
+    }
+    // SIGKILL to the batch shell alone is a signal; otherwise it cancels.
+    let actions = signal(&mut env, 9, true, false);
+    assert!(
+        matches!(&actions[..], [Action::SignalJob { request, .. }] if request.batch_only),
+        "{actions:?}"
+    );
     assert_eq!(env.job(id).state(), JobState::Running);
+    signal(&mut env, 9, false, false);
+    assert_eq!(env.job(id).state(), JobState::Cancelled);
 }
 
 #[test]

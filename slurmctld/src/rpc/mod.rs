@@ -19,7 +19,7 @@ use slurm_proto::ErrorCode;
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::{Request, Response, Status};
 
-use crate::core::{Caller, Command, Reply, Snapshot};
+use crate::core::{Caller, Command, Reply, SignalRequest, Snapshot};
 
 /// A reply with at least this many jobs schedules a heap trim
 /// ([`crate::memory::trim_soon`]).
@@ -332,7 +332,7 @@ impl slurm_proto::SlurmController for Service {
         self.job_action(Command::Cancel {
             caller,
             filter: req.filter.unwrap_or_default(),
-            signal: Some(req.signal),
+            signal: Some(SignalRequest::new(req.signal, req.batch_only, req.full)),
         })
         .await
     }
