@@ -24,11 +24,11 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 PartitionName=short Nodes=n[1-2] MaxTime=10 State=UP
 ";
 
-const ALICE: Caller = Caller {
+pub(crate) const ALICE: Caller = Caller {
     uid: 1000,
     gid: 1000,
 };
-const BOB: Caller = Caller {
+pub(crate) const BOB: Caller = Caller {
     uid: 1001,
     gid: 1001,
 };

@@ -9,17 +9,8 @@ use slurm_proto::ErrorCode;
 
 use crate::core::snapshot;
 use crate::core::snapshot::tests::fingerprint;
-use crate::core::tests::{replay_encoded, script, Env, CONF};
+use crate::core::tests::{replay_encoded, script, Env, ALICE, BOB, CONF};
 use crate::core::{Caller, Command, Event, Reply};
-
-const ALICE: Caller = Caller {
-    uid: 1000,
-    gid: 1000,
-};
-const BOB: Caller = Caller {
-    uid: 1001,
-    gid: 1001,
-};
 
 fn depends(text: &str) -> v1::JobDescription {
     v1::JobDescription {

@@ -9,10 +9,7 @@ use super::*;
 use crate::core::tests::{script, Env, CONF};
 use crate::core::{Caller, Command, CtlConfig, Event};
 
-const ALICE: Caller = Caller {
-    uid: 1000,
-    gid: 1000,
-};
+use crate::core::tests::ALICE;
 
 fn fresh(conf_text: &str) -> Controller {
     let conf = SlurmConf::parse(conf_text, "slurm.conf").unwrap().conf;

@@ -15,10 +15,7 @@ use crate::persist::scripts::{self, segment_path};
 use crate::persist::{JOURNAL_MAGIC, SNAPSHOT_FILE};
 use slurm_common::reason::PendingReason;
 
-const ALICE: Caller = Caller {
-    uid: 1000,
-    gid: 1000,
-};
+use crate::core::tests::ALICE;
 
 fn conf() -> SlurmConf {
     SlurmConf::parse(CONF, "slurm.conf").unwrap().conf
