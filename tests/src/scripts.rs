@@ -5,6 +5,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::{wait_until, LocalCluster};
 
 /// A temporary directory of scripts and their shared record file.
 pub struct ScriptDir {
@@ -45,5 +48,15 @@ impl ScriptDir {
             .lines()
             .map(str::to_string)
             .collect()
+    }
+
+    /// Waits up to `timeout` until the record holds `want` lines; returns
+    /// them. On failure, panics with the record and `c`'s logs.
+    pub fn wait_lines(&self, c: &LocalCluster, want: usize, timeout: Duration) -> Vec<String> {
+        wait_until(&format!("{want} lines in the record"), timeout, || {
+            let l = self.lines();
+            (l.len() >= want).then_some(l)
+        })
+        .unwrap_or_else(|e| panic!("{e}\nrecord: {:?}\n{}", self.lines(), c.logs()))
     }
 }

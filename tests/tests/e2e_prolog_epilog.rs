@@ -46,15 +46,6 @@ fn submit(c: &LocalCluster, s: &ScriptDir, node: &str) -> u32 {
         .unwrap_or_else(|e| panic!("sbatch: {e:#}"))
 }
 
-/// Waits until the record holds `want` lines; returns them.
-fn wait_lines(c: &LocalCluster, s: &ScriptDir, want: usize) -> Vec<String> {
-    wait_until(&format!("{want} lines in the record"), WAIT, || {
-        let l = s.lines();
-        (l.len() >= want).then_some(l)
-    })
-    .unwrap_or_else(|e| panic!("{e}\nrecord: {:?}\n{}", s.lines(), c.logs()))
-}
-
 /// Waits until `scontrol show node` of `node` holds every one of `words`.
 fn wait_node(c: &LocalCluster, node: &str, words: &[&str]) -> String {
     wait_until(&format!("node {node} to show {words:?}"), WAIT, || {
@@ -86,7 +77,7 @@ fn prolog_and_epilog_run_around_a_job_and_a_reconfigured_prolog_applies_next() {
         JobState::Completed
     );
     // The Epilog runs once the job has ended, before the node is free.
-    let lines = wait_lines(&c, &s, 3);
+    let lines = s.wait_lines(&c, 3, WAIT);
     assert_eq!(
         lines,
         vec![
@@ -135,7 +126,7 @@ fn prolog_and_epilog_run_around_a_job_and_a_reconfigured_prolog_applies_next() {
             .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs())),
         JobState::Completed
     );
-    let lines = wait_lines(&c, &s, 6);
+    let lines = s.wait_lines(&c, 6, WAIT);
     assert_eq!(
         lines[3..],
         [
@@ -194,7 +185,7 @@ fn a_failing_prolog_drains_the_node_and_holds_the_job() {
     // The script never ran; the node was told to end the job, so its
     // Epilog ran after the failed Prolog.
     assert_eq!(
-        wait_lines(&c, &s, 2),
+        s.wait_lines(&c, 2, WAIT),
         vec![
             format!("prolog_slurmd {id} n1"),
             format!("epilog_slurmd {id} n1")

@@ -52,15 +52,6 @@ fn submit(c: &LocalCluster, s: &ScriptDir, nodes: &str, count: &str) -> u32 {
         .unwrap_or_else(|e| panic!("sbatch: {e:#}"))
 }
 
-/// Waits until the record holds `want` lines; returns them.
-fn wait_lines(c: &LocalCluster, s: &ScriptDir, want: usize) -> Vec<String> {
-    wait_until(&format!("{want} lines in the record"), WAIT, || {
-        let l = s.lines();
-        (l.len() >= want).then_some(l)
-    })
-    .unwrap_or_else(|e| panic!("{e}\nrecord: {:?}\n{}", s.lines(), c.logs()))
-}
-
 fn finished(c: &mut LocalCluster, id: u32) -> JobState {
     c.wait_job_finished(id, WAIT)
         .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs()))
@@ -83,7 +74,7 @@ fn a_slow_prolog_does_not_hold_up_the_launch() {
         ],
     );
     let id = submit(&c, &s, "n1", "1");
-    wait_lines(&c, &s, 1);
+    s.wait_lines(&c, 1, WAIT);
     let shown = scontrol_show(&c, "job", &id.to_string());
     assert!(shown.contains("JobState=RUNNING"), "{shown}");
     assert_eq!(finished(&mut c, id), JobState::Completed);
@@ -118,7 +109,7 @@ fn prolog_flags_alloc_runs_the_prolog_on_every_node() {
     );
     let id = submit(&c, &s, "n[1-2]", "2");
     assert_eq!(finished(&mut c, id), JobState::Completed);
-    let lines = wait_lines(&c, &s, 5);
+    let lines = s.wait_lines(&c, 5, WAIT);
     let mut prologs: Vec<&String> = lines.iter().filter(|l| l.contains("prolog")).collect();
     prologs.sort();
     assert_eq!(
@@ -201,7 +192,7 @@ fn prolog_flags_serial_runs_one_prolog_at_a_time() {
     let b = submit(&c, &s, "n1", "1");
     // Both jobs were launched while the first Prolog ran: without Serial
     // the second Prolog would have started beside it.
-    wait_lines(&c, &s, 1);
+    s.wait_lines(&c, 1, WAIT);
     c.wait_job_state(b, JobState::Running, WAIT)
         .unwrap_or_else(|e| panic!("{e:#}"));
     let now = s.lines();
@@ -211,7 +202,7 @@ fn prolog_flags_serial_runs_one_prolog_at_a_time() {
     );
     assert_eq!(finished(&mut c, a), JobState::Completed);
     assert_eq!(finished(&mut c, b), JobState::Completed);
-    let lines = wait_lines(&c, &s, 6);
+    let lines = s.wait_lines(&c, 6, WAIT);
     let prologs: Vec<&str> = lines
         .iter()
         .filter(|l| l.contains("prolog_slurmd"))
