@@ -671,6 +671,17 @@ async fn terminate_racing_the_launch_is_never_lost() {
     assert!(c.completes.try_recv().is_err(), "a second JobComplete");
 }
 
+/// A batch script that appends "job <id>" to `work/order`: the file and
+/// the script.
+fn order_script(c: &Cluster) -> (PathBuf, String) {
+    let out = c.work().join("order");
+    let script = format!(
+        "#!/bin/sh\necho \"job $SLURM_JOB_ID\" >> {}\n",
+        out.display()
+    );
+    (out, script)
+}
+
 fn write_script(path: &Path, body: &str) {
     std::fs::write(path, body).expect("write script");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -707,11 +718,7 @@ async fn prolog_and_epilog_run_around_the_job_and_report_failures() {
     let (uid, gid) = own_ids();
     let user = slurmd::users::name_of(uid).expect("own user name");
     let log = c.root.join("scripts.log");
-    let out = c.work().join("order");
-    let script = format!(
-        "#!/bin/sh\necho \"job $SLURM_JOB_ID\" >> {}\n",
-        out.display()
-    );
+    let (out, script) = order_script(&c);
 
     // A good run: Prolog before the script, Epilog after the terminate,
     // EpilogComplete clean.
@@ -847,11 +854,7 @@ async fn the_launch_is_answered_before_a_slow_prolog() {
     let mut node = c.node_client().await;
     let (uid, gid) = own_ids();
     let log = c.root.join("prolog.log");
-    let out = c.work().join("order");
-    let script = format!(
-        "#!/bin/sh\necho \"job $SLURM_JOB_ID\" >> {}\n",
-        out.display()
-    );
+    let (out, script) = order_script(&c);
 
     let asked = Instant::now();
     node.launch_batch(c.signed(c.launch(21, &script, uid, gid)))
@@ -925,11 +928,7 @@ async fn prolog_flags_alloc_runs_the_prolog_once_on_every_node() {
     let mut node = c.node_client().await;
     let (uid, gid) = own_ids();
     let log = c.root.join("prolog.log");
-    let out = c.work().join("order");
-    let script = format!(
-        "#!/bin/sh\necho \"job $SLURM_JOB_ID\" >> {}\n",
-        out.display()
-    );
+    let (out, script) = order_script(&c);
     let prolog_to_all = |job_id: u32| ForwardRequest {
         message: Some(NodeMessage {
             body: Some(node_message::Body::LaunchProlog(LaunchPrologRequest {
