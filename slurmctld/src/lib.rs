@@ -9,7 +9,9 @@
 //! - [`rpc`]: tonic services that turn requests into commands;
 //! - [`agent`]: sends launch/terminate/signal to slurmd, through the TreeWidth tree;
 //! - [`ping`]: pings the nodes; silent ones become NOT_RESPONDING, then DOWN;
-//! - [`server`]: the owner task (group commit), timer, startup and shutdown.
+//! - [`owner`]: the one task that changes the state, and the group commit
+//!   that overlaps writing one batch with handling the next;
+//! - [`server`]: startup, control changes and shutdown.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod agent;
@@ -18,6 +20,7 @@ pub mod config;
 pub mod core;
 pub mod ha;
 pub mod memory;
+mod owner;
 pub mod persist;
 pub mod ping;
 pub mod rpc;

@@ -1,12 +1,9 @@
-//! The imperative shell: startup, the owner task, the timer, shutdown.
+//! The imperative shell: startup, control changes, shutdown.
 //!
 //! ```text
-//!  RPC handlers ──(Command, reply tx)──> mpsc ──> owner task
-//!  agent (launch failed) ───────────────────────┘     │ drain queue
-//!  timer (next deadline) ── Tick ───────────────┘     │ handle each, schedule
-//!                                                     │ journal.append + fdatasync (blocking thread)
-//!                                                     │ publish snapshot
-//!                                                     └ replies, then actions -> agent
+//!  RPC handlers ──(Command, reply tx)──> mpsc ──> owner task (crate::owner)
+//!  agent (launch failed) ───────────────────────┘     handle, schedule, group commit,
+//!  timer (next deadline) ── Tick ── inside the owner   then publish, reply, act
 //! ```
 //!
 //! The owner task exists only while this controller is in control
@@ -31,16 +28,13 @@ use slurm_proto::v1;
 use tokio::sync::{mpsc, watch};
 
 use crate::agent::{Agent, Identity};
-use crate::core::{Command, Controller, CtlConfig, Reply};
-use crate::persist::{scripts, RecoverOptions, Recovered, SnapshotPolicy, StateStore};
+use crate::core::{Controller, CtlConfig};
+use crate::persist::{RecoverOptions, Recovered, SnapshotPolicy, StateStore};
 use crate::rpc::{Envelope, Service, Shared};
 
 /// Largest request the controller decodes (a job script plus its
 /// environment and options).
 const MAX_REQUEST_BYTES: usize = 64 << 20;
-
-/// Most commands handled in one group commit.
-const MAX_BATCH: usize = 4096;
 
 /// Everything `run` needs, resolved by the binary.
 #[derive(Debug, Clone)]
@@ -139,7 +133,7 @@ pub async fn run(settings: Settings) -> Result<()> {
     );
 
     // Shared parts; standby (nothing recovered yet) until control is taken.
-    let (tx, rx) = mpsc::channel::<Envelope>(MAX_BATCH);
+    let (tx, rx) = mpsc::channel::<Envelope>(crate::owner::MAX_BATCH);
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
     let start_time = unix_now();
     let (link, ha_requests) = crate::ha::Link::new(index);
@@ -526,7 +520,7 @@ async fn serve_control(
     shared.ha.set_in_control(true);
     ready.send_replace(true);
     tracing::info!(epoch = fence.epoch(), "in control");
-    let owner = owner_loop(
+    let owner = crate::owner::owner_loop(
         ctl,
         store,
         state_dir.clone(),
@@ -559,330 +553,6 @@ async fn serve_control(
     );
     shell.owner_stopped(fence.is_lost());
     Ok(true)
-}
-
-/// The one task that owns the controller, until `done` (shutdown, or
-/// control given up) or until `fence` fails.
-#[allow(clippy::too_many_arguments)]
-async fn owner_loop(
-    mut ctl: Controller,
-    mut store: StateStore,
-    state_dir: PathBuf,
-    rx: &mut mpsc::Receiver<Envelope>,
-    shared: Arc<Shared>,
-    agent: Agent,
-    mut done: watch::Receiver<bool>,
-    fence: Arc<crate::ha::Fence>,
-) -> Result<()> {
-    let shared_weak = Arc::downgrade(&shared);
-    drop(shared);
-    // At most one snapshot is written at a time, beside the commits.
-    let mut snapshot_task: Option<SnapshotTask> = None;
-    {
-        // Segments a crash kept after their last job was purged.
-        let dir = state_dir.clone();
-        let space = ctl.script_space().clone();
-        ctl.take_freed_segments();
-        // Removing files is writing: only while the epoch is ours.
-        let f = Arc::clone(&fence);
-        tokio::task::spawn_blocking(move || {
-            if f.check().is_ok() {
-                scripts::remove_unused(&dir, &space);
-            }
-        });
-    }
-    // The timer sleeps until the controller's next deadline (time limit,
-    // --begin, stuck cleanup, MinJobAge purge), recomputed after every
-    // batch; nothing polls.
-    let mut last_tick = unix_now();
-    let mut wake = wake_instant(ctl.next_deadline(last_tick), last_tick);
-    // Memory freed by a burst of requests goes back to the system once the
-    // controller has been idle a moment (see `crate::memory`).
-    let mut trim_at: Option<tokio::time::Instant> = Some(tokio::time::Instant::now());
-    let mut stopping = false;
-    loop {
-        let mut batch: Vec<Envelope> = Vec::new();
-        let mut tick = false;
-        if stopping {
-            // Drain what is left, then stop.
-            while let Ok(env) = rx.try_recv() {
-                batch.push(env);
-                if batch.len() >= MAX_BATCH {
-                    break;
-                }
-            }
-            if batch.is_empty() {
-                return final_snapshot(store, ctl, snapshot_task, &fence).await;
-            }
-        } else {
-            tokio::select! {
-                biased;
-                env = rx.recv() => match env {
-                    Some(env) => batch.push(env),
-                    // Every sender is gone: stop as on shutdown.
-                    None => {
-                        stopping = true;
-                        continue;
-                    }
-                },
-                _ = tokio::time::sleep_until(wake) => tick = true,
-                _ = sleep_until_some(trim_at) => {
-                    trim_at = None;
-                    tokio::task::spawn_blocking(crate::memory::trim_now);
-                    continue;
-                }
-                _ = done.wait_for(|v| *v) => {
-                    stopping = true;
-                    continue;
-                }
-            }
-            while batch.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(env) => batch.push(env),
-                    Err(_) => break,
-                }
-            }
-        }
-
-        if !batch.is_empty() && trim_at.is_none() {
-            trim_at = Some(tokio::time::Instant::now() + TRIM_AFTER_IDLE);
-        }
-        let now = unix_now();
-        let mut events = Vec::new();
-        let mut actions = Vec::new();
-        let mut files = Vec::new();
-        let mut replies = Vec::with_capacity(batch.len());
-        let handled_any = !batch.is_empty();
-        for (cmd, reply_tx) in batch {
-            let out = ctl.handle(cmd, now);
-            events.extend(out.events);
-            actions.extend(out.actions);
-            files.extend(out.job_files);
-            replies.push((reply_tx, out.reply));
-        }
-        if tick {
-            last_tick = now;
-            let out = ctl.handle(Command::Tick, now);
-            events.extend(out.events);
-            actions.extend(out.actions);
-        }
-        if !events.is_empty() || tick || handled_any {
-            let out = ctl.schedule(now);
-            events.extend(out.events);
-            actions.extend(out.actions);
-        }
-        if cfg!(debug_assertions) {
-            if let Err(e) = ctl.sanity_check() {
-                tracing::error!(error = %e, "invariant violated");
-            }
-        }
-        let freed = ctl.take_freed_segments();
-        let changed = !events.is_empty();
-        // A plain submission (no --begin, no --deadline) adds no deadline;
-        // skip the scan over every job when a batch holds nothing else.
-        let deadlines_moved = tick
-            || events.iter().any(|e| {
-                !matches!(e, crate::core::Event::JobSubmitted { desc, .. }
-                    if desc.begin_time <= 0 && desc.deadline <= 0)
-            });
-        if changed {
-            let n = events.len();
-            // A snapshot copies the state after this batch (cheap: job
-            // records are shared) and starts the next journal generation
-            // right after the batch is durable; it is written off the owner.
-            let snap_state =
-                (snapshot_task.is_none() && store.snapshot_due(n)).then(|| ctl.clone());
-            let fence_w = Arc::clone(&fence);
-            let (s, result, pending) = tokio::task::spawn_blocking(move || {
-                // Written only while the epoch is ours, and acknowledged only
-                // if it still is once durable (see crate::ha).
-                let r = fence_w
-                    .check()
-                    .map_err(|e| e.to_string())
-                    // Scripts first: a journaled job always has its script.
-                    .and_then(|()| store.commit(&files, &events).map_err(|e| e.to_string()))
-                    .and_then(|()| fence_w.check().map_err(|e| e.to_string()));
-                let pending = match (&r, snap_state) {
-                    (Ok(()), Some(state)) => Some(store.begin_snapshot(state)),
-                    _ => None,
-                };
-                (store, r, pending)
-            })
-            .await
-            .context("journal writer task failed")?;
-            store = s;
-            if let Err(e) = result {
-                if fence.is_lost() {
-                    refuse_fenced(replies, &e);
-                    return Ok(());
-                }
-                // The state in memory is ahead of the disk: nothing more may
-                // be acknowledged. Fail every waiting client and stop.
-                for (tx, _) in replies {
-                    let _ = tx.send(Reply::error(
-                        slurm_proto::ErrorCode::WritingToFile,
-                        e.clone(),
-                    ));
-                }
-                bail!("cannot write the journal: {e}");
-            }
-            tracing::trace!(events = n, "journal batch committed");
-            match pending {
-                Some(Ok(p)) => {
-                    let generation = p.generation();
-                    tracing::debug!(generation, "snapshot started");
-                    // The fence is checked again right before the snapshot
-                    // replaces the current one.
-                    let f = Arc::clone(&fence);
-                    snapshot_task = Some(tokio::task::spawn_blocking(move || {
-                        p.write_checked(|| f.check())
-                    }));
-                }
-                // The journal still has everything: retried later.
-                Some(Err(e)) => tracing::error!(error = %e, "cannot start a snapshot"),
-                None => {}
-            }
-        } else if !replies.is_empty() || !actions.is_empty() {
-            // Nothing to write, but answers and actions still need proof
-            // that this controller is in charge.
-            let f = Arc::clone(&fence);
-            let checked = tokio::task::spawn_blocking(move || f.check().map_err(|e| e.to_string()))
-                .await
-                .unwrap_or_else(|e| Err(e.to_string()));
-            if let Err(e) = checked {
-                refuse_fenced(replies, &e);
-                return Ok(());
-            }
-        }
-        if snapshot_task.as_ref().is_some_and(|t| t.is_finished()) {
-            if let Some(t) = snapshot_task.take() {
-                log_snapshot(t.await);
-            }
-        }
-        if deadlines_moved {
-            wake = wake_instant(ctl.next_deadline(now), last_tick);
-        }
-        if let Some(s) = shared_weak.upgrade() {
-            s.publish(ctl.snapshot());
-        }
-        for (tx, reply) in replies {
-            let _ = tx.send(reply);
-        }
-        for action in actions {
-            agent.run(action);
-        }
-        if !freed.is_empty() {
-            let dir = state_dir.clone();
-            let f = Arc::clone(&fence);
-            tokio::task::spawn_blocking(move || {
-                // A deposed controller must not remove a segment the new
-                // owner may have filled again.
-                if f.check().is_ok() {
-                    for n in freed {
-                        scripts::remove_segment(&dir, n);
-                    }
-                }
-            });
-        }
-    }
-}
-
-/// The epoch was taken over (`why`): nothing of this batch is acknowledged;
-/// the clients retry at the controller in charge.
-fn refuse_fenced(replies: Vec<(tokio::sync::oneshot::Sender<Reply>, Reply)>, why: &str) {
-    tracing::warn!(error = %why, "control lost: refusing the batch and stopping");
-    for (tx, _) in replies {
-        let _ = tx.send(Reply::error(slurm_proto::ErrorCode::InStandbyMode, ""));
-    }
-}
-
-/// A snapshot being written off the runtime.
-type SnapshotTask =
-    tokio::task::JoinHandle<Result<crate::persist::SnapshotWritten, crate::persist::StoreError>>;
-
-fn log_snapshot(
-    r: Result<
-        Result<crate::persist::SnapshotWritten, crate::persist::StoreError>,
-        tokio::task::JoinError,
-    >,
-) {
-    match r {
-        Ok(Ok(w)) => tracing::info!(
-            generation = w.generation,
-            jobs = w.jobs,
-            bytes = w.bytes,
-            elapsed_ms = w.elapsed.as_millis() as u64,
-            removed_journals = w.removed_journals,
-            "snapshot written"
-        ),
-        // Nothing is lost: the journal generations it would have replaced
-        // are kept until a later snapshot succeeds.
-        Ok(Err(e)) => tracing::error!(error = %e, "snapshot failed"),
-        Err(e) => tracing::error!(error = %e, "snapshot task failed"),
-    }
-}
-
-/// Clean shutdown: waits for a snapshot under way, then takes one of the
-/// final state if anything was journaled since, so the next start replays
-/// nothing. Only while `fence` holds: a deposed controller must not start
-/// a journal generation or replace the snapshot of the new owner.
-async fn final_snapshot(
-    mut store: StateStore,
-    ctl: Controller,
-    running: Option<SnapshotTask>,
-    fence: &Arc<crate::ha::Fence>,
-) -> Result<()> {
-    if let Some(t) = running {
-        log_snapshot(t.await);
-    }
-    if store.events_since_snapshot() == 0 || fence.is_lost() {
-        return Ok(());
-    }
-    let f = Arc::clone(fence);
-    log_snapshot(
-        tokio::task::spawn_blocking(move || {
-            f.check()
-                .map_err(|e| crate::persist::StoreError::Refused(Box::new(e)))?;
-            store.begin_snapshot(ctl)?.write_checked(|| f.check())
-        })
-        .await,
-    );
-    Ok(())
-}
-
-/// How long after a burst of commands free memory is handed back.
-const TRIM_AFTER_IDLE: Duration = Duration::from_millis(250);
-
-async fn sleep_until_some(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Longest sleep of the timer: bounds the effect of a wall clock that
-/// jumps while the controller sleeps.
-const MAX_TIMER_SLEEP: Duration = Duration::from_secs(60);
-
-/// When the timer must fire for `deadline` (unix seconds): at the start of
-/// that second of wall-clock time, but never for a second that the last
-/// tick (`last_tick`) already handled.
-fn wake_instant(deadline: Option<i64>, last_tick: i64) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    let Some(d) = deadline else {
-        return now + MAX_TIMER_SLEEP;
-    };
-    let target = d.max(last_tick.saturating_add(1));
-    let wall = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let target = Duration::from_secs(u64::try_from(target).unwrap_or(0));
-    // A millisecond past the second, so that the tick reads `target`.
-    let wait = target
-        .saturating_sub(wall)
-        .saturating_add(Duration::from_millis(1))
-        .min(MAX_TIMER_SLEEP);
-    now + wait
 }
 
 async fn resolve(host: &str, port: u16) -> std::net::SocketAddr {
@@ -972,34 +642,4 @@ pub fn short_hostname() -> String {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     let name = String::from_utf8_lossy(&buf[..end]).into_owned();
     name.split('.').next().unwrap_or("localhost").to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn timer_wakes_at_the_deadline_second() {
-        let now = unix_now();
-        let base = tokio::time::Instant::now();
-        // Five seconds ahead: between four and six seconds from now
-        // (`now` is truncated to the second).
-        let w = wake_instant(Some(now + 5), now) - base;
-        assert!(
-            w > Duration::from_secs(4) && w <= Duration::from_secs(6),
-            "{w:?}"
-        );
-        // Nothing due: the longest sleep.
-        let w = wake_instant(None, now) - base;
-        assert!(w >= MAX_TIMER_SLEEP && w < MAX_TIMER_SLEEP + Duration::from_secs(1));
-        // Due already but its second was handled: the next second.
-        let w = wake_instant(Some(now - 3), now) - base;
-        assert!(w <= Duration::from_millis(1001), "{w:?}");
-        // Due and not handled yet: at once.
-        let w = wake_instant(Some(now - 3), now - 10) - base;
-        assert!(w <= Duration::from_millis(5), "{w:?}");
-        // Far ahead: capped, so a wall clock jump is noticed.
-        let w = wake_instant(Some(now + 86_400), now) - base;
-        assert!(w < MAX_TIMER_SLEEP + Duration::from_secs(1), "{w:?}");
-    }
 }
