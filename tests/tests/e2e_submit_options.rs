@@ -155,6 +155,34 @@ fn scancel_signals_reach_what_batch_and_full_choose() {
     assert_eq!(state, JobState::Cancelled);
 }
 
+/// `scancel -b` without `-s` sends SIGKILL to the batch shell alone, as
+/// Slurm's scancel does, instead of cancelling the job: the shell dies of
+/// signal 9, so the job ends FAILED with ExitCode=0:9, not CANCELLED.
+#[test]
+fn scancel_batch_without_a_signal_kills_the_shell_only() {
+    let mut c = cluster(&[]);
+    let dir = submit_dir(&c);
+    let id = sbatch(
+        &c,
+        &dir,
+        &["--wrap", "echo started; sleep 300 & wait; echo after-wait"],
+    );
+    let out = dir.join(format!("slurm-{id}.out"));
+    wait_until("the script to start", JOB_WAIT, || {
+        let text = std::fs::read_to_string(&out).ok()?;
+        text.contains("started").then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    run(&c, "scancel", &["-b", &id.to_string()]);
+    let state = c
+        .wait_job_finished(id, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(state, JobState::Failed, "{}", c.logs());
+    assert_eq!(require_field(&show_job(&c, id), "ExitCode"), "0:9");
+    let text = std::fs::read_to_string(&out).expect("output");
+    assert!(!text.contains("after-wait"), "{text}");
+}
+
 /// `Licenses=lic:1`: the second of two jobs wanting it waits with
 /// Reason=Licenses until the first ends; squeue `%W`, scontrol show job and
 /// scontrol show licenses show them. An unknown license is refused with

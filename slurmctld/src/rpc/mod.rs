@@ -315,10 +315,14 @@ impl slurm_proto::SlurmController for Service {
     ) -> Result<Response<v1::JobActionReply>, Status> {
         let caller = self.caller(&request)?;
         let req = request.into_inner();
+        // `scancel -b` / `-f` without `-s` sends SIGKILL where the flag
+        // says (with `-b`, the batch shell alone) rather than cancelling.
+        let signal = (req.batch_only || req.full)
+            .then(|| SignalRequest::new(libc::SIGKILL as u32, req.batch_only, req.full));
         self.job_action(Command::Cancel {
             caller,
             filter: req.filter.unwrap_or_default(),
-            signal: None,
+            signal,
         })
         .await
     }
