@@ -23,6 +23,7 @@ struct Seen {
     holds: Vec<v1::HoldJobRequest>,
     updates: Vec<v1::UpdateJobRequest>,
     node_updates: Vec<v1::UpdateNodeRequest>,
+    partition_updates: Vec<v1::UpdatePartitionRequest>,
     uids: Vec<u32>,
 }
 
@@ -198,6 +199,19 @@ impl SlurmController for Fake {
         let reply = results(r.filter.as_ref());
         self.seen.lock().expect("lock").updates.push(r);
         Ok(Response::new(reply))
+    }
+
+    async fn update_partition(
+        &self,
+        request: Request<v1::UpdatePartitionRequest>,
+    ) -> Result<Response<v1::UpdatePartitionReply>, Status> {
+        self.check(&request)?;
+        let r = request.into_inner();
+        if r.name == "nope" {
+            return Err(ErrorCode::InvalidPartitionName.into());
+        }
+        self.seen.lock().expect("lock").partition_updates.push(r);
+        Ok(Response::new(v1::UpdatePartitionReply {}))
     }
 
     async fn update_node(
@@ -520,7 +534,31 @@ fn scontrol_controller_commands() {
         None,
     );
     assert_eq!(o.status.code(), Some(0));
+    let o = c.run(
+        SCONTROL,
+        &["update", "PartitionName=nope", "State=UP"],
+        None,
+    );
+    assert_eq!(
+        text(&o.stderr),
+        "slurm_update error: Invalid partition name specified\n"
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = c.run(
+        SCONTROL,
+        &[
+            "update",
+            "PartitionName=debug",
+            "State=DRAIN",
+            "MaxTime=1:00:00",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let seen = c.seen.lock().expect("lock");
+    assert_eq!(seen.partition_updates.len(), 1);
+    assert_eq!(seen.partition_updates[0].name, "debug");
+    assert_eq!(seen.partition_updates[0].attributes.len(), 2);
     assert_eq!(seen.holds.len(), 2);
     assert!(!seen.holds[0].user_hold && seen.holds[1].user_hold);
     assert_eq!(seen.updates[0].comment.as_deref(), Some("x y"));

@@ -183,6 +183,58 @@ fn scancel_batch_without_a_signal_kills_the_shell_only() {
     assert!(!text.contains("after-wait"), "{text}");
 }
 
+/// `scontrol update PartitionName=debug State=DOWN MaxTime=30`: scontrol
+/// and sinfo show it, a job waits with Reason=PartitionDown, the update
+/// survives a SIGKILL of the controller, and State=UP lets the job run. A
+/// bad value is refused with Slurm's words.
+#[test]
+fn a_partition_set_down_holds_its_jobs_and_stays_down_after_a_crash() {
+    let mut c = cluster(&[]);
+    let dir = submit_dir(&c);
+    let update = |c: &LocalCluster, args: &[&str]| {
+        let mut all = vec!["update", "PartitionName=debug"];
+        all.extend_from_slice(args);
+        run(c, "scontrol", &all)
+    };
+    update(&c, &["State=DOWN", "MaxTime=30"]);
+    let show = run(&c, "scontrol", &["show", "partition", "debug"]);
+    assert!(show.contains(" State=DOWN "), "{show}");
+    assert!(show.contains(" MaxTime=00:30:00 "), "{show}");
+    assert_eq!(
+        run(&c, "sinfo", &["-h", "-o", "%P %a %l"]),
+        "debug* down 30:00\n"
+    );
+    let id = sbatch(&c, &dir, &["--wrap", "true"]);
+    wait_until("Reason=PartitionDown", JOB_WAIT, || {
+        (squeue(&c, id, "%r") == "PartitionDown").then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+
+    c.restart_controller()
+        .unwrap_or_else(|e| panic!("restart: {e:#}"));
+    let show = run(&c, "scontrol", &["show", "partition", "debug"]);
+    assert!(show.contains(" State=DOWN "), "{show}");
+    assert_eq!(c.job_state(id), Some(JobState::Pending));
+
+    let o = c
+        .run(
+            "scontrol",
+            &["update", "PartitionName=debug", "State=sideways"],
+        )
+        .expect("scontrol");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        "Invalid input: State=sideways\nRequest aborted\n\
+         Acceptable State values are UP, DOWN, DRAIN and INACTIVE\n"
+    );
+    update(&c, &["State=UP"]);
+    let state = c
+        .wait_job_finished(id, JOB_WAIT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(state, JobState::Completed);
+}
+
 /// `Licenses=lic:1`: the second of two jobs wanting it waits with
 /// Reason=Licenses until the first ends; squeue `%W`, scontrol show job and
 /// scontrol show licenses show them. An unknown license is refused with

@@ -64,6 +64,7 @@ pub enum CtlCommand {
     },
     UpdateJob(Box<v1::UpdateJobRequest>),
     UpdateNode(Box<v1::UpdateNodeRequest>),
+    UpdatePartition(Box<v1::UpdatePartitionRequest>),
 }
 
 /// A controller command line refused before sending, with the lines Slurm
@@ -168,8 +169,9 @@ pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
         parse_update_job(&pairs, now)
     } else if has("NodeName") {
         parse_update_node(&pairs)
+    } else if has("PartitionName") {
+        parse_update_partition(&pairs)
     } else if let Some(entity) = [
-        "PartitionName",
         "ReservationName",
         "Reservation",
         "StepId",
@@ -363,6 +365,49 @@ fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlErro
         ]));
     }
     Ok(CtlCommand::UpdateNode(Box::new(r)))
+}
+
+/// `update PartitionName=NAME Key=Value...`: the keys of a PartitionName
+/// line of slurm.conf, checked here as the controller checks them.
+fn parse_update_partition(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlError> {
+    use slurm_common::conf::{PartitionUpdate, PartitionUpdateError};
+    let mut name = String::new();
+    let mut attributes = Vec::new();
+    for (key, value, _) in pairs {
+        if key.eq_ignore_ascii_case("PartitionName") {
+            name = value.to_string();
+        } else {
+            attributes.push((*key, *value));
+        }
+    }
+    if name.is_empty() {
+        return Err(refuse(&[
+            "Invalid input: PartitionName=",
+            "Request aborted",
+        ]));
+    }
+    let update = PartitionUpdate::parse(attributes.iter().copied()).map_err(|e| {
+        let mut lines = vec![e.to_string(), "Request aborted".to_owned()];
+        if let PartitionUpdateError::Invalid { key, .. } = &e {
+            if key == "State" {
+                lines.push("Acceptable State values are UP, DOWN, DRAIN and INACTIVE".to_owned());
+            }
+        }
+        CtlError(lines)
+    })?;
+    Ok(CtlCommand::UpdatePartition(Box::new(
+        v1::UpdatePartitionRequest {
+            name,
+            attributes: update
+                .pairs()
+                .iter()
+                .map(|(k, v)| v1::ConfigEntry {
+                    key: (*k).to_owned(),
+                    value: v.clone(),
+                })
+                .collect(),
+        },
+    )))
 }
 
 /// Runs a controller command and returns its exit status.
@@ -626,6 +671,24 @@ async fn run(
                 .await;
             job_action(out, reply)
         }
+        CtlCommand::UpdatePartition(request) => {
+            let reply = c
+                .call(|mut cl| {
+                    let request = (**request).clone();
+                    async move { cl.update_partition(request).await }
+                })
+                .await;
+            match reply {
+                Ok(_) => 0,
+                Err(e) => {
+                    let code = fail(out, "slurm_update error", &e);
+                    if let Some(detail) = e.extra_detail() {
+                        out.error_line(detail);
+                    }
+                    code
+                }
+            }
+        }
         CtlCommand::UpdateNode(request) => {
             let reply = c
                 .call(|mut cl| {
@@ -830,11 +893,54 @@ mod tests {
     }
 
     #[test]
+    fn partition_updates_carry_slurm_conf_spelling() {
+        let Ok(CtlCommand::UpdatePartition(r)) = parse_update(
+            &words("partitionname=debug state=down maxtime=30 Shared=NO"),
+            0,
+        ) else {
+            panic!("not a partition update");
+        };
+        assert_eq!(r.name, "debug");
+        let pairs: Vec<(&str, &str)> = r
+            .attributes
+            .iter()
+            .map(|e| (e.key.as_str(), e.value.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("State", "down"),
+                ("MaxTime", "30"),
+                ("OverSubscribe", "NO")
+            ]
+        );
+    }
+
+    #[test]
     fn update_refusals() {
         let e = |s: &str| parse_update(&words(s), 0).unwrap_err().0;
         assert_eq!(
-            e("PartitionName=debug State=DOWN"),
-            vec!["scontrol: error: update of PartitionName records is not supported"]
+            e("ReservationName=r Duration=10"),
+            vec!["scontrol: error: update of ReservationName records is not supported"]
+        );
+        assert_eq!(
+            e("PartitionName=debug State=sideways"),
+            vec![
+                "Invalid input: State=sideways",
+                "Request aborted",
+                "Acceptable State values are UP, DOWN, DRAIN and INACTIVE"
+            ]
+        );
+        assert_eq!(
+            e("PartitionName=debug Bogus=1"),
+            vec![
+                "Update of this parameter is not supported: Bogus=1",
+                "Request aborted"
+            ]
+        );
+        assert_eq!(
+            e("PartitionName=debug MaxTime=soon"),
+            vec!["Invalid input: MaxTime=soon", "Request aborted"]
         );
         assert_eq!(
             e("JobId=1 Bogus=2"),

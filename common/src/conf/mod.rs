@@ -49,7 +49,9 @@ pub use options::{
     AccountingEnforce, AcctGatherFrequency, HealthCheckNodeState, License, OptionList, PrivateData,
     PrologFlags, PropagateLimits, Rlimit, SchedulerParameters, TresWeight,
 };
-pub use partition::{MemPer, OverSubscribe, PartitionConf, PartitionState};
+pub use partition::{
+    MemPer, OverSubscribe, PartitionConf, PartitionState, PartitionUpdate, PartitionUpdateError,
+};
 pub use plugins::{
     AccountingStorageType, AuthPlugin, CrResource, CredType, EnforcePartLimits, JobAcctGatherType,
     LogLevel, MpiPlugin, PreemptMode, PreemptModeKind, PreemptType, PriorityFlag, PriorityType,

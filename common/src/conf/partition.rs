@@ -356,6 +356,243 @@ impl PartTemplate {
     }
 }
 
+/// Keys of a PartitionName line that `scontrol update` may not change:
+/// the name itself, and those kept only as written.
+const FIXED_PARTITION_KEYS: &[&str] = &[
+    "PartitionName",
+    "Exclusive",
+    "JobDefaults",
+    "MaxCPUsPerSocket",
+    "PowerDownOnIdle",
+    "ResumeTimeout",
+    "SuspendTime",
+    "SuspendTimeout",
+    "Topology",
+];
+
+/// Why `scontrol update PartitionName=` was refused; the texts are the
+/// first line of Slurm's scontrol message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionUpdateError {
+    #[error("Update of this parameter is not supported: {key}={value}")]
+    Unsupported { key: String, value: String },
+    #[error("Invalid input: {key}={value}")]
+    Invalid {
+        key: String,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+/// A checked `scontrol update PartitionName=NAME Key=Value...`: the keys
+/// and values of a PartitionName line, parsed as slurm.conf parses them,
+/// laid over a partition. Kept as its canonical pairs too, which is what
+/// the controller journals and saves.
+#[derive(Debug, Clone)]
+pub struct PartitionUpdate {
+    t: PartTemplate,
+    pairs: Vec<(&'static str, String)>,
+}
+
+impl PartialEq for PartitionUpdate {
+    fn eq(&self, other: &Self) -> bool {
+        self.pairs == other.pairs
+    }
+}
+
+impl PartitionUpdate {
+    /// Parses `pairs` (without PartitionName=); keys are case-insensitive,
+    /// and a key given twice keeps its last value.
+    pub fn parse<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<PartitionUpdate, PartitionUpdateError> {
+        let mut canonical: Vec<(&'static str, String)> = Vec::new();
+        for (key, value) in pairs {
+            let known = PARTITION_KEYS
+                .iter()
+                .copied()
+                .find(|k| k.eq_ignore_ascii_case(key))
+                .or_else(|| {
+                    PARTITION_ALIASES
+                        .iter()
+                        .find(|(a, _)| a.eq_ignore_ascii_case(key))
+                        .map(|(_, k)| *k)
+                });
+            let Some(k) = known.filter(|k| !FIXED_PARTITION_KEYS.contains(k)) else {
+                return Err(PartitionUpdateError::Unsupported {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                });
+            };
+            canonical.retain(|(old, _)| *old != k);
+            canonical.push((k, value.to_string()));
+        }
+        Self::from_canonical(canonical)
+    }
+
+    fn from_canonical(
+        pairs: Vec<(&'static str, String)>,
+    ) -> Result<PartitionUpdate, PartitionUpdateError> {
+        let loc = SourceLoc::new("scontrol update", 0);
+        let attrs: Vec<(&'static str, &str)> =
+            pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let t = PartTemplate::parse(&attrs, &loc).map_err(|e| match e {
+            ConfError::InvalidValue {
+                key,
+                value,
+                expected,
+                ..
+            } => PartitionUpdateError::Invalid {
+                key,
+                value,
+                expected,
+            },
+            other => PartitionUpdateError::Invalid {
+                key: String::new(),
+                value: other.to_string(),
+                expected: "a valid value",
+            },
+        })?;
+        if let Some((key, value)) = pairs
+            .iter()
+            .find(|(k, v)| *k == "Nodes" && v.trim().is_empty())
+        {
+            return Err(PartitionUpdateError::Invalid {
+                key: key.to_string(),
+                value: value.clone(),
+                expected: "a node list",
+            });
+        }
+        Ok(PartitionUpdate { t, pairs })
+    }
+
+    /// The keys (slurm.conf spelling) and values, in the order given.
+    pub fn pairs(&self) -> &[(&'static str, String)] {
+        &self.pairs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// `Nodes=` as given, for the caller to resolve.
+    pub fn nodes(&self) -> Option<&str> {
+        self.t.nodes.as_deref()
+    }
+
+    /// `Default=`, when given.
+    pub fn default(&self) -> Option<bool> {
+        self.t.default
+    }
+
+    /// This update, then `later` (whose values win).
+    pub fn merged(&self, later: &PartitionUpdate) -> PartitionUpdate {
+        let mut pairs = self.pairs.clone();
+        for (k, v) in &later.pairs {
+            pairs.retain(|(old, _)| old != k);
+            pairs.push((k, v.clone()));
+        }
+        PartitionUpdate {
+            t: self.t.overlay(&later.t),
+            pairs,
+        }
+    }
+
+    /// Only the keys `keep` names (e.g. `State` for ReconfigFlags=KeepPartState).
+    pub fn only(&self, keep: &[&str]) -> Option<PartitionUpdate> {
+        let pairs: Vec<(&'static str, String)> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| keep.contains(k))
+            .cloned()
+            .collect();
+        if pairs.is_empty() {
+            return None;
+        }
+        Self::from_canonical(pairs).ok()
+    }
+
+    /// `p` with the update laid over it. `members` is `Nodes=` resolved
+    /// by the caller against the nodes it knows (ignored without one).
+    pub fn apply(&self, p: &PartitionConf, members: Option<Vec<String>>) -> PartitionConf {
+        let t = &self.t;
+        let mut out = p.clone();
+        if let (Some(expr), Some(members)) = (&t.nodes, members) {
+            out.nodes = members;
+            out.nodes_expr = Some(expr.clone());
+        }
+        macro_rules! set {
+            ($($field:ident),+ $(,)?) => {
+                $( if let Some(v) = &t.$field { out.$field = v.clone(); } )+
+            };
+        }
+        set!(
+            default,
+            state,
+            max_time,
+            max_nodes,
+            min_nodes,
+            max_cpus_per_node,
+            over_subscribe,
+            priority_tier,
+            priority_job_factor,
+            preempt_mode,
+            allow_accounts,
+            deny_accounts,
+            allow_groups,
+            allow_qos,
+            deny_qos,
+            alloc_nodes,
+            hidden,
+            root_only,
+            req_resv,
+            disable_root_jobs,
+            exclusive_user,
+            lln,
+            grace_time,
+            tres_billing_weights,
+        );
+        if let Some(d) = t.default_time {
+            out.default_time = Some(d);
+        }
+        if let Some(q) = &t.qos {
+            out.qos = Some(q.clone());
+        }
+        if let Some(o) = t.over_time_limit {
+            out.over_time_limit = Some(o);
+        }
+        if let Some(s) = t.select_type_parameters {
+            out.select_type_parameters = Some(s);
+        }
+        // The per-CPU key wins over the per-node one, as in slurm.conf.
+        if let Some(v) = t.def_mem_per_node {
+            out.def_mem = v.map(MemPer::Node);
+        }
+        if let Some(v) = t.def_mem_per_cpu {
+            out.def_mem = v.map(MemPer::Cpu);
+        }
+        if let Some(v) = t.max_mem_per_node {
+            out.max_mem = v.map(MemPer::Node);
+        }
+        if let Some(v) = t.max_mem_per_cpu {
+            out.max_mem = v.map(MemPer::Cpu);
+        }
+        if let Some(v) = t.def_cpu_per_gpu {
+            out.def_cpu_per_gpu = Some(v);
+        }
+        if let Some(v) = t.def_mem_per_gpu {
+            out.def_mem_per_gpu = Some(v);
+        }
+        if let Some(v) = &t.alternate {
+            out.alternate = Some(v.clone());
+        }
+        if let Some(v) = &t.cpu_bind {
+            out.cpu_bind = Some(v.clone());
+        }
+        out
+    }
+}
+
 /// `UNLIMITED`/`INFINITE` or a number.
 fn unlimited_u32(f: &Field<'_>) -> Result<Option<u32>, ConfError> {
     f.with("a whole number or UNLIMITED", |v| {
@@ -678,6 +915,112 @@ mod tests {
         assert_eq!(OverSubscribe::parse("FORCE:x"), None);
         assert_eq!(OverSubscribe::parse("sometimes"), None);
         assert_eq!(OverSubscribe::Force(4).to_string(), "FORCE:4");
+    }
+
+    fn debug_partition() -> PartitionConf {
+        let text = "ClusterName=c\nSlurmctldHost=h\nNodeName=n[1-4] CPUs=2\n\
+                    PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP\n";
+        let parsed = crate::conf::SlurmConf::parse(text, "slurm.conf").unwrap();
+        parsed.conf.partitions[0].clone()
+    }
+
+    #[test]
+    fn an_update_is_a_partition_line_laid_over_the_partition() {
+        let p = debug_partition();
+        let u = PartitionUpdate::parse([
+            ("state", "down"),
+            ("MAXTIME", "2:00:00"),
+            ("Shared", "YES:2"),
+            ("DefMemPerCPU", "100"),
+            ("maxnodes", "UNLIMITED"),
+            ("AllowGroups", "wheel,users"),
+        ])
+        .unwrap();
+        assert_eq!(
+            u.pairs().iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            [
+                "State",
+                "MaxTime",
+                "OverSubscribe",
+                "DefMemPerCPU",
+                "MaxNodes",
+                "AllowGroups"
+            ]
+        );
+        let q = u.apply(&p, None);
+        assert_eq!(q.state, PartitionState::Down);
+        assert_eq!(q.max_time, TimeLimit::Minutes(120));
+        assert_eq!(q.over_subscribe, OverSubscribe::Yes(2));
+        assert_eq!(q.def_mem, Some(MemPer::Cpu(100)));
+        assert_eq!(q.max_nodes, None);
+        assert_eq!(
+            q.allow_groups,
+            Some(vec!["wheel".to_string(), "users".to_string()])
+        );
+        // Untouched values stay.
+        assert_eq!((q.nodes.clone(), q.default), (p.nodes.clone(), true));
+        // Nodes= is resolved by the caller.
+        let u = PartitionUpdate::parse([("Nodes", "n[3-4]")]).unwrap();
+        assert_eq!(u.nodes(), Some("n[3-4]"));
+        let q = u.apply(&p, Some(vec!["n3".into(), "n4".into()]));
+        assert_eq!(q.nodes, ["n3", "n4"]);
+        assert_eq!(q.nodes_expr.as_deref(), Some("n[3-4]"));
+    }
+
+    #[test]
+    fn later_updates_win_and_state_can_be_kept_alone() {
+        let a = PartitionUpdate::parse([("State", "DRAIN"), ("MaxTime", "10")]).unwrap();
+        let b = PartitionUpdate::parse([("MaxTime", "20"), ("Hidden", "YES")]).unwrap();
+        let m = a.merged(&b);
+        let q = m.apply(&debug_partition(), None);
+        assert_eq!(
+            (q.state, q.max_time, q.hidden),
+            (PartitionState::Drain, TimeLimit::Minutes(20), true)
+        );
+        let kept = m.only(&["State"]).unwrap();
+        assert_eq!(kept.pairs(), [("State", "DRAIN".to_string())]);
+        assert!(b.only(&["State"]).is_none());
+    }
+
+    #[test]
+    fn bad_updates_name_what_was_wrong() {
+        let err = |pairs: &[(&str, &str)]| {
+            PartitionUpdate::parse(pairs.iter().copied())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(&[("State", "sideways")]),
+            "Invalid input: State=sideways"
+        );
+        assert_eq!(err(&[("MaxTime", "soon")]), "Invalid input: MaxTime=soon");
+        assert_eq!(err(&[("Nodes", "")]), "Invalid input: Nodes=");
+        assert_eq!(
+            err(&[("Bogus", "1")]),
+            "Update of this parameter is not supported: Bogus=1"
+        );
+        assert_eq!(
+            err(&[("PartitionName", "x")]),
+            "Update of this parameter is not supported: PartitionName=x"
+        );
+        assert_eq!(
+            err(&[("Topology", "x")]),
+            "Update of this parameter is not supported: Topology=x"
+        );
+        assert_eq!(
+            err(&[("MaxNodes", "99999999999999999999")]),
+            "Invalid input: MaxNodes=99999999999999999999"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_parsed_or_refused_without_panic(
+            key in "[A-Za-z]{0,16}", value in "\\PC{0,24}"
+        ) {
+            let _ = PartitionUpdate::parse([(key.as_str(), value.as_str())])
+                .map(|u| u.apply(&debug_partition(), None));
+        }
     }
 
     #[test]

@@ -87,6 +87,10 @@ pub enum Command {
         caller: Caller,
         request: v1::UpdateNodeRequest,
     },
+    UpdatePartition {
+        caller: Caller,
+        request: v1::UpdatePartitionRequest,
+    },
     RegisterNode {
         caller: Caller,
         request: Box<v1::RegisterNodeRequest>,

@@ -222,6 +222,18 @@ pub enum Event {
         job_id: u32,
         time: i64,
     },
+    /// scontrol update PartitionName=...: the attributes as a PartitionName
+    /// line spells them, laid over the partition (`core::partition`).
+    PartitionUpdated {
+        partition: String,
+        attributes: Vec<(String, String)>,
+        uid: u32,
+        time: i64,
+    },
+    /// `scontrol reconfigure` put the partitions back as slurm.conf has
+    /// them, keeping only the updated attributes named in `keep`
+    /// (ReconfigFlags=KeepPartState keeps State).
+    PartitionUpdatesReset { keep: Vec<String> },
 }
 
 /// A record that does not decode.
@@ -266,7 +278,9 @@ impl Event {
             | Event::JobsPurged { .. }
             | Event::NodesNotResponding { .. }
             | Event::NodesResponding { .. }
-            | Event::NodeReturned { .. } => None,
+            | Event::NodeReturned { .. }
+            | Event::PartitionUpdated { .. }
+            | Event::PartitionUpdatesReset { .. } => None,
         }
     }
 
@@ -544,6 +558,29 @@ impl Event {
                 w.u32(*job_id);
                 w.i64(*time);
             }
+            Event::PartitionUpdated {
+                partition,
+                attributes,
+                uid,
+                time,
+            } => {
+                w.u8(20);
+                w.str(partition);
+                w.len(attributes.len());
+                for (k, v) in attributes {
+                    w.str(k);
+                    w.str(v);
+                }
+                w.u32(*uid);
+                w.i64(*time);
+            }
+            Event::PartitionUpdatesReset { keep } => {
+                w.u8(21);
+                w.len(keep.len());
+                for k in keep {
+                    w.str(k);
+                }
+            }
         }
     }
 
@@ -749,6 +786,28 @@ impl Event {
                 job_id: r.u32("job id")?,
                 time: r.i64("time")?,
             },
+            20 => {
+                let partition = r.string("partition")?;
+                let n = r.u32("attribute count")?;
+                let mut attributes = Vec::new();
+                for _ in 0..n {
+                    attributes.push((r.string("attribute")?, r.string("attribute value")?));
+                }
+                Event::PartitionUpdated {
+                    partition,
+                    attributes,
+                    uid: r.u32("uid")?,
+                    time: r.i64("time")?,
+                }
+            }
+            21 => {
+                let n = r.u32("key count")?;
+                let mut keep = Vec::new();
+                for _ in 0..n {
+                    keep.push(r.string("key")?);
+                }
+                Event::PartitionUpdatesReset { keep }
+            }
             other => {
                 return Err(DecodeError::Unknown {
                     offset: 0,
@@ -978,6 +1037,19 @@ mod tests {
                 job_id: 18,
                 time: 19,
             },
+            Event::PartitionUpdated {
+                partition: "debug".into(),
+                attributes: vec![
+                    ("State".into(), "DOWN".into()),
+                    ("MaxTime".into(), "1:00:00".into()),
+                ],
+                uid: 0,
+                time: 20,
+            },
+            Event::PartitionUpdatesReset {
+                keep: vec!["State".into()],
+            },
+            Event::PartitionUpdatesReset { keep: vec![] },
         ]
     }
 

@@ -83,6 +83,9 @@ impl Controller {
             Command::UpdateNode { caller, request } => {
                 self.update_node(&mut out, caller, &request, now)
             }
+            Command::UpdatePartition { caller, request } => {
+                self.update_partition(&mut out, caller, &request, now)
+            }
             Command::RegisterNode { caller, request } => {
                 self.register_node(&mut out, caller, &request, now)
             }
@@ -123,6 +126,15 @@ impl Controller {
                     cfg.slurm_user_uid = self.cfg.slurm_user_uid;
                     match self.reconfigure(&conf, cfg) {
                         Ok(summary) => {
+                            // Updates of partitions stay only as far as
+                            // ReconfigFlags says; journaled so that a
+                            // replay drops them too.
+                            let updated = self.partitions.iter().any(|p| p.update.is_some());
+                            if let (true, Some(keep)) =
+                                (updated, super::partition::kept_on_reconfigure(&conf))
+                            {
+                                self.emit(&mut out, Event::PartitionUpdatesReset { keep });
+                            }
                             tracing::info!(
                                 partitions = summary.partitions,
                                 orphaned_jobs = ?summary.orphaned_jobs,

@@ -31,6 +31,7 @@ pub mod job;
 pub mod licenses;
 mod liveness;
 mod node;
+mod partition;
 mod prolog;
 pub mod reconfig;
 pub mod signal;
@@ -738,6 +739,16 @@ impl Controller {
                     apply_job_change(job, c, &self.part_index);
                 }
             }
+            Event::PartitionUpdated {
+                partition,
+                attributes,
+                uid: _,
+                time,
+            } => {
+                self.apply_partition_update(partition, attributes);
+                self.last_update = *time;
+            }
+            Event::PartitionUpdatesReset { keep } => self.reset_partition_updates(keep),
             Event::ArrayTaskSplit {
                 array_job_id,
                 task,

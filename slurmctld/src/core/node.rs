@@ -503,8 +503,13 @@ impl Controller {
 /// One partition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartRec {
+    /// What is in force: slurm.conf's line with `update` laid over it.
     pub conf: PartitionConf,
     pub view: PartitionView,
+    /// The partition as slurm.conf has it.
+    pub base: PartitionConf,
+    /// What `scontrol update PartitionName=` changed, merged (`core::partition`).
+    pub update: Option<slurm_common::conf::PartitionUpdate>,
 }
 
 impl PartRec {
@@ -534,6 +539,8 @@ impl PartRec {
         PartRec {
             conf: p.clone(),
             view,
+            base: p.clone(),
+            update: None,
         }
     }
 

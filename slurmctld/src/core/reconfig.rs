@@ -13,7 +13,9 @@
 //! the first difference, and nothing changes.
 //!
 //! Nothing here is journaled: a restart reads slurm.conf afresh and arrives
-//! at the same place.
+//! at the same place. The exception is what `scontrol update PartitionName=`
+//! changed: the journal has those updates, so dropping them (as Slurm does
+//! unless ReconfigFlags keeps them) is journaled too (`core::partition`).
 
 use slurm_common::conf::SlurmConf;
 use thiserror::Error;
@@ -96,11 +98,25 @@ impl Controller {
                 summary.orphaned_jobs.push(id);
             }
         }
+        // Updates by `scontrol update PartitionName=` follow their
+        // partition by name; the caller drops them as ReconfigFlags says.
+        let mut partitions = fresh.partitions;
+        for p in &mut partitions {
+            p.update = self
+                .partitions
+                .iter()
+                .find(|old| old.name() == p.name())
+                .and_then(|old| old.update.clone());
+        }
+        let updated = partitions.iter().any(|p| p.update.is_some());
         self.nodes = nodes;
         self.node_index = fresh.node_index;
-        self.partitions = fresh.partitions;
+        self.partitions = partitions;
         self.part_index = fresh.part_index;
         self.default_part = fresh.default_part;
+        if updated {
+            self.rebuild_partitions();
+        }
         // The job id sequence continues; the operators and the rest of the
         // settings are the new ones.
         self.cfg = cfg;

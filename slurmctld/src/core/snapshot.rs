@@ -40,6 +40,10 @@
 //!           task count, min, max and step (u32 each), then the tasks not
 //!           started yet (u32 count, u32 each). Files written before
 //!           arrays have none.
+//!   8 PARTITION what `scontrol update PartitionName=` changed of one
+//!           partition (`core::partition`), only for partitions changed:
+//!           name, u32 count, then key and value (text each). Files
+//!           written before partition updates have none.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -91,6 +95,7 @@ const TAG_END: u8 = 4;
 const TAG_DEPEND: u8 = 5;
 const TAG_OPTIONS: u8 = 6;
 const TAG_ARRAY: u8 = 7;
+const TAG_PARTITION: u8 = 8;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -156,10 +161,11 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
     let mut buf = Vec::with_capacity(4096);
 
     let Controller {
-        // From slurm.conf at load: configuration, node and partition tables.
+        // From slurm.conf at load: configuration, node and partition tables
+        // (but for the partitions' updates).
         cfg: _,
         node_index: _,
-        partitions: _,
+        partitions,
         part_index: _,
         default_part: _,
         // Derived: a pass runs after every restart; segments to remove are
@@ -201,6 +207,18 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         let mut wr = Writer::new(&mut buf);
         wr.u8(TAG_NODE);
         node_record(&mut wr, node);
+        sink.emit(&mut buf)?;
+    }
+    for p in partitions {
+        let Some(update) = &p.update else { continue };
+        let mut wr = Writer::new(&mut buf);
+        wr.u8(TAG_PARTITION);
+        wr.str(p.name());
+        wr.len(update.pairs().len());
+        for (k, v) in update.pairs() {
+            wr.str(k);
+            wr.str(v);
+        }
         sink.emit(&mut buf)?;
     }
     for job in jobs.values() {
@@ -740,6 +758,18 @@ impl Loader {
                     )));
                 };
                 Arc::make_mut(job).array = Some(Box::new(a));
+            }
+            TAG_PARTITION => {
+                let name = r.string("partition").map_err(decode)?;
+                let n = r.u32("attribute count").map_err(decode)?;
+                let mut attributes = Vec::new();
+                for _ in 0..n {
+                    let k = r.string("attribute").map_err(decode)?;
+                    let v = r.string("attribute value").map_err(decode)?;
+                    attributes.push((k, v));
+                }
+                r.done().map_err(decode)?;
+                self.ctl.apply_partition_update(&name, &attributes);
             }
             TAG_END => {
                 let count = r.u32("record count").map_err(decode)?;

@@ -1911,3 +1911,6 @@ mod arrays;
 
 // scontrol update JobId= of texts, sizes, TimeLimit+=/-=, ArrayTaskThrottle.
 mod updates;
+
+// scontrol update PartitionName=.
+mod partitions;

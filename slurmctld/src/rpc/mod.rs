@@ -411,6 +411,23 @@ impl slurm_proto::SlurmController for Service {
         }
     }
 
+    async fn update_partition(
+        &self,
+        request: Request<v1::UpdatePartitionRequest>,
+    ) -> Result<Response<v1::UpdatePartitionReply>, Status> {
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::UpdatePartition {
+                caller,
+                request: request.into_inner(),
+            })
+            .await?
+        {
+            Reply::Ok => Ok(Response::new(v1::UpdatePartitionReply {})),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     async fn ping(
         &self,
         request: Request<v1::PingRequest>,
