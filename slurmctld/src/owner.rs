@@ -144,7 +144,10 @@ pub(crate) async fn owner_loop(
     mut done: watch::Receiver<bool>,
     fence: Arc<Fence>,
 ) -> Result<()> {
-    let shared = Arc::downgrade(&shared);
+    // Weak: the owner must not keep the shared parts (and the command
+    // queue's sender in them) alive on its own.
+    let shared_weak = Arc::downgrade(&shared);
+    drop(shared);
     {
         // Segments a crash kept after their last job was purged.
         let dir = state_dir.clone();
@@ -167,7 +170,7 @@ pub(crate) async fn owner_loop(
         ctl,
         store: Some(store),
         state_dir,
-        shared,
+        shared: shared_weak,
         agent,
         fence,
         snapshot_task: None,

@@ -440,6 +440,21 @@ fn fail(out: &mut Output<'_>, prefix: &str, e: &RpcError) -> i32 {
     1
 }
 
+/// The exit status of a node or partition update: on error, Slurm's
+/// line, then what the controller named.
+fn update_status<T>(out: &mut Output<'_>, reply: Result<T, RpcError>) -> i32 {
+    match reply {
+        Ok(_) => 0,
+        Err(e) => {
+            let code = fail(out, "slurm_update error", &e);
+            if let Some(detail) = e.extra_detail() {
+                out.error_line(detail);
+            }
+            code
+        }
+    }
+}
+
 /// Reports per-job results as `<error> for job <id>`; 1 if any failed.
 fn report_results(out: &mut Output<'_>, results: &[v1::JobActionResult]) -> i32 {
     let mut code = 0;
@@ -678,16 +693,7 @@ async fn run(
                     async move { cl.update_partition(request).await }
                 })
                 .await;
-            match reply {
-                Ok(_) => 0,
-                Err(e) => {
-                    let code = fail(out, "slurm_update error", &e);
-                    if let Some(detail) = e.extra_detail() {
-                        out.error_line(detail);
-                    }
-                    code
-                }
-            }
+            update_status(out, reply)
         }
         CtlCommand::UpdateNode(request) => {
             let reply = c
@@ -696,17 +702,7 @@ async fn run(
                     async move { cl.update_node(request).await }
                 })
                 .await;
-            match reply {
-                Ok(_) => 0,
-                Err(e) => {
-                    // Slurm's line, then what the controller named.
-                    let code = fail(out, "slurm_update error", &e);
-                    if let Some(detail) = e.extra_detail() {
-                        out.error_line(detail);
-                    }
-                    code
-                }
-            }
+            update_status(out, reply)
         }
     }
 }
