@@ -14,6 +14,14 @@ pub fn cluster(spec: ClusterSpec) -> LocalCluster {
     LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
 }
 
+/// The default cluster with `extra` lines appended to its slurm.conf.
+pub fn cluster_with(extra: &[&str]) -> LocalCluster {
+    cluster(ClusterSpec {
+        extra_lines: extra.iter().map(|l| (*l).to_string()).collect(),
+        ..ClusterSpec::default()
+    })
+}
+
 /// Command output as text (invalid UTF-8 replaced).
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

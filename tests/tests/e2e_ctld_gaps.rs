@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::{cluster_with as cluster, run_ok as run, text};
 use slurm_testkit::golden::require_field;
 use slurm_testkit::local_cluster::job_states;
-use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+use slurm_testkit::{wait_until, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(30);
 
@@ -19,25 +20,6 @@ const KILL_WAIT_SECS: i64 = 20;
 
 /// AuthInfo cred_expire (120 s by default) + 1 s.
 const REQUEUE_DELAY_SECS: i64 = 121;
-
-fn cluster(extra: &[&str]) -> LocalCluster {
-    let spec = ClusterSpec {
-        extra_lines: extra.iter().map(|l| (*l).to_string()).collect(),
-        ..ClusterSpec::default()
-    };
-    LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Runs a command that must succeed; its stdout.
-fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
-    let o = c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"));
-    assert!(o.status.success(), "{cmd} {args:?}: {o:?}");
-    text(&o.stdout)
-}
 
 fn unix_now() -> i64 {
     slurm_common::auth::unix_now()

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::run_ok as run;
 use slurm_testkit::golden::require_field;
 use slurm_testkit::local_cluster::job_states;
 use slurm_testkit::LocalCluster;
@@ -17,16 +18,6 @@ const JOB_WAIT: Duration = Duration::from_secs(30);
 
 fn cluster() -> LocalCluster {
     LocalCluster::start_default().unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
-    let o = c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"));
-    assert!(o.status.success(), "{cmd} {args:?}: {o:?}");
-    text(&o)
 }
 
 fn unix_now() -> i64 {

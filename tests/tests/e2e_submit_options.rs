@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
+use slurm_testkit::e2e::{cluster_with as cluster, run_ok as run, text};
 use slurm_testkit::golden::require_field;
-use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+use slurm_testkit::{wait_until, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(30);
 
@@ -22,29 +23,10 @@ const TMP_NODE: &[&str] = &[
     "PartitionName=tmpdisk Nodes=n5 MaxTime=INFINITE State=UP",
 ];
 
-fn cluster(extra: &[&str]) -> LocalCluster {
-    let spec = ClusterSpec {
-        extra_lines: extra.iter().map(|l| (*l).to_string()).collect(),
-        ..ClusterSpec::default()
-    };
-    LocalCluster::start(spec).unwrap_or_else(|e| panic!("cluster did not start: {e:#}"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn submit_dir(c: &LocalCluster) -> PathBuf {
     let d = c.dir().root().join("submit");
     std::fs::create_dir_all(&d).expect("submit dir");
     d
-}
-
-/// Runs a command that must succeed; its stdout.
-fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
-    let o = c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"));
-    assert!(o.status.success(), "{cmd} {args:?}: {o:?}");
-    text(&o.stdout)
 }
 
 fn sbatch(c: &LocalCluster, dir: &Path, args: &[&str]) -> u32 {
