@@ -433,13 +433,46 @@ fn scontrol_update_changes_what_a_pending_job_asks_for() {
         show_job(&c, id)
     );
 
+    // Node attributes: in force at once, shown, and checked.
     let o = c
-        .run("scontrol", &["update", "NodeName=n1", "Weight=5"])
+        .run(
+            "scontrol",
+            &[
+                "update",
+                "NodeName=n1",
+                "Weight=5",
+                "Features=fast,ib",
+                "ActiveFeatures=ib",
+                "Comment=new disks",
+            ],
+        )
+        .expect("update");
+    assert!(o.status.success(), "{o:?}");
+    let shown = slurm_testkit::e2e::scontrol_show(&c, "node", "n1");
+    for want in [
+        "   AvailableFeatures=fast,ib\n",
+        "   ActiveFeatures=ib\n",
+        " Weight=5 ",
+        "   Comment=new disks\n",
+    ] {
+        assert!(shown.contains(want), "{want:?} in {shown}");
+    }
+    let o = c
+        .run("scontrol", &["update", "NodeName=n1", "ActiveFeatures=gpu"])
+        .expect("update");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "slurm_update error: Invalid feature specification\n\
+         ActiveFeatures of node n1 (gpu) are not a subset of its AvailableFeatures (fast,ib)\n"
+    );
+    let o = c
+        .run("scontrol", &["update", "NodeName=n1", "Gres=gpu:1"])
         .expect("update");
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "slurm_update error: Requested operation not supported on this system\n\
-         updating Weight of a node is not supported\n"
+         updating Gres of a node is not supported\n"
     );
 }

@@ -22,6 +22,8 @@
 //! 16 (tag 8, from before registrations were checked against slurm.conf,
 //! is still read as one that was not short). A dependency that changed is
 //! tag 17; a `--signal` sent is tag 18; an array task split off is tag 19.
+//! Partition updates and their reset are tags 20 and 21; node attribute
+//! updates (features, weight, comment) and their reset, 22 and 23.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -234,6 +236,17 @@ pub enum Event {
     /// them, keeping only the updated attributes named in `keep`
     /// (ReconfigFlags=KeepPartState keeps State).
     PartitionUpdatesReset { keep: Vec<String> },
+    /// scontrol update NodeName=... with AvailableFeatures, ActiveFeatures,
+    /// Weight or Comment: laid over what the node had (`core::node_attrs`).
+    NodeAttrsUpdated {
+        node: String,
+        attrs: super::node_attrs::NodeAttrs,
+        uid: u32,
+        time: i64,
+    },
+    /// `scontrol reconfigure` put node features and weights back as
+    /// slurm.conf has them (comments stay).
+    NodeAttrsReset,
 }
 
 /// A record that does not decode.
@@ -280,7 +293,9 @@ impl Event {
             | Event::NodesResponding { .. }
             | Event::NodeReturned { .. }
             | Event::PartitionUpdated { .. }
-            | Event::PartitionUpdatesReset { .. } => None,
+            | Event::PartitionUpdatesReset { .. }
+            | Event::NodeAttrsUpdated { .. }
+            | Event::NodeAttrsReset => None,
         }
     }
 
@@ -581,6 +596,19 @@ impl Event {
                     w.str(k);
                 }
             }
+            Event::NodeAttrsUpdated {
+                node,
+                attrs,
+                uid,
+                time,
+            } => {
+                w.u8(22);
+                w.str(node);
+                attrs.write(&mut w);
+                w.u32(*uid);
+                w.i64(*time);
+            }
+            Event::NodeAttrsReset => w.u8(23),
         }
     }
 
@@ -808,6 +836,13 @@ impl Event {
                 }
                 Event::PartitionUpdatesReset { keep }
             }
+            22 => Event::NodeAttrsUpdated {
+                node: r.string("node")?,
+                attrs: super::node_attrs::NodeAttrs::read(&mut r)?,
+                uid: r.u32("uid")?,
+                time: r.i64("time")?,
+            },
+            23 => Event::NodeAttrsReset,
             other => {
                 return Err(DecodeError::Unknown {
                     offset: 0,
@@ -1050,6 +1085,24 @@ mod tests {
                 keep: vec!["State".into()],
             },
             Event::PartitionUpdatesReset { keep: vec![] },
+            Event::NodeAttrsUpdated {
+                node: "n2".into(),
+                attrs: super::super::node_attrs::NodeAttrs {
+                    features: Some(vec!["fast".into(), "ib".into()]),
+                    active_features: Some(vec![]),
+                    weight: Some(7),
+                    comment: Some("new disk".into()),
+                },
+                uid: 0,
+                time: 21,
+            },
+            Event::NodeAttrsUpdated {
+                node: "n1".into(),
+                attrs: super::super::node_attrs::NodeAttrs::default(),
+                uid: 5,
+                time: 22,
+            },
+            Event::NodeAttrsReset,
         ]
     }
 

@@ -11,6 +11,7 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 use slurm_sched::{Hold, MemReq, SubmitRejection};
 
+use super::node_attrs::NodeAttrs;
 use super::{
     Action, Caller, Command, Controller, CtlConfig, Event, Job, JobChange, JobShape, JobSpec,
     Outcome, Reply, SharedSpec, SignalRequest, SignalScope, SpecText,
@@ -134,6 +135,10 @@ impl Controller {
                                 (updated, super::partition::kept_on_reconfigure(&conf))
                             {
                                 self.emit(&mut out, Event::PartitionUpdatesReset { keep });
+                            }
+                            // So do node features and weights (never kept).
+                            if self.any_node_overrides_config() {
+                                self.emit(&mut out, Event::NodeAttrsReset);
                             }
                             tracing::info!(
                                 partitions = summary.partitions,
@@ -899,48 +904,65 @@ impl Controller {
                 )
             }
         };
-        // Refused by name rather than accepted and dropped: only the
-        // state (with its reason) of a node changes here.
-        let unsupported: Vec<&str> = [
-            ("Features", req.features.is_some()),
-            ("ActiveFeatures", req.active_features.is_some()),
-            ("Gres", req.gres.is_some()),
-            ("Weight", req.weight.is_some()),
-            ("Comment", req.comment.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(name, set)| set.then_some(name))
-        .collect();
-        if !unsupported.is_empty() {
+        // Refused by name rather than accepted and dropped: GRES counts
+        // are not tracked per node yet.
+        if req.gres.is_some() {
             return Reply::error(
                 ErrorCode::NotSupported,
-                format!(
-                    "updating {} of a node is not supported",
-                    unsupported.join(", ")
-                ),
+                "updating Gres of a node is not supported",
             );
         }
-        let Some(update) = node_update(req.state) else {
-            if req.reason.is_some() {
+        let attrs = match NodeAttrs::from_request(req) {
+            Ok(a) => a,
+            Err(e) => return Reply::error(ErrorCode::InvalidFeature, e.to_string()),
+        };
+        if let Some(attrs) = &attrs {
+            // Every node is checked before any changes.
+            if let Some(e) = nodes
+                .iter()
+                .find_map(|&i| self.nodes[i].attrs_with(attrs).err())
+            {
+                return Reply::error(ErrorCode::InvalidFeature, e.to_string());
+            }
+        }
+        let update = node_update(req.state);
+        if update.is_none() && req.reason.is_some() {
+            return Reply::error(
+                ErrorCode::NotSupported,
+                "a node's Reason changes only with its State (DRAIN, DOWN or FAIL)",
+            );
+        }
+        let reason = req.reason.clone().filter(|r| !r.trim().is_empty());
+        if let Some(update) = update {
+            if update.needs_reason() && reason.is_none() {
                 return Reply::error(
-                    ErrorCode::NotSupported,
-                    "a node's Reason changes only with its State (DRAIN, DOWN or FAIL)",
+                    ErrorCode::InvalidNodeState,
+                    "you must specify a reason when DOWNING or DRAINING a node",
                 );
             }
-            return Reply::Ok;
-        };
-        let reason = req.reason.clone().filter(|r| !r.trim().is_empty());
-        if update.needs_reason() && reason.is_none() {
-            return Reply::error(
-                ErrorCode::InvalidNodeState,
-                "you must specify a reason when DOWNING or DRAINING a node",
-            );
-        }
-        for &i in &nodes {
-            if let Err(e) = self.nodes[i].state.apply_update(update) {
-                return Reply::error(ErrorCode::InvalidNodeState, e.to_string());
+            for &i in &nodes {
+                if let Err(e) = self.nodes[i].state.apply_update(update) {
+                    return Reply::error(ErrorCode::InvalidNodeState, e.to_string());
+                }
             }
         }
+        if let Some(attrs) = attrs {
+            for &i in &nodes {
+                let node = self.nodes[i].name.clone();
+                self.emit(
+                    out,
+                    Event::NodeAttrsUpdated {
+                        node,
+                        attrs: attrs.clone(),
+                        uid: caller.uid,
+                        time: now,
+                    },
+                );
+            }
+        }
+        let Some(update) = update else {
+            return Reply::Ok;
+        };
         for &i in &nodes {
             let name = self.nodes[i].name.clone();
             self.emit(

@@ -31,6 +31,7 @@ pub mod job;
 pub mod licenses;
 mod liveness;
 mod node;
+pub mod node_attrs;
 mod partition;
 mod prolog;
 pub mod reconfig;
@@ -749,6 +750,17 @@ impl Controller {
                 self.last_update = *time;
             }
             Event::PartitionUpdatesReset { keep } => self.reset_partition_updates(keep),
+            Event::NodeAttrsUpdated {
+                node,
+                attrs,
+                uid: _,
+                time,
+            } => {
+                let i = self.node_idx(node)?;
+                self.apply_node_attrs(i, attrs);
+                self.last_update = *time;
+            }
+            Event::NodeAttrsReset => self.reset_node_attrs(),
             Event::ArrayTaskSplit {
                 array_job_id,
                 task,
@@ -977,8 +989,8 @@ impl Controller {
                     name: n.name.clone(),
                     cpus: n.cpus,
                     real_memory_mb: n.real_memory_mb,
-                    features: n.features.clone(),
-                    weight: n.weight,
+                    features: n.active_features().to_vec(),
+                    weight: n.weight_now(),
                     usable: n.state.is_schedulable(),
                     alloc_cpus: n.alloc_cpus,
                     alloc_mem_mb: if self.cfg.sched.track_memory {

@@ -189,8 +189,13 @@ pub struct NodeRec {
     pub threads_per_core: u16,
     pub real_memory_mb: u64,
     pub tmp_disk_mb: u64,
+    /// Weight= and Features= as slurm.conf has them; what is in force
+    /// includes `attrs` (`weight_now`, `available_features`).
     pub weight: u32,
     pub features: Vec<String>,
+    /// What `scontrol update NodeName=` laid over slurm.conf's line
+    /// (`core::node_attrs`).
+    pub attrs: Option<Box<super::node_attrs::NodeAttrs>>,
     /// Gres= as slurm.conf gives it (`scontrol show node`'s Gres, sinfo
     /// `%G`).
     pub gres: Vec<GresSpec>,
@@ -249,6 +254,7 @@ impl NodeRec {
             tmp_disk_mb: c.tmp_disk,
             weight: c.weight,
             features: c.features.clone(),
+            attrs: None,
             gres: c.gres.clone(),
             conf_state: c.state,
             state,

@@ -80,6 +80,8 @@ impl Controller {
             new.last_busy = old.last_busy;
             new.load = old.load;
             new.boot = old.boot;
+            // Dropped by the caller, journaled (`core::node_attrs`).
+            new.attrs.clone_from(&old.attrs);
         }
         let mut summary = ReconfigSummary {
             partitions: fresh.partitions.len(),

@@ -44,6 +44,11 @@
 //!           partition (`core::partition`), only for partitions changed:
 //!           name, u32 count, then key and value (text each). Files
 //!           written before partition updates have none.
+//!   9 NODE_ATTRS what `scontrol update NodeName=` laid over one node's
+//!           slurm.conf line (`core::node_attrs`), only for nodes changed:
+//!           name, then AvailableFeatures and ActiveFeatures (presence u8,
+//!           u32 count, text each), Weight (optional u32) and Comment
+//!           (optional text). Files written before such updates have none.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -96,6 +101,7 @@ const TAG_DEPEND: u8 = 5;
 const TAG_OPTIONS: u8 = 6;
 const TAG_ARRAY: u8 = 7;
 const TAG_PARTITION: u8 = 8;
+const TAG_NODE_ATTRS: u8 = 9;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -209,6 +215,14 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         node_record(&mut wr, node);
         sink.emit(&mut buf)?;
     }
+    for node in nodes {
+        let Some(attrs) = &node.attrs else { continue };
+        let mut wr = Writer::new(&mut buf);
+        wr.u8(TAG_NODE_ATTRS);
+        wr.str(&node.name);
+        attrs.write(&mut wr);
+        sink.emit(&mut buf)?;
+    }
     for p in partitions {
         let Some(update) = &p.update else { continue };
         let mut wr = Writer::new(&mut buf);
@@ -290,6 +304,8 @@ fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
         tmp_disk_mb: _,
         weight: _,
         features: _,
+        // A record of its own (TAG_NODE_ATTRS), for nodes with updates.
+        attrs: _,
         gres: _,
         conf_state: _,
         partitions: _,
@@ -758,6 +774,16 @@ impl Loader {
                     )));
                 };
                 Arc::make_mut(job).array = Some(Box::new(a));
+            }
+            TAG_NODE_ATTRS => {
+                let name = r.string("node").map_err(decode)?;
+                let attrs = super::node_attrs::NodeAttrs::read(&mut r).map_err(decode)?;
+                r.done().map_err(decode)?;
+                // A node slurm.conf no longer has was counted at its
+                // NODE record.
+                if let Some(i) = self.ctl.node_index.get(&name).copied() {
+                    self.ctl.apply_node_attrs(i, &attrs);
+                }
             }
             TAG_PARTITION => {
                 let name = r.string("partition").map_err(decode)?;

@@ -724,21 +724,14 @@ fn node_updates_not_acted_on_are_refused() {
     let events = env.events.len();
     type Case = (fn(&mut v1::UpdateNodeRequest), &'static str);
     let cases: Vec<Case> = vec![
-        (|r| r.weight = Some(5), "Weight"),
-        (|r| r.features = Some("fast".into()), "Features"),
-        (
-            |r| r.active_features = Some("fast".into()),
-            "ActiveFeatures",
-        ),
         (|r| r.gres = Some("gpu:1".into()), "Gres"),
-        (|r| r.comment = Some("hi".into()), "Comment"),
         (
             |r| {
                 r.state = v1::NodeStateUpdate::Drain as i32;
                 r.reason = Some("disk".into());
-                r.weight = Some(2);
+                r.gres = Some("gpu:2".into());
             },
-            "Weight",
+            "Gres",
         ),
         (|r| r.reason = Some("alone".into()), "Reason"),
     ];
@@ -1914,3 +1907,6 @@ mod updates;
 
 // scontrol update PartitionName=.
 mod partitions;
+
+// scontrol update NodeName= Features, ActiveFeatures, Weight, Comment.
+mod node_attrs;
