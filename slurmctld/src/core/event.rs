@@ -68,6 +68,12 @@ pub enum JobChange {
     NumTasks(u32),
     CpusPerTask(u32),
     Memory(MemReq),
+    /// `Deadline=`, Unix seconds; 0: none.
+    Deadline(i64),
+    /// `TimeMin=`, minutes; 0: none.
+    TimeMin(u32),
+    /// `Licenses=`, normalized; empty: none.
+    Licenses(Vec<super::licenses::LicenseAsk>),
 }
 
 /// The texts of a job's spec that `scontrol update` may change; the
@@ -481,6 +487,22 @@ impl Event {
                                 }
                             }
                         }
+                        JobChange::Deadline(t) => {
+                            w.u8(16);
+                            w.i64(*t);
+                        }
+                        JobChange::TimeMin(m) => {
+                            w.u8(17);
+                            w.u32(*m);
+                        }
+                        JobChange::Licenses(asks) => {
+                            w.u8(18);
+                            w.len(asks.len());
+                            for a in asks {
+                                w.str(&a.name);
+                                w.u32(a.count);
+                            }
+                        }
                     }
                 }
             }
@@ -739,6 +761,19 @@ impl Event {
                                     })
                                 }
                             }
+                        }
+                        16 => JobChange::Deadline(r.i64("deadline")?),
+                        17 => JobChange::TimeMin(r.u32("time min")?),
+                        18 => {
+                            let n = r.u32("license count")?;
+                            let mut asks = Vec::new();
+                            for _ in 0..n {
+                                asks.push(super::licenses::LicenseAsk {
+                                    name: r.text("license name")?.into(),
+                                    count: r.u32("license count")?,
+                                });
+                            }
+                            JobChange::Licenses(asks)
                         }
                         other => {
                             return Err(DecodeError::Unknown {
@@ -1014,6 +1049,14 @@ mod tests {
                     JobChange::CpusPerTask(2),
                     JobChange::Memory(MemReq::PerNode(100)),
                     JobChange::Memory(MemReq::PerCpu(u64::MAX)),
+                    JobChange::Deadline(1_800_000_000),
+                    JobChange::TimeMin(0),
+                    JobChange::TimeMin(30),
+                    JobChange::Licenses(vec![]),
+                    JobChange::Licenses(vec![crate::core::licenses::LicenseAsk {
+                        name: "matlab".into(),
+                        count: 2,
+                    }]),
                 ],
             },
             Event::NodeRegistered {

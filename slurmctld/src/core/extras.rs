@@ -257,6 +257,14 @@ impl Controller {
 // ------------------------------------------------------------ snapshot
 
 /// Whether `job` needs an OPTIONS record in a snapshot.
+/// Changes the options of `spec` (`scontrol update`); a spec left with
+/// none keeps none.
+pub(super) fn update(spec: &mut JobSpec, change: impl FnOnce(&mut SubmitExtras)) {
+    let mut x = spec.extras.take().unwrap_or_default();
+    change(&mut x);
+    spec.extras = Some(x).filter(|x| **x != SubmitExtras::default());
+}
+
 pub(super) fn has_record(job: &Job) -> bool {
     job.signal_sent || job.spec.extras.is_some()
 }

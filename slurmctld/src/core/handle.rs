@@ -769,6 +769,7 @@ impl Controller {
                 Some(_) => {}
             }
         }
+        changes.extend(self.extras_changes(req, pending, current_limit(), now)?);
         let spec = self.spec_changes(req)?;
         if !spec.is_empty() && !pending {
             return Err((ErrorCode::JobNotPending, String::new()));
@@ -809,6 +810,50 @@ impl Controller {
             self.emit(out, event);
         }
         Ok(())
+    }
+
+    /// `Deadline=`, `TimeMin=` and `Licenses=` (pending jobs only), checked
+    /// as at submission; `limit` is the job's time limit now.
+    fn extras_changes(
+        &self,
+        req: &v1::UpdateJobRequest,
+        pending: bool,
+        limit: TimeLimit,
+        now: i64,
+    ) -> Result<Vec<JobChange>, (ErrorCode, String)> {
+        let mut out = Vec::new();
+        let asked =
+            req.deadline.is_some() || req.time_min_minutes.is_some() || req.licenses.is_some();
+        if asked && !pending {
+            return Err((ErrorCode::JobNotPending, String::new()));
+        }
+        if let Some(t) = req.deadline {
+            if t > 0 && t <= now {
+                return Err((ErrorCode::InvalidTimeValue, String::new()));
+            }
+            out.push(JobChange::Deadline(t.max(0)));
+        }
+        if let Some(m) = req.time_min_minutes {
+            if let TimeLimit::Minutes(l) = limit {
+                if m > l {
+                    return Err((
+                        ErrorCode::InvalidTimeLimit,
+                        format!("TimeMin ({m} minutes) exceeds the time limit ({l} minutes)"),
+                    ));
+                }
+            }
+            out.push(JobChange::TimeMin(m));
+        }
+        if let Some(text) = &req.licenses {
+            let asks = super::licenses::parse_request(text).and_then(|asks| {
+                super::licenses::validate(&asks, &self.cfg.licenses).map(|()| asks)
+            });
+            match asks {
+                Ok(asks) => out.push(JobChange::Licenses(asks)),
+                Err(e) => return Err((ErrorCode::InvalidLicenses, e.to_string())),
+            }
+        }
+        Ok(out)
     }
 
     /// The changes of `req` to the job's texts, tasks, CPUs and memory
@@ -1517,11 +1562,8 @@ fn changed_limit(current: TimeLimit, delta: i32) -> Result<TimeLimit, (ErrorCode
 /// first, rather than accepting and ignoring them.
 fn refuse_unsupported_update(req: &v1::UpdateJobRequest) -> JobResult {
     let unsupported = [
-        ("TimeMin", req.time_min_minutes.is_some()),
-        ("Deadline", req.deadline.is_some()),
         ("Reservation", req.reservation.is_some()),
         ("Gres", req.gres.is_some()),
-        ("Licenses", req.licenses.is_some()),
         ("WCKey", req.wckey.is_some()),
     ];
     match unsupported.iter().find(|(_, set)| *set) {

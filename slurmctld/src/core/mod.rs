@@ -1392,6 +1392,19 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             job.spec.make_mut().cpus_per_task = Some((*n).max(1));
         }
         JobChange::Memory(m) => job.shape.mem = Some(*m),
+        JobChange::Deadline(t) => {
+            extras::update(job.spec.make_mut(), |x| x.deadline = (*t).max(0));
+        }
+        JobChange::TimeMin(m) => {
+            extras::update(job.spec.make_mut(), |x| {
+                x.time_min_minutes = (*m > 0).then_some(*m);
+            });
+        }
+        JobChange::Licenses(asks) => {
+            extras::update(job.spec.make_mut(), |x| {
+                x.licenses = asks.clone().into_boxed_slice();
+            });
+        }
     }
 }
 

@@ -139,8 +139,16 @@ fn impossible_or_malformed_changes_are_refused_and_change_nothing() {
             ErrorCode::NotSupported,
             update(id, ALICE, |r| {
                 r.name = Some("x".into());
-                r.licenses = Some("matlab".into());
+                r.wckey = Some("w".into());
             }),
+        ),
+        (
+            ErrorCode::InvalidLicenses,
+            update(id, ALICE, |r| r.licenses = Some("matlab".into())),
+        ),
+        (
+            ErrorCode::InvalidTimeValue,
+            update(id, ALICE, |r| r.deadline = Some(1)),
         ),
         (
             ErrorCode::InvalidArray,
@@ -238,4 +246,80 @@ fn an_arrays_throttle_changes_on_its_meta_record() {
         replayed.job(id).unwrap().array.as_ref().unwrap().throttle,
         3
     );
+}
+
+/// `Deadline=`, `TimeMin=` and `Licenses=` of a pending job: checked as at
+/// submission, kept through a replay and a snapshot, and acted on.
+#[test]
+fn deadline_time_min_and_licenses_of_a_pending_job() {
+    let conf = format!("{CONF}Licenses=matlab:4\n");
+    let mut env = Env::with_conf(&conf);
+    let id = env.submit(v1::JobDescription {
+        time_limit: minutes(30),
+        hold: true,
+        ..script()
+    });
+    let deadline = env.now + 3600;
+    let cases = [
+        (
+            ErrorCode::InvalidTimeLimit,
+            update(id, ALICE, |r| r.time_min_minutes = Some(31)),
+        ),
+        (
+            ErrorCode::InvalidLicenses,
+            update(id, ALICE, |r| r.licenses = Some("matlab:5".into())),
+        ),
+    ];
+    for (want, cmd) in cases {
+        assert_eq!(code(&mut env, cmd), want.number());
+    }
+    let ok = update(id, ALICE, |r| {
+        r.deadline = Some(deadline);
+        r.time_min_minutes = Some(10);
+        r.licenses = Some("matlab:2".into());
+    });
+    assert_eq!(code(&mut env, ok), 0);
+    let x = env.job(id).spec.extras.clone().expect("options kept");
+    assert_eq!((x.deadline, x.time_min_minutes), (deadline, Some(10)));
+    assert_eq!(x.licenses_shown(), "matlab:2");
+    let replayed = replay_encoded(&conf, &env.events);
+    assert_eq!(replayed.job(id).unwrap().spec.extras, Some(x.clone()));
+    let bytes = crate::core::snapshot::encode(&env.ctl, 2);
+    let parsed = slurm_common::conf::SlurmConf::parse(&conf, "slurm.conf")
+        .unwrap()
+        .conf;
+    let base =
+        crate::core::Controller::new(&parsed, crate::core::CtlConfig::from_conf(&parsed, vec![]));
+    let loaded = crate::core::snapshot::decode(&bytes, base, false)
+        .unwrap()
+        .controller;
+    assert_eq!(loaded.job(id).unwrap().spec.extras, Some(x));
+    // Cleared again: the job has no options left.
+    let clear = update(id, ALICE, |r| {
+        r.deadline = Some(0);
+        r.time_min_minutes = Some(0);
+        r.licenses = Some(String::new());
+    });
+    assert_eq!(code(&mut env, clear), 0);
+    assert_eq!(env.job(id).spec.extras, None);
+    // A deadline the job cannot make any more ends it, never having run.
+    let id = env.submit(v1::JobDescription {
+        time_limit: minutes(30),
+        hold: true,
+        ..script()
+    });
+    assert_eq!(
+        code(&mut env, update(id, ALICE, |r| r.deadline = Some(deadline))),
+        0
+    );
+    env.now = deadline - 60;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Deadline);
+    // Only pending jobs change this way.
+    let (mut env, id) = Env::running_job();
+    let c = code(
+        &mut env,
+        update(id, ALICE, |r| r.time_min_minutes = Some(1)),
+    );
+    assert_eq!(c, ErrorCode::JobNotPending.number());
 }
