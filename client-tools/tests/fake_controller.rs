@@ -25,6 +25,8 @@ struct Seen {
     node_updates: Vec<v1::UpdateNodeRequest>,
     partition_updates: Vec<v1::UpdatePartitionRequest>,
     uids: Vec<u32>,
+    /// Submissions to partition "full" refused so far (EAGAIN once).
+    full_refusals: u32,
 }
 
 struct Fake {
@@ -78,6 +80,10 @@ impl SlurmController for Fake {
             );
         }
         let mut seen = self.seen.lock().expect("lock");
+        if job.partitions == ["full"] && seen.full_refusals == 0 {
+            seen.full_refusals += 1;
+            return Err(ErrorCode::TryAgain.to_status(""));
+        }
         seen.submitted.push(job);
         Ok(Response::new(v1::SubmitJobReply {
             job_id: u32::try_from(seen.submitted.len()).unwrap_or(0) + 1,
@@ -452,6 +458,14 @@ fn sbatch_refusal_and_wait() {
     let o = c.run(SBATCH, &["--wait", "--wrap=exit 7"], None);
     assert_eq!(text(&o.stdout), "Submitted batch job 2\n");
     assert_eq!(o.status.code(), Some(7));
+    // A controller at MaxJobCount: said once, tried again after a second.
+    let o = c.run(SBATCH, &["--partition=full", "--wrap=true"], None);
+    assert_eq!(
+        text(&o.stderr),
+        "sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying.\n"
+    );
+    assert_eq!(text(&o.stdout), "Submitted batch job 3\n");
+    assert_eq!(o.status.code(), Some(0));
 }
 
 #[test]

@@ -89,6 +89,9 @@ error_codes! {
     // --- general -----------------------------------------------------------
     /// Slurm's catch-all `SLURM_ERROR`; also what an unknown number decodes to.
     Unspecified = -1, Some("SLURM_ERROR"), "Unspecified error", Unknown;
+    /// The controller holds MaxJobCount jobs (the system's EAGAIN): sbatch
+    /// waits and tries again.
+    TryAgain = 11, Some("EAGAIN"), "Resource temporarily unavailable", ResourceExhausted;
     /// A message of the wrong kind for the endpoint.
     UnexpectedMessage = 1000, Some("SLURM_UNEXPECTED_MSG_ERROR"),
         "Unexpected message received", Internal;

@@ -535,6 +535,10 @@ pub fn build_job(
     })
 }
 
+/// Tries of a submission the controller cannot take yet (EAGAIN), after
+/// the first.
+const SUBMIT_RETRIES: u64 = 15;
+
 /// Submits the job and reports the outcome; with `--wait`, follows it.
 async fn submit(
     controller: &mut Controller,
@@ -544,12 +548,31 @@ async fn submit(
     out: &mut Output<'_>,
 ) -> i32 {
     let request = v1::SubmitJobRequest { job: Some(job) };
-    let reply = controller
-        .call(|mut c| {
-            let request = request.clone();
-            async move { c.submit_job(request).await }
-        })
-        .await;
+    let mut retries = 0;
+    let reply = loop {
+        let reply = controller
+            .call(|mut c| {
+                let request = request.clone();
+                async move { c.submit_job(request).await }
+            })
+            .await;
+        // A controller at MaxJobCount: wait longer each time, as Slurm's
+        // sbatch does, saying so once.
+        match reply {
+            Err(e) if e.code == ErrorCode::TryAgain && retries < SUBMIT_RETRIES => {
+                if retries == 0 {
+                    print_error(
+                        out,
+                        PROG,
+                        "Slurm temporarily unable to accept job, sleeping and retrying.",
+                    );
+                }
+                retries += 1;
+                tokio::time::sleep(Duration::from_secs(retries)).await;
+            }
+            other => break other,
+        }
+    };
     let reply = match reply {
         Ok(r) => r,
         Err(e) => {

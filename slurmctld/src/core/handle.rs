@@ -297,11 +297,27 @@ impl Controller {
         }
         // --reservation, --licenses, --signal, --deadline, --gpus* (`core::extras`).
         self.check_submit_options(&mut desc, partition, now)?;
+        let mut records = 1;
         if !desc.array_spec.is_empty() {
-            if let Err(e) = super::array::parse(&desc.array_spec, self.cfg.max_array_size) {
-                tracing::info!(array = %desc.array_spec, error = %e, "job array refused");
-                return Err(Reply::error(ErrorCode::InvalidArray, ""));
+            match super::array::parse(&desc.array_spec, self.cfg.max_array_size) {
+                Ok(spec) => records = spec.tasks.len().max(1),
+                Err(e) => {
+                    tracing::info!(array = %desc.array_spec, error = %e, "job array refused");
+                    return Err(Reply::error(ErrorCode::InvalidArray, ""));
+                }
             }
+        }
+        // As Slurm: each task of an array counts, though its record is
+        // made only when it starts.
+        let max = usize::try_from(self.cfg.max_job_count).unwrap_or(usize::MAX);
+        if !desc.test_only && self.jobs.len().saturating_add(records) > max {
+            tracing::info!(
+                jobs = self.jobs.len(),
+                records,
+                max,
+                "MaxJobCount limit reached"
+            );
+            return Err(Reply::error(ErrorCode::TryAgain, ""));
         }
         // Slurm prints no more than the code's text for either refusal.
         match self.check_gres(&desc.gres, &self.partitions[partition].view.nodes) {

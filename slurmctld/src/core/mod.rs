@@ -76,6 +76,9 @@ pub struct CtlConfig {
     pub cluster_name: String,
     pub first_job_id: u32,
     pub max_job_id: u32,
+    /// MaxJobCount: job records the controller holds at most; a submission
+    /// that would go beyond it (an array counting each task) gets EAGAIN.
+    pub max_job_count: u32,
     pub min_job_age_secs: i64,
     pub kill_wait_secs: u32,
     /// JobRequeue: the default of `--requeue`.
@@ -152,6 +155,7 @@ impl CtlConfig {
             cluster_name: conf.cluster_name.clone(),
             first_job_id: conf.first_job_id.max(1),
             max_job_id: conf.max_job_id.max(conf.first_job_id.max(1)),
+            max_job_count: conf.max_job_count.max(1),
             min_job_age_secs: secs(conf.min_job_age),
             kill_wait_secs: u32::try_from(conf.kill_wait.as_secs()).unwrap_or(u32::MAX),
             job_requeue: conf.job_requeue,

@@ -556,3 +556,56 @@ fn options_survive_replay_and_snapshots() {
     cut[pos - 8] ^= 0xff;
     assert!(snapshot::decode(&cut, Env::with_conf(CONF).ctl, false).is_err());
 }
+
+/// MaxJobCount: a submission that would make more job records than that
+/// (an array counting each of its tasks, as Slurm checks it) is refused
+/// with EAGAIN, and taken again once records are purged.
+#[test]
+fn max_job_count_refuses_with_eagain_counting_array_tasks() {
+    let mut env = Env::with_conf(&format!("{}MaxJobCount=3\n", super::CONF));
+    env.register_all();
+    let first = env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    let array = |spec: &str| v1::JobDescription {
+        array_spec: spec.into(),
+        hold: true,
+        ..script()
+    };
+    let refused = |r: Reply| match r {
+        Reply::Error { code, .. } => code,
+        other => panic!("not refused: {other:?}"),
+    };
+    // One record held: three more tasks would make four.
+    assert_eq!(
+        refused(env.submit_as(ALICE, array("0-2"))),
+        ErrorCode::TryAgain
+    );
+    // Two tasks fit; once submitted the array is one record until its
+    // tasks start.
+    env.submit(array("0-1"));
+    env.submit(script());
+    let events = env.events.len();
+    assert_eq!(refused(env.submit_as(ALICE, script())), ErrorCode::TryAgain);
+    // --test-only makes no record: still answered.
+    let probe = env.submit_as(
+        ALICE,
+        v1::JobDescription {
+            test_only: true,
+            ..script()
+        },
+    );
+    assert!(!matches!(probe, Reply::Error { .. }), "{probe:?}");
+    assert_eq!(env.events.len(), events, "nothing journaled");
+    // Cancelled and purged after MinJobAge, its place is free again.
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: super::filter(&[first]),
+        signal: None,
+    });
+    env.now += 301;
+    env.run(Command::Tick);
+    assert!(env.ctl.job(first).is_none(), "purged");
+    env.submit(script());
+}
