@@ -15,7 +15,7 @@ use std::time::Duration;
 use slurm_proto::v1::JobState;
 use slurm_testkit::e2e::{self, output_text, scontrol_show};
 use slurm_testkit::scripts::ScriptDir;
-use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+use slurm_testkit::{ClusterSpec, LocalCluster};
 
 const WAIT: Duration = Duration::from_secs(90);
 
@@ -145,11 +145,7 @@ fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
         ],
     );
     let id = submit(&c, &s, "n[1-2]", "2");
-    let node = wait_until("n2 drained for its Prolog", WAIT, || {
-        let shown = scontrol_show(&c, "node", "n2");
-        shown.contains("Reason=Prolog error").then_some(shown)
-    })
-    .unwrap_or_else(|e| panic!("{e}\n{}\n{}", scontrol_show(&c, "node", "n2"), c.logs()));
+    let node = e2e::wait_shown(&c, "node", "n2", "Reason=Prolog error", WAIT);
     assert!(node.contains("DRAIN"), "{node}");
     let job = e2e::wait_shown(
         &c,
