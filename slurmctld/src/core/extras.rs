@@ -164,9 +164,7 @@ impl Controller {
             tracing::info!(reservation = %desc.reservation, "no such reservation");
             return Err(Reply::error(ErrorCode::ReservationInvalid, ""));
         }
-        let asks = licenses::parse_request(&desc.licenses)
-            .and_then(|asks| licenses::validate(&asks, &self.cfg.licenses).map(|()| asks));
-        if let Err(e) = asks {
+        if let Err(e) = self.license_request(&desc.licenses) {
             tracing::info!(licenses = %desc.licenses, error = %e, "invalid license request");
             return Err(Reply::error(ErrorCode::InvalidLicenses, ""));
         }
@@ -175,6 +173,17 @@ impl Controller {
         }
         self.check_deadline(desc, partition, now)?;
         self.check_gpus(desc, partition)
+    }
+
+    /// A `--licenses` (or `scontrol update Licenses=`) value, parsed and
+    /// checked against slurm.conf's Licenses=.
+    pub(super) fn license_request(
+        &self,
+        text: &str,
+    ) -> Result<Vec<LicenseAsk>, licenses::LicenseRequestError> {
+        let asks = licenses::parse_request(text)?;
+        licenses::validate(&asks, &self.cfg.licenses)?;
+        Ok(asks)
     }
 
     /// `--deadline` against the job's limit (or `--time-min`).
@@ -256,7 +265,6 @@ impl Controller {
 
 // ------------------------------------------------------------ snapshot
 
-/// Whether `job` needs an OPTIONS record in a snapshot.
 /// Changes the options of `spec` (`scontrol update`); a spec left with
 /// none keeps none.
 pub(super) fn update(spec: &mut JobSpec, change: impl FnOnce(&mut SubmitExtras)) {
@@ -265,6 +273,7 @@ pub(super) fn update(spec: &mut JobSpec, change: impl FnOnce(&mut SubmitExtras))
     spec.extras = Some(x).filter(|x| **x != SubmitExtras::default());
 }
 
+/// Whether `job` needs an OPTIONS record in a snapshot.
 pub(super) fn has_record(job: &Job) -> bool {
     job.signal_sent || job.spec.extras.is_some()
 }

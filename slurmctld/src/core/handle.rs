@@ -861,10 +861,7 @@ impl Controller {
             out.push(JobChange::TimeMin(m));
         }
         if let Some(text) = &req.licenses {
-            let asks = super::licenses::parse_request(text).and_then(|asks| {
-                super::licenses::validate(&asks, &self.cfg.licenses).map(|()| asks)
-            });
-            match asks {
+            match self.license_request(text) {
                 Ok(asks) => out.push(JobChange::Licenses(asks)),
                 Err(e) => return Err((ErrorCode::InvalidLicenses, e.to_string())),
             }
