@@ -195,16 +195,22 @@ impl NodeRec {
         self.attrs.as_ref().and_then(|a| a.comment.as_deref())
     }
 
+    /// The node's attributes with `update` laid over them.
+    fn merged_attrs(&self, update: &NodeAttrs) -> NodeAttrs {
+        self.attrs
+            .as_deref()
+            .cloned()
+            .unwrap_or_default()
+            .merged(update)
+    }
+
     /// What the node's attributes would be with `update` laid over them,
     /// checked as Slurm checks them.
     pub(super) fn attrs_with(&self, update: &NodeAttrs) -> Result<NodeAttrs, AttrError> {
-        let merged = match &self.attrs {
-            Some(a) => a.merged(update),
-            None => NodeAttrs::default().merged(update),
-        };
+        let merged = self.merged_attrs(update);
         let available = merged.features.as_deref().unwrap_or(&self.features);
         if let Some(active) = &merged.active_features {
-            if let Some(_missing) = active.iter().find(|f| !available.contains(f)) {
+            if active.iter().any(|f| !available.contains(f)) {
                 let show = |l: &[String]| {
                     if l.is_empty() {
                         "(null)".to_owned()
@@ -227,10 +233,7 @@ impl Controller {
     /// Lays `attrs` over node `i` (checked when it was handled).
     pub(super) fn apply_node_attrs(&mut self, i: usize, attrs: &NodeAttrs) {
         let node = &mut self.nodes[i];
-        let merged = match &node.attrs {
-            Some(a) => a.merged(attrs),
-            None => NodeAttrs::default().merged(attrs),
-        };
+        let merged = node.merged_attrs(attrs);
         node.attrs = (merged != NodeAttrs::default()).then(|| Box::new(merged));
         self.sched_dirty = true;
     }
