@@ -515,6 +515,32 @@ where
     .await
 }
 
+/// Calls the server-streaming method at `path`
+/// (`/slurm.v1.SlurmController/StreamJobs`) on `channel`; each message of
+/// the reply comes undecoded. For use inside [`Controller::call_channel`]:
+/// an error before the first message is the call's, a later one comes from
+/// the stream.
+pub async fn stream_raw<Req>(
+    channel: AuthedChannel,
+    path: &'static str,
+    request: Req,
+) -> Result<tonic::Response<tonic::Streaming<Bytes>>, tonic::Status>
+where
+    Req: prost::Message + Send + Sync + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unknown(format!("Service was not ready: {e}")))?;
+    let path = PathAndQuery::from_static(path);
+    grpc.server_streaming(
+        tonic::Request::new(request),
+        path,
+        RawReplyCodec::<Req>::default(),
+    )
+    .await
+}
+
 /// A failed call: Slurm's code, and the server's detail text (empty or equal
 /// to the code's text when there is nothing more to say).
 #[derive(Debug, Clone, PartialEq, Eq)]

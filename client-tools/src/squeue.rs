@@ -8,12 +8,14 @@
 //!
 //! A queue of 10,000 jobs must print in a few milliseconds, and decoding the
 //! reply into 10,000 `JobInfo` values used to cost more than everything
-//! else. So the reply is taken undecoded ([`client::unary_raw`]) and read one
-//! record at a time into a single reused `JobInfo`
-//! ([`crate::format::reply::JobRecords`]); each job that passes the filter
-//! is rendered into its row at once, and only its sort keys are kept
-//! ([`render::SortKeys`]). The rows are put in order at the end. `--json`
-//! needs every job at once and decodes the whole reply.
+//! else. So the reply is taken undecoded, in the parts StreamJobs sends it
+//! in ([`client::stream_raw`]), and read one record at a time into a single
+//! reused `JobInfo` ([`crate::format::reply::JobRecords`]); each job that
+//! passes the filter is rendered into its row at once, and only its sort
+//! keys are kept ([`render::SortKeys`]). So the first jobs are rendered
+//! while the controller still encodes the last ones. The rows are put in
+//! order at the end. `--json` needs every job at once and decodes every
+//! part.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -398,18 +400,76 @@ pub fn run_paced(
             return 1;
         }
     };
-    let mut fetch = |request: &GetJobsRequest| {
-        runtime.block_on(
-            controller
-                .call_channel(|channel| client::unary_raw(channel, GET_JOBS_PATH, request.clone())),
-        )
+    let runtime = &runtime;
+    let mut fetch = |request: &GetJobsRequest| -> Result<Box<dyn ReplyParts + '_>, RpcError> {
+        let stream = runtime.block_on(controller.call_channel(|channel| {
+            client::stream_raw(channel, STREAM_JOBS_PATH, request.clone())
+        }))?;
+        Ok(Box::new(StreamedParts { runtime, stream }))
     };
     report_loop(&plan, &mut fetch, pacer, Zone::System, &mut out)
 }
 
-/// The method squeue calls; its reply is read record by record
-/// ([`JobRecords`]).
-const GET_JOBS_PATH: &str = "/slurm.v1.SlurmController/GetJobs";
+/// The method squeue calls; its reply comes in parts, each read record by
+/// record ([`JobRecords`]).
+const STREAM_JOBS_PATH: &str = "/slurm.v1.SlurmController/StreamJobs";
+
+/// The parts of one answer as they arrive: each an encoded `GetJobsReply`
+/// with the next jobs (their concatenation is the whole reply).
+pub trait ReplyParts {
+    /// The next part; `None` after the last.
+    fn next_part(&mut self) -> Result<Option<Bytes>, RpcError>;
+}
+
+/// Parts given at once (tests, and any caller with a whole reply).
+impl ReplyParts for std::vec::IntoIter<Bytes> {
+    fn next_part(&mut self) -> Result<Option<Bytes>, RpcError> {
+        Ok(self.next())
+    }
+}
+
+/// The messages of a StreamJobs call, each waited for on `runtime`.
+struct StreamedParts<'r> {
+    runtime: &'r tokio::runtime::Runtime,
+    stream: tonic::Streaming<Bytes>,
+}
+
+impl ReplyParts for StreamedParts<'_> {
+    fn next_part(&mut self) -> Result<Option<Bytes>, RpcError> {
+        self.runtime
+            .block_on(self.stream.message())
+            .map_err(|status| RpcError::from_status(&status))
+    }
+}
+
+/// Asks the controller for the jobs of a request: the parts of its
+/// answer as they come.
+pub type FetchParts<'a> =
+    dyn FnMut(&GetJobsRequest) -> Result<Box<dyn ReplyParts + 'a>, RpcError> + 'a;
+
+/// Why a report could not be made: the call failed (before or while the
+/// jobs came), or what came cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportError {
+    Rpc(RpcError),
+    Reply(ErrorCode),
+}
+
+impl ReportError {
+    /// The text after `slurm_load_jobs error: `.
+    pub fn message(&self) -> String {
+        match self {
+            ReportError::Rpc(e) => e.to_string(),
+            ReportError::Reply(code) => code.message().to_owned(),
+        }
+    }
+}
+
+impl From<ErrorCode> for ReportError {
+    fn from(code: ErrorCode) -> Self {
+        ReportError::Reply(code)
+    }
+}
 
 /// Asks for the jobs and prints the report; with `--iterate`, again after
 /// every pause until the pacer says stop or the reader goes away. Each
@@ -417,9 +477,9 @@ const GET_JOBS_PATH: &str = "/slurm.v1.SlurmController/GetJobs";
 /// `--iterate`, unless `--noheader`), and an iterated report ends with an
 /// empty line. A failed report is reported and the next one is tried; the
 /// exit status is 1 when any failed.
-pub fn report_loop(
+pub fn report_loop<'a>(
     plan: &Plan,
-    fetch: &mut dyn FnMut(&GetJobsRequest) -> Result<Bytes, RpcError>,
+    fetch: &mut FetchParts<'a>,
     pacer: &mut dyn Pacer,
     zone: Zone,
     out: &mut Output<'_>,
@@ -437,11 +497,9 @@ pub fn report_loop(
             }
         }
         let shown = fetch(&plan.request)
-            .map_err(|e| e.to_string())
-            .and_then(|reply| {
-                plan.render_reply(&reply, &ctx)
-                    .map_err(|e| e.message().to_owned())
-            });
+            .map_err(ReportError::Rpc)
+            .and_then(|mut parts| plan.render_parts(&mut *parts, &ctx))
+            .map_err(|e| e.message());
         match shown {
             Ok(text) => {
                 if out.block("squeue", &text) != 0 {
@@ -598,6 +656,42 @@ impl Plan {
         )
     }
 
+    /// [`Plan::render`] from the parts of the encoded reply as they come,
+    /// read one record at a time: the report of their concatenation
+    /// ([`Plan::render_reply`]).
+    pub fn render_parts(
+        &self,
+        parts: &mut dyn ReplyParts,
+        ctx: &Ctx,
+    ) -> Result<String, ReportError> {
+        // What a reply prost cannot decode gives inside tonic.
+        let malformed = ReportError::Reply(ErrorCode::from_grpc_code(tonic::Code::Internal));
+        if self.json {
+            let mut jobs = Vec::new();
+            while let Some(part) = parts.next_part().map_err(ReportError::Rpc)? {
+                let reply = GetJobsReply::decode(part).map_err(|_| malformed.clone())?;
+                jobs.extend(reply.jobs);
+            }
+            return Ok(self.render_json(&jobs, ctx)?);
+        }
+        let (mut part, mut at) = (Bytes::new(), 0);
+        self.render_each(
+            |job: &mut JobInfo| loop {
+                let mut records = JobRecords::resume(&part, at);
+                let more = records.next_into(job).map_err(|_| malformed.clone())?;
+                at = records.offset();
+                if more {
+                    return Ok(true);
+                }
+                match parts.next_part().map_err(ReportError::Rpc)? {
+                    Some(next) => (part, at) = (next, 0),
+                    None => return Ok(false),
+                }
+            },
+            ctx,
+        )
+    }
+
     /// [`Plan::render`] from the encoded `GetJobsReply`, read one record
     /// at a time. A reply that cannot be read is the error a reply tonic
     /// cannot decode gives.
@@ -633,11 +727,11 @@ impl Plan {
     /// The table, from jobs that `next` puts one at a time into a reused
     /// record (`false`: no more). Each admitted job is rendered at once and
     /// its sort keys kept; the rows are put in order at the end.
-    fn render_each(
+    fn render_each<E: From<ErrorCode>>(
         &self,
-        mut next: impl FnMut(&mut JobInfo) -> Result<bool, ErrorCode>,
+        mut next: impl FnMut(&mut JobInfo) -> Result<bool, E>,
         ctx: &Ctx,
-    ) -> Result<String, ErrorCode> {
+    ) -> Result<String, E> {
         let mut table = Table {
             plan: self,
             ctx,
@@ -663,7 +757,7 @@ impl Plan {
             table.add(&job);
         }
         if self.single_id && !any {
-            return Err(ErrorCode::InvalidJobId);
+            return Err(ErrorCode::InvalidJobId.into());
         }
         Ok(table.finish())
     }
@@ -983,20 +1077,12 @@ mod tests {
         let plan = Plan::new(&parse(args).unwrap()).unwrap();
         let mut replies = replies.into_iter();
         let mut asked = 0;
-        let mut fetch = |request: &GetJobsRequest| {
+        let mut fetch = |request: &GetJobsRequest| -> Result<Box<dyn ReplyParts>, RpcError> {
             asked += 1;
             assert!(request.filter.is_some());
-            replies
-                .next()
-                .unwrap_or_else(|| Ok(Vec::new()))
-                .map(|jobs| {
-                    let reply = GetJobsReply {
-                        jobs,
-                        last_update: 0,
-                        unchanged: false,
-                    };
-                    Bytes::from(reply.encode_to_vec())
-                })
+            let jobs = replies.next().unwrap_or_else(|| Ok(Vec::new()))?;
+            // One job per part, as a stream may cut them.
+            Ok(Box::new(one_job_parts(jobs).into_iter()))
         };
         let mut pacer = FakePacer {
             // Sat Nov 21 09:00:00 2026 UTC.
@@ -1016,6 +1102,66 @@ mod tests {
             code,
             pacer.pauses,
         )
+    }
+
+    /// `jobs` as StreamJobs may send them: a part per job (one empty part
+    /// when there are none).
+    fn one_job_parts(jobs: Vec<JobInfo>) -> Vec<Bytes> {
+        let part = |jobs: Vec<JobInfo>| {
+            let reply = GetJobsReply {
+                jobs,
+                last_update: 1,
+                unchanged: false,
+            };
+            Bytes::from(reply.encode_to_vec())
+        };
+        if jobs.is_empty() {
+            return vec![part(Vec::new())];
+        }
+        jobs.into_iter().map(|j| part(vec![j])).collect()
+    }
+
+    /// Parts, then a failure of the stream.
+    struct FailingParts(std::vec::IntoIter<Bytes>, RpcError);
+
+    impl ReplyParts for FailingParts {
+        fn next_part(&mut self) -> Result<Option<Bytes>, RpcError> {
+            match self.0.next() {
+                Some(part) => Ok(Some(part)),
+                None => Err(self.1.clone()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_stream_that_fails_midway_is_a_failed_report() {
+        for args in [&["-h", "-o", "%i"][..], &["--json"][..]] {
+            let plan = Plan::new(&parse(args).unwrap()).unwrap();
+            let mut fetch = |_: &GetJobsRequest| -> Result<Box<dyn ReplyParts>, RpcError> {
+                let parts = one_job_parts(vec![running_job(4), running_job(5)]);
+                let lost = RpcError::new(ErrorCode::SocketTimeout, "");
+                Ok(Box::new(FailingParts(parts.into_iter(), lost)))
+            };
+            let mut pacer = FakePacer {
+                now: 0,
+                pauses: Vec::new(),
+                reports: 1,
+            };
+            let (mut o, mut e) = (Vec::new(), Vec::new());
+            let mut out = Output::new(&mut o, &mut e);
+            let code = report_loop(&plan, &mut fetch, &mut pacer, Zone::System, &mut out);
+            // Nothing of the partial report is printed.
+            assert_eq!(String::from_utf8(o).unwrap(), "", "{args:?}");
+            assert_eq!(
+                String::from_utf8(e).unwrap(),
+                format!(
+                    "slurm_load_jobs error: {}\n",
+                    RpcError::new(ErrorCode::SocketTimeout, "")
+                ),
+                "{args:?}"
+            );
+            assert_eq!(code, 1);
+        }
     }
 
     #[test]
@@ -1181,7 +1327,11 @@ mod tests {
                 Ok(render::render(&shown, &plan.items, plan.header, false, &ctx))
             };
             prop_assert_eq!(&got, &want);
-            prop_assert_eq!(plan.render(&jobs, &ctx), want);
+            prop_assert_eq!(plan.render(&jobs, &ctx), want.clone());
+            // In parts, as StreamJobs sends it: the report of the whole.
+            let mut parts = one_job_parts(jobs).into_iter();
+            let streamed = plan.render_parts(&mut parts, &ctx);
+            prop_assert_eq!(streamed, want.map_err(ReportError::Reply));
         }
     }
 

@@ -126,6 +126,20 @@ impl SlurmController for Fake {
         }))
     }
 
+    type StreamJobsStream = std::pin::Pin<
+        Box<
+            dyn tonic::codegen::tokio_stream::Stream<Item = Result<v1::GetJobsReply, Status>>
+                + Send,
+        >,
+    >;
+
+    async fn stream_jobs(
+        &self,
+        _: Request<v1::GetJobsRequest>,
+    ) -> Result<Response<Self::StreamJobsStream>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn get_nodes(
         &self,
         _: Request<v1::GetNodesRequest>,

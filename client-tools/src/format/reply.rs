@@ -66,6 +66,20 @@ impl<'a> JobRecords<'a> {
         }
     }
 
+    /// The records of `reply` from byte `at` on, where an earlier walk
+    /// stopped ([`JobRecords::offset`]).
+    pub fn resume(reply: &'a [u8], at: usize) -> JobRecords<'a> {
+        JobRecords {
+            at: at.min(reply.len()),
+            ..JobRecords::new(reply)
+        }
+    }
+
+    /// Where the walk stands: the byte after the last record read.
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
     /// `last_update` as read so far (all of it once the records are done).
     pub fn last_update(&self) -> i64 {
         self.last_update

@@ -14,11 +14,22 @@
 //!
 //! The generated service can only answer with a `GetJobsReply` value, so
 //! the encoded reply is served by [`JobsRoute`], which wraps the generated
-//! `SlurmControllerServer` and takes over the one GetJobs path (same
-//! authentication, same errors, same message on the wire).
+//! `SlurmControllerServer` and takes over the GetJobs and StreamJobs paths
+//! (same authentication, same errors, same messages on the wire).
+//!
+//! StreamJobs sends the same answer in parts of [`PART_JOBS`] jobs. With one
+//! message, the client could not read a job before the controller had
+//! encoded the last one, so at 10,000 jobs the two worked one after the
+//! other; in parts, the client decodes and renders the first jobs on one
+//! core while the controller encodes the next on the other. Each part is
+//! encoded only when the transport asks for it, and the task serving the
+//! call gives way after every part ([`Parts`]), so the connection's task
+//! writes each part to the socket as soon as it is ready.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -28,6 +39,7 @@ use slurm_common::auth::unix_now;
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codegen::tokio_stream::Stream;
 use tonic::codegen::{http, Body as HttpBody, BoxFuture, Service as TowerService, StdError};
 use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
@@ -36,8 +48,15 @@ use super::convert::{self, memory_of, min_cpus_per_node_of, Derived, JobFields};
 use super::{Service, BIG_REPLY};
 use crate::core::{Job, Snapshot};
 
-/// The gRPC path this module answers.
+/// The gRPC paths this module answers.
 pub const GET_JOBS_PATH: &str = "/slurm.v1.SlurmController/GetJobs";
+pub const STREAM_JOBS_PATH: &str = "/slurm.v1.SlurmController/StreamJobs";
+
+/// Jobs per StreamJobs message: about 25 kB with squeue's fields, so the
+/// client has the first jobs once a fortieth of a 10,000-job answer is
+/// encoded, while a message still carries enough to make its framing
+/// negligible.
+pub const PART_JOBS: usize = 256;
 
 /// The fields [`encode_job`] writes itself: those `squeue` reads. Some are
 /// never filled in by [`convert::job_info_fields`] (group name,
@@ -52,7 +71,7 @@ pub const DIRECT: JobFields = JobFields::of(&[
 ]);
 
 /// The jobs `filter` selects, in id order (named jobs in the order named).
-pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
+pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>> {
     let named = named_records(snap, f);
     let node_filter: Vec<usize> = if f.nodelist.is_empty() {
         Vec::new()
@@ -84,11 +103,7 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
         // caller), never the whole table.
         named.into_iter().filter(|j| wanted(j)).collect()
     } else {
-        snap.jobs
-            .values()
-            .map(|j| &**j)
-            .filter(|j| wanted(j))
-            .collect()
+        snap.jobs.values().filter(|j| wanted(j)).collect()
     }
 }
 
@@ -96,9 +111,9 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
 /// array's id every record of the array after it; for `ID_TASKS` the
 /// records of those tasks, and the meta record while one of them has not
 /// started.
-fn named_records<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Job> {
-    let mut out: Vec<&Job> = Vec::new();
-    let push = |j: &'a Job, out: &mut Vec<&'a Job>| {
+fn named_records<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>> {
+    let mut out: Vec<&Arc<Job>> = Vec::new();
+    let push = |j: &'a Arc<Job>, out: &mut Vec<&'a Arc<Job>>| {
         if !out.iter().any(|o| o.id == j.id) {
             out.push(j);
         }
@@ -160,6 +175,15 @@ pub enum JobsAnswer {
     Jobs {
         snap: Arc<Snapshot>,
         filter: Box<v1::JobFilter>,
+        fields: JobFields,
+        now: i64,
+    },
+    /// Jobs `from..to` of a selection, one StreamJobs message.
+    Part {
+        snap: Arc<Snapshot>,
+        jobs: Arc<[Arc<Job>]>,
+        from: usize,
+        to: usize,
         fields: JobFields,
         now: i64,
     },
@@ -235,15 +259,182 @@ impl JobsAnswer {
                 if jobs.len() >= BIG_REPLY && tokio::runtime::Handle::try_current().is_ok() {
                     crate::memory::trim_soon();
                 }
-                out.reserve_more(jobs.len().saturating_mul(RECORD_GUESS));
-                let mut body = Vec::with_capacity(256);
-                for job in &jobs {
-                    encode_job(out, &mut body, snap, job, *now, *fields);
-                }
-                // last_update = 2 (unchanged = 3 is false, hence absent).
-                put_u64(out, 2, snap.last_update as u64);
+                encode_jobs(out, snap, &jobs, *now, *fields);
+            }
+            JobsAnswer::Part {
+                snap,
+                jobs,
+                from,
+                to,
+                fields,
+                now,
+            } => {
+                let part = jobs.get(*from..*to).unwrap_or_default();
+                encode_jobs(out, snap, part, *now, *fields);
             }
         }
+    }
+}
+
+/// A `GetJobsReply` holding `jobs`.
+fn encode_jobs(
+    out: &mut impl ReplySink,
+    snap: &Snapshot,
+    jobs: &[impl AsRef<Job>],
+    now: i64,
+    fields: JobFields,
+) {
+    out.reserve_more(jobs.len().saturating_mul(RECORD_GUESS));
+    let mut body = Vec::with_capacity(256);
+    for job in jobs {
+        encode_job(out, &mut body, snap, job.as_ref(), now, fields);
+    }
+    // last_update = 2 (unchanged = 3 is false, hence absent).
+    put_u64(out, 2, snap.last_update as u64);
+}
+
+/// The StreamJobs answer for `req`: what [`prepare`] checks, then the
+/// selected jobs in parts of [`PART_JOBS`] (one part when there are none,
+/// so the caller still learns `last_update`).
+pub fn prepare_parts(
+    snap: Arc<Snapshot>,
+    req: &v1::GetJobsRequest,
+    now: i64,
+) -> Result<Parts, Status> {
+    let items = match prepare(snap, req, now)? {
+        JobsAnswer::Jobs {
+            snap,
+            filter,
+            fields,
+            now,
+        } => {
+            let jobs: Arc<[Arc<Job>]> = select(&snap, &filter).into_iter().cloned().collect();
+            if jobs.len() >= BIG_REPLY && tokio::runtime::Handle::try_current().is_ok() {
+                crate::memory::trim_soon();
+            }
+            PartItems::Jobs {
+                snap,
+                jobs,
+                fields,
+                now,
+            }
+        }
+        other => PartItems::One(Some(other)),
+    };
+    Ok(Parts {
+        items,
+        next: 0,
+        done: false,
+        pauses: 0,
+    })
+}
+
+/// `reply` cut into the messages StreamJobs sends it in: [`PART_JOBS`]
+/// jobs each, every one with the reply's `last_update`.
+pub fn split_reply(reply: v1::GetJobsReply) -> Vec<v1::GetJobsReply> {
+    if reply.unchanged || reply.jobs.len() <= PART_JOBS {
+        return vec![reply];
+    }
+    let last_update = reply.last_update;
+    let mut jobs = reply.jobs.into_iter().peekable();
+    let mut parts = Vec::new();
+    while jobs.peek().is_some() {
+        parts.push(v1::GetJobsReply {
+            jobs: jobs.by_ref().take(PART_JOBS).collect(),
+            last_update,
+            unchanged: false,
+        });
+    }
+    parts
+}
+
+/// The messages of a StreamJobs answer, each made when asked for.
+///
+/// After handing out a part it answers `Pending` twice, waking itself each
+/// time: the first makes tonic pass the encoded part on, the second makes
+/// the task serving the call give way, so the connection's task can write
+/// the part to the socket before the next one is encoded. Without that the
+/// whole answer would be encoded before its first byte left.
+#[derive(Debug)]
+pub struct Parts {
+    items: PartItems,
+    /// The first job of the next part.
+    next: usize,
+    /// Every message has been handed out.
+    done: bool,
+    /// `Pending` answers still to give before the next part.
+    pauses: u8,
+}
+
+#[derive(Debug)]
+enum PartItems {
+    /// A single message (unchanged), until taken.
+    One(Option<JobsAnswer>),
+    Jobs {
+        snap: Arc<Snapshot>,
+        jobs: Arc<[Arc<Job>]>,
+        fields: JobFields,
+        now: i64,
+    },
+}
+
+impl Parts {
+    /// Every message at once (tests; the generated service's value path).
+    pub fn collect_all(mut self) -> Vec<JobsAnswer> {
+        std::iter::from_fn(|| self.take()).collect()
+    }
+
+    fn take(&mut self) -> Option<JobsAnswer> {
+        if self.done {
+            return None;
+        }
+        match &mut self.items {
+            PartItems::One(item) => {
+                self.done = true;
+                item.take()
+            }
+            PartItems::Jobs {
+                snap,
+                jobs,
+                fields,
+                now,
+            } => {
+                // An empty selection still gives one (empty) part.
+                let from = self.next;
+                let to = from.saturating_add(PART_JOBS).min(jobs.len());
+                self.next = to;
+                self.done = to >= jobs.len();
+                Some(JobsAnswer::Part {
+                    snap: Arc::clone(snap),
+                    jobs: Arc::clone(jobs),
+                    from,
+                    to,
+                    fields: *fields,
+                    now: *now,
+                })
+            }
+        }
+    }
+}
+
+impl Stream for Parts {
+    type Item = Result<JobsAnswer, Status>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.pauses > 0 && !this.done {
+            this.pauses -= 1;
+            // Its first poll hands the waker to the scheduler, which wakes
+            // this task only once the other ready tasks (the connection's)
+            // have run.
+            let mut pause = std::pin::pin!(tokio::task::yield_now());
+            if pause.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+        }
+        let item = this.take();
+        this.pauses = 2;
+        Poll::Ready(item.map(Ok))
     }
 }
 
@@ -566,16 +757,22 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        if req.uri().path() != GET_JOBS_PATH {
-            return Box::pin(self.inner.call(req));
-        }
-        let method = EncodedGetJobs(self.service.clone());
         let max_request = self.max_request;
-        Box::pin(async move {
-            let mut grpc = tonic::server::Grpc::new(EncodedReplyCodec)
-                .apply_max_message_size_config(max_request, None);
-            Ok(grpc.unary(method, req).await)
-        })
+        let grpc = move || {
+            tonic::server::Grpc::new(EncodedReplyCodec)
+                .apply_max_message_size_config(max_request, None)
+        };
+        match req.uri().path() {
+            GET_JOBS_PATH => {
+                let method = EncodedGetJobs(self.service.clone());
+                Box::pin(async move { Ok(grpc().unary(method, req).await) })
+            }
+            STREAM_JOBS_PATH => {
+                let method = EncodedStreamJobs(self.service.clone());
+                Box::pin(async move { Ok(grpc().server_streaming(method, req).await) })
+            }
+            _ => Box::pin(self.inner.call(req)),
+        }
     }
 }
 
@@ -593,6 +790,26 @@ impl tonic::server::UnaryService<v1::GetJobsRequest> for EncodedGetJobs {
             service.caller(&request)?;
             let snap = service.shared.snapshot();
             prepare(snap, request.get_ref(), unix_now()).map(Response::new)
+        })
+    }
+}
+
+/// StreamJobs as a streaming method whose parts are encoded as they are
+/// sent.
+#[derive(Debug, Clone)]
+struct EncodedStreamJobs(Service);
+
+impl tonic::server::ServerStreamingService<v1::GetJobsRequest> for EncodedStreamJobs {
+    type Response = JobsAnswer;
+    type ResponseStream = Parts;
+    type Future = BoxFuture<Response<Parts>, Status>;
+
+    fn call(&mut self, request: Request<v1::GetJobsRequest>) -> Self::Future {
+        let service = self.0.clone();
+        Box::pin(async move {
+            service.caller(&request)?;
+            let snap = service.shared.snapshot();
+            prepare_parts(snap, request.get_ref(), unix_now()).map(Response::new)
         })
     }
 }

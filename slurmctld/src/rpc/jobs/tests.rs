@@ -567,3 +567,177 @@ async fn rpc_route_keeps_the_request_size_limit() {
     assert_eq!(err.code(), tonic::Code::OutOfRange, "{err:?}");
     server.abort();
 }
+
+/// `n` held jobs of two users, so that a StreamJobs answer has several
+/// parts.
+fn many_jobs_snapshot(n: usize) -> Snapshot {
+    let mut env = Env::new();
+    for i in 0..n {
+        let mut d = script();
+        d.hold = true;
+        d.name = format!("job{i}");
+        if i % 3 == 0 {
+            d.user_id = 1001;
+            d.group_id = 1001;
+            d.user_name = "user1001".into();
+            env.submit_as(Caller::ROOT, d);
+        } else {
+            env.submit(d);
+        }
+    }
+    env.ctl.snapshot()
+}
+
+#[test]
+fn rpc_parts_cut_the_selection_in_order() {
+    let snap = Arc::new(many_jobs_snapshot(PART_JOBS * 2 + 7));
+    let all = v1::GetJobsRequest::default();
+    let parts = prepare_parts(Arc::clone(&snap), &all, NOW)
+        .unwrap()
+        .collect_all();
+    let ranges: Vec<(usize, usize)> = parts
+        .iter()
+        .map(|p| match p {
+            JobsAnswer::Part { from, to, .. } => (*from, *to),
+            other => panic!("not a part: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        ranges,
+        vec![
+            (0, PART_JOBS),
+            (PART_JOBS, PART_JOBS * 2),
+            (PART_JOBS * 2, PART_JOBS * 2 + 7)
+        ]
+    );
+    // Nothing selected: still one (empty) part, which carries last_update.
+    let none = v1::GetJobsRequest {
+        filter: Some(v1::JobFilter {
+            user_ids: vec![4242],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let parts = prepare_parts(Arc::clone(&snap), &none, NOW)
+        .unwrap()
+        .collect_all();
+    assert_eq!(parts.len(), 1);
+    let mut bytes = Vec::new();
+    parts[0].encode(&mut bytes);
+    let reply = v1::GetJobsReply::decode(&bytes[..]).unwrap();
+    assert!(reply.jobs.is_empty());
+    assert_eq!(reply.last_update, snap.last_update);
+    // Unchanged: one message saying so.
+    let unchanged = v1::GetJobsRequest {
+        changed_since: snap.last_update,
+        ..Default::default()
+    };
+    let parts = prepare_parts(Arc::clone(&snap), &unchanged, NOW)
+        .unwrap()
+        .collect_all();
+    assert!(matches!(parts[..], [JobsAnswer::Unchanged { .. }]));
+    // Named ids that do not exist: the error, before any part.
+    let missing = v1::GetJobsRequest {
+        filter: Some(v1::JobFilter {
+            job_ids: vec![999_999],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let err = prepare_parts(snap, &missing, NOW).unwrap_err();
+    assert_eq!(ErrorCode::from_status(&err).0, ErrorCode::InvalidJobId);
+}
+
+/// Every message of a StreamJobs call, encoded, or the error.
+async fn streamed(
+    client: &mut slurm_proto::SlurmControllerClient<tonic::transport::Channel>,
+    req: Request<v1::GetJobsRequest>,
+) -> Result<Vec<Vec<u8>>, Status> {
+    let mut stream = client.stream_jobs(req).await?.into_inner();
+    let mut parts = Vec::new();
+    while let Some(part) = stream.message().await? {
+        parts.push(part.encode_to_vec());
+    }
+    Ok(parts)
+}
+
+#[tokio::test]
+async fn rpc_route_streams_the_generated_parts() {
+    use tonic::codegen::tokio_stream::StreamExt;
+    let auth = key_auth();
+    for snap in [varied_snapshot(), many_jobs_snapshot(PART_JOBS * 3 + 1)] {
+        let svc = service(snap, auth.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // The generated server behind the route knows no jobs: only
+        // answers that come from the route have any.
+        let empty = service(Env::new().ctl.snapshot(), auth.clone());
+        let route = JobsRoute::new(slurm_proto::SlurmControllerServer::new(empty), svc.clone());
+        let server = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(route)
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+        let mut client = slurm_proto::SlurmControllerClient::connect(format!("http://{addr}"))
+            .await
+            .unwrap()
+            .max_decoding_message_size(usize::MAX);
+        let snap = svc.shared.snapshot();
+        for req in requests(&snap) {
+            let (over_wire, generated, whole) = loop {
+                let before = unix_now();
+                let over_wire = streamed(&mut client, signed(&auth, req.clone())).await;
+                let generated = match svc.stream_jobs(signed(&auth, req.clone())).await {
+                    Ok(r) => {
+                        let parts: Vec<_> = r.into_inner().collect().await;
+                        parts
+                            .into_iter()
+                            .map(|p| p.map(|p| p.encode_to_vec()))
+                            .collect::<Result<Vec<_>, Status>>()
+                    }
+                    Err(e) => Err(e),
+                };
+                let whole = svc.get_jobs(signed(&auth, req.clone())).await;
+                if unix_now() == before {
+                    break (over_wire, generated, whole);
+                }
+            };
+            let show = |r: &Result<Vec<Vec<u8>>, Status>| {
+                r.clone()
+                    .map_err(|s| (ErrorCode::from_status(&s).0, s.message().to_owned()))
+            };
+            assert_eq!(show(&over_wire), show(&generated), "{req:?}");
+            // The parts together are GetJobs' answer.
+            match (over_wire, whole) {
+                (Ok(parts), Ok(whole)) => {
+                    let whole = whole.into_inner();
+                    let want_parts = if whole.unchanged {
+                        1
+                    } else {
+                        whole.jobs.len().div_ceil(PART_JOBS).max(1)
+                    };
+                    assert_eq!(parts.len(), want_parts, "{req:?}");
+                    let mut jobs = Vec::new();
+                    for p in &parts {
+                        let p = v1::GetJobsReply::decode(&p[..]).unwrap();
+                        assert_eq!(p.last_update, whole.last_update);
+                        assert_eq!(p.unchanged, whole.unchanged);
+                        jobs.extend(p.jobs);
+                    }
+                    assert_eq!(jobs, whole.jobs, "{req:?}");
+                }
+                (Err(a), Err(b)) => assert_eq!(a.message(), b.message()),
+                (a, b) => panic!("{req:?}: streamed {a:?}, whole {b:?}"),
+            }
+        }
+        // No credential: refused as the generated service refuses it.
+        let err = streamed(&mut client, Request::new(v1::GetJobsRequest::default()))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            ErrorCode::from_status(&err).0,
+            ErrorCode::ProtocolAuthentication
+        );
+        server.abort();
+    }
+}
