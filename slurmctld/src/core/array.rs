@@ -4,20 +4,23 @@
 //! array's meta record, whose id is the ArrayJobId and which holds the task
 //! ids not started yet. A scheduling pass that starts a task while others
 //! still wait splits it off into a record of its own with the next free job
-//! id ([`Event::ArrayTaskSplit`](super::Event::ArrayTaskSplit)); the last
-//! task to start keeps the meta record's id. So with 4 tasks submitted as
-//! job 15, tasks 0-2 run as jobs 16-18 and task 3 as job 15, which is what
-//! `SLURM_JOB_ID` shows in each and what squeue, sacct and the output file
-//! names (`slurm-%A_%a.out`) are built from.
+//! id ([`Event::ArrayTaskSplit`]); the last task to start keeps the meta
+//! record's id. So with 4 tasks submitted as job 15, tasks 0-2 run as
+//! jobs 16-18 and task 3 as job 15, which is what `SLURM_JOB_ID` shows in
+//! each and what squeue, sacct and the output file names
+//! (`slurm-%A_%a.out`) are built from.
 //!
 //! The split copies the meta record (it shares its spec and script file);
 //! only the id and the task differ. Cancelling or holding one pending task
 //! (`scancel 15_2`) splits it the same way first, so the rest of the array
-//! is unchanged.
+//! is unchanged. So does an `aftercorr` dependency that lets some tasks go
+//! before the others (`core::depend`).
 //!
 //! `%N` limits how many tasks of the array run at once: a pass starts no
 //! more than the limit leaves room for, and the rest waits with
-//! `JobArrayTaskLimit`. Task ids must be below MaxArraySize.
+//! `JobArrayTaskLimit`. Tasks split off before they started take the room
+//! first, in id order, then the meta record's. Task ids must be below
+//! MaxArraySize.
 
 use std::collections::HashMap;
 
@@ -259,30 +262,52 @@ pub fn is_member(job: &Job, array_job_id: u32, task: Option<u32>) -> bool {
     })
 }
 
-/// Running tasks per array, for the arrays with a `%N` limit that have
-/// tasks waiting.
-pub(super) type Running = HashMap<u32, u32>;
+/// Per array with a `%N` limit that has tasks waiting: what takes its
+/// room. Made by [`Controller::queue_job`] only when a pass meets such an
+/// array.
+pub(super) type Running = HashMap<u32, Slots>;
+
+/// The tasks of one array that use or claim its `%N` room in a pass.
+#[derive(Debug, Default)]
+pub(super) struct Slots {
+    /// Tasks running (or suspended).
+    running: u32,
+    /// Records of tasks split off before they started that could start
+    /// now (pending, not held, nothing to wait for), in id order: released
+    /// on their own (`scontrol release 15_5`) or let go by an `aftercorr`
+    /// dependency (`core::depend`). They come before the tasks still in
+    /// the meta record, which gets the room they leave.
+    ready: Vec<u32>,
+}
 
 impl Controller {
-    /// The running tasks of every array with a `%N` limit that still has
-    /// tasks to start: one pass over the jobs, made by [`Self::queue_job`]
-    /// only when a pass meets such an array.
+    /// What uses the `%N` room of every array with a limit that still has
+    /// tasks to start: one pass over the jobs.
     fn running_array_tasks(&self) -> Running {
-        let mut running = Running::new();
+        let mut arrays = Running::new();
         for j in self.jobs.values() {
-            if let Some(a) = j.array.as_ref().filter(|a| a.is_meta() && a.throttle > 0) {
-                running.entry(a.array_job_id).or_insert(0);
+            if let Some(a) = j.array.as_ref().filter(|a| a.throttle > 0) {
+                if j.is_schedulable() {
+                    arrays.entry(a.array_job_id).or_default();
+                }
             }
         }
         for j in self.jobs.values() {
             let Some(a) = j.array.as_ref() else { continue };
+            let Some(slots) = arrays.get_mut(&a.array_job_id) else {
+                continue;
+            };
             if matches!(j.status.state, JobState::Running | JobState::Suspended) {
-                if let Some(n) = running.get_mut(&a.array_job_id) {
-                    *n += 1;
-                }
+                slots.running += 1;
+            } else if !a.is_meta()
+                && j.is_schedulable()
+                && j.hold.is_none()
+                && super::depend::blocker(j).is_none()
+            {
+                slots.ready.push(j.id.get());
             }
         }
-        running
+        arrays
     }
 
     /// Puts a pending job in a pass's queue: an ordinary job (or array
@@ -290,7 +315,9 @@ impl Controller {
     /// `free_cpus + 1` (each task needs a CPU; the one more gets the
     /// reason) and what its `%N` limit leaves room for. The copies share the
     /// id; the plan keeps their order (queue position) and
-    /// [`Controller::array_start_id`] maps each start to a task.
+    /// [`Controller::array_start_id`] maps each start to a task. A task
+    /// split off before it started waits with `JobArrayTaskLimit` while
+    /// the limit leaves no room for it.
     pub(super) fn queue_job(
         &self,
         job: &Job,
@@ -299,7 +326,7 @@ impl Controller {
         queue: &mut Vec<slurm_sched::JobRequest>,
     ) {
         let mut request = self.job_request(job);
-        let Some(a) = job.array.as_ref().filter(|a| a.is_meta()) else {
+        let Some(a) = job.array.as_ref().filter(|a| a.is_meta() || a.throttle > 0) else {
             queue.push(request);
             return;
         };
@@ -307,13 +334,31 @@ impl Controller {
             u32::MAX
         } else {
             let running = running.get_or_insert_with(|| self.running_array_tasks());
-            let busy = running.get(&a.array_job_id).copied().unwrap_or(0);
-            a.throttle.saturating_sub(busy)
+            let slots = running.get(&a.array_job_id);
+            let busy = slots.map_or(0, |s| s.running);
+            let room = a.throttle.saturating_sub(busy);
+            let ready = slots.map_or(&[][..], |s| s.ready.as_slice());
+            if a.is_meta() {
+                let claimed = u32::try_from(ready.len()).unwrap_or(u32::MAX);
+                room.saturating_sub(claimed)
+            } else {
+                // Its place among the ready ones; one held or waiting has
+                // its own reason already.
+                let place = ready.iter().position(|&id| id == job.id.get());
+                match place.map(|p| u32::try_from(p).unwrap_or(u32::MAX)) {
+                    Some(p) if p >= room => 0,
+                    _ => 1,
+                }
+            }
         };
         if room == 0 {
             if request.blocked_by.is_none() {
                 request.blocked_by = Some(PendingReason::JobArrayTaskLimit);
             }
+            queue.push(request);
+            return;
+        }
+        if !a.is_meta() {
             queue.push(request);
             return;
         }

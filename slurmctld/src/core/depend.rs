@@ -12,16 +12,19 @@
 //!   (the job started, or was cancelled; `after:12+5`: and 5 minutes have
 //!   passed since), `afterany` (it ended in any state), `afterok` (it
 //!   COMPLETED), `afternotok` (it ended any other way), `afterburstbuffer`
-//!   (as `afterany`: there are no burst buffers), `aftercorr` (as `afterok`:
-//!   task to task correspondence is not followed: the whole array must
-//!   complete), and
-//!   `singleton` (no other job of the same user and name runs, or waits with
-//!   a lower id). A bare job id is the old form of `afterany`. Each job id
-//!   may carry a state, as Slurm shows them (`afterok:12(failed)`), so that
-//!   what `scontrol show job` prints can be given back. Empty text or `0`
+//!   (as `afterany`: there are no burst buffers), `aftercorr` (task to
+//!   task: see below), and `singleton` (no other job of the same user and
+//!   name runs, or waits with a lower id). A bare job id is the old form
+//!   of `afterany`. Each job id may carry a state, as Slurm shows them
+//!   (`afterok:12(failed)`), so that what `scontrol show job` prints can
+//!   be given back. Empty text or `0`
 //!   means none. An array's id, or `jobid_*`, means every task of the
 //!   array (`core::array`); `jobid_3` names one task. Array ranges
 //!   (`jobid_[1-3]`) and `expand` are refused.
+//! * `SchedulerParameters` or `DependencyParameters` `max_depend_depth=N`
+//!   (10 unless set) bounds the search for a circular dependency: at most
+//!   N jobs that wait on something are looked at, and a longer cycle is
+//!   taken (as in Slurm; its jobs then wait on each other for ever).
 //! * A job id that names no job (never submitted, or purged) counts as
 //!   fulfilled at once, as a job that is gone does in Slurm: with `,` it is
 //!   dropped, with `?` it satisfies the whole dependency. A job that
@@ -42,6 +45,35 @@
 //!   `kill_invalid_depend` (SchedulerParameters or DependencyParameters,
 //!   or the job's own `--kill-on-invalid-dep`).
 //!
+//! `aftercorr:A`: task `t` of this array waits for task `t` of array `A`
+//! to be COMPLETED, and can never run if that task ended any other way;
+//! the other tasks do not care. Where there is no corresponding task (`A`
+//! is not an array or has no task `t`, or this job is not an array) the
+//! part is `afterok:A` on the named job (for an array, all its tasks, as
+//! `afterok` takes it). The sbatch man page leaves those cases open;
+//! Slurm's controller then tests the named job itself, and a job that
+//! could otherwise never run is of no use to anyone.
+//!
+//! An array waits as one meta record (`core::array`) that holds the tasks
+//! not started. The pass tests such a record's `aftercorr` parts once per
+//! task it holds ([`corr::plan`]). While every task gets the same answer,
+//! nothing is split: the record's text changes for all of them at once,
+//! and a whole array that depends on a plain job costs nothing more.
+//! When answers differ, each task whose answer differs from the tasks
+//! still waiting is split off the meta record
+//! ([`Event::ArrayTaskSplit`], as when a task starts) and its own text is
+//! recorded ([`Event::JobDependencyChanged`] on the new record): a task
+//! whose counterpart completed becomes an ordinary pending task record
+//! that the scheduler starts like any other, one whose counterpart failed
+//! waits with DependencyNeverSatisfied (or is cancelled under
+//! `kill_invalid_depend`). The meta record keeps the tasks still waiting,
+//! and its text, unchanged (`aftercorr:A(unfulfilled)`, as Slurm shows
+//! it), so squeue shows them as one line with Reason=Dependency. When no
+//! task is left waiting but answers differ, the last task stays in the
+//! meta record with its answer. A task split off carries what it waits
+//! for in its own record, so purging array `A` later changes nothing.
+//! Split-off tasks still count against the array's `%N` limit.
+//!
 //! Determinism: the parts are tested when the scheduling pass runs, with
 //! the `now` it is given, and every change becomes an event
 //! ([`Event::JobDependencyChanged`], carrying the new text), so replay
@@ -52,6 +84,7 @@
 //! so a job waiting on another starts in the same pass that sees the other
 //! end, or in the pass right after the one that started it (`after`).
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -244,6 +277,17 @@ impl Dependency {
     /// Whether anything is left to wait for (or that failed).
     pub fn is_active(&self) -> bool {
         !self.parts.is_empty()
+    }
+
+    /// Whether an `aftercorr` part waits on the corresponding task (not
+    /// on a task named with `jobid_3`): an array's tasks may then get
+    /// different answers.
+    pub fn follows_tasks(&self) -> bool {
+        self.parts.iter().any(|p| {
+            p.kind == Kind::AfterCorr
+                && p.state == PartState::Unfulfilled
+                && !matches!(p.task, Some(Task::Id(_)))
+        })
     }
 
     /// What the parts say together.
@@ -460,6 +504,21 @@ pub struct Owner<'a> {
     pub id: u32,
     pub uid: u32,
     pub name: &'a str,
+    /// Which array task it is, for `aftercorr`.
+    pub corr: Corr,
+}
+
+/// What an `aftercorr` part of a job's dependency corresponds to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Corr {
+    /// Not an array: the part is `afterok` on the named job.
+    Whole,
+    /// The record of one array task: the same task of the named job.
+    Task(u32),
+    /// A meta record holding tasks not started: each has its own answer,
+    /// which [`corr::plan`] asks task by task; as a whole the part waits
+    /// (unless the named job is gone).
+    Meta,
 }
 
 /// The other jobs, as dependencies see them.
@@ -493,8 +552,15 @@ pub fn test_part(part: &Part, owner: &Owner<'_>, world: &impl World, now: i64) -
             Unfulfilled
         };
     }
-    let up = match part.task {
-        Some(Task::Id(t)) => world.upstream_task(part.job_id, t),
+    let up = match (part.task, part.kind, owner.corr) {
+        (Some(Task::Id(t)), _, _) => world.upstream_task(part.job_id, t),
+        (_, Kind::AfterCorr, Corr::Task(t)) => world
+            .upstream_task(part.job_id, t)
+            .or_else(|| world.upstream(part.job_id)),
+        (_, Kind::AfterCorr, Corr::Meta) => {
+            let gone = world.upstream(part.job_id).is_none();
+            return if gone { Fulfilled } else { Unfulfilled };
+        }
         _ => world.upstream(part.job_id),
     };
     let Some(up) = up else {
@@ -558,11 +624,38 @@ impl Dependency {
 }
 
 /// The controller's job table as a [`World`]. Who blocks a singleton is
-/// counted once per use, only if some dependency asks.
+/// counted once per use, only if some dependency asks; the records of
+/// arrays are indexed once per use, the first time a test asks about an
+/// array (an `aftercorr` meta record asks once per task it holds).
 struct TableWorld<'a> {
     jobs: &'a JobTable,
     /// (uid, name) -> (some job runs, lowest id of those pending).
     singles: HashMap<(u32, &'a str), (bool, u32)>,
+    arrays: OnceCell<ArrayIndex<'a>>,
+}
+
+/// The records of each array: all of them, and those of started (or
+/// split off) tasks by task id.
+#[derive(Default)]
+struct ArrayIndex<'a> {
+    members: HashMap<u32, Vec<&'a Job>>,
+    tasks: HashMap<(u32, u32), &'a Job>,
+}
+
+impl<'a> ArrayIndex<'a> {
+    fn new(jobs: &'a JobTable) -> ArrayIndex<'a> {
+        let mut index = ArrayIndex::default();
+        for j in jobs.values() {
+            let Some(a) = j.array.as_deref() else {
+                continue;
+            };
+            index.members.entry(a.array_job_id).or_default().push(j);
+            if let Some(t) = a.task {
+                index.tasks.insert((a.array_job_id, t), j);
+            }
+        }
+        index
+    }
 }
 
 impl<'a> TableWorld<'a> {
@@ -580,7 +673,15 @@ impl<'a> TableWorld<'a> {
                 }
             }
         }
-        TableWorld { jobs, singles }
+        TableWorld {
+            jobs,
+            singles,
+            arrays: OnceCell::new(),
+        }
+    }
+
+    fn arrays(&self) -> &ArrayIndex<'a> {
+        self.arrays.get_or_init(|| ArrayIndex::new(self.jobs))
     }
 }
 
@@ -632,11 +733,8 @@ impl World for TableWorld<'_> {
     fn upstream(&self, job_id: u32) -> Option<Upstream> {
         let job = self.jobs.get(&job_id)?;
         if job.array.as_ref().is_some_and(|a| a.array_job_id == job_id) {
-            let members = self
-                .jobs
-                .values()
-                .filter(|j| super::array::is_member(j, job_id, None));
-            return array_upstream(members.map(|j| &**j));
+            let members = self.arrays().members.get(&job_id);
+            return array_upstream(members.into_iter().flatten().copied());
         }
         Some(upstream_of(job))
     }
@@ -653,9 +751,9 @@ impl World for TableWorld<'_> {
                 ..upstream_of(meta)
             });
         }
-        self.jobs
-            .values()
-            .find(|j| super::array::is_member(j, job_id, Some(task)))
+        self.arrays()
+            .tasks
+            .get(&(job_id, task))
             .map(|j| upstream_of(j))
     }
 
@@ -671,11 +769,23 @@ fn has_singleton(dep: &Dependency) -> bool {
 }
 
 fn owner(job: &Job) -> Owner<'_> {
+    let corr = match job.array.as_deref() {
+        None => Corr::Whole,
+        Some(a) => a.task.map_or(Corr::Meta, Corr::Task),
+    };
     Owner {
         id: job.id.get(),
         uid: job.uid,
         name: &job.name,
+        corr,
     }
+}
+
+/// The tasks of `job` to test one by one: those of a meta record whose
+/// dependency follows task correspondence.
+fn corr_tasks<'j>(job: &'j Job, dep: &Dependency) -> Option<&'j [u32]> {
+    let a = job.array.as_deref()?;
+    (a.is_meta() && !a.pending.is_empty() && dep.follows_tasks()).then_some(a.pending.as_slice())
 }
 
 // ------------------------------------------------------ controller hooks
@@ -701,6 +811,25 @@ pub(super) fn from_submission(
     };
     dep.kill_invalid = kill;
     (dep.is_active() || kill.is_some()).then(|| Box::new(dep))
+}
+
+/// `max_depend_depth=N` of DependencyParameters (or, as older Slurm
+/// versions read it, SchedulerParameters): how many jobs the search for a
+/// circular dependency looks at. 10 when unset or not a number, as in
+/// Slurm.
+pub fn max_depend_depth(conf: &slurm_common::conf::SlurmConf) -> u32 {
+    const KEY: &str = "max_depend_depth";
+    let text = conf
+        .dependency_parameters
+        .get(KEY)
+        .or_else(|| conf.scheduler_parameters.options.get(KEY));
+    let Some(text) = text else {
+        return 10;
+    };
+    text.trim().parse::<u32>().unwrap_or_else(|_| {
+        tracing::warn!(value = text, "invalid max_depend_depth; using 10");
+        10
+    })
 }
 
 /// Applies [`Event::JobDependencyChanged`]: the new text replaces the
@@ -831,6 +960,11 @@ impl Controller {
             id: job_id,
             uid,
             name: &desc.name,
+            corr: if desc.array_spec.is_empty() {
+                Corr::Whole
+            } else {
+                Corr::Meta
+            },
         };
         match self.resolve_dependency(&desc.dependency, &owner, now) {
             Ok(text) => {
@@ -859,9 +993,12 @@ impl Controller {
     }
 
     /// Refuses `dep` for job `id` when a job it waits on (not ended) waits,
-    /// directly or further on, for `id`.
+    /// directly or further on, for `id`. At most `max_depend_depth` jobs
+    /// that wait on something are looked at: past that the search stops
+    /// and the dependency is taken.
     fn check_cycle(&self, dep: &Dependency, id: u32) -> Result<(), DependError> {
         let mut seen = HashSet::new();
+        let mut tested = 0u32;
         for first in dep.parts.iter().filter(|p| p.kind != Kind::Singleton) {
             let mut stack = vec![first.job_id];
             while let Some(j) = stack.pop() {
@@ -874,9 +1011,18 @@ impl Controller {
                 if job.status.state.is_finished() {
                     continue;
                 }
-                let Some(d) = job.dependency.as_deref() else {
+                let Some(d) = job.dependency.as_deref().filter(|d| d.is_active()) else {
                     continue;
                 };
+                if tested >= self.cfg.max_depend_depth {
+                    tracing::debug!(
+                        job_id = id,
+                        max_depend_depth = tested,
+                        "circular dependency search stopped"
+                    );
+                    return Ok(());
+                }
+                tested += 1;
                 for p in d.parts.iter().filter(|p| p.kind != Kind::Singleton) {
                     if p.job_id == id {
                         return Err(DependError::Circular {
@@ -892,9 +1038,10 @@ impl Controller {
     }
 
     /// Tests the dependencies of the jobs that wait (also held ones, as
-    /// Slurm does) and records what changed; cancels the jobs whose
-    /// dependency can never hold where `kill_invalid_depend` applies.
-    /// True if it emitted anything.
+    /// Slurm does) and records what changed; splits off the tasks of a
+    /// meta record whose `aftercorr` answer differs from the others'
+    /// ([`corr::plan`]); cancels the jobs whose dependency can never hold
+    /// where `kill_invalid_depend` applies. True if it emitted anything.
     pub(super) fn refresh_dependencies(&mut self, out: &mut Outcome, now: i64) -> bool {
         let mut any = false;
         loop {
@@ -906,16 +1053,28 @@ impl Controller {
             let singletons = waiting().any(|j| j.dependency.as_deref().is_some_and(has_singleton));
             let world = TableWorld::new(&self.jobs, singletons);
             let mut changes = Vec::new();
+            // (array, task, text, to cancel)
+            let mut splits = Vec::new();
             let mut kills = Vec::new();
             for job in waiting() {
                 let Some(dep) = job.dependency.as_deref() else {
                     continue;
                 };
-                let next = dep.refreshed(&owner(job), &world, now);
+                let kill = dep.kill_invalid.unwrap_or(self.cfg.kill_invalid_depend);
+                let me = owner(job);
+                let next = match corr_tasks(job, dep) {
+                    Some(tasks) => {
+                        let plan = corr::plan(dep, &me, tasks, &world, now);
+                        for (task, d) in plan.split {
+                            let doomed = kill && d.verdict() == Verdict::Never;
+                            splits.push((job.id.get(), task, d.to_string(), doomed));
+                        }
+                        plan.meta
+                    }
+                    None => dep.refreshed(&me, &world, now),
+                };
                 let now_dep = next.as_ref().unwrap_or(dep);
-                if now_dep.verdict() == Verdict::Never
-                    && dep.kill_invalid.unwrap_or(self.cfg.kill_invalid_depend)
-                {
+                if now_dep.verdict() == Verdict::Never && kill {
                     kills.push(job.id.get());
                 }
                 if let Some(next) = next {
@@ -923,8 +1082,42 @@ impl Controller {
                 }
             }
             drop(world);
-            any |= !changes.is_empty() || !kills.is_empty();
+            any |= !changes.is_empty() || !splits.is_empty() || !kills.is_empty();
+            // Split first: a task taken off its meta record keeps the
+            // record's text until its own is recorded. A meta record whose
+            // tasks could not all be split keeps its text too (its change
+            // was planned for the tasks left after the splits).
+            let mut unsplit = HashSet::new();
+            for (array_job_id, task, dependency, doomed) in splits {
+                match self.split_task(out, array_job_id, task, now) {
+                    Some(job_id) if job_id != array_job_id => {
+                        let event = Event::JobDependencyChanged {
+                            job_id,
+                            time: now,
+                            dependency,
+                        };
+                        if self.emit(out, event) && doomed {
+                            kills.push(job_id);
+                        }
+                    }
+                    // No free job id: the task waits in its meta record,
+                    // the next pass tries again. (The plan never splits
+                    // a meta record's last task.)
+                    _ => {
+                        unsplit.insert(array_job_id);
+                        tracing::warn!(
+                            array_job_id,
+                            task,
+                            "array task whose dependency changed could not be split off"
+                        );
+                    }
+                }
+            }
             for (job_id, dependency) in changes {
+                if unsplit.contains(&job_id) {
+                    kills.retain(|&k| k != job_id);
+                    continue;
+                }
                 self.emit(
                     out,
                     Event::JobDependencyChanged {
@@ -966,6 +1159,8 @@ impl Controller {
         dep.next_check(&TableWorld::new(&self.jobs, false), now)
     }
 }
+
+pub mod corr;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -136,6 +136,8 @@ pub struct CtlConfig {
     pub kill_invalid_depend: bool,
     /// MaxArraySize: array task ids must be below it (`core::array`).
     pub max_array_size: u32,
+    /// max_depend_depth: jobs looked at for a circular dependency (`core::depend`).
+    pub max_depend_depth: u32,
 }
 
 impl CtlConfig {
@@ -193,6 +195,7 @@ impl CtlConfig {
             kill_invalid_depend: conf.scheduler_parameters.kill_invalid_depend
                 || conf.dependency_parameters.has("kill_invalid_depend"),
             max_array_size: conf.max_array_size,
+            max_depend_depth: depend::max_depend_depth(conf),
         }
     }
 }

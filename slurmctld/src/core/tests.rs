@@ -1900,6 +1900,7 @@ fn node_reg_mem_percent_sets_the_memory_threshold() {
 mod submitx;
 
 // --array.
+mod aftercorr;
 mod arrays;
 
 // scontrol update JobId= of texts, sizes, TimeLimit+=/-=, ArrayTaskThrottle.

@@ -449,3 +449,44 @@ fn job_info_carries_the_dependency_text_in_both_encodings() {
         }
     }
 }
+
+#[test]
+fn max_depend_depth_bounds_the_search_for_a_cycle() {
+    // A chain: c waits on b, b on a; making a wait on c closes a cycle
+    // through 2 waiting jobs (c, then b).
+    let chain = |env: &mut Env| {
+        let a = env.submit(held());
+        let b = env.submit(depends(&format!("afterok:{a}")));
+        let c = env.submit(depends(&format!("afterok:{b}")));
+        (a, c)
+    };
+    let circular = ErrorCode::CircularDependency.number();
+    let mut env = ready();
+    assert_eq!(env.ctl.config().max_depend_depth, 10);
+    let (a, c) = chain(&mut env);
+    assert_eq!(
+        update(&mut env, ALICE, a, &format!("afterok:{c}")),
+        circular
+    );
+    // Two jobs looked at are enough to find it...
+    let mut env = Env::with_conf(&format!("{CONF}DependencyParameters=max_depend_depth=2\n"));
+    env.register_all();
+    let (a, c) = chain(&mut env);
+    assert_eq!(
+        update(&mut env, ALICE, a, &format!("afterok:{c}")),
+        circular
+    );
+    // ... one is not: the search stops and the dependency is taken.
+    let mut env = Env::with_conf(&format!("{CONF}SchedulerParameters=max_depend_depth=1\n"));
+    env.register_all();
+    let (a, c) = chain(&mut env);
+    assert_eq!(update(&mut env, ALICE, a, &format!("afterok:{c}")), 0);
+    assert_eq!(shown(&env, a), format!("afterok:{c}(unfulfilled)"));
+    // DependencyParameters wins; text that is not a number means 10.
+    let conf = format!(
+        "{CONF}SchedulerParameters=max_depend_depth=4\nDependencyParameters=max_depend_depth=3\n"
+    );
+    assert_eq!(Env::with_conf(&conf).ctl.config().max_depend_depth, 3);
+    let conf = format!("{CONF}DependencyParameters=max_depend_depth=lots\n");
+    assert_eq!(Env::with_conf(&conf).ctl.config().max_depend_depth, 10);
+}

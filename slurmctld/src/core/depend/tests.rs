@@ -273,6 +273,7 @@ const ME: Owner<'static> = Owner {
     id: 50,
     uid: 1000,
     name: "wrap",
+    corr: Corr::Whole,
 };
 const NOW: i64 = 10_000;
 

@@ -265,9 +265,20 @@ fn replay_and_snapshots_give_back_the_array_records() {
         .events
         .iter()
         .any(|e| matches!(e, Event::ArrayTaskSplit { task: 5, .. })));
+    // aftercorr on the first array: task 0's counterpart completed, so
+    // task 0 is split off and runs while 1-2 wait (`core::depend`).
+    let corr = env.submit(v1::JobDescription {
+        dependency: "aftercorr:1".into(),
+        ..array("0-2")
+    });
+    assert_eq!(env.job(corr).array.as_ref().unwrap().pending, vec![1, 2]);
     let shape = |c: &crate::core::Controller| {
         c.jobs()
-            .map(|j| (j.id, j.status, j.array.clone(), j.alloc.clone(), j.hold))
+            .map(|j| {
+                let dependency = crate::core::depend::shown(j);
+                let array = j.array.clone();
+                (j.id, j.status, array, j.alloc.clone(), j.hold, dependency)
+            })
             .collect::<Vec<_>>()
     };
     let replayed = replay_encoded(CONF, &env.events);

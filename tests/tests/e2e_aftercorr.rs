@@ -1,0 +1,150 @@
+//! `aftercorr` end to end, through the real commands: each task of an
+//! array starts as soon as the same task of the array it follows has
+//! completed, a task whose counterpart failed waits for ever with
+//! `DependencyNeverSatisfied` while the others go on, the tasks still
+//! waiting show as one squeue line with `Dependency`, and all of that
+//! survives a restart of the controller.
+//!
+//! The tasks of the first array wait for a file per task (`go_N`) that
+//! holds their exit code, so the test decides which ends when and how;
+//! the tasks of the second append their task id to `order`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use slurm_testkit::e2e::{cluster, run_ok, wait_shown, work_dir};
+use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+
+const JOB_WAIT: Duration = Duration::from_secs(30);
+
+/// `squeue -h -t all -o "%i %t %r"` lines for array `id`, sorted.
+fn rows(c: &LocalCluster, id: u32) -> Vec<String> {
+    let out = run_ok(
+        c,
+        "squeue",
+        &["-h", "-t", "all", "-j", &id.to_string(), "-o", "%i %t %r"],
+    );
+    let mut rows: Vec<String> = out.lines().map(|l| l.trim().to_string()).collect();
+    rows.sort();
+    rows
+}
+
+fn wait_rows(c: &LocalCluster, id: u32, want: &[String]) {
+    let mut want = want.to_vec();
+    want.sort();
+    let mut last = Vec::new();
+    wait_until(&format!("array {id} to show {want:?}"), JOB_WAIT, || {
+        last = rows(c, id);
+        (last == want).then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}: last seen {last:?}\n{}", c.logs()));
+}
+
+/// Lets task `task` of the first array end with `code`.
+fn go(dir: &Path, task: u32, code: u32) {
+    std::fs::write(dir.join(format!("go_{task}")), format!("{code}\n")).expect("go file");
+}
+
+/// The task ids the second array's tasks wrote, sorted.
+fn ran(dir: &Path) -> Vec<u32> {
+    let text = std::fs::read_to_string(dir.join("order")).unwrap_or_default();
+    let mut ids: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn each_task_follows_its_counterpart_alone_and_survives_a_restart() {
+    let mut c = cluster(ClusterSpec::default());
+    let dir = work_dir(&c);
+    let first = c
+        .sbatch_in(
+            &dir,
+            &[
+                "--array=0-3",
+                "--wrap",
+                "f=go_$SLURM_ARRAY_TASK_ID; while [ ! -e $f ]; do sleep 0.05; done; exit $(cat $f)",
+            ],
+        )
+        .expect("sbatch first array");
+    let running: Vec<String> = (0..4).map(|t| format!("{first}_{t} R None")).collect();
+    wait_rows(&c, first, &running);
+
+    let dep = format!("--dependency=aftercorr:{first}");
+    let second = c
+        .sbatch_in(
+            &dir,
+            &[
+                "--array=0-3",
+                &dep,
+                "--wrap",
+                "echo $SLURM_ARRAY_TASK_ID >> order",
+            ],
+        )
+        .expect("sbatch second array");
+    wait_rows(&c, second, &[format!("{second}_[0-3] PD Dependency")]);
+    let waiting = format!("Dependency=aftercorr:{first}(unfulfilled)\n");
+    wait_shown(&c, "job", &second.to_string(), &waiting, JOB_WAIT);
+
+    // Task 2 completes: task 2 of the second array runs, alone.
+    go(&dir, 2, 0);
+    wait_rows(
+        &c,
+        second,
+        &[
+            format!("{second}_[0-1,3] PD Dependency"),
+            format!("{second}_2 CD None"),
+        ],
+    );
+    assert_eq!(ran(&dir), vec![2]);
+    // The tasks still waiting keep the text Slurm shows.
+    wait_shown(&c, "job", &second.to_string(), &waiting, JOB_WAIT);
+
+    // Task 1 fails: task 1 can never run; 0 and 3 still wait.
+    go(&dir, 1, 3);
+    wait_rows(
+        &c,
+        second,
+        &[
+            format!("{second}_[0,3] PD Dependency"),
+            format!("{second}_1 PD DependencyNeverSatisfied"),
+            format!("{second}_2 CD None"),
+        ],
+    );
+    wait_shown(
+        &c,
+        "job",
+        &format!("{second}_1"),
+        &format!(
+            "JobState=PENDING Reason=DependencyNeverSatisfied Dependency=aftercorr:{first}(failed)\n"
+        ),
+        JOB_WAIT,
+    );
+
+    c.restart_controller()
+        .unwrap_or_else(|e| panic!("restart: {e:#}"));
+    wait_rows(
+        &c,
+        second,
+        &[
+            format!("{second}_[0,3] PD Dependency"),
+            format!("{second}_1 PD DependencyNeverSatisfied"),
+            format!("{second}_2 CD None"),
+        ],
+    );
+
+    go(&dir, 0, 0);
+    go(&dir, 3, 0);
+    wait_rows(
+        &c,
+        second,
+        &[
+            format!("{second}_0 CD None"),
+            format!("{second}_1 PD DependencyNeverSatisfied"),
+            format!("{second}_2 CD None"),
+            format!("{second}_3 CD None"),
+        ],
+    );
+    assert_eq!(ran(&dir), vec![0, 2, 3]);
+    run_ok(&c, "scancel", &[&format!("{second}_1")]);
+}
