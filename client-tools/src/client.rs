@@ -491,6 +491,18 @@ impl Decoder for RawReplyDecoder {
     }
 }
 
+/// A gRPC client on `channel`, once it is ready, that takes replies of any
+/// size.
+async fn ready_grpc(
+    channel: AuthedChannel,
+) -> Result<tonic::client::Grpc<AuthedChannel>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unknown(format!("Service was not ready: {e}")))?;
+    Ok(grpc)
+}
+
 /// Calls the unary method at `path` (`/slurm.v1.SlurmController/GetJobs`)
 /// on `channel` and returns the reply message undecoded. For use inside
 /// [`Controller::call_channel`].
@@ -502,10 +514,7 @@ pub async fn unary_raw<Req>(
 where
     Req: prost::Message + Send + Sync + 'static,
 {
-    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
-    grpc.ready()
-        .await
-        .map_err(|e| tonic::Status::unknown(format!("Service was not ready: {e}")))?;
+    let mut grpc = ready_grpc(channel).await?;
     let path = PathAndQuery::from_static(path);
     grpc.unary(
         tonic::Request::new(request),
@@ -528,10 +537,7 @@ pub async fn stream_raw<Req>(
 where
     Req: prost::Message + Send + Sync + 'static,
 {
-    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
-    grpc.ready()
-        .await
-        .map_err(|e| tonic::Status::unknown(format!("Service was not ready: {e}")))?;
+    let mut grpc = ready_grpc(channel).await?;
     let path = PathAndQuery::from_static(path);
     grpc.server_streaming(
         tonic::Request::new(request),

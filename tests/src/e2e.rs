@@ -71,6 +71,32 @@ pub fn run_ok(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
     text(&o.stdout)
 }
 
+/// `squeue -h -t all -j ID -o "%i %t %r"` lines, sorted: every record
+/// of job or array `id` with its state and reason.
+pub fn array_rows(c: &LocalCluster, id: u32) -> Vec<String> {
+    let out = run_ok(
+        c,
+        "squeue",
+        &["-h", "-t", "all", "-j", &id.to_string(), "-o", "%i %t %r"],
+    );
+    let mut rows: Vec<String> = out.lines().map(|l| l.trim().to_string()).collect();
+    rows.sort();
+    rows
+}
+
+/// Polls [`array_rows`] until they are `want`, in any order. Panics after
+/// `timeout` with the last rows and the daemons' logs.
+pub fn wait_array_rows(c: &LocalCluster, id: u32, want: &[impl AsRef<str>], timeout: Duration) {
+    let mut want: Vec<String> = want.iter().map(|s| s.as_ref().to_string()).collect();
+    want.sort();
+    let mut last = Vec::new();
+    wait_until(&format!("array {id} to show {want:?}"), timeout, || {
+        last = array_rows(c, id);
+        (last == want).then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}: last seen {last:?}\n{}", c.logs()));
+}
+
 /// `work/` in the cluster's directory, created: where jobs are submitted
 /// from and write their output.
 pub fn work_dir(c: &LocalCluster) -> PathBuf {

@@ -11,33 +11,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
-use slurm_testkit::e2e::{cluster, run, run_ok, text, work_dir};
+use slurm_testkit::e2e::{cluster, run, run_ok, text, wait_array_rows, work_dir};
 use slurm_testkit::golden::{env_map, golden_dir, golden_exit, golden_out};
 use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(30);
 
-/// `squeue -h -t all -o "%i %t %r"` lines for array `id`, sorted.
-fn rows(c: &LocalCluster, id: u32) -> Vec<String> {
-    let out = run_ok(
-        c,
-        "squeue",
-        &["-h", "-t", "all", "-j", &id.to_string(), "-o", "%i %t %r"],
-    );
-    let mut rows: Vec<String> = out.lines().map(|l| l.trim().to_string()).collect();
-    rows.sort();
-    rows
-}
-
-fn wait_rows(c: &LocalCluster, id: u32, want: &[&str]) {
-    let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
-    want.sort();
-    let mut last = Vec::new();
-    wait_until(&format!("array {id} to show {want:?}"), JOB_WAIT, || {
-        last = rows(c, id);
-        (last == want).then_some(())
-    })
-    .unwrap_or_else(|e| panic!("{e}: last seen {last:?}\n{}", c.logs()));
+fn wait_rows(c: &LocalCluster, id: u32, want: &[impl AsRef<str>]) {
+    wait_array_rows(c, id, want, JOB_WAIT);
 }
 
 /// The array and job id variables of the reference capture `name`.

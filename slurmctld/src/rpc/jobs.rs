@@ -776,6 +776,21 @@ where
     }
 }
 
+/// Checks the caller of `request` as the generated service does, then
+/// answers it from the current snapshot with `answer`.
+fn answered<T: Send + 'static>(
+    service: &Service,
+    request: Request<v1::GetJobsRequest>,
+    answer: fn(Arc<Snapshot>, &v1::GetJobsRequest, i64) -> Result<T, Status>,
+) -> BoxFuture<Response<T>, Status> {
+    let service = service.clone();
+    Box::pin(async move {
+        service.caller(&request)?;
+        let snap = service.shared.snapshot();
+        answer(snap, request.get_ref(), unix_now()).map(Response::new)
+    })
+}
+
 /// GetJobs as a unary method whose reply is already encoded.
 #[derive(Debug, Clone)]
 struct EncodedGetJobs(Service);
@@ -785,12 +800,7 @@ impl tonic::server::UnaryService<v1::GetJobsRequest> for EncodedGetJobs {
     type Future = BoxFuture<Response<JobsAnswer>, Status>;
 
     fn call(&mut self, request: Request<v1::GetJobsRequest>) -> Self::Future {
-        let service = self.0.clone();
-        Box::pin(async move {
-            service.caller(&request)?;
-            let snap = service.shared.snapshot();
-            prepare(snap, request.get_ref(), unix_now()).map(Response::new)
-        })
+        answered(&self.0, request, prepare)
     }
 }
 
@@ -805,12 +815,7 @@ impl tonic::server::ServerStreamingService<v1::GetJobsRequest> for EncodedStream
     type Future = BoxFuture<Response<Parts>, Status>;
 
     fn call(&mut self, request: Request<v1::GetJobsRequest>) -> Self::Future {
-        let service = self.0.clone();
-        Box::pin(async move {
-            service.caller(&request)?;
-            let snap = service.shared.snapshot();
-            prepare_parts(snap, request.get_ref(), unix_now()).map(Response::new)
-        })
+        answered(&self.0, request, prepare_parts)
     }
 }
 

@@ -476,14 +476,18 @@ async fn rpc_encoded_answer_matches_the_generated_one() {
     }
 }
 
-#[tokio::test]
-async fn rpc_route_serves_get_jobs_encoded_and_passes_the_rest() {
-    let auth = key_auth();
-    let svc = service(varied_snapshot(), auth.clone());
+/// `svc` behind a [`JobsRoute`] on a loopback port: the server's task and
+/// a client of it. The generated server behind the route knows no jobs,
+/// so only answers that come from the route have any.
+async fn serve_route(
+    svc: &Service,
+    auth: &Arc<SlurmKeyAuth>,
+) -> (
+    tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    slurm_proto::SlurmControllerClient<tonic::transport::Channel>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    // The generated server behind the route knows no jobs: only answers
-    // that come from the route have any.
     let empty = service(Env::new().ctl.snapshot(), auth.clone());
     let route = JobsRoute::new(slurm_proto::SlurmControllerServer::new(empty), svc.clone());
     let server = tokio::spawn(
@@ -491,10 +495,18 @@ async fn rpc_route_serves_get_jobs_encoded_and_passes_the_rest() {
             .add_service(route)
             .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
     );
-    let mut client = slurm_proto::SlurmControllerClient::connect(format!("http://{addr}"))
+    let client = slurm_proto::SlurmControllerClient::connect(format!("http://{addr}"))
         .await
         .unwrap()
         .max_decoding_message_size(usize::MAX);
+    (server, client)
+}
+
+#[tokio::test]
+async fn rpc_route_serves_get_jobs_encoded_and_passes_the_rest() {
+    let auth = key_auth();
+    let svc = service(varied_snapshot(), auth.clone());
+    let (server, mut client) = serve_route(&svc, &auth).await;
     let snap = svc.shared.snapshot();
     for req in requests(&snap) {
         let (over_wire, generated) = loop {
@@ -667,21 +679,7 @@ async fn rpc_route_streams_the_generated_parts() {
     let auth = key_auth();
     for snap in [varied_snapshot(), many_jobs_snapshot(PART_JOBS * 3 + 1)] {
         let svc = service(snap, auth.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        // The generated server behind the route knows no jobs: only
-        // answers that come from the route have any.
-        let empty = service(Env::new().ctl.snapshot(), auth.clone());
-        let route = JobsRoute::new(slurm_proto::SlurmControllerServer::new(empty), svc.clone());
-        let server = tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(route)
-                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
-        );
-        let mut client = slurm_proto::SlurmControllerClient::connect(format!("http://{addr}"))
-            .await
-            .unwrap()
-            .max_decoding_message_size(usize::MAX);
+        let (server, mut client) = serve_route(&svc, &auth).await;
         let snap = svc.shared.snapshot();
         for req in requests(&snap) {
             let (over_wire, generated, whole) = loop {
