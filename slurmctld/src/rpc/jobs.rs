@@ -350,11 +350,13 @@ pub fn split_reply(reply: v1::GetJobsReply) -> Vec<v1::GetJobsReply> {
 
 /// The messages of a StreamJobs answer, each made when asked for.
 ///
-/// After handing out a part it answers `Pending` twice, waking itself each
-/// time: the first makes tonic pass the encoded part on, the second makes
-/// the task serving the call give way, so the connection's task can write
-/// the part to the socket before the next one is encoded. Without that the
-/// whole answer would be encoded before its first byte left.
+/// After handing out a part it answers `Pending` twice, each time leaving
+/// its waker with the scheduler (tokio's `yield_now`), which wakes it once
+/// the other ready tasks have run: the first makes tonic pass the encoded
+/// part on, the second makes the task serving the call give way, so the
+/// connection's task can write the part to the socket before the next one
+/// is encoded. Without that the whole answer would be encoded before its
+/// first byte left.
 #[derive(Debug)]
 pub struct Parts {
     items: PartItems,
