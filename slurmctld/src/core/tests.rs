@@ -864,6 +864,14 @@ pub(crate) fn replay_encoded(conf: &str, events: &[Event]) -> Controller {
     replayed
 }
 
+/// The controller a restart would load from a snapshot of `ctl`, which
+/// must decode whole.
+pub(crate) fn snapshot_reloaded(ctl: &Controller) -> Controller {
+    let loaded = snapshot::decode(&snapshot::encode(ctl, 1), Env::new().ctl, false).unwrap();
+    assert!(loaded.damage.is_none(), "{:?}", loaded.damage);
+    loaded.controller
+}
+
 #[test]
 fn replay_rebuilds_the_same_state() {
     let mut env = Env::new();
@@ -1378,9 +1386,7 @@ fn partly_released_jobs_replay_and_snapshot_to_the_same_state() {
     let replayed = replay_encoded(CONF, &env.events);
     replayed.sanity_check().unwrap();
     assert_eq!(replayed.nodes(), env.ctl.nodes());
-    let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), Env::new().ctl, false)
-        .unwrap()
-        .controller;
+    let loaded = snapshot_reloaded(&env.ctl);
     loaded.sanity_check().unwrap();
     assert_eq!(loaded.nodes(), env.ctl.nodes());
     for id in [a, b] {
@@ -1819,9 +1825,7 @@ fn a_node_registering_short_of_its_configuration_is_drained_as_invalid() {
 
     let replayed = replay_encoded(CONF, &env.events);
     assert_eq!(replayed.nodes(), env.ctl.nodes());
-    let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), Env::new().ctl, false)
-        .unwrap()
-        .controller;
+    let loaded = snapshot_reloaded(&env.ctl);
     assert_eq!(loaded.nodes(), env.ctl.nodes());
 }
 

@@ -8,8 +8,7 @@ use slurm_common::state::JobState;
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
-use super::{filter, replay_encoded, script, Env, ALICE, BOB, CONF};
-use crate::core::snapshot;
+use super::{filter, replay_encoded, script, snapshot_reloaded, Env, ALICE, BOB, CONF};
 use crate::core::{Action, Caller, Command, Event, Reply};
 
 fn array(spec: &str) -> v1::JobDescription {
@@ -287,9 +286,7 @@ fn replay_and_snapshots_give_back_the_array_records() {
     assert_eq!(replayed.next_job_id(), env.ctl.next_job_id());
     assert_eq!(replayed.script_space(), env.ctl.script_space());
 
-    let loaded = snapshot::decode(&snapshot::encode(&env.ctl, 1), Env::new().ctl, false)
-        .unwrap()
-        .controller;
+    let loaded = snapshot_reloaded(&env.ctl);
     assert_eq!(shape(&loaded), shape(&env.ctl));
     assert_eq!(loaded.script_space(), env.ctl.script_space());
 }
