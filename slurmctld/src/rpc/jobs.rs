@@ -45,7 +45,7 @@ use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
 use super::convert::{self, memory_of, min_cpus_per_node_of, Derived, JobFields};
-use super::{Service, BIG_REPLY};
+use super::{trim_after_reply, Service};
 use crate::core::{Job, Snapshot};
 
 /// The gRPC paths this module answers.
@@ -254,11 +254,7 @@ impl JobsAnswer {
                 now,
             } => {
                 let jobs = select(snap, filter);
-                // The trim is a task: only inside a runtime (always so
-                // when serving).
-                if jobs.len() >= BIG_REPLY && tokio::runtime::Handle::try_current().is_ok() {
-                    crate::memory::trim_soon();
-                }
+                trim_after_reply(jobs.len());
                 encode_jobs(out, snap, &jobs, *now, *fields);
             }
             JobsAnswer::Part {
@@ -309,9 +305,7 @@ pub fn prepare_parts(
             now,
         } => {
             let jobs: Arc<[Arc<Job>]> = select(&snap, &filter).into_iter().cloned().collect();
-            if jobs.len() >= BIG_REPLY && tokio::runtime::Handle::try_current().is_ok() {
-                crate::memory::trim_soon();
-            }
+            trim_after_reply(jobs.len());
             PartItems::Jobs {
                 snap,
                 jobs,

@@ -25,6 +25,14 @@ use crate::core::{Caller, Command, Reply, SignalRequest, Snapshot};
 /// ([`crate::memory::trim_soon`]).
 const BIG_REPLY: usize = 1_000;
 
+/// Schedules a heap trim after a reply of `jobs` jobs when it is big. The
+/// trim is a task: only inside a runtime (always so when serving).
+fn trim_after_reply(jobs: usize) {
+    if jobs >= BIG_REPLY && tokio::runtime::Handle::try_current().is_ok() {
+        crate::memory::trim_soon();
+    }
+}
+
 /// A command and where its reply goes.
 pub type Envelope = (Command, oneshot::Sender<Reply>);
 
@@ -219,9 +227,7 @@ impl slurm_proto::SlurmController for Service {
         if jobs::names_jobs(&f) && jobs.is_empty() {
             return Err(ErrorCode::InvalidJobId.to_status(""));
         }
-        if jobs.len() >= BIG_REPLY {
-            crate::memory::trim_soon();
-        }
+        trim_after_reply(jobs.len());
         Ok(Response::new(v1::GetJobsReply {
             jobs,
             last_update: snap.last_update,
