@@ -126,12 +126,7 @@ impl SlurmController for Fake {
         }))
     }
 
-    type StreamJobsStream = std::pin::Pin<
-        Box<
-            dyn tonic::codegen::tokio_stream::Stream<Item = Result<v1::GetJobsReply, Status>>
-                + Send,
-        >,
-    >;
+    type StreamJobsStream = slurm_proto::JobsReplyStream;
 
     async fn stream_jobs(
         &self,

@@ -35,6 +35,14 @@ pub use v1::slurm_node_reports_client::SlurmNodeReportsClient;
 pub use v1::slurm_node_reports_server::{SlurmNodeReports, SlurmNodeReportsServer};
 pub use v1::slurm_node_server::{SlurmNode, SlurmNodeServer};
 
+/// The reply stream of `StreamJobs`, as a `SlurmController` implements it.
+pub type JobsReplyStream = std::pin::Pin<
+    Box<
+        dyn tonic::codegen::tokio_stream::Stream<Item = Result<v1::GetJobsReply, tonic::Status>>
+            + Send,
+    >,
+>;
+
 use tonic::metadata::{AsciiMetadataValue, MetadataMap};
 
 /// gRPC metadata key carrying the caller's credential (an auth/slurm token
