@@ -26,6 +26,7 @@
 //! call gives way after every part ([`Parts`]), so the connection's task
 //! writes each part to the socket as soon as it is ready.
 
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -112,23 +113,48 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>> {
 /// records of those tasks, and the meta record while one of them has not
 /// started.
 fn named_records<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>> {
+    // An id with a record of its own names that record; an array's id
+    // also names every record of the array, even once the one that bore
+    // the id (the task that kept it) has ended and been purged. The
+    // arrays' records are gathered in one pass over the table, however
+    // many ids were named.
+    let mut arrays: HashMap<u32, Vec<&'a Arc<Job>>> = HashMap::new();
+    for id in &f.job_ids {
+        let array = match snap.jobs.get(id) {
+            Some(job) => job.array.as_ref().is_some_and(|a| a.array_job_id == *id),
+            None => true,
+        };
+        if array {
+            arrays.insert(*id, Vec::new());
+        }
+    }
+    for sel in &f.array_tasks {
+        arrays.insert(sel.array_job_id, Vec::new());
+    }
+    if !arrays.is_empty() {
+        for j in snap.jobs.values() {
+            if let Some(members) = j
+                .array
+                .as_deref()
+                .and_then(|a| arrays.get_mut(&a.array_job_id))
+            {
+                members.push(j);
+            }
+        }
+    }
+    let mut seen: HashSet<u32> = HashSet::new();
     let mut out: Vec<&Arc<Job>> = Vec::new();
-    let push = |j: &'a Arc<Job>, out: &mut Vec<&'a Arc<Job>>| {
-        if !out.iter().any(|o| o.id == j.id) {
+    let mut push = |j: &'a Arc<Job>| {
+        if seen.insert(j.id.get()) {
             out.push(j);
         }
     };
     for id in &f.job_ids {
-        let Some(job) = snap.jobs.get(id) else {
-            continue;
-        };
-        push(job, &mut out);
-        if job.array.as_ref().is_some_and(|a| a.array_job_id == *id) {
-            for j in snap.jobs.values() {
-                if crate::core::array::is_member(j, *id, None) {
-                    push(j, &mut out);
-                }
-            }
+        if let Some(job) = snap.jobs.get(id) {
+            push(job);
+        }
+        for j in arrays.get(id).into_iter().flatten() {
+            push(j);
         }
     }
     for sel in &f.array_tasks {
@@ -140,20 +166,17 @@ fn named_records<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>>
                 Err(_) => continue,
             }
         };
-        for j in snap.jobs.values() {
+        for j in arrays.get(&sel.array_job_id).into_iter().flatten() {
             let Some(a) = j.array.as_deref() else {
                 continue;
             };
-            if a.array_job_id != sel.array_job_id {
-                continue;
-            }
             let hit = match (&tasks, a.task) {
                 (None, _) => true,
                 (Some(ts), Some(t)) => ts.contains(t),
                 (Some(ts), None) => a.pending.iter().any(|&t| ts.contains(t)),
             };
             if hit {
-                push(j, &mut out);
+                push(j);
             }
         }
     }

@@ -237,6 +237,52 @@ async fn rpc_unknown_job_ids_select_nothing() {
     assert_eq!(ErrorCode::from_status(&err).0, ErrorCode::InvalidJobId);
 }
 
+/// An array's id still names the array's records once the record that
+/// bore the id has ended and been purged (MinJobAge); ids named twice, or
+/// both as an id and by their array, are listed once.
+#[test]
+fn rpc_an_array_id_names_its_tasks_after_its_own_record_is_purged() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut d = script();
+    d.array_spec = "0-3".into();
+    let arr = env.submit(d);
+    let members = |snap: &Snapshot, f: &v1::JobFilter| -> Vec<(u32, Option<u32>)> {
+        select(snap, f)
+            .iter()
+            .map(|j| (j.id.get(), j.array.as_ref().and_then(|a| a.task)))
+            .collect()
+    };
+    let by_id = |ids: Vec<u32>| v1::JobFilter {
+        job_ids: ids,
+        ..Default::default()
+    };
+    let all = members(&env.ctl.snapshot(), &by_id(vec![arr]));
+    assert_eq!(all.len(), 4, "every task runs on the 4 nodes: {all:?}");
+    assert!(all.iter().all(|(_, t)| t.is_some()));
+    assert_eq!(all[0].0, arr, "the record bearing the id comes first");
+    env.finish(arr, 0, 0);
+    env.now += 301;
+    env.run(Command::Tick);
+    assert!(env.ctl.job(arr).is_none(), "purged after MinJobAge");
+
+    let snap = env.ctl.snapshot();
+    let rest = members(&snap, &by_id(vec![arr]));
+    assert_eq!(rest, all[1..].to_vec());
+    let twice = members(&snap, &by_id(vec![arr, all[2].0, arr]));
+    assert_eq!(twice, rest);
+    let task = v1::JobFilter {
+        array_tasks: vec![v1::ArrayTaskSelector {
+            array_job_id: arr,
+            task_spec: format!("{}", all[2].1.unwrap()),
+        }],
+        ..Default::default()
+    };
+    assert_eq!(members(&snap, &task), vec![all[2]]);
+    // An id that was never an array's still names nothing.
+    assert!(members(&snap, &by_id(vec![arr + 100])).is_empty());
+}
+
 /// The submission options of `core::extras` as the JobInfo fields
 /// scontrol and squeue read, written alike on both paths.
 #[test]
