@@ -490,6 +490,10 @@ pub enum Keyword {
     Requeue,
     RequeueHold,
     Update,
+    /// `create PartitionName=...`.
+    Create,
+    /// `delete PartitionName=...`.
+    Delete,
     Reconfigure,
     /// `takeover [INDEX]`: a backup controller takes control.
     Takeover,
@@ -570,6 +574,8 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("reconfigure", 3, Keyword::Reconfigure),
     ("takeover", 8, Keyword::Takeover),
     ("update", 1, Keyword::Update),
+    ("create", 2, Keyword::Create),
+    ("delete", 3, Keyword::Delete),
     ("all", 2, Keyword::Toggle(Toggle::All)),
     ("details", 1, Keyword::Toggle(Toggle::Details)),
     ("hide", 2, Keyword::Toggle(Toggle::Hide)),
@@ -583,8 +589,6 @@ const CONTROLLER_KEYWORDS: &[&str] = &[
     "cancel_reboot",
     "cluster",
     "completing",
-    "create",
-    "delete",
     "errnumstr",
     "fsdampeningfactor",
     "holdu",
@@ -797,6 +801,14 @@ impl Command {
                 })))
             }
             Keyword::Takeover => controller::parse_takeover(args)
+                .map(|c| Command::Controller(Box::new(c)))
+                .map_err(CommandError::Controller),
+            Keyword::Create if args.is_empty() => Err(CommandError::TooFewArguments("create")),
+            Keyword::Create => controller::parse_create(args)
+                .map(|c| Command::Controller(Box::new(c)))
+                .map_err(CommandError::Controller),
+            Keyword::Delete if args.is_empty() => Err(CommandError::TooFewArguments("delete")),
+            Keyword::Delete => controller::parse_delete(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
             Keyword::Update if args.is_empty() => Err(CommandError::TooFewArguments("update")),
@@ -1060,6 +1072,11 @@ mod tests {
         assert_eq!(Keyword::parse("ver"), None);
         assert_eq!(Keyword::parse("versions"), None);
         assert_eq!(Keyword::parse("update"), Some(Keyword::Update));
+        assert_eq!(Keyword::parse("cr"), Some(Keyword::Create));
+        assert_eq!(Keyword::parse("c"), None);
+        assert_eq!(Keyword::parse("DELETE"), Some(Keyword::Delete));
+        assert_eq!(Keyword::parse("del"), Some(Keyword::Delete));
+        assert_eq!(Keyword::parse("de"), Some(Keyword::Toggle(Toggle::Details)));
         assert_eq!(Keyword::parse("u"), Some(Keyword::Update));
         assert_eq!(Keyword::parse("uh"), Some(Keyword::Uhold));
         assert_eq!(Keyword::parse("requeue"), Some(Keyword::Requeue));
@@ -1123,6 +1140,19 @@ mod tests {
         );
         assert_eq!(p("ping x"), Err(CommandError::TooManyArguments("ping")));
         assert_eq!(p("hold"), Err(CommandError::TooFewArguments("hold")));
+        assert_eq!(p("create"), Err(CommandError::TooFewArguments("create")));
+        assert_eq!(p("delete"), Err(CommandError::TooFewArguments("delete")));
+        assert_eq!(
+            p("delete PartitionName=x"),
+            Ok(Command::Controller(Box::new(CtlCommand::DeletePartition {
+                name: "x".into(),
+                word: "PartitionName=x".into()
+            })))
+        );
+        assert!(matches!(
+            p("create PartitionName=x Nodes=n1"),
+            Ok(Command::Controller(c)) if matches!(*c, CtlCommand::CreatePartition(_))
+        ));
         assert_eq!(
             p("hold 8"),
             Ok(Command::Controller(Box::new(CtlCommand::Hold {

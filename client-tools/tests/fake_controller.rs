@@ -229,6 +229,22 @@ impl SlurmController for Fake {
         Ok(Response::new(v1::UpdatePartitionReply {}))
     }
 
+    async fn create_partition(
+        &self,
+        request: Request<v1::CreatePartitionRequest>,
+    ) -> Result<Response<v1::CreatePartitionReply>, Status> {
+        self.check(&request)?;
+        Err(Status::unimplemented("create_partition is not faked"))
+    }
+
+    async fn delete_partition(
+        &self,
+        request: Request<v1::DeletePartitionRequest>,
+    ) -> Result<Response<v1::DeletePartitionReply>, Status> {
+        self.check(&request)?;
+        Err(Status::unimplemented("delete_partition is not faked"))
+    }
+
     async fn update_node(
         &self,
         request: Request<v1::UpdateNodeRequest>,

@@ -214,6 +214,9 @@ error_codes! {
         "Invalid generic resource (gres) specification", InvalidArgument;
     JobNotPending = 2073, Some("ESLURM_JOB_NOT_PENDING"),
         "Job is no longer pending execution", FailedPrecondition;
+    /// A partition with jobs that have not ended cannot be deleted.
+    PartitionInUse = 2075, Some("ESLURM_PARTITION_IN_USE"),
+        "Partition is in use", FailedPrecondition;
     JobSuspended = 2077, Some("ESLURM_JOB_SUSPENDED"),
         "Job is current suspended, requested operation disabled", FailedPrecondition;
     CanNotStartImmediately = 2078, Some("ESLURM_CAN_NOT_START_IMMEDIATELY"),
@@ -440,6 +443,7 @@ mod tests {
                 "Requested node configuration is not available",
             ),
             (ErrorCode::InvalidArray, 2081, "Invalid job array specification"),
+            (ErrorCode::PartitionInUse, 2075, "Partition is in use"),
             (ErrorCode::InvalidTaskMemory, 2044, "Memory required by task is not available"),
             (
                 ErrorCode::InvalidTimeLimit,

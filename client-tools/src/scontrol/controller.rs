@@ -1,13 +1,15 @@
 //! The `scontrol` commands that talk to slurmctld: `ping`, `show
 //! job|node|partition|config`, `hold`, `uhold`, `release`, `requeue`,
-//! `requeuehold`, `update`, `reconfigure` and `takeover`.
+//! `requeuehold`, `update`, `create`, `delete`, `reconfigure` and
+//! `takeover`.
 //!
 //! `ping` (and the end of `show config`, as in Slurm) asks every
 //! SlurmctldHost on its own and prints one line each, `primary` for the
 //! first, `backup` for the second (`backup1`, `backup2`, ... when there are
 //! more). `takeover [INDEX]` goes to that backup (default the first).
 //!
-//! Parsing ([`parse_job_list`], [`parse_update`]) is pure and refuses bad
+//! Parsing ([`parse_job_list`], [`parse_update`], [`parse_create`],
+//! [`parse_delete`]) is pure and refuses bad
 //! input with Slurm's texts before anything is sent; [`execute`] connects,
 //! makes the call and prints the outcome. The `show` records are rendered
 //! by [`crate::format::scontrol`].
@@ -65,6 +67,13 @@ pub enum CtlCommand {
     UpdateJob(Box<v1::UpdateJobRequest>),
     UpdateNode(Box<v1::UpdateNodeRequest>),
     UpdatePartition(Box<v1::UpdatePartitionRequest>),
+    CreatePartition(Box<v1::CreatePartitionRequest>),
+    /// `delete PartitionName=NAME`; `word` is the argument as given,
+    /// which Slurm repeats in its error line.
+    DeletePartition {
+        name: String,
+        word: String,
+    },
 }
 
 /// A controller command line refused before sending, with the lines Slurm
@@ -157,13 +166,7 @@ pub fn parse_takeover(args: &[String]) -> Result<CtlCommand, CtlError> {
 
 /// `update Key=Value ...` for a job (`JobId=`) or nodes (`NodeName=`).
 pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
-    let pairs: Vec<(&str, &str, &str)> = args
-        .iter()
-        .map(|a| match a.split_once('=') {
-            Some((k, v)) => (k, v, a.as_str()),
-            None => (a.as_str(), "", a.as_str()),
-        })
-        .collect();
+    let pairs = split_pairs(args);
     let has = |name: &str| pairs.iter().any(|(k, _, _)| k.eq_ignore_ascii_case(name));
     if has("JobId") {
         parse_update_job(&pairs, now)
@@ -370,6 +373,24 @@ fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlErro
 /// `update PartitionName=NAME Key=Value...`: the keys of a PartitionName
 /// line of slurm.conf, checked here as the controller checks them.
 fn parse_update_partition(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlError> {
+    let (name, attributes) = partition_options(pairs)?;
+    if name.is_empty() {
+        return Err(refuse(&[
+            "Invalid input: PartitionName=",
+            "Request aborted",
+        ]));
+    }
+    Ok(CtlCommand::UpdatePartition(Box::new(
+        v1::UpdatePartitionRequest { name, attributes },
+    )))
+}
+
+/// The PartitionName= value (empty when not given) and the other pairs of
+/// a partition update or creation, in slurm.conf's spelling; Slurm's lines
+/// for a key or value it refuses.
+fn partition_options(
+    pairs: &[(&str, &str, &str)],
+) -> Result<(String, Vec<v1::ConfigEntry>), CtlError> {
     use slurm_common::conf::{PartitionUpdate, PartitionUpdateError};
     let mut name = String::new();
     let mut attributes = Vec::new();
@@ -380,12 +401,6 @@ fn parse_update_partition(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, Ct
             attributes.push((*key, *value));
         }
     }
-    if name.is_empty() {
-        return Err(refuse(&[
-            "Invalid input: PartitionName=",
-            "Request aborted",
-        ]));
-    }
     let update = PartitionUpdate::parse(attributes.iter().copied()).map_err(|e| {
         let mut lines = vec![e.to_string(), "Request aborted".to_owned()];
         if let PartitionUpdateError::Invalid { key, .. } = &e {
@@ -395,19 +410,118 @@ fn parse_update_partition(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, Ct
         }
         CtlError(lines)
     })?;
-    Ok(CtlCommand::UpdatePartition(Box::new(
-        v1::UpdatePartitionRequest {
-            name,
-            attributes: update
-                .pairs()
-                .iter()
-                .map(|(k, v)| v1::ConfigEntry {
-                    key: (*k).to_owned(),
-                    value: v.clone(),
-                })
-                .collect(),
-        },
+    let attributes = update
+        .pairs()
+        .iter()
+        .map(|(k, v)| v1::ConfigEntry {
+            key: (*k).to_owned(),
+            value: v.clone(),
+        })
+        .collect();
+    Ok((name, attributes))
+}
+
+/// `key=value` words as (key, value, word); a word without `=` has an
+/// empty value.
+fn split_pairs(args: &[String]) -> Vec<(&str, &str, &str)> {
+    args.iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) => (k, v, a.as_str()),
+            None => (a.as_str(), "", a.as_str()),
+        })
+        .collect()
+}
+
+/// `create PartitionName=NAME Key=Value...`: the entity is the first word
+/// whose key names one, as in Slurm; every word must then be a `Key=Value`
+/// (so `create partition PartitionName=x` is refused, as Slurm refuses
+/// it). Only partitions can be created here.
+pub fn parse_create(args: &[String]) -> Result<CtlCommand, CtlError> {
+    let pairs = split_pairs(args);
+    let entity = pairs.iter().find_map(|(k, _, _)| {
+        ["ReservationName", "PartitionName", "NodeName"]
+            .into_iter()
+            .find(|e| super::abbreviates(k, e, 3))
+    });
+    match entity {
+        Some("PartitionName") => {}
+        Some(entity) => {
+            return Err(refuse(&[&format!(
+                "scontrol: error: create of {entity} records is not supported"
+            )]))
+        }
+        None => {
+            let first = args.first().map_or("", String::as_str);
+            return Err(refuse(&[&format!(
+                "scontrol: error: Invalid creation entity: {first}"
+            )]));
+        }
+    }
+    if let Some((_, _, word)) = pairs.iter().find(|(_, _, w)| !w.contains('=')) {
+        return Err(CtlError(vec![format!(
+            "scontrol: error: Invalid input: {word}  Request aborted"
+        )]));
+    }
+    let (name, attributes) = partition_options(&pairs)?;
+    // An empty name is the controller's to refuse, as in Slurm.
+    if !pairs
+        .iter()
+        .any(|(k, _, _)| k.eq_ignore_ascii_case("PartitionName"))
+    {
+        return Err(refuse(&["scontrol: error: PartitionName must be given."]));
+    }
+    if name.eq_ignore_ascii_case("DEFAULT") {
+        return Err(refuse(&[
+            "scontrol: error: PartitionName cannot be \"DEFAULT\".",
+        ]));
+    }
+    Ok(CtlCommand::CreatePartition(Box::new(
+        v1::CreatePartitionRequest { name, attributes },
     )))
+}
+
+/// `delete PartitionName=NAME`: exactly one word. Only partitions can be
+/// deleted here.
+pub fn parse_delete(args: &[String]) -> Result<CtlCommand, CtlError> {
+    let [word] = args else {
+        return Err(refuse(&[
+            "scontrol: error: Too many arguments for delete keyword",
+        ]));
+    };
+    let Some((tag, value)) = word.split_once('=') else {
+        return Err(refuse(&[
+            "scontrol: error: Proper format is 'delete Partition=p' or 'delete Reservation=r'",
+        ]));
+    };
+    if super::abbreviates(tag, "PartitionName", 3) {
+        Ok(CtlCommand::DeletePartition {
+            name: value.to_owned(),
+            word: word.clone(),
+        })
+    } else if let Some(entity) = ["ReservationName", "NodeName"]
+        .into_iter()
+        .find(|e| super::abbreviates(tag, e, 3))
+    {
+        Err(refuse(&[&format!(
+            "scontrol: error: delete of {entity} records is not supported"
+        )]))
+    } else {
+        Err(CtlError(vec![format!("Invalid deletion entity: {word}")]))
+    }
+}
+
+/// Slurm's error line for a refused `delete`: `delete_partition WORD`,
+/// cut as Slurm cuts it (63 bytes), then the error's text.
+fn delete_error_line(word: &str, e: &RpcError) -> String {
+    let mut prefix = format!("delete_partition {word}");
+    if prefix.len() > 63 {
+        let mut end = 63;
+        while !prefix.is_char_boundary(end) {
+            end -= 1;
+        }
+        prefix.truncate(end);
+    }
+    format!("{prefix}: {}", e.code.message())
 }
 
 /// Runs a controller command and returns its exit status.
@@ -443,10 +557,16 @@ fn fail(out: &mut Output<'_>, prefix: &str, e: &RpcError) -> i32 {
 /// The exit status of a node or partition update: on error, Slurm's
 /// line, then what the controller named.
 fn update_status<T>(out: &mut Output<'_>, reply: Result<T, RpcError>) -> i32 {
+    status_after(out, "slurm_update error", reply)
+}
+
+/// The exit status of a change: on error, `prefix: <Slurm's text>`, then
+/// what the controller named.
+fn status_after<T>(out: &mut Output<'_>, prefix: &str, reply: Result<T, RpcError>) -> i32 {
     match reply {
         Ok(_) => 0,
         Err(e) => {
-            let code = fail(out, "slurm_update error", &e);
+            let code = fail(out, prefix, &e);
             if let Some(detail) = e.extra_detail() {
                 out.error_line(detail);
             }
@@ -695,6 +815,30 @@ async fn run(
                 .await;
             update_status(out, reply)
         }
+        CtlCommand::CreatePartition(request) => {
+            let reply = c
+                .call(|mut cl| {
+                    let request = (**request).clone();
+                    async move { cl.create_partition(request).await }
+                })
+                .await;
+            status_after(out, "Error creating the partition", reply)
+        }
+        CtlCommand::DeletePartition { name, word } => {
+            let reply = c
+                .call(|mut cl| {
+                    let request = v1::DeletePartitionRequest { name: name.clone() };
+                    async move { cl.delete_partition(request).await }
+                })
+                .await;
+            match reply {
+                Ok(_) => 0,
+                Err(e) => {
+                    out.error_line(&delete_error_line(word, &e));
+                    1
+                }
+            }
+        }
         CtlCommand::UpdateNode(request) => {
             let reply = c
                 .call(|mut cl| {
@@ -803,6 +947,134 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn create_partition_carries_slurm_conf_spelling() {
+        let Ok(CtlCommand::CreatePartition(r)) = parse_create(&words(
+            "PartitionName=new nodes=n[1-2] maxtime=30 Shared=YES",
+        )) else {
+            panic!("not a partition creation");
+        };
+        assert_eq!(r.name, "new");
+        let pairs: Vec<(&str, &str)> = r
+            .attributes
+            .iter()
+            .map(|e| (e.key.as_str(), e.value.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("Nodes", "n[1-2]"),
+                ("MaxTime", "30"),
+                ("OverSubscribe", "YES")
+            ]
+        );
+        // The entity may come anywhere; a name alone is a creation.
+        let Ok(CtlCommand::CreatePartition(r)) = parse_create(&words("State=DOWN partitionname=x"))
+        else {
+            panic!("not a partition creation");
+        };
+        assert_eq!((r.name.as_str(), r.attributes.len()), ("x", 1));
+        let Ok(CtlCommand::CreatePartition(r)) = parse_create(&words("PartitionName=y")) else {
+            panic!("not a partition creation");
+        };
+        assert!(r.attributes.is_empty());
+    }
+
+    #[test]
+    fn create_refusals() {
+        let e = |s: &str| parse_create(&words(s)).unwrap_err().0;
+        assert_eq!(
+            e("Nodes=n1 MaxTime=5"),
+            vec!["scontrol: error: Invalid creation entity: Nodes=n1"]
+        );
+        assert_eq!(
+            e("partition PartitionName=x"),
+            vec!["scontrol: error: Invalid input: partition  Request aborted"]
+        );
+        assert_eq!(
+            e("PartitionName=default Nodes=n1"),
+            vec!["scontrol: error: PartitionName cannot be \"DEFAULT\"."]
+        );
+        assert_eq!(
+            e("PartitionName=x State=sideways"),
+            vec![
+                "Invalid input: State=sideways",
+                "Request aborted",
+                "Acceptable State values are UP, DOWN, DRAIN and INACTIVE"
+            ]
+        );
+        assert_eq!(
+            e("PartitionName=x Bogus=1"),
+            vec![
+                "Update of this parameter is not supported: Bogus=1",
+                "Request aborted"
+            ]
+        );
+        assert_eq!(
+            e("ReservationName=r StartTime=now"),
+            vec!["scontrol: error: create of ReservationName records is not supported"]
+        );
+        // An empty name goes to the controller, which refuses it.
+        assert!(matches!(
+            parse_create(&words("PartitionName= Nodes=n1")),
+            Ok(CtlCommand::CreatePartition(r)) if r.name.is_empty()
+        ));
+    }
+
+    #[test]
+    fn delete_partition_and_its_refusals() {
+        assert_eq!(
+            parse_delete(&words("PartitionName=old")),
+            Ok(CtlCommand::DeletePartition {
+                name: "old".into(),
+                word: "PartitionName=old".into()
+            })
+        );
+        assert_eq!(
+            parse_delete(&words("part=old")),
+            Ok(CtlCommand::DeletePartition {
+                name: "old".into(),
+                word: "part=old".into()
+            })
+        );
+        let e = |s: &str| parse_delete(&words(s)).unwrap_err().0;
+        assert_eq!(
+            e("PartitionName=a PartitionName=b"),
+            vec!["scontrol: error: Too many arguments for delete keyword"]
+        );
+        assert_eq!(
+            e("old"),
+            vec![
+                "scontrol: error: Proper format is 'delete Partition=p' or 'delete Reservation=r'"
+            ]
+        );
+        assert_eq!(e("Foo=1"), vec!["Invalid deletion entity: Foo=1"]);
+        assert_eq!(
+            e("Reservation=r"),
+            vec!["scontrol: error: delete of ReservationName records is not supported"]
+        );
+    }
+
+    #[test]
+    fn delete_errors_as_slurm_prints_them() {
+        let invalid = RpcError::new(ErrorCode::InvalidPartitionName, "");
+        assert_eq!(
+            delete_error_line("PartitionName=x", &invalid),
+            "delete_partition PartitionName=x: Invalid partition name specified"
+        );
+        let in_use = RpcError::new(ErrorCode::PartitionInUse, "");
+        assert_eq!(
+            delete_error_line("PartitionName=x", &in_use),
+            "delete_partition PartitionName=x: Partition is in use"
+        );
+        // Slurm cuts its prefix to 63 bytes, never inside a character here.
+        let long = format!("PartitionName={}", "é".repeat(40));
+        let line = delete_error_line(&long, &invalid);
+        let (prefix, rest) = line.split_once(": ").unwrap();
+        assert!(prefix.len() <= 63 && prefix.len() >= 62, "{prefix}");
+        assert_eq!(rest, "Invalid partition name specified");
     }
 
     #[test]

@@ -91,6 +91,14 @@ pub enum Command {
         caller: Caller,
         request: v1::UpdatePartitionRequest,
     },
+    CreatePartition {
+        caller: Caller,
+        request: v1::CreatePartitionRequest,
+    },
+    DeletePartition {
+        caller: Caller,
+        request: v1::DeletePartitionRequest,
+    },
     RegisterNode {
         caller: Caller,
         request: Box<v1::RegisterNodeRequest>,

@@ -23,7 +23,9 @@
 //! is still read as one that was not short). A dependency that changed is
 //! tag 17; a `--signal` sent is tag 18; an array task split off is tag 19.
 //! Partition updates and their reset are tags 20 and 21; node attribute
-//! updates (features, weight, comment) and their reset, 22 and 23.
+//! updates (features, weight, comment) and their reset, 22 and 23;
+//! partitions created and deleted, and the partition table put back as
+//! slurm.conf has it, 24, 25 and 26.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -242,6 +244,25 @@ pub enum Event {
     /// them, keeping only the updated attributes named in `keep`
     /// (ReconfigFlags=KeepPartState keeps State).
     PartitionUpdatesReset { keep: Vec<String> },
+    /// scontrol create PartitionName=...: a partition built from slurm.conf's
+    /// PartitionName=DEFAULT values with the attributes as a PartitionName
+    /// line spells them laid over (`core::partition`).
+    PartitionCreated {
+        partition: String,
+        attributes: Vec<(String, String)>,
+        uid: u32,
+        time: i64,
+    },
+    /// scontrol delete PartitionName=...
+    PartitionDeleted {
+        partition: String,
+        uid: u32,
+        time: i64,
+    },
+    /// `scontrol reconfigure` put the partition table back as slurm.conf
+    /// has it: deleted slurm.conf partitions are back, created ones are
+    /// gone unless `keep_created` (ReconfigFlags=KeepPartInfo).
+    PartitionTableReset { keep_created: bool },
     /// scontrol update NodeName=... with AvailableFeatures, ActiveFeatures,
     /// Weight or Comment: laid over what the node had (`core::node_attrs`).
     NodeAttrsUpdated {
@@ -300,6 +321,9 @@ impl Event {
             | Event::NodeReturned { .. }
             | Event::PartitionUpdated { .. }
             | Event::PartitionUpdatesReset { .. }
+            | Event::PartitionCreated { .. }
+            | Event::PartitionDeleted { .. }
+            | Event::PartitionTableReset { .. }
             | Event::NodeAttrsUpdated { .. }
             | Event::NodeAttrsReset => None,
         }
@@ -631,6 +655,36 @@ impl Event {
                 w.i64(*time);
             }
             Event::NodeAttrsReset => w.u8(23),
+            Event::PartitionCreated {
+                partition,
+                attributes,
+                uid,
+                time,
+            } => {
+                w.u8(24);
+                w.str(partition);
+                w.len(attributes.len());
+                for (k, v) in attributes {
+                    w.str(k);
+                    w.str(v);
+                }
+                w.u32(*uid);
+                w.i64(*time);
+            }
+            Event::PartitionDeleted {
+                partition,
+                uid,
+                time,
+            } => {
+                w.u8(25);
+                w.str(partition);
+                w.u32(*uid);
+                w.i64(*time);
+            }
+            Event::PartitionTableReset { keep_created } => {
+                w.u8(26);
+                w.bool(*keep_created);
+            }
         }
     }
 
@@ -878,6 +932,28 @@ impl Event {
                 time: r.i64("time")?,
             },
             23 => Event::NodeAttrsReset,
+            24 => {
+                let partition = r.string("partition")?;
+                let n = r.u32("attribute count")?;
+                let mut attributes = Vec::new();
+                for _ in 0..n {
+                    attributes.push((r.string("attribute")?, r.string("attribute value")?));
+                }
+                Event::PartitionCreated {
+                    partition,
+                    attributes,
+                    uid: r.u32("uid")?,
+                    time: r.i64("time")?,
+                }
+            }
+            25 => Event::PartitionDeleted {
+                partition: r.string("partition")?,
+                uid: r.u32("uid")?,
+                time: r.i64("time")?,
+            },
+            26 => Event::PartitionTableReset {
+                keep_created: r.bool("keep created")?,
+            },
             other => {
                 return Err(DecodeError::Unknown {
                     offset: 0,
@@ -1128,6 +1204,27 @@ mod tests {
                 keep: vec!["State".into()],
             },
             Event::PartitionUpdatesReset { keep: vec![] },
+            Event::PartitionCreated {
+                partition: "new".into(),
+                attributes: vec![("Nodes".into(), "n[1-2]".into())],
+                uid: 0,
+                time: 22,
+            },
+            Event::PartitionCreated {
+                partition: "bare".into(),
+                attributes: vec![],
+                uid: 5,
+                time: 23,
+            },
+            Event::PartitionDeleted {
+                partition: "new".into(),
+                uid: 0,
+                time: 24,
+            },
+            Event::PartitionTableReset { keep_created: true },
+            Event::PartitionTableReset {
+                keep_created: false,
+            },
             Event::NodeAttrsUpdated {
                 node: "n2".into(),
                 attrs: super::super::node_attrs::NodeAttrs {

@@ -87,6 +87,12 @@ impl Controller {
             Command::UpdatePartition { caller, request } => {
                 self.update_partition(&mut out, caller, &request, now)
             }
+            Command::CreatePartition { caller, request } => {
+                self.create_partition(&mut out, caller, &request, now)
+            }
+            Command::DeletePartition { caller, request } => {
+                self.delete_partition(&mut out, caller, &request, now)
+            }
             Command::RegisterNode { caller, request } => {
                 self.register_node(&mut out, caller, &request, now)
             }
@@ -130,11 +136,16 @@ impl Controller {
                             // Updates of partitions stay only as far as
                             // ReconfigFlags says; journaled so that a
                             // replay drops them too.
+                            let kept = super::partition::kept_on_reconfigure(&conf);
                             let updated = self.partitions.iter().any(|p| p.update.is_some());
-                            if let (true, Some(keep)) =
-                                (updated, super::partition::kept_on_reconfigure(&conf))
-                            {
+                            if let (true, Some(keep)) = (updated, kept.clone()) {
                                 self.emit(&mut out, Event::PartitionUpdatesReset { keep });
+                            }
+                            // So do created partitions (KeepPartInfo only);
+                            // deleted slurm.conf partitions come back.
+                            let keep_created = kept.is_none();
+                            if self.partition_table_differs(keep_created) {
+                                self.emit(&mut out, Event::PartitionTableReset { keep_created });
                             }
                             // So do node features and weights (never kept).
                             if self.any_node_overrides_config() {

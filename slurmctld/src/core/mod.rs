@@ -251,6 +251,9 @@ pub struct Controller {
     pub(crate) partitions: Vec<PartRec>,
     pub(crate) part_index: HashMap<String, usize>,
     pub(crate) default_part: Option<usize>,
+    /// slurm.conf's partition lines, NodeSets and partition defaults
+    /// (`core::partition`).
+    pub(crate) part_conf: partition::PartConfig,
     pub(crate) jobs: JobTable,
     pub(crate) next_job_id: u32,
     pub(crate) next_priority: u32,
@@ -333,6 +336,7 @@ impl Controller {
             partitions,
             part_index,
             default_part,
+            part_conf: partition::PartConfig::from_conf(conf),
             jobs: JobTable::new(),
             last_update: 0,
             sched_dirty: true,
@@ -757,6 +761,26 @@ impl Controller {
                 self.last_update = *time;
             }
             Event::PartitionUpdatesReset { keep } => self.reset_partition_updates(keep),
+            Event::PartitionCreated {
+                partition,
+                attributes,
+                uid: _,
+                time,
+            } => {
+                self.apply_partition_create(partition, attributes);
+                self.last_update = *time;
+            }
+            Event::PartitionDeleted {
+                partition,
+                uid: _,
+                time,
+            } => {
+                self.apply_partition_delete(partition);
+                self.last_update = *time;
+            }
+            Event::PartitionTableReset { keep_created } => {
+                self.reset_partition_table(*keep_created)
+            }
             Event::NodeAttrsUpdated {
                 node,
                 attrs,

@@ -516,6 +516,9 @@ pub struct PartRec {
     pub base: PartitionConf,
     /// What `scontrol update PartitionName=` changed, merged (`core::partition`).
     pub update: Option<slurm_common::conf::PartitionUpdate>,
+    /// Made by `scontrol create PartitionName=`: `base` is then slurm.conf's
+    /// PartitionName=DEFAULT template and `update` the whole definition.
+    pub created: bool,
 }
 
 impl PartRec {
@@ -547,6 +550,7 @@ impl PartRec {
             view,
             base: p.clone(),
             update: None,
+            created: false,
         }
     }
 

@@ -13,14 +13,15 @@
 //! the first difference, and nothing changes.
 //!
 //! Nothing here is journaled: a restart reads slurm.conf afresh and arrives
-//! at the same place. The exception is what `scontrol update PartitionName=`
-//! changed: the journal has those updates, so dropping them (as Slurm does
-//! unless ReconfigFlags keeps them) is journaled too (`core::partition`).
+//! at the same place. The exception is what `scontrol update|create|delete
+//! PartitionName=` changed: the journal has those, so dropping them (as
+//! Slurm does unless ReconfigFlags keeps them) is journaled too
+//! (`core::partition`).
 
 use slurm_common::conf::SlurmConf;
 use thiserror::Error;
 
-use super::{Controller, CtlConfig};
+use super::{Controller, CtlConfig, PartRec};
 
 /// Why a configuration was not taken.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -83,42 +84,50 @@ impl Controller {
             // Dropped by the caller, journaled (`core::node_attrs`).
             new.attrs.clone_from(&old.attrs);
         }
-        let mut summary = ReconfigSummary {
-            partitions: fresh.partitions.len(),
-            orphaned_jobs: Vec::new(),
-        };
-        let ids: Vec<u32> = self.jobs.keys().copied().collect();
-        for id in ids {
-            let Some(job) = self.jobs.get_mut(&id) else {
+        // Updates by `scontrol update PartitionName=` follow their
+        // partition by name, and created partitions stay (standing in for
+        // a new line of their name); deleted slurm.conf partitions stay
+        // away. The caller then drops, journaled, what ReconfigFlags does
+        // not keep (`core::partition`), so that a replay drops the same.
+        let summary_partitions = fresh.partitions.len();
+        let mut partitions = Vec::with_capacity(fresh.partitions.len());
+        for mut p in fresh.partitions {
+            match self.partitions.iter().find(|old| old.name() == p.name()) {
+                Some(old) if old.created => {}
+                Some(old) => {
+                    p.update.clone_from(&old.update);
+                    partitions.push(p);
+                }
+                None if !self.part_conf.has_line(p.name()) => partitions.push(p),
+                // Deleted, until the reset brings it back.
+                None => {}
+            }
+        }
+        for old in self.partitions.iter().filter(|p| p.created) {
+            let Some(base) = fresh.part_conf.created_base(old.name()) else {
                 continue;
             };
-            let index = fresh.part_index.get(&job.partition_name).copied();
-            if index != job.partition {
-                std::sync::Arc::make_mut(job).partition = index;
-            }
-            if index.is_none() {
-                summary.orphaned_jobs.push(id);
-            }
+            let mut rec = PartRec::from_conf(&base, Vec::new());
+            rec.update.clone_from(&old.update);
+            rec.created = true;
+            partitions.push(rec);
         }
-        // Updates by `scontrol update PartitionName=` follow their
-        // partition by name; the caller drops them as ReconfigFlags says.
-        let mut partitions = fresh.partitions;
-        for p in &mut partitions {
-            p.update = self
-                .partitions
-                .iter()
-                .find(|old| old.name() == p.name())
-                .and_then(|old| old.update.clone());
-        }
-        let updated = partitions.iter().any(|p| p.update.is_some());
         self.nodes = nodes;
         self.node_index = fresh.node_index;
         self.partitions = partitions;
-        self.part_index = fresh.part_index;
-        self.default_part = fresh.default_part;
-        if updated {
-            self.rebuild_partitions();
-        }
+        self.part_conf = fresh.part_conf;
+        self.relink_partitions();
+        self.rebuild_partitions();
+        let orphaned_jobs = self
+            .jobs
+            .values()
+            .filter(|j| j.partition.is_none())
+            .map(|j| j.id.get())
+            .collect();
+        let summary = ReconfigSummary {
+            partitions: summary_partitions,
+            orphaned_jobs,
+        };
         // The job id sequence continues; the operators and the rest of the
         // settings are the new ones.
         self.cfg = cfg;

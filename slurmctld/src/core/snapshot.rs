@@ -41,7 +41,7 @@
 //!           started yet (u32 count, u32 each). Files written before
 //!           arrays have none.
 //!   8 PARTITION what `scontrol update PartitionName=` changed of one
-//!           partition (`core::partition`), only for partitions changed:
+//!           slurm.conf partition (`core::partition`), only for those changed:
 //!           name, u32 count, then key and value (text each). Files
 //!           written before partition updates have none.
 //!   9 NODE_ATTRS what `scontrol update NodeName=` laid over one node's
@@ -49,6 +49,12 @@
 //!           name, then AvailableFeatures and ActiveFeatures (presence u8,
 //!           u32 count, text each), Weight (optional u32) and Comment
 //!           (optional text). Files written before such updates have none.
+//!  10 PARTITION_CREATED a partition made by `scontrol create`, before
+//!           the PARTITION records: name, u32 count, then key and value
+//!           (text each) of its whole definition (`core::partition`).
+//!  11 PARTITION_DELETED a slurm.conf partition deleted by `scontrol
+//!           delete`, before the PARTITION_CREATED records: name. Files
+//!           written before creation and deletion have neither.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -102,6 +108,8 @@ const TAG_OPTIONS: u8 = 6;
 const TAG_ARRAY: u8 = 7;
 const TAG_PARTITION: u8 = 8;
 const TAG_NODE_ATTRS: u8 = 9;
+const TAG_PARTITION_CREATED: u8 = 10;
+const TAG_PARTITION_DELETED: u8 = 11;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -174,6 +182,7 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         partitions,
         part_index: _,
         default_part: _,
+        part_conf: _,
         // Derived: a pass runs after every restart; segments to remove are
         // taken by the shell after every batch.
         sched_dirty: _,
@@ -223,7 +232,27 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         attrs.write(&mut wr);
         sink.emit(&mut buf)?;
     }
-    for p in partitions {
+    // The table's changes before any update: a deleted line must not
+    // take an update, a created partition must exist to be found by name.
+    for name in ctl.deleted_conf_partitions() {
+        let mut wr = Writer::new(&mut buf);
+        wr.u8(TAG_PARTITION_DELETED);
+        wr.str(name);
+        sink.emit(&mut buf)?;
+    }
+    for p in partitions.iter().filter(|p| p.created) {
+        let mut wr = Writer::new(&mut buf);
+        wr.u8(TAG_PARTITION_CREATED);
+        wr.str(p.name());
+        let pairs = p.update.as_ref().map_or(&[][..], |u| u.pairs());
+        wr.len(pairs.len());
+        for (k, v) in pairs {
+            wr.str(k);
+            wr.str(v);
+        }
+        sink.emit(&mut buf)?;
+    }
+    for p in partitions.iter().filter(|p| !p.created) {
         let Some(update) = &p.update else { continue };
         let mut wr = Writer::new(&mut buf);
         wr.u8(TAG_PARTITION);
@@ -785,7 +814,7 @@ impl Loader {
                     self.ctl.apply_node_attrs(i, &attrs);
                 }
             }
-            TAG_PARTITION => {
+            TAG_PARTITION | TAG_PARTITION_CREATED => {
                 let name = r.string("partition").map_err(decode)?;
                 let n = r.u32("attribute count").map_err(decode)?;
                 let mut attributes = Vec::new();
@@ -795,7 +824,16 @@ impl Loader {
                     attributes.push((k, v));
                 }
                 r.done().map_err(decode)?;
-                self.ctl.apply_partition_update(&name, &attributes);
+                if tag == TAG_PARTITION {
+                    self.ctl.apply_partition_update(&name, &attributes);
+                } else {
+                    self.ctl.apply_partition_create(&name, &attributes);
+                }
+            }
+            TAG_PARTITION_DELETED => {
+                let name = r.string("partition").map_err(decode)?;
+                r.done().map_err(decode)?;
+                self.ctl.apply_partition_delete(&name);
             }
             TAG_END => {
                 let count = r.u32("record count").map_err(decode)?;
@@ -870,6 +908,8 @@ impl Loader {
         }
         let count = jobs.len();
         ctl.jobs = jobs;
+        // Partitions are found by name whatever the order of the records.
+        ctl.relink_partitions();
         ctl.recount_completing();
         ctl.sched_dirty = true;
         ctl.freed_segments.clear();

@@ -449,6 +449,40 @@ impl slurm_proto::SlurmController for Service {
         }
     }
 
+    async fn create_partition(
+        &self,
+        request: Request<v1::CreatePartitionRequest>,
+    ) -> Result<Response<v1::CreatePartitionReply>, Status> {
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::CreatePartition {
+                caller,
+                request: request.into_inner(),
+            })
+            .await?
+        {
+            Reply::Ok => Ok(Response::new(v1::CreatePartitionReply {})),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn delete_partition(
+        &self,
+        request: Request<v1::DeletePartitionRequest>,
+    ) -> Result<Response<v1::DeletePartitionReply>, Status> {
+        let caller = self.caller(&request)?;
+        match self
+            .ask(Command::DeletePartition {
+                caller,
+                request: request.into_inner(),
+            })
+            .await?
+        {
+            Reply::Ok => Ok(Response::new(v1::DeletePartitionReply {})),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     async fn ping(
         &self,
         request: Request<v1::PingRequest>,
