@@ -13,9 +13,9 @@ use slurm_testkit::{ClusterSpec, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(30);
 
-/// Slurm's line for a refused `--gres` (ESLURM_INVALID_GRES).
-const INVALID_GRES: &str =
-    "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification\n";
+/// Slurm's line for a `--gres` of a kind slurm.conf's GresTypes lacks, or
+/// malformed: sbatch refuses it itself, before submitting.
+const INVALID_GRES: &str = "sbatch: error: Invalid generic resource (gres) specification\n";
 
 /// `sbatch` that Slurm refuses: exit 1, nothing on stdout; its stderr.
 fn sbatch_refused(c: &LocalCluster, args: &[&str]) -> String {

@@ -19,6 +19,7 @@
 
 pub mod directives;
 pub mod options;
+pub mod values;
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -138,6 +139,9 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             return EXIT_ERROR;
         }
     };
+    if let Err(e) = values::gres_kinds(&opts, &config.conf.gres_types) {
+        return report_opt_error(out, &e);
+    }
     let mut controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
@@ -182,9 +186,18 @@ fn report_opt_error(out: &mut Output<'_>, e: &OptError) -> i32 {
             out.error_line(&format!("{PROG}: {g}"));
             out.error_line(&format!("Try \"{PROG} --help\" for more information"));
         }
-        OptError::Invalid(_) | OptError::Directive { .. } => print_error(out, PROG, e),
+        OptError::Invalid(text) | OptError::Refused(text) => {
+            for line in text.lines() {
+                print_error(out, PROG, line);
+            }
+        }
+        OptError::Fatal(text) => out.error_line(&format!("{PROG}: fatal: {text}")),
+        OptError::Help { text, .. } => {
+            out.block(PROG, text);
+        }
+        OptError::Directive { .. } => print_error(out, PROG, e),
     }
-    EXIT_USAGE
+    e.exit_status()
 }
 
 /// The arguments as one line, as Slurm records `SubmitLine`.
@@ -393,8 +406,9 @@ pub fn build_job(
     };
     let mut extra: Vec<(String, String)> = Vec::new();
     if let Some(file) = &o.export_file {
-        let text = std::fs::read(file)
-            .map_err(|_| OptError::Invalid(format!("Unable to read --export-file {file}")))?;
+        let text = std::fs::read(file).map_err(|_| {
+            OptError::Refused(format!("Could not open user environment file {file}"))
+        })?;
         for entry in text.split(|&b| b == 0 || b == b'\n') {
             let entry = String::from_utf8_lossy(entry);
             if let Some((k, v)) = entry.split_once('=') {

@@ -18,7 +18,7 @@ use std::fmt;
 use slurm_common::size::parse_mem_mb;
 use slurm_common::time::{parse_time_limit, parse_timestamp, TimeLimit};
 
-use super::directives;
+use super::{directives, values};
 use crate::opts::{self, parse_signal, Found, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 
 /// Every option sbatch reads.
@@ -95,6 +95,24 @@ pub enum Key {
     Gid,
     /// Read and accepted, without effect here.
     Ignored,
+    // Accepted without effect here, but their values are checked as
+    // Slurm checks them.
+    AcctgFreq,
+    CoreSpec,
+    CpuFreq,
+    CpusPerGpu,
+    DelayBoot,
+    ExtraNodeInfo,
+    GetUserEnv,
+    GpuBind,
+    Hint,
+    MemBind,
+    MemPerGpu,
+    Profile,
+    Propagate,
+    Switches,
+    ThreadSpec,
+    WaitAllNodes,
 }
 
 macro_rules! long {
@@ -121,7 +139,7 @@ macro_rules! short {
 pub const SHORTS: &[ShortOpt<Key>] = &[
     short!('A', Required, Account),
     short!('a', Required, Array),
-    short!('B', Required, Ignored),
+    short!('B', Required, ExtraNodeInfo),
     short!('b', Required, Begin),
     short!('C', Required, Constraint),
     short!('c', Required, CpusPerTask),
@@ -145,7 +163,7 @@ pub const SHORTS: &[ShortOpt<Key>] = &[
     short!('p', Required, Partition),
     short!('Q', No, Quiet),
     short!('q', Required, Qos),
-    short!('S', Required, Ignored),
+    short!('S', Required, CoreSpec),
     short!('s', No, Oversubscribe),
     short!('t', Required, Time),
     short!('V', No, Version),
@@ -159,7 +177,7 @@ pub const SHORTS: &[ShortOpt<Key>] = &[
 /// candidates in getopt's "ambiguous" message).
 pub const LONGS: &[LongOpt<Key>] = &[
     long!("account", Required, Account),
-    long!("acctg-freq", Required, Ignored),
+    long!("acctg-freq", Required, AcctgFreq),
     long!("array", Required, Array),
     long!("batch", Required, Ignored),
     long!("bb", Required, Ignored),
@@ -173,13 +191,13 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("constraint", Required, Constraint),
     long!("container", Required, Ignored),
     long!("contiguous", No, Contiguous),
-    long!("core-spec", Required, Ignored),
+    long!("core-spec", Required, CoreSpec),
     long!("cores-per-socket", Required, CoresPerSocket),
-    long!("cpu-freq", Required, Ignored),
-    long!("cpus-per-gpu", Required, Ignored),
+    long!("cpu-freq", Required, CpuFreq),
+    long!("cpus-per-gpu", Required, CpusPerGpu),
     long!("cpus-per-task", Required, CpusPerTask),
     long!("deadline", Required, Deadline),
-    long!("delay-boot", Required, Ignored),
+    long!("delay-boot", Required, DelayBoot),
     long!("dependency", Required, Dependency),
     long!("distribution", Required, Distribution),
     long!("error", Required, Error),
@@ -187,10 +205,10 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("exclusive", Optional, Exclusive),
     long!("export", Required, Export),
     long!("export-file", Required, ExportFile),
-    long!("extra-node-info", Required, Ignored),
-    long!("get-user-env", Optional, Ignored),
+    long!("extra-node-info", Required, ExtraNodeInfo),
+    long!("get-user-env", Optional, GetUserEnv),
     long!("gid", Required, Gid),
-    long!("gpu-bind", Required, Ignored),
+    long!("gpu-bind", Required, GpuBind),
     long!("gpu-freq", Required, Ignored),
     long!("gpus", Required, Gpus),
     long!("gpus-per-node", Required, GpusPerNode),
@@ -199,7 +217,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("gres", Required, Gres),
     long!("gres-flags", Required, Ignored),
     long!("help", No, Help),
-    long!("hint", Required, Ignored),
+    long!("hint", Required, Hint),
     long!("hold", No, Hold),
     long!("ignore-pbs", No, Ignored),
     long!("input", Required, Input),
@@ -210,9 +228,9 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("mail-user", Required, MailUser),
     long!("mcs-label", Required, Ignored),
     long!("mem", Required, Mem),
-    long!("mem-bind", Required, Ignored),
+    long!("mem-bind", Required, MemBind),
     long!("mem-per-cpu", Required, MemPerCpu),
-    long!("mem-per-gpu", Required, Ignored),
+    long!("mem-per-gpu", Required, MemPerGpu),
     long!("mincpus", Required, Mincpus),
     long!("network", Required, Network),
     long!("nice", Optional, Nice),
@@ -235,8 +253,8 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("power", Required, Ignored),
     long!("prefer", Required, Ignored),
     long!("priority", Required, Priority),
-    long!("profile", Required, Ignored),
-    long!("propagate", Optional, Ignored),
+    long!("profile", Required, Profile),
+    long!("propagate", Optional, Propagate),
     long!("qos", Required, Qos),
     long!("quiet", No, Quiet),
     long!("reboot", No, Reboot),
@@ -245,9 +263,9 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("signal", Required, Signal),
     long!("sockets-per-node", Required, SocketsPerNode),
     long!("spread-job", No, Ignored),
-    long!("switches", Required, Ignored),
+    long!("switches", Required, Switches),
     long!("test-only", No, TestOnly),
-    long!("thread-spec", Required, Ignored),
+    long!("thread-spec", Required, ThreadSpec),
     long!("threads-per-core", Required, ThreadsPerCore),
     long!("time", Required, Time),
     long!("time-min", Required, TimeMin),
@@ -258,7 +276,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("verbose", No, Verbose),
     long!("version", No, Version),
     long!("wait", No, Wait),
-    long!("wait-all-nodes", Required, Ignored),
+    long!("wait-all-nodes", Required, WaitAllNodes),
     long!("wckey", Required, Wckey),
     long!("wrap", Required, Wrap),
 ];
@@ -299,15 +317,25 @@ pub const ENV_VARS: &[(&str, Key)] = &[
     ("SLURM_CLUSTERS", Key::Clusters),
 ];
 
-/// Why the options cannot be used. Every one ends sbatch with status 255
-/// before anything is submitted, as Slurm's option errors do.
+/// Why the options cannot be used. Each ends sbatch before anything is
+/// submitted, with the status Slurm's sbatch gives it
+/// ([`OptError::exit_status`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OptError {
     /// getopt refused an argument: printed as `sbatch: <error>` followed by
     /// the "Try" line.
     Getopt(GetoptError),
-    /// A value Slurm refuses: printed as `sbatch: error: <text>`.
+    /// A value Slurm refuses with status 255: each line printed as
+    /// `sbatch: error: <line>`.
     Invalid(String),
+    /// A value Slurm refuses with status 1 (numeric values, `--hint`,
+    /// `--propagate`, GRES): printed as [`OptError::Invalid`] is.
+    Refused(String),
+    /// Options that cannot go together: `sbatch: fatal: <text>`, status 1.
+    Fatal(String),
+    /// `--hint=help` and the like: the text on standard output, then the
+    /// status.
+    Help { text: &'static str, status: i32 },
     /// getopt refused a word of an `#SBATCH` line (1-based line number).
     Directive { line: usize, error: GetoptError },
 }
@@ -316,7 +344,8 @@ impl fmt::Display for OptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Getopt(e) => write!(f, "{e}"),
-            Self::Invalid(text) => f.write_str(text),
+            Self::Invalid(text) | Self::Refused(text) | Self::Fatal(text) => f.write_str(text),
+            Self::Help { text, .. } => f.write_str(text),
             Self::Directive { line, error } => {
                 write!(f, "invalid #SBATCH directive at line {line}: {error}")
             }
@@ -325,6 +354,17 @@ impl fmt::Display for OptError {
 }
 
 impl std::error::Error for OptError {}
+
+impl OptError {
+    /// The status sbatch exits with.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            Self::Refused(_) | Self::Fatal(_) => 1,
+            Self::Help { status, .. } => *status,
+            Self::Getopt(_) | Self::Invalid(_) | Self::Directive { .. } => 255,
+        }
+    }
+}
 
 impl From<GetoptError> for OptError {
     fn from(e: GetoptError) -> Self {
@@ -533,17 +573,33 @@ pub fn resolve(
             apply(&mut o, *key, value.as_deref(), name, now)?;
         }
     }
+    // The kinds of memory request the script and the command line make
+    // (those of the environment give way to them).
+    let mut memory_kinds: Vec<Key> = Vec::new();
+    let mut note_memory = |key: Key| {
+        if matches!(key, Key::Mem | Key::MemPerCpu | Key::MemPerGpu) && !memory_kinds.contains(&key)
+        {
+            memory_kinds.push(key);
+        }
+    };
     if let Some(text) = script {
         for (line, words) in directives::parse(text) {
             let split = opts::split(&words, SHORTS, LONGS, Ordering::Permute)
                 .map_err(|error| OptError::Directive { line, error })?;
             for found in split.options {
                 apply_found(&mut o, &found, now)?;
+                note_memory(found.key);
             }
         }
     }
     for found in &cli.options {
         apply_found(&mut o, found, now)?;
+        note_memory(found.key);
+    }
+    if memory_kinds.len() > 1 {
+        return Err(OptError::Fatal(
+            "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.".into(),
+        ));
     }
     if let (Some(deadline), Some(begin)) = (o.deadline, o.begin_time) {
         if deadline < begin {
@@ -575,29 +631,7 @@ fn apply_found(o: &mut SbatchOpts, found: &Found<Key>, now: i64) -> Result<(), O
 
 /// A positive count as Slurm's numeric options read it.
 fn count(value: &str, name: &str) -> Result<u32, OptError> {
-    match value.trim().parse::<u32>() {
-        Ok(n) if n > 0 && n < u32::MAX - 1 => Ok(n),
-        _ => Err(invalid(format!(
-            "Invalid numeric value \"{value}\" for {name}."
-        ))),
-    }
-}
-
-/// `--nodes`: `N` or `N-M`.
-fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
-    let bad = || invalid("Invalid node count specification");
-    let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
-    match value.split_once('-') {
-        Some((a, b)) => {
-            let min = num(a)?;
-            let max = num(b)?;
-            if max < min {
-                return Err(bad());
-            }
-            Ok((min, Some(max)))
-        }
-        None => Ok((num(value)?, None)),
-    }
+    values::count_from(value, name, 1)
 }
 
 fn text(value: Option<&str>) -> Option<String> {
@@ -635,7 +669,10 @@ fn apply(
             o.deadline = Some(t);
         }
         Key::Dependency => o.dependency = text(value),
-        Key::Distribution => o.distribution = text(value),
+        Key::Distribution => {
+            values::distribution(v)?;
+            o.distribution = text(value);
+        }
         Key::Error => o.error = text(value),
         Key::Exclude => o.exclude = text(value),
         Key::Exclusive => {
@@ -643,7 +680,7 @@ fn apply(
                 None | Some("") => Sharing::Exclusive,
                 Some("user") => Sharing::ExclusiveUser,
                 Some("mcs") => Sharing::ExclusiveMcs,
-                Some(_) => return Err(invalid(format!("invalid exclusive option {v}"))),
+                Some(_) => return Err(invalid("Invalid --exclusive specification")),
             });
         }
         Key::Export => o.export = text(value),
@@ -665,7 +702,10 @@ fn apply(
         }
         Key::Licenses => o.licenses = text(value),
         Key::Network => o.network = text(value),
-        Key::MailType => o.mail_type = text(value),
+        Key::MailType => {
+            values::mail_type(v)?;
+            o.mail_type = text(value);
+        }
         Key::MailUser => o.mail_user = text(value),
         Key::Mem => {
             let mb = parse_mem_mb(v.trim()).map_err(|_| invalid("Invalid --mem specification"))?;
@@ -693,7 +733,7 @@ fn apply(
         }
         Key::NoRequeue => o.requeue = Some(false),
         Key::Nodelist => o.nodelist = text(value),
-        Key::Nodes => o.nodes = Some(node_count(v)?),
+        Key::Nodes => o.nodes = Some(values::node_count(v)?),
         Key::Ntasks => o.ntasks = Some(count(v, "--ntasks")?),
         Key::NtasksPerCore => o.ntasks_per_core = Some(count(v, "--ntasks-per-core")?),
         Key::NtasksPerNode => o.ntasks_per_node = Some(count(v, "--ntasks-per-node")?),
@@ -705,7 +745,7 @@ fn apply(
             } else if !lower.is_empty() && "truncate".starts_with(&lower) {
                 OpenMode::Truncate
             } else {
-                return Err(invalid(format!("Invalid --open-mode argument: {v}.")));
+                return Err(invalid("Invalid --open-mode specification"));
             });
         }
         Key::Output => o.output = text(value),
@@ -753,8 +793,52 @@ fn apply(
         Key::Uid => o.uid = text(value),
         Key::Gid => o.gid = text(value),
         Key::Ignored => o.ignored.push(spelled.to_owned()),
+        Key::AcctgFreq
+        | Key::CoreSpec
+        | Key::CpuFreq
+        | Key::CpusPerGpu
+        | Key::DelayBoot
+        | Key::ExtraNodeInfo
+        | Key::GetUserEnv
+        | Key::GpuBind
+        | Key::Hint
+        | Key::MemBind
+        | Key::MemPerGpu
+        | Key::Profile
+        | Key::Propagate
+        | Key::Switches
+        | Key::ThreadSpec
+        | Key::WaitAllNodes => {
+            check_ignored(key, v)?;
+            o.ignored.push(spelled.to_owned());
+        }
     }
     Ok(())
+}
+
+/// Checks the value of an option accepted without effect.
+fn check_ignored(key: Key, v: &str) -> Result<(), OptError> {
+    match key {
+        Key::AcctgFreq => values::acctg_freq(v),
+        Key::CoreSpec => values::count_from(v, "--core-spec", 0).map(|_| ()),
+        Key::CpuFreq => values::cpu_freq(v),
+        Key::CpusPerGpu => count(v, "--cpus-per-gpu").map(|_| ()),
+        Key::DelayBoot => values::delay_boot(v),
+        Key::ExtraNodeInfo => values::extra_node_info(v),
+        Key::GetUserEnv => values::get_user_env(v),
+        Key::GpuBind => values::gpu_bind(v),
+        Key::Hint => values::hint(v),
+        Key::MemBind => values::mem_bind(v),
+        Key::MemPerGpu => parse_mem_mb(v.trim())
+            .map(|_| ())
+            .map_err(|_| invalid("Invalid --mem-per-gpu specification")),
+        Key::Profile => values::profile(v),
+        Key::Propagate => values::propagate(v),
+        Key::Switches => values::switches(v),
+        Key::ThreadSpec => count(v, "--thread-spec").map(|_| ()),
+        Key::WaitAllNodes => values::wait_all_nodes(v),
+        _ => Ok(()),
+    }
 }
 
 /// `--signal=[{R|B}:]<sig_num>[@sig_time]`.
@@ -924,23 +1008,73 @@ mod tests {
             err("-c x"),
             "Invalid numeric value \"x\" for --cpus-per-task."
         );
-        assert_eq!(err("-N 3-1"), "Invalid node count specification");
-        assert_eq!(err("-N abc"), "Invalid node count specification");
+        assert_eq!(
+            err("-N 3-1"),
+            "Maximum node count 1 is less than minimum node count 3"
+        );
+        assert_eq!(err("-N abc"), "\"abc\" is not a valid node count");
         assert_eq!(err("--mem=lots"), "Invalid --mem specification");
         assert_eq!(
             err("--mem=99999999999999999999"),
             "Invalid --mem specification"
         );
         assert_eq!(err("--begin=someday"), "Invalid --begin specification");
-        assert_eq!(err("--open-mode=x"), "Invalid --open-mode argument: x.");
+        assert_eq!(err("--open-mode=x"), "Invalid --open-mode specification");
         assert_eq!(err("--signal=FOO"), "Invalid --signal specification");
         assert_eq!(err("--signal=X:USR1"), "Invalid --signal specification");
-        assert_eq!(err("--exclusive=bad"), "invalid exclusive option bad");
+        assert_eq!(err("--exclusive=bad"), "Invalid --exclusive specification");
         assert_eq!(
             err("--nice=9999999999"),
             "Invalid nice value, must be between -2147483645 and 2147483645"
         );
         assert_eq!(err("-t"), "option requires an argument -- 't'");
+    }
+
+    #[test]
+    fn exit_statuses_follow_slurm() {
+        let status = |s: &str| {
+            parse(&args(s), None, &no_env, NOW)
+                .unwrap_err()
+                .exit_status()
+        };
+        assert_eq!(status("-n 0"), 1);
+        assert_eq!(status("--thread-spec=x"), 1);
+        assert_eq!(status("-B 2:x"), 1);
+        assert_eq!(status("--hint=foo"), 1);
+        assert_eq!(status("--propagate=FOO"), 1);
+        assert_eq!(status("-t abc"), 255);
+        assert_eq!(status("--distribution=foo"), 255);
+        assert_eq!(status("--mail-type=FOO"), 255);
+        assert_eq!(status("--bogus"), 255);
+        // Checked, then accepted without effect.
+        assert_eq!(
+            opts("--hint=nomultithread --cpu-freq=high -B 2:*:1").ignored,
+            vec!["--hint", "--cpu-freq", "-B"]
+        );
+    }
+
+    #[test]
+    fn memory_kinds_exclude_each_other_unless_from_the_environment() {
+        let e = parse(&args("--mem=1G --mem-per-cpu=1G"), None, &no_env, NOW).unwrap_err();
+        assert_eq!(
+            e,
+            OptError::Fatal(
+                "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.".into()
+            )
+        );
+        assert_eq!(e.exit_status(), 1);
+        let script = "#!/bin/sh\n#SBATCH --mem=1G\n";
+        assert!(parse(&args("--mem-per-gpu=1G x.sh"), Some(script), &no_env, NOW).is_err());
+        assert_eq!(
+            opts("--mem=1G --mem=2G").memory,
+            Some(Memory::PerNode(2048))
+        );
+        // A kind from SBATCH_* gives way to another from the command line.
+        let env = |n: &str| (n == "SBATCH_MEM_PER_CPU").then(|| "100".to_owned());
+        let o = parse(&args("--mem=1G x.sh"), None, &env, NOW)
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.memory, Some(Memory::PerNode(1024)));
     }
 
     #[test]

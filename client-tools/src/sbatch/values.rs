@@ -1,0 +1,667 @@
+//! Checks of option values sbatch reads but does not act on, with the
+//! texts and exit statuses Slurm's sbatch gives them.
+//!
+//! A script that passes `--hint=nomultithread` or `--cpu-freq=high` must
+//! submit here as it does under Slurm, and one with a typo in those values
+//! must fail here as it fails there, before anything is submitted: a
+//! scheduler that silently accepts `--mail-type=BEGN` leaves the user
+//! waiting for a mail that never comes.
+
+use slurm_common::conf::GresSpec;
+use slurm_common::time::parse_time_limit;
+
+use super::options::{OptError, SbatchOpts};
+
+fn usage(text: impl Into<String>) -> OptError {
+    OptError::Invalid(text.into())
+}
+
+fn refused(text: impl Into<String>) -> OptError {
+    OptError::Refused(text.into())
+}
+
+/// Slurm's complaint about a numeric option.
+pub fn bad_number(value: &str, name: &str) -> OptError {
+    refused(format!("Invalid numeric value \"{value}\" for {name}."))
+}
+
+/// A count of at least `min`, as Slurm's numeric options read it.
+pub fn count_from(value: &str, name: &str, min: u32) -> Result<u32, OptError> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if n >= min && n < u32::MAX - 1 => Ok(n),
+        _ => Err(bad_number(value, name)),
+    }
+}
+
+/// `-N/--nodes`: `min[-max]`, each a number with an optional `k` or `m`
+/// (times 1024). A missing maximum (`2-`) reads as -1, as in Slurm, so it
+/// is refused as smaller than the minimum.
+pub fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
+    let num = |s: &str| -> Result<i64, OptError> {
+        let t = s.trim_start();
+        if t.is_empty() {
+            return Ok(-1);
+        }
+        let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (n, rest) = t.split_at(digits);
+        let scale: i64 = match rest {
+            "" => 1,
+            "k" | "K" => 1024,
+            "m" | "M" => 1024 * 1024,
+            _ => return Err(usage(format!("\"{s}\" is not a valid node count"))),
+        };
+        n.parse::<i64>()
+            .ok()
+            .and_then(|n| n.checked_mul(scale))
+            .ok_or_else(|| usage(format!("\"{s}\" is not a valid node count")))
+    };
+    let fits = |n: i64| u32::try_from(n).map_err(|_| usage("Invalid node count specification"));
+    match value.split_once('-') {
+        Some((a, b)) if !a.is_empty() => {
+            let min = num(a)?;
+            let max = num(b)?;
+            if max < min {
+                return Err(usage(format!(
+                    "Maximum node count {max} is less than minimum node count {min}"
+                )));
+            }
+            Ok((fits(min)?, Some(fits(max)?)))
+        }
+        Some(_) => Err(usage("Invalid node count specification")),
+        None => Ok((fits(num(value)?)?, None)),
+    }
+}
+
+/// `-B/--extra-node-info`: `sockets[:cores[:threads]]`, each a count or `*`.
+pub fn extra_node_info(value: &str) -> Result<(), OptError> {
+    let parts: Vec<&str> = value.split(':').collect();
+    let which = ["first", "second", "third"];
+    for (i, part) in parts.iter().enumerate() {
+        let Some(ordinal) = which.get(i) else {
+            return Err(bad_number(part, "-B"));
+        };
+        if *part != "*" && !part.trim().parse::<u32>().is_ok_and(|n| n > 0) {
+            return Err(refused(format!(
+                "Invalid numeric value \"{part}\" for {ordinal} arg of -B."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--switches=count[@max-time]`.
+pub fn switches(value: &str) -> Result<(), OptError> {
+    let count = value.split_once('@').map_or(value, |(c, _)| c);
+    count_from(count, "--switches", 1).map(|_| ())
+}
+
+/// `-m/--distribution`: `first[:second[:third]][,Pack|NoPack]` or
+/// `plane=size`.
+pub fn distribution(value: &str) -> Result<(), OptError> {
+    let bad = || usage("Invalid --distribution specification");
+    let lower = value.to_ascii_lowercase();
+    let (layout, pack) = match lower.split_once(',') {
+        Some((l, p)) => (l, Some(p)),
+        None => (lower.as_str(), None),
+    };
+    if pack.is_some_and(|p| p != "pack" && p != "nopack") {
+        return Err(bad());
+    }
+    if let Some(size) = layout.strip_prefix("plane") {
+        return match size.strip_prefix('=').map(|s| s.parse::<u32>()) {
+            Some(Ok(n)) if n > 0 => Ok(()),
+            _ => Err(OptError::Invalid(
+                "Invalid plane size or size not specified\nInvalid --distribution specification"
+                    .into(),
+            )),
+        };
+    }
+    let levels: Vec<&str> = layout.split(':').collect();
+    let ok = match levels.as_slice() {
+        [first, rest @ ..] if rest.len() <= 2 => {
+            matches!(*first, "block" | "cyclic" | "arbitrary" | "*")
+                && rest
+                    .iter()
+                    .all(|l| matches!(*l, "block" | "cyclic" | "fcyclic" | "*"))
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(bad())
+    }
+}
+
+/// Whether any comma-separated word of `value` is one of `known`
+/// (case-insensitive): Slurm ignores unknown words beside known ones.
+fn any_known(value: &str, known: &[&str]) -> bool {
+    value
+        .split(',')
+        .any(|w| known.iter().any(|k| k.eq_ignore_ascii_case(w.trim())))
+}
+
+/// `--mail-type`.
+pub fn mail_type(value: &str) -> Result<(), OptError> {
+    const KNOWN: &[&str] = &[
+        "NONE",
+        "BEGIN",
+        "END",
+        "FAIL",
+        "REQUEUE",
+        "ALL",
+        "INVALID_DEPEND",
+        "STAGE_OUT",
+        "TIME_LIMIT",
+        "TIME_LIMIT_90",
+        "TIME_LIMIT_80",
+        "TIME_LIMIT_50",
+        "ARRAY_TASKS",
+    ];
+    if any_known(value, KNOWN) {
+        Ok(())
+    } else {
+        Err(usage("Invalid --mail-type specification"))
+    }
+}
+
+/// `--profile`.
+pub fn profile(value: &str) -> Result<(), OptError> {
+    if any_known(
+        value,
+        &["all", "none", "energy", "lustre", "network", "task"],
+    ) {
+        Ok(())
+    } else {
+        Err(usage(format!("invalid --profile={value} option")))
+    }
+}
+
+/// What `--hint=help` prints (on standard output; sbatch then exits 1).
+pub const HINT_HELP: &str = "\
+Application hint options:
+    --hint=             Bind tasks according to application hints
+        compute_bound   use all cores in each socket
+        memory_bound    use only one core in each socket
+        [no]multithread [don't] use extra threads with in-core multi-threading
+        help            show this help message
+";
+
+/// What `--mem-bind=help` prints (on standard output; sbatch then exits
+/// 255).
+pub const MEM_BIND_HELP: &str = "\
+Memory bind options:
+    --mem-bind=         Bind memory to locality domains (ldom)
+        nosort          avoid sorting pages at startup
+        sort            sort pages at startup
+        q[uiet]         quietly bind before task runs (default)
+        v[erbose]       verbosely report binding before task runs
+        no[ne]          don't bind tasks to memory (default)
+        rank            bind by task rank
+        local           bind to memory local to processor
+        map_mem:<list>  specify a memory binding for each task
+                        where <list> is <cpuid1>,<cpuid2>,...<cpuidN>
+        mask_mem:<list> specify a memory binding mask for each tasks
+                        where <list> is <mask1>,<mask2>,...<maskN>
+        help            show this help message
+";
+
+/// `--hint`.
+pub fn hint(value: &str) -> Result<(), OptError> {
+    for word in value.split(',') {
+        let w = word.to_ascii_lowercase();
+        match w.as_str() {
+            "help" => {
+                return Err(OptError::Help {
+                    text: HINT_HELP,
+                    status: 1,
+                })
+            }
+            "compute_bound" | "memory_bound" | "multithread" | "nomultithread" => {}
+            _ => {
+                return Err(refused(format!(
+                    "unrecognized --hint argument \"{word}\", see --hint=help"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The words of a binding option: commas separate them, except those
+/// followed by a digit, which continue a `map_mem:0,1` list.
+fn binding_words(value: &str) -> Vec<&str> {
+    let mut words: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (i, _) in value.match_indices(',') {
+        if !value[i + 1..].starts_with(|c: char| c.is_ascii_digit()) {
+            words.push(&value[start..i]);
+            start = i + 1;
+        }
+    }
+    words.push(&value[start..]);
+    words
+}
+
+/// `--mem-bind`.
+pub fn mem_bind(value: &str) -> Result<(), OptError> {
+    for word in binding_words(value) {
+        let w = word.to_ascii_lowercase();
+        let known = matches!(
+            w.as_str(),
+            "q" | "quiet"
+                | "v"
+                | "verbose"
+                | "no"
+                | "none"
+                | "rank"
+                | "local"
+                | "sort"
+                | "nosort"
+                | "prefer"
+        ) || w.starts_with("map_mem:")
+            || w.starts_with("mask_mem:");
+        if w == "help" {
+            return Err(OptError::Help {
+                text: MEM_BIND_HELP,
+                status: 255,
+            });
+        }
+        if !known {
+            return Err(usage(format!(
+                "unrecognized --mem-bind argument \"{word}\""
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--cpu-freq`: `min[-max][:governor]` or a governor alone; each
+/// frequency a number (kHz) or `low`, `medium`, `high`, `highm1`.
+pub fn cpu_freq(value: &str) -> Result<(), OptError> {
+    const GOVERNORS: &[&str] = &[
+        "conservative",
+        "ondemand",
+        "performance",
+        "powersave",
+        "userspace",
+        "schedutil",
+    ];
+    let unrecognized = |w: &str| {
+        usage(format!(
+            "unrecognized --cpu-freq argument \"{w}\"\nInvalid --cpu-freq argument"
+        ))
+    };
+    let freq = |w: &str| {
+        matches!(
+            w.to_ascii_lowercase().as_str(),
+            "low" | "medium" | "high" | "highm1"
+        ) || w.parse::<u32>().is_ok_and(|n| n > 0)
+    };
+    let governor = |w: &str| GOVERNORS.iter().any(|g| g.eq_ignore_ascii_case(w));
+    let (range, gov) = match value.split_once(':') {
+        Some((r, g)) => (r, Some(g)),
+        None => (value, None),
+    };
+    if gov.is_none() && governor(range) {
+        return Ok(());
+    }
+    let (min, max) = match range.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (range, None),
+    };
+    for w in std::iter::once(min).chain(max) {
+        if !freq(w) {
+            return Err(unrecognized(w));
+        }
+    }
+    if let Some(g) = gov {
+        if max.is_none() {
+            return Err(usage(format!(
+                "gov on cpu-frec ({g}) illegal without max\nInvalid --cpu-freq argument"
+            )));
+        }
+        if !governor(g) {
+            return Err(unrecognized(g));
+        }
+    }
+    Ok(())
+}
+
+/// `--propagate[=rlimit,...]`: upper-case limit names, with or without
+/// `RLIMIT_`; `ALL` and `NONE` only alone.
+pub fn propagate(value: &str) -> Result<(), OptError> {
+    const NAMES: &[&str] = &[
+        "AS", "CORE", "CPU", "DATA", "FSIZE", "MEMLOCK", "NOFILE", "NPROC", "RSS", "STACK",
+    ];
+    if value.is_empty() || value == "ALL" || value == "NONE" {
+        return Ok(());
+    }
+    for word in value.split(',') {
+        let name = word.strip_prefix("RLIMIT_").unwrap_or(word);
+        if !NAMES.contains(&name) {
+            return Err(refused(format!(
+                "Bad rlimit name: {word}\n--propagate={value} is not valid."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--acctg-freq`: seconds, or `type=seconds` for task, energy, network
+/// and filesystem, comma-separated.
+pub fn acctg_freq(value: &str) -> Result<(), OptError> {
+    let seconds = |s: &str| s.trim().parse::<u32>().is_ok();
+    let ok = value.split(',').all(|item| match item.split_once('=') {
+        Some((kind, s)) => {
+            matches!(
+                kind.to_ascii_lowercase().as_str(),
+                "task" | "energy" | "network" | "filesystem"
+            ) && seconds(s)
+        }
+        None => seconds(item),
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "Invalid --acctg-freq specification: {value}"
+        )))
+    }
+}
+
+/// `--wait-all-nodes=0|1`.
+pub fn wait_all_nodes(value: &str) -> Result<(), OptError> {
+    match value.trim() {
+        "0" | "1" => Ok(()),
+        _ => Err(usage("Invalid --wait-all-nodes specification")),
+    }
+}
+
+/// `--delay-boot=time`.
+pub fn delay_boot(value: &str) -> Result<(), OptError> {
+    parse_time_limit(value)
+        .map(|_| ())
+        .map_err(|_| usage("Invalid --delay-boot specification"))
+}
+
+/// `--get-user-env[=timeout][S|L]`.
+pub fn get_user_env(value: &str) -> Result<(), OptError> {
+    let digits = value
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(value.len());
+    match &value[digits..] {
+        "" | "S" | "s" | "L" | "l" => Ok(()),
+        _ => Err(usage("Invalid --get-user-env specification")),
+    }
+}
+
+/// `--gpu-bind`: `[verbose,]` then one of `closest`, `none`,
+/// `map_gpu:list`, `mask_gpu:list`, `single:n`, `per_task:n`.
+pub fn gpu_bind(value: &str) -> Result<(), OptError> {
+    let body = value.strip_prefix("verbose,").unwrap_or(value);
+    let n = |s: &str| s.parse::<u32>().is_ok_and(|n| n > 0);
+    let ok = match body.split_once(':') {
+        None => matches!(body, "closest" | "none" | "verbose"),
+        Some(("map_gpu" | "mask_gpu", list)) => !list.is_empty(),
+        Some(("single" | "per_task", count)) => n(count),
+        Some(_) => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(usage(format!("Invalid --gpu-bind argument: gpu:{value}")))
+    }
+}
+
+/// The GRES a job asks for must be of the kinds slurm.conf's GresTypes
+/// names, spelled `name[:type][:count]`; `--gpus*` ask for `gpu`. Slurm's
+/// sbatch refuses the others itself, before it submits.
+pub fn gres_kinds(o: &SbatchOpts, gres_types: &[String]) -> Result<(), OptError> {
+    let bad = || refused("Invalid generic resource (gres) specification");
+    let known = |name: &str| gres_types.iter().any(|t| t == name);
+    if let Some(list) = o.gres.as_deref() {
+        for item in list.split(',').filter(|i| !i.is_empty()) {
+            let item = item.strip_prefix("gres/").unwrap_or(item);
+            match GresSpec::parse(item) {
+                Some(spec) if known(&spec.name) => {}
+                _ => return Err(bad()),
+            }
+        }
+    }
+    let gpus = [&o.gpus, &o.gpus_per_node, &o.gpus_per_task];
+    if gpus.iter().any(|g| g.is_some()) && !known("gpu") {
+        return Err(bad());
+    }
+    if o.gpus_per_task.is_some() && o.gpus.is_none() && o.ntasks.is_none() {
+        return Err(refused(
+            "Failed to validate job spec. --gpus-per-task used without either --gpus or \
+             -n/--ntasks is not allowed.\nInvalid generic resource (gres) specification",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn text(r: Result<(), OptError>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn node_counts_as_slurm_reads_them() {
+        assert_eq!(node_count("3").unwrap(), (3, None));
+        assert_eq!(node_count("2-4").unwrap(), (2, Some(4)));
+        assert_eq!(node_count("1k").unwrap(), (1024, None));
+        let err = |v: &str| node_count(v).unwrap_err().to_string();
+        assert_eq!(err("abc"), "\"abc\" is not a valid node count");
+        assert_eq!(err("1-2-3"), "\"2-3\" is not a valid node count");
+        assert_eq!(
+            err("3-2"),
+            "Maximum node count 2 is less than minimum node count 3"
+        );
+        assert_eq!(
+            err("2-"),
+            "Maximum node count -1 is less than minimum node count 2"
+        );
+        assert_eq!(err("-2"), "Invalid node count specification");
+        assert_eq!(err("99999999999"), "Invalid node count specification");
+        assert_eq!(
+            err("9999999999999999999999k"),
+            "\"9999999999999999999999k\" is not a valid node count"
+        );
+    }
+
+    #[test]
+    fn numeric_refusals_exit_1() {
+        let e = count_from("0", "--thread-spec", 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Invalid numeric value \"0\" for --thread-spec."
+        );
+        assert_eq!(e.exit_status(), 1);
+        assert_eq!(
+            text(extra_node_info("2:x")),
+            "Invalid numeric value \"x\" for second arg of -B."
+        );
+        assert_eq!(
+            text(extra_node_info("2:2:x")),
+            "Invalid numeric value \"x\" for third arg of -B."
+        );
+        assert!(extra_node_info("*:2").is_ok() && extra_node_info("2:*:1").is_ok());
+        assert_eq!(
+            text(switches("abc")),
+            "Invalid numeric value \"abc\" for --switches."
+        );
+        assert!(switches("2@10:00").is_ok());
+    }
+
+    #[test]
+    fn layouts_and_words() {
+        for ok in [
+            "BLOCK",
+            "plane=4",
+            "block:cyclic:fcyclic,Pack",
+            "*:block",
+            "cyclic",
+        ] {
+            assert!(distribution(ok).is_ok(), "{ok}");
+        }
+        for bad in ["foo", "block:foo", "block,foo", "block:block:block:block"] {
+            let e = distribution(bad).unwrap_err();
+            assert_eq!(e.to_string(), "Invalid --distribution specification");
+            assert_eq!(e.exit_status(), 255);
+        }
+        assert_eq!(
+            text(distribution("plane")),
+            "Invalid plane size or size not specified\nInvalid --distribution specification"
+        );
+        assert!(mail_type("BEGIN,FOO").is_ok() && mail_type("none").is_ok());
+        assert_eq!(text(mail_type("FOO")), "Invalid --mail-type specification");
+        assert!(profile("task,foo").is_ok() && profile("TASK").is_ok());
+        assert_eq!(text(profile("foo")), "invalid --profile=foo option");
+    }
+
+    #[test]
+    fn binding_options() {
+        assert!(hint("multithread,compute_bound").is_ok());
+        let e = hint("foo").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unrecognized --hint argument \"foo\", see --hint=help"
+        );
+        assert_eq!(e.exit_status(), 1);
+        assert_eq!(hint("help").unwrap_err().exit_status(), 1);
+        assert_eq!(mem_bind("help").unwrap_err().exit_status(), 255);
+        assert_eq!(
+            text(mem_bind("quiet,foo")),
+            "unrecognized --mem-bind argument \"foo\""
+        );
+        assert!(mem_bind("v,map_mem:0,1").is_ok());
+        assert_eq!(
+            text(gpu_bind("verbose,foo")),
+            "Invalid --gpu-bind argument: gpu:verbose,foo"
+        );
+        assert!(gpu_bind("closest").is_ok() && gpu_bind("single:1").is_ok());
+    }
+
+    #[test]
+    fn tuning_options() {
+        for ok in ["high", "Performance", "1000-2000:performance", "low-high"] {
+            assert!(cpu_freq(ok).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            text(cpu_freq("foo")),
+            "unrecognized --cpu-freq argument \"foo\"\nInvalid --cpu-freq argument"
+        );
+        assert_eq!(
+            text(cpu_freq("1000-bar")),
+            "unrecognized --cpu-freq argument \"bar\"\nInvalid --cpu-freq argument"
+        );
+        assert_eq!(
+            text(cpu_freq("low:foo")),
+            "gov on cpu-frec (foo) illegal without max\nInvalid --cpu-freq argument"
+        );
+        assert!(propagate("CORE,STACK").is_ok() && propagate("RLIMIT_CORE").is_ok());
+        assert!(propagate("").is_ok() && propagate("NONE").is_ok());
+        let e = propagate("NONE,CORE").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Bad rlimit name: NONE\n--propagate=NONE,CORE is not valid."
+        );
+        assert_eq!(e.exit_status(), 1);
+        assert_eq!(
+            text(propagate("core")),
+            "Bad rlimit name: core\n--propagate=core is not valid."
+        );
+        assert!(acctg_freq("30").is_ok() && acctg_freq("task=30,energy=0").is_ok());
+        assert_eq!(
+            text(acctg_freq("task=abc")),
+            "Invalid --acctg-freq specification: task=abc"
+        );
+        assert_eq!(
+            text(acctg_freq("foo=30")),
+            "Invalid --acctg-freq specification: foo=30"
+        );
+        assert!(wait_all_nodes("0").is_ok());
+        assert_eq!(
+            text(wait_all_nodes("2")),
+            "Invalid --wait-all-nodes specification"
+        );
+        assert!(delay_boot("1:00:00").is_ok());
+        assert_eq!(text(delay_boot("x")), "Invalid --delay-boot specification");
+        assert!(get_user_env("10L").is_ok() && get_user_env("").is_ok());
+        assert_eq!(
+            text(get_user_env("X")),
+            "Invalid --get-user-env specification"
+        );
+    }
+
+    #[test]
+    fn gres_of_unconfigured_kinds_is_refused() {
+        let types = vec!["gpu".to_owned()];
+        let with = |gres: &str| SbatchOpts {
+            gres: Some(gres.to_owned()),
+            ..SbatchOpts::default()
+        };
+        for ok in ["gpu:1", "gpu", "gpu:abc", "gpu:1:2", "gpu:a100:2,gpu:1"] {
+            assert!(gres_kinds(&with(ok), &types).is_ok(), "{ok}");
+        }
+        for bad in ["foo:2", "gpu:a100:x", "gpu:1,foo"] {
+            let e = gres_kinds(&with(bad), &types).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "Invalid generic resource (gres) specification"
+            );
+            assert_eq!(e.exit_status(), 1);
+        }
+        assert!(gres_kinds(&with("gpu:1"), &[]).is_err());
+        let gpus = SbatchOpts {
+            gpus: Some("abc".to_owned()),
+            ..SbatchOpts::default()
+        };
+        assert!(gres_kinds(&gpus, &types).is_ok());
+        assert!(gres_kinds(&gpus, &[]).is_err());
+        assert!(gres_kinds(&SbatchOpts::default(), &[]).is_ok());
+        let per_task = |ntasks: Option<u32>| SbatchOpts {
+            gpus_per_task: Some("1".to_owned()),
+            ntasks,
+            ..SbatchOpts::default()
+        };
+        assert_eq!(
+            gres_kinds(&per_task(None), &types).unwrap_err().to_string(),
+            "Failed to validate job spec. --gpus-per-task used without either --gpus or \
+             -n/--ntasks is not allowed.\nInvalid generic resource (gres) specification"
+        );
+        assert!(gres_kinds(&per_task(Some(2)), &types).is_ok());
+        // Without GresTypes=gpu only the GRES error is given.
+        assert_eq!(
+            gres_kinds(&per_task(None), &[]).unwrap_err().to_string(),
+            "Invalid generic resource (gres) specification"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_value_panics(v in "\\PC{0,24}") {
+            let _ = node_count(&v);
+            let _ = extra_node_info(&v);
+            let _ = switches(&v);
+            let _ = distribution(&v);
+            let _ = mail_type(&v);
+            let _ = profile(&v);
+            let _ = hint(&v);
+            let _ = mem_bind(&v);
+            let _ = cpu_freq(&v);
+            let _ = propagate(&v);
+            let _ = acctg_freq(&v);
+            let _ = wait_all_nodes(&v);
+            let _ = delay_boot(&v);
+            let _ = get_user_env(&v);
+            let _ = gpu_bind(&v);
+        }
+    }
+}
