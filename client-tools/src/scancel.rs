@@ -18,8 +18,10 @@ use std::io::{BufRead, Write};
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
-use crate::client::{current_uid, print_error, uid_for_name, ClientConfig, Controller, RpcError};
-use crate::opts::{self, parse_signal, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
+use crate::client::{
+    current_uid, print_error, uid_for_name, user_name, ClientConfig, Controller, RpcError,
+};
+use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
 const PROG: &str = "scancel";
@@ -159,6 +161,10 @@ pub struct Request {
     pub verbose: u32,
     pub quiet: bool,
     pub interactive: bool,
+    /// `--state` named a state no cancellable job is in: nothing is sent.
+    pub matches_nothing: bool,
+    /// `-M`/`--clusters` as given; checked against `ClusterName`.
+    pub clusters: Option<String>,
 }
 
 /// A command line scancel refuses.
@@ -168,13 +174,16 @@ pub enum ScancelError {
     Getopt(GetoptError),
     /// Printed as `scancel: error: <text>`.
     Invalid(String),
+    /// Printed as is, without the `scancel: error: ` prefix, as Slurm
+    /// prints its bad `--signal` and `--state` texts.
+    Bare(String),
 }
 
 impl std::fmt::Display for ScancelError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Getopt(e) => write!(f, "{e}"),
-            Self::Invalid(t) => f.write_str(t),
+            Self::Invalid(t) | Self::Bare(t) => f.write_str(t),
         }
     }
 }
@@ -213,14 +222,79 @@ pub fn parse_job_ref(s: &str) -> Option<JobRef> {
     }
 }
 
-/// `--state` names scancel accepts.
-fn parse_state(s: &str) -> Option<v1::JobState> {
-    match s.to_ascii_uppercase().as_str() {
-        "PD" | "PENDING" => Some(v1::JobState::Pending),
-        "R" | "RUNNING" => Some(v1::JobState::Running),
-        "S" | "SUSPENDED" => Some(v1::JobState::Suspended),
-        _ => None,
+/// The refusal of a job id; a bad bracketed task range is named first, as
+/// Slurm's range reader names it.
+fn bad_job_id(id: &str) -> String {
+    let range = id
+        .split_once('_')
+        .filter(|(_, tasks)| tasks.starts_with('[') && tasks.ends_with(']'))
+        .and_then(|(_, tasks)| crate::format::checks::check_hostlist(tasks).err())
+        .filter(|e| !matches!(e, crate::format::checks::HostlistCheckError::AfterBracket));
+    match range {
+        Some(e) => format!("{e}\nInvalid job id {id}"),
+        None => format!("Invalid job id {id}"),
     }
+}
+
+/// What a `--state` value selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StateChoice {
+    /// A state a job can be cancelled in.
+    Live(v1::JobState),
+    /// Another job state: valid, but no job it names can be cancelled.
+    Finished,
+}
+
+/// Reads `--state` as scancel 22.05 does: one job state name or code, in
+/// any case, as typed (no list, no blanks, no `all`).
+fn parse_state(s: &str) -> Option<StateChoice> {
+    use slurm_common::state::JobStateCode;
+    match s.to_ascii_uppercase().as_str() {
+        "PD" | "PENDING" => return Some(StateChoice::Live(v1::JobState::Pending)),
+        "R" | "RUNNING" => return Some(StateChoice::Live(v1::JobState::Running)),
+        "S" | "SUSPENDED" => return Some(StateChoice::Live(v1::JobState::Suspended)),
+        _ => {}
+    }
+    (s.trim() == s && s.parse::<JobStateCode>().is_ok()).then_some(StateChoice::Finished)
+}
+
+/// The signal names scancel 22.05 knows (with or without `SIG`, any case).
+const SIGNAL_NAMES: &[(&str, u32)] = &[
+    ("HUP", 1),
+    ("INT", 2),
+    ("QUIT", 3),
+    ("ABRT", 6),
+    ("KILL", 9),
+    ("USR1", 10),
+    ("USR2", 12),
+    ("ALRM", 14),
+    ("TERM", 15),
+    ("CONT", 18),
+    ("STOP", 19),
+    ("TSTP", 20),
+    ("TTIN", 21),
+    ("TTOU", 22),
+    ("URG", 23),
+    ("XCPU", 24),
+];
+
+/// Reads `--signal` as scancel 22.05 does: a number (C's `strtol`, blanks
+/// after it allowed, kept to an `int` and then to Slurm's 16-bit signal
+/// field) that is not 0, or one of [`SIGNAL_NAMES`].
+pub fn parse_scancel_signal(v: &str) -> Option<u32> {
+    let (n, rest, any) = crate::format::checks::strtol(v);
+    if any && rest.trim_start().is_empty() {
+        // The casts are Slurm's: `int`, then the 16-bit field it sends.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let sig = n as i32 as u16;
+        return (n as i32 != 0).then_some(u32::from(sig));
+    }
+    let upper = v.trim().to_ascii_uppercase();
+    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
+    SIGNAL_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, num)| num)
 }
 
 fn list(v: &str) -> Vec<String> {
@@ -251,7 +325,8 @@ pub fn parse(
             Key::Version => return Ok(Invocation::Version),
             Key::Account => r.filter.accounts.extend(list(v)),
             Key::Batch => r.batch = true,
-            Key::Clusters | Key::Ignored => {}
+            Key::Clusters => r.clusters = Some(v.to_owned()),
+            Key::Ignored => {}
             Key::Full => r.full = true,
             Key::Hurry => r.hurry = true,
             Key::Interactive => r.interactive = true,
@@ -264,32 +339,37 @@ pub fn parse(
             Key::Reservation => r.filter.reservations.extend(list(v)),
             Key::Signal => {
                 r.signal = Some(
-                    parse_signal(v).ok_or_else(|| invalid(format!("Unknown job signal: {v}")))?,
+                    parse_scancel_signal(v)
+                        .ok_or_else(|| ScancelError::Bare(format!("Unknown job signal: {v}")))?,
                 );
             }
-            Key::State => {
-                for s in list(v) {
-                    let state = parse_state(&s).ok_or_else(|| {
-                        invalid(format!(
-                            "Invalid job state specified: {s}\nValid job states are PENDING, RUNNING, and SUSPENDED"
-                        ))
-                    })?;
-                    r.filter.states.push(state as i32);
+            Key::State => match parse_state(v) {
+                Some(StateChoice::Live(state)) => {
+                    r.filter.states = vec![state as i32];
+                    r.matches_nothing = false;
                 }
-            }
+                Some(StateChoice::Finished) => {
+                    r.filter.states.clear();
+                    r.matches_nothing = true;
+                }
+                None => {
+                    return Err(ScancelError::Bare(format!(
+                        "Invalid job state specified: {v}\n\
+                         Valid job states are PENDING, RUNNING, and SUSPENDED"
+                    )))
+                }
+            },
             Key::User => {
-                for u in list(v) {
-                    let uid =
-                        uid_of(&u).ok_or_else(|| invalid(format!("Invalid user name: {u}")))?;
-                    r.filter.user_ids.push(uid);
-                }
+                // One user, the whole value, as Slurm reads it.
+                let uid = uid_of(v).ok_or_else(|| invalid(format!("Invalid user name: {v}")))?;
+                r.filter.user_ids.push(uid);
             }
             Key::Verbose => r.verbose += 1,
         }
     }
     for operand in &getopt.into_operands() {
         for id in operand.split(',').filter(|s| !s.is_empty()) {
-            let job = parse_job_ref(id).ok_or_else(|| invalid(format!("Invalid job id {id}")))?;
+            let job = parse_job_ref(id).ok_or_else(|| invalid(bad_job_id(id)))?;
             r.jobs.push(job);
         }
         if operand.split(',').all(str::is_empty) {
@@ -303,7 +383,8 @@ pub fn parse(
         || !r.filter.accounts.is_empty()
         || !r.filter.qos.is_empty()
         || !r.filter.reservations.is_empty()
-        || !r.filter.nodelist.is_empty();
+        || !r.filter.nodelist.is_empty()
+        || r.matches_nothing;
     if r.jobs.is_empty() && !has_filter {
         return Err(invalid("No job identification provided"));
     }
@@ -365,7 +446,10 @@ enum Prepared {
 /// Reads the arguments and connects; `Err` is the exit status after the
 /// refusal was printed.
 fn prepare(words: &[String], out: &mut Output<'_>) -> Result<Prepared, i32> {
-    let request = match parse(words, &uid_for_name, current_uid()) {
+    let uid_of = |name: &str| {
+        crate::format::checks::uid_from_string(name, &uid_for_name, &|uid| user_name(uid).is_some())
+    };
+    let request = match parse(words, &uid_of, current_uid()) {
         Ok(Invocation::Help) => return Ok(Prepared::Done(out.block(PROG, HELP))),
         Ok(Invocation::Usage) => return Ok(Prepared::Done(out.block(PROG, USAGE))),
         Ok(Invocation::Version) => return Ok(Prepared::Done(out.block(PROG, &version_line()))),
@@ -380,11 +464,28 @@ fn prepare(words: &[String], out: &mut Output<'_>) -> Result<Prepared, i32> {
             }
             return Err(1);
         }
+        Err(ScancelError::Bare(text)) => {
+            for line in text.lines() {
+                out.error_line(line);
+            }
+            return Err(1);
+        }
     };
     let config = ClientConfig::load().map_err(|e| {
         print_error(out, PROG, e);
         1
     })?;
+    if let Some(line) = request
+        .clusters
+        .as_deref()
+        .and_then(|names| crate::squeue::unknown_clusters(PROG, names, &config.conf.cluster_name))
+    {
+        out.error_line(&line);
+        return Err(1);
+    }
+    if request.matches_nothing {
+        return Ok(Prepared::Done(0));
+    }
     let controller = Controller::new(&config).map_err(|e| {
         print_error(out, PROG, e);
         1
@@ -483,6 +584,8 @@ pub fn execute_io(
     }
     let jobs = match control.jobs(&r.filter) {
         Ok(jobs) => jobs,
+        // None of the named jobs exists: each is reported below.
+        Err(e) if e.code == ErrorCode::InvalidJobId => Vec::new(),
         Err(e) => {
             let mut out = Output::new(stdout, stderr);
             out.error_line(&format!("slurm_load_jobs error: {e}"));
@@ -654,6 +757,8 @@ pub fn execute(control: &mut dyn JobControl, r: &Request, out: &mut Output<'_>) 
             }
             return 1;
         }
+        // Filters alone that select no job: Slurm finds nothing to do.
+        Err(e) if e.code == ErrorCode::InvalidJobId => return 0,
         Err(e) => {
             print_error(out, PROG, format!("slurm_load_jobs error: {e}"));
             return 1;
@@ -725,7 +830,8 @@ const USAGE: &str = "\
 Usage: scancel [-A account] [--batch] [--full] [--interactive] [-n job_name]
                [-p partition] [-Q] [-q qos] [-R reservation] [-s signal | integer]
                [-t PENDING | RUNNING | SUSPENDED] [--usage] [-u user_name]
-               [--hurry] [-V] [-v] [-w hostlist] [--me] [job_id[_array_id][.step_id]]
+               [--hurry] [-V] [-v] [-w hosts...] [--wckey=wckey]
+               [job_id[_array_id][.step_id]]
 ";
 
 const HELP: &str = "\
@@ -802,12 +908,9 @@ mod tests {
 
     #[test]
     fn filters_and_signals() {
-        let r = req("-u root,alice -t PD,running -n a -p debug -s USR1 -b -vv --me");
+        let r = req("-u root -u alice -t PD -t running -n a -p debug -s USR1 -b -vv --me");
         assert_eq!(r.filter.user_ids, vec![0, 1000, 42]);
-        assert_eq!(
-            r.filter.states,
-            vec![v1::JobState::Pending as i32, v1::JobState::Running as i32]
-        );
+        assert_eq!(r.filter.states, vec![v1::JobState::Running as i32]);
         assert_eq!(r.filter.names, vec!["a"]);
         assert_eq!(r.filter.partitions, vec!["debug"]);
         assert_eq!(r.signal, Some(10));
@@ -824,11 +927,162 @@ mod tests {
         assert_eq!(err(""), "No job identification provided");
         assert_eq!(err("-u nobody-here"), "Invalid user name: nobody-here");
         assert_eq!(err("-s FOO 1"), "Unknown job signal: FOO");
+        assert_eq!(err("-u root,alice"), "Invalid user name: root,alice");
         assert!(err("-t done").starts_with("Invalid job state specified: done"));
         assert_eq!(err("--bogus"), "unrecognized option '--bogus'");
         assert_eq!(
             parse(&args("--vers"), &uid_of, 0).unwrap(),
             Invocation::Version
+        );
+    }
+
+    /// Runs scancel up to the point it would load the configuration.
+    fn run_words(words: &[&str]) -> (String, i32) {
+        let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        let code = match prepare(&words, &mut out) {
+            Err(code) | Ok(Prepared::Done(code)) => code,
+            Ok(Prepared::Send(..)) => -1,
+        };
+        let _ = out.flush();
+        assert!(o.is_empty());
+        (String::from_utf8(e).unwrap(), code)
+    }
+
+    #[test]
+    fn signal_and_state_refusals_have_no_prefix() {
+        for (words, text) in [
+            (&["-s", "foo"][..], "Unknown job signal: foo\n"),
+            (&["--signal=BOGUS", "5"][..], "Unknown job signal: BOGUS\n"),
+            (&["-s", "", "5"][..], "Unknown job signal: \n"),
+            (
+                &["--state=foo"][..],
+                "Invalid job state specified: foo\n\
+                 Valid job states are PENDING, RUNNING, and SUSPENDED\n",
+            ),
+            (
+                &["-t", "pd,r"][..],
+                "Invalid job state specified: pd,r\n\
+                 Valid job states are PENDING, RUNNING, and SUSPENDED\n",
+            ),
+        ] {
+            assert_eq!(run_words(words), (text.to_owned(), 1), "{words:?}");
+        }
+    }
+
+    #[test]
+    fn signals_read_as_scancel_reads_them() {
+        for (text, sig) in [
+            ("9", 9),
+            ("+9", 9),
+            (" 9", 9),
+            ("9 ", 9),
+            ("SIGKILL", 9),
+            ("sigKill", 9),
+            ("SIGKILL ", 9),
+            ("usr1", 10),
+            ("XCPU", 24),
+            ("65", 65),
+            ("-9", 65_527),
+        ] {
+            assert_eq!(parse_scancel_signal(text), Some(sig), "{text:?}");
+        }
+        for bad in [
+            "0",
+            "00",
+            "-0",
+            "",
+            " ",
+            "9abc",
+            "4294967296",
+            "SIG",
+            "0x9",
+            "kil",
+            "KILL9",
+            "SIGSIGKILL",
+            "STKFLT",
+            "WINCH",
+            "SEGV",
+            "PWR",
+            "RTMIN",
+            "é",
+        ] {
+            assert_eq!(parse_scancel_signal(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn finished_states_are_valid_and_select_nothing() {
+        let r = req("-t cd");
+        assert!(r.matches_nothing && r.filter.states.is_empty());
+        assert!(!req("-t cd -t pd").matches_nothing);
+        for bad in ["all", "", " pd", "pending "] {
+            assert!(parse(&[format!("--state={bad}")], &uid_of, 0).is_err());
+        }
+    }
+
+    #[test]
+    fn bad_array_ranges_are_named() {
+        assert_eq!(
+            run_words(&["1_[a-b]"]),
+            (
+                "scancel: error: _parse_single_range: Invalid range: `a-b'\n\
+                 scancel: error: Invalid job id 1_[a-b]\n"
+                    .to_owned(),
+                1
+            )
+        );
+        assert_eq!(
+            run_words(&["1.x"]),
+            ("scancel: error: Invalid job id 1.x\n".to_owned(), 1)
+        );
+    }
+
+    #[test]
+    fn users_must_exist() {
+        assert_eq!(
+            run_words(&["-u", ""]),
+            ("scancel: error: Invalid user name: \n".to_owned(), 1)
+        );
+        assert_eq!(
+            run_words(&["-u", "4294967294"]),
+            (
+                "scancel: error: Invalid user name: 4294967294\n".to_owned(),
+                1
+            )
+        );
+    }
+
+    #[test]
+    fn usage_is_the_2205_text() {
+        assert!(USAGE.contains("[-w hosts...] [--wckey=wckey]\n"));
+        assert!(USAGE.ends_with("               [job_id[_array_id][.step_id]]\n"));
+    }
+
+    #[test]
+    fn filters_that_select_nothing_succeed_quietly() {
+        struct NoJobs;
+        impl JobControl for NoJobs {
+            fn jobs(&mut self, _: &v1::JobFilter) -> Result<Vec<v1::JobInfo>, RpcError> {
+                Err(RpcError::new(ErrorCode::InvalidJobId, ""))
+            }
+            fn act(&mut self, _: &Request) -> Result<v1::JobActionReply, RpcError> {
+                Err(RpcError::new(ErrorCode::InvalidJobId, ""))
+            }
+        }
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        assert_eq!(execute(&mut NoJobs, &req("-A acct"), &mut out), 0);
+        let _ = out.flush();
+        assert!(e.is_empty());
+        // --interactive names the missing job as Slurm does.
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let code = execute_io(&mut NoJobs, &req("-i 5"), &mut &b""[..], &mut o, &mut e);
+        assert_eq!(code, 1);
+        assert_eq!(
+            String::from_utf8(e).unwrap(),
+            "scancel: error: Kill job error on job id 5: Invalid job id specified\n"
         );
     }
 

@@ -15,7 +15,7 @@ use slurm_proto::v1::{GetNodesRequest, GetPartitionsRequest, NodeInfo, Partition
 use crate::client::{self, ClientConfig, Controller, EnvLookup};
 use crate::format::scontrol::node_state;
 use crate::format::sinfo::{self as render, SortKey, View};
-use crate::format::{self, Ctx, Item, Zone};
+use crate::format::{self, checks, Ctx, Item, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 use crate::squeue::{Pacer, SystemPacer};
@@ -121,9 +121,109 @@ const LONGS: &[LongOpt<Key>] = &[
     long("yaml", HasArg::No, Key::Ignored),
 ];
 
-const USAGE: &str = "Usage: sinfo [-adelNRrsTv] [-i seconds] [-t states] [-p partition] [-n nodes]
-             [-S fields] [-o format] [-O Format] [--federation] [--local]
-             [--json=data_parser] [--yaml=data_parser]";
+/// sinfo 22.05's usage text.
+const USAGE: &str = "Usage: sinfo [-abdelNRrsTv] [-i seconds] [-t states] [-p partition] [-n nodes]
+             [-S fields] [-o format] [-O Format] [--federation] [--local]";
+
+/// The `-t` names sinfo 22.05 accepts, each also by any prefix (`alloc`,
+/// `mix`, `d`), in the order a prefix is resolved, with the state each
+/// stands for here. The first 23 are the ones it lists after refusing a
+/// word; the rest are its short forms.
+const NODE_STATE_NAMES: &[(&str, &str)] = &[
+    ("unknown", "unknown"),
+    ("down", "down"),
+    ("idle", "idle"),
+    ("allocated", "allocated"),
+    ("?", "?"),
+    ("mixed", "mixed"),
+    ("future", "future"),
+    ("drain", "drain"),
+    ("drained", "drained"),
+    ("draining", "draining"),
+    ("no_respond", "no_respond"),
+    ("reserved", "reserved"),
+    ("perfctrs", "perfctrs"),
+    ("cloud", "cloud"),
+    ("completing", "completing"),
+    ("powering_down", "powering_down"),
+    ("powered_down", "powered_down"),
+    ("power_down", "power_down"),
+    ("powering_up", "powering_up"),
+    ("fail", "fail"),
+    ("maint", "maint"),
+    ("reboot", "reboot"),
+    ("reboot^", "reboot^"),
+    ("planned", "planned"),
+    ("plnd", "planned"),
+    ("resv", "reserved"),
+    ("drng", "draining"),
+    ("futr", "future"),
+    ("npc", "perfctrs"),
+    ("boot^", "reboot^"),
+];
+
+/// The list sinfo 22.05 prints after refusing a `-t` word.
+const VALID_NODE_STATES: &str = "unknown,down,idle,allocated,?,mixed,future,drain,drained,\
+draining,no_respond,reserved,perfctrs,cloud,completing,powering_down,powered_down,power_down,\
+powering_up,fail,maint,reboot,reboot^,unknown";
+
+/// The state a `-t` word stands for: the first name it is a prefix of,
+/// in any case.
+fn node_state_word(word: &str) -> Option<&'static str> {
+    NODE_STATE_NAMES
+        .iter()
+        .find(|(name, _)| {
+            name.len() >= word.len()
+                && name.as_bytes()[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+        })
+        .map(|&(_, state)| state)
+}
+
+/// Reads `-t`: `all` (any case) as the whole value selects every node;
+/// else a comma list of states, each possibly `a&b` (nodes in both). Empty
+/// items are skipped. The error is the word refused.
+pub fn parse_node_states(value: &str) -> Result<Vec<String>, String> {
+    if value.eq_ignore_ascii_case("all") {
+        return Ok(Vec::new());
+    }
+    let mut states = Vec::new();
+    for item in value.split(',').filter(|i| !i.is_empty()) {
+        let mut all_of = Vec::new();
+        for word in item.split('&').filter(|w| !w.is_empty()) {
+            all_of.push(node_state_word(word).ok_or_else(|| word.to_owned())?);
+        }
+        if !all_of.is_empty() {
+            states.push(all_of.join("&"));
+        }
+    }
+    Ok(states)
+}
+
+/// A command line sinfo refuses before asking the controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SinfoError {
+    /// Printed as `sinfo: <getopt text>` and the "Try" line.
+    Getopt(GetoptError),
+    /// The lines printed on standard error, as they are.
+    Refused(Vec<String>),
+}
+
+impl std::fmt::Display for SinfoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Getopt(e) => write!(f, "{e}"),
+            Self::Refused(lines) => f.write_str(&lines.join("\n")),
+        }
+    }
+}
+
+impl std::error::Error for SinfoError {}
+
+impl From<GetoptError> for SinfoError {
+    fn from(e: GetoptError) -> Self {
+        SinfoError::Getopt(e)
+    }
+}
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -152,11 +252,15 @@ pub struct Options {
     pub sort: Option<String>,
     /// `-i`/`--iterate` as given; checked by [`Plan::new`].
     pub iterate: Option<String>,
+    /// `-M`/`--clusters` as given; checked against `ClusterName`.
+    pub clusters: Option<String>,
 }
 
 /// Reads the options (arguments without the program name) and
-/// `SINFO_FORMAT`, `SINFO_PARTITION` and `SINFO_SORT`.
-pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, GetoptError> {
+/// `SINFO_FORMAT`, `SINFO_PARTITION` and `SINFO_SORT`. `-t`, `-n` and `-i`
+/// are checked as they are read, so the first bad one is reported, as in
+/// Slurm; `-l` with `-o` or `-O` is refused after the last option.
+pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, SinfoError> {
     let var = |name: &str| {
         env(name)
             .map(|v| v.to_string_lossy().into_owned())
@@ -176,15 +280,22 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Get
         sort: var("SINFO_SORT"),
         ..Options::default()
     };
+    let mut format_given = false;
     for found in Getopt::new(args, SHORTS, LONGS, Ordering::Permute) {
         let found = found?;
         let value = found.value;
+        let text = value.as_deref().unwrap_or("");
         match found.key {
-            Key::All | Key::Clusters | Key::Exact | Key::Hide | Key::Reservation => {}
+            Key::All | Key::Exact | Key::Hide | Key::Reservation => {}
             Key::Verbose | Key::Ignored => {}
+            Key::Clusters => o.clusters = value,
             Key::Dead => o.dead = true,
-            Key::Format => o.format = value,
+            Key::Format => {
+                format_given = true;
+                o.format = value;
+            }
             Key::FormatLong => {
+                format_given = true;
                 o.format = value;
                 o.format_long = true;
             }
@@ -197,24 +308,47 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Get
                 o.version = true;
                 return Ok(o);
             }
-            Key::Iterate => o.iterate = value,
+            Key::Iterate => {
+                if checks::atoi(text) <= 0 {
+                    return Err(SinfoError::Refused(vec![format!(
+                        "sinfo: error: Error: invalid entry for --iterate={text}"
+                    )]));
+                }
+                o.iterate = value;
+            }
             Key::Json => o.json = true,
             Key::Reasons => o.reasons = true,
             Key::Long => o.long = true,
             Key::Node => o.node_oriented = true,
             Key::NoHeader => o.no_header = true,
-            Key::Nodes => o.nodes = value,
+            Key::Nodes => {
+                if let Err(e) = checks::check_hostlist(text) {
+                    let lines = e.lines(text, "nodes").into_iter();
+                    let lines = lines.map(|l| format!("sinfo: error: {l}"));
+                    return Err(SinfoError::Refused(lines.collect()));
+                }
+                o.nodes = value;
+            }
             Key::Partition => o.partitions = split(value),
             Key::Responding => o.responding = true,
             Key::Sort => o.sort = value,
             Key::States => {
-                o.states = split(value)
-                    .into_iter()
-                    .map(|s| s.to_ascii_lowercase())
-                    .collect()
+                o.states = parse_node_states(text).map_err(|word| {
+                    SinfoError::Refused(vec![
+                        format!("sinfo: error: Bad state string: \"{word}\""),
+                        format!("sinfo: error: valid states: {VALID_NODE_STATES}"),
+                    ])
+                })?;
             }
             Key::Summarize => o.summarize = true,
         }
+    }
+    if o.long && format_given {
+        return Err(SinfoError::Refused(vec![
+            "sinfo: fatal: Options -o(--format) and -l(--long) are mutually exclusive. \
+             Please remove one and retry."
+                .to_owned(),
+        ]));
     }
     Ok(o)
 }
@@ -253,10 +387,8 @@ fn state_matches(node: &NodeInfo, word: &str) -> bool {
     word == trim(&short)
         || word == trim(&long)
         || word == base
-        || (word == "alloc" && base == "allocated")
-        || (word == "mix" && base == "mixed")
         || (word == "drain" && (long.starts_with("drain")))
-        || word == "all"
+        || (word == "no_respond" && state.has(slurm_common::state::NodeFlag::NotResponding))
 }
 
 /// Applies `-p`, `-n`, `-t`, `-d` and `-r` to the controller's reply.
@@ -277,7 +409,12 @@ pub fn select(
     let nodes = nodes
         .into_iter()
         .filter(|n| wanted.as_ref().is_none_or(|w| w.contains(&n.name)))
-        .filter(|n| o.states.is_empty() || o.states.iter().any(|s| state_matches(n, s)))
+        .filter(|n| {
+            o.states.is_empty()
+                || o.states
+                    .iter()
+                    .any(|s| s.split('&').all(|w| state_matches(n, w)))
+        })
         .filter(|n| {
             let s = node_state(n);
             let not_responding = s.has(slurm_common::state::NodeFlag::NotResponding);
@@ -307,7 +444,7 @@ impl Plan {
     pub fn new(o: &Options) -> Result<Plan, String> {
         let iterate = match &o.iterate {
             None => None,
-            Some(v) => match u64::try_from(opts::atoi(v)) {
+            Some(v) => match u64::try_from(checks::atoi(v)) {
                 Ok(seconds) if seconds > 0 => Some(seconds),
                 _ => return Err(format!("Error: invalid entry for --iterate={v}")),
             },
@@ -447,8 +584,14 @@ pub fn run_paced(
         .collect();
     let o = match parse_options(&args, env) {
         Ok(o) => o,
-        Err(e) => {
+        Err(SinfoError::Getopt(e)) => {
             opts::report(&mut out, "sinfo", &e);
+            return 1;
+        }
+        Err(SinfoError::Refused(lines)) => {
+            for line in &lines {
+                out.error_line(line);
+            }
             return 1;
         }
     };
@@ -477,6 +620,12 @@ pub fn run_paced(
             return 1;
         }
     };
+    if let Some(line) = o.clusters.as_deref().and_then(|names| {
+        crate::squeue::unknown_clusters("sinfo", names, &config.conf.cluster_name)
+    }) {
+        out.error_line(&line);
+        return 1;
+    }
     let mut controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
@@ -521,6 +670,157 @@ mod tests {
     fn parse(args: &[&str]) -> Options {
         let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
         parse_options(&args, &|_| None).unwrap()
+    }
+
+    /// Runs sinfo up to the point it would ask the controller.
+    fn refused(args: &[&str]) -> (String, String, i32) {
+        let mut argv = vec![OsString::from("sinfo")];
+        argv.extend(args.iter().map(OsString::from));
+        let env =
+            |name: &str| (name == "SLURM_CONF").then(|| OsString::from("/nonexistent/slurm.conf"));
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let code = run_with(&argv, &env, &mut o, &mut e);
+        (
+            String::from_utf8(o).unwrap(),
+            String::from_utf8(e).unwrap(),
+            code,
+        )
+    }
+
+    #[test]
+    fn bad_state_words_list_the_valid_ones() {
+        for (value, word) in [
+            ("foo", "foo"),
+            ("idle,foo", "foo"),
+            ("down,resp", "resp"),
+            ("idle&foo", "foo"),
+            ("x&idle", "x"),
+            ("idle+drain", "idle+drain"),
+            ("DOWN*", "DOWN*"),
+            ("nr", "nr"),
+            (" idle", " idle"),
+        ] {
+            assert_eq!(
+                refused(&["-t", value]),
+                (
+                    String::new(),
+                    format!(
+                        "sinfo: error: Bad state string: \"{word}\"\n\
+                         sinfo: error: valid states: {VALID_NODE_STATES}\n"
+                    ),
+                    1
+                ),
+                "{value}"
+            );
+        }
+        assert!(VALID_NODE_STATES.starts_with("unknown,down,idle,allocated,?,mixed,"));
+        assert!(VALID_NODE_STATES.ends_with(",maint,reboot,reboot^,unknown"));
+    }
+
+    #[test]
+    fn state_words_are_prefixes() {
+        let states = |v: &str| parse_node_states(v).unwrap();
+        assert_eq!(states("all"), Vec::<String>::new());
+        assert_eq!(states("ALL"), Vec::<String>::new());
+        assert_eq!(states("a"), ["allocated"]);
+        assert_eq!(states("idle,all"), ["idle", "allocated"]);
+        assert_eq!(states("d"), ["down"]);
+        assert_eq!(states("dr"), ["drain"]);
+        assert_eq!(states("MIX"), ["mixed"]);
+        assert_eq!(
+            states("drng,resv,boot,plan,no_resp"),
+            ["draining", "reserved", "reboot^", "planned", "no_respond"]
+        );
+        assert_eq!(states("idle&drain"), ["idle&drain"]);
+        assert_eq!(states("&,drain&,idle,,down"), ["drain", "idle", "down"]);
+        for bad in [
+            "inval",
+            "failing",
+            "power_up",
+            "dynamic",
+            "idleX",
+            "maintenance",
+        ] {
+            assert_eq!(parse_node_states(bad), Err(bad.to_owned()));
+        }
+    }
+
+    #[test]
+    fn and_states_need_every_part() {
+        let node = |state: slurm_proto::v1::NodeState, drain: bool| NodeInfo {
+            name: "n1".into(),
+            state: state as i32,
+            state_flags: if drain {
+                vec![slurm_proto::v1::NodeStateFlag::Drain as i32]
+            } else {
+                Vec::new()
+            },
+            ..NodeInfo::default()
+        };
+        let o = parse(&["-t", "idle&drain"]);
+        let nodes = vec![
+            node(slurm_proto::v1::NodeState::Idle, true),
+            node(slurm_proto::v1::NodeState::Idle, false),
+        ];
+        let (_, kept) = select(&o, Vec::new(), nodes);
+        assert_eq!(kept.len(), 1);
+        assert!(!kept[0].state_flags.is_empty());
+    }
+
+    #[test]
+    fn node_lists_are_checked_as_read() {
+        assert_eq!(
+            refused(&["-n", "n[a-b]", "-t", "foo"]),
+            (
+                String::new(),
+                "sinfo: error: _parse_single_range: Invalid range: `a-b'\n\
+                 sinfo: error: 'n[a-b]' invalid entry for --nodes\n"
+                    .to_owned(),
+                1
+            )
+        );
+        assert_eq!(
+            refused(&["-n", "n[0-65536]"]).1,
+            "sinfo: error: _parse_single_range: Too many hosts in range `0-65536'\n\
+             sinfo: error: 'n[0-65536]' invalid entry for --nodes\n"
+        );
+    }
+
+    #[test]
+    fn long_excludes_o_and_big_o() {
+        let fatal = "sinfo: fatal: Options -o(--format) and -l(--long) are mutually \
+                     exclusive. Please remove one and retry.\n";
+        for args in [&["-l", "-o", "%P"][..], &["-O", "partition", "-l"][..]] {
+            assert_eq!(refused(args), (String::new(), fatal.to_owned(), 1));
+        }
+        let env = |name: &str| (name == "SINFO_FORMAT").then(|| OsString::from("%P"));
+        assert!(parse_options(&["-l".to_owned()], &env).is_ok());
+    }
+
+    #[test]
+    fn iterate_reads_as_atoi() {
+        assert_eq!(
+            refused(&["-i", "99999999999999999999", "-t", "foo"]),
+            (
+                String::new(),
+                "sinfo: error: Error: invalid entry for --iterate=99999999999999999999\n"
+                    .to_owned(),
+                1
+            )
+        );
+        let o = parse(&["-i", "5000000000"]);
+        assert_eq!(Plan::new(&o).unwrap().iterate, Some(705_032_704));
+    }
+
+    #[test]
+    fn usage_is_the_2205_text() {
+        let (out, err, code) = refused(&["--usage"]);
+        assert_eq!((err.as_str(), code), ("", 0));
+        assert_eq!(
+            out,
+            "Usage: sinfo [-abdelNRrsTv] [-i seconds] [-t states] [-p partition] [-n nodes]\n\
+             \x20            [-S fields] [-o format] [-O Format] [--federation] [--local]\n"
+        );
     }
 
     #[test]
@@ -573,13 +873,17 @@ mod tests {
     fn plan_checks_iterate_and_reads_formats() {
         let plan = |args: &[&str]| Plan::new(&parse(args));
         assert_eq!(plan(&["-i", "3"]).unwrap().iterate, Some(3));
+        let refused = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+            parse_options(&args, &|_| None).unwrap_err().to_string()
+        };
         assert_eq!(
-            plan(&["-i", "x"]).unwrap_err(),
-            "Error: invalid entry for --iterate=x"
+            refused(&["-i", "x"]),
+            "sinfo: error: Error: invalid entry for --iterate=x"
         );
         assert_eq!(
-            plan(&["--iterate=0"]).unwrap_err(),
-            "Error: invalid entry for --iterate=0"
+            refused(&["--iterate=0"]),
+            "sinfo: error: Error: invalid entry for --iterate=0"
         );
         let p = plan(&["-O", "partition,bogus,nodes:.3"]).unwrap();
         assert_eq!(p.unknown_fields, vec!["bogus".to_owned()]);

@@ -28,7 +28,7 @@ use slurm_proto::ErrorCode;
 use crate::client::{self, ClientConfig, Controller, EnvLookup, RpcError};
 use crate::format::reply::{JobRecords, ReplyError};
 use crate::format::squeue::{self as render, StateFilter};
-use crate::format::{self, Ctx, Zone};
+use crate::format::{self, checks, Ctx, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
@@ -152,13 +152,46 @@ const LONGS: &[LongOpt<Key>] = &[
     long("yaml", HasArg::No, Key::Ignored),
 ];
 
+/// squeue 22.05's usage text (its last line starts with a tab).
 const USAGE: &str = "Usage: squeue [-A account] [--clusters names] [-i seconds] [--job jobid]
-              [-n name] [-o format] [--only-job-state] [-p partitions]
-              [--qos qos] [--reservation reservation] [--sort fields] [--start]
+              [-n name] [-o format] [-p partitions] [--qos qos]
+              [--reservation reservation] [--sort fields] [--start]
               [--step step_id] [-t states] [-u user_name] [--usage]
               [-L licenses] [-w nodes] [--federation] [--local] [--sibling]
-              [--expand-patterns] [--json=data_parser] [--yaml=data_parser]
-              [-ahjlrsv]";
+\t      [-ahjlrsv]";
+
+/// The states squeue 22.05 lists after refusing a `-t` word.
+const VALID_STATES: &str = "PENDING,RUNNING,SUSPENDED,COMPLETED,CANCELLED,FAILED,TIMEOUT,\
+NODE_FAIL,PREEMPTED,BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,\
+RESV_DEL_HOLD,REQUEUED,REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED";
+
+/// A command line squeue refuses before asking the controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqueueError {
+    /// Printed as `squeue: <getopt text>` and the "Try" line.
+    Getopt(GetoptError),
+    /// Printed as is: every line for standard error (the warnings printed
+    /// before the refusal come first), then the usage on standard output
+    /// when `usage` is set.
+    Refused { lines: Vec<String>, usage: bool },
+}
+
+impl std::fmt::Display for SqueueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Getopt(e) => write!(f, "{e}"),
+            Self::Refused { lines, .. } => f.write_str(&lines.join("\n")),
+        }
+    }
+}
+
+impl std::error::Error for SqueueError {}
+
+impl From<GetoptError> for SqueueError {
+    fn from(e: GetoptError) -> Self {
+        SqueueError::Getopt(e)
+    }
+}
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -186,6 +219,62 @@ pub struct Options {
     pub version: bool,
     /// `-i`/`--iterate` as given; checked by [`Plan::new`].
     pub iterate: Option<String>,
+    /// The uids of the `-u` users that exist; `users_given` says whether
+    /// `-u` (or `SQUEUE_USERS`) asked for users at all, so that naming only
+    /// unknown users selects nothing, as in Slurm.
+    pub uids: Vec<u32>,
+    pub users_given: bool,
+    /// `-s`/`--steps` as given (checked; step listing is not offered).
+    pub steps: Option<String>,
+    /// `-M`/`--clusters` as given; checked against `ClusterName`.
+    pub clusters: Option<String>,
+    /// Lines already meant for standard error (unknown users) when the
+    /// command goes on.
+    pub warnings: Vec<String>,
+}
+
+/// The lines squeue prints for an unknown `-u` user; like Slurm it goes on.
+fn resolve_users(o: &mut Options, value: &str) {
+    o.users = list(Some(value.to_owned()));
+    o.users_given = true;
+    o.uids.clear();
+    for user in value.split(',').filter(|u| !u.is_empty()) {
+        match checks::uid_from_string(user, &client::uid_for_name, &|uid| {
+            client::user_name(uid).is_some()
+        }) {
+            Some(uid) => o.uids.push(uid),
+            None => {
+                // Slurm's message ends in a newline of its own.
+                o.warnings
+                    .push(format!("squeue: error: Invalid user: {user}"));
+                o.warnings.push(String::new());
+            }
+        }
+    }
+}
+
+/// Checks a `-j` list as squeue reads it: each id is C's `strtol` kept to
+/// an `int`, and must be positive; what follows the number (`.0`, `_3`,
+/// `+1`) is not checked here.
+fn check_job_list(value: &str) -> Result<(), String> {
+    for id in value.split(',').filter(|i| !i.is_empty()) {
+        if checks::atoi(id) <= 0 {
+            return Err(format!("squeue: error: Invalid job id: {id}"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a `-s` list: each item needs a job part and a step part around
+/// a `.` (empty parts are skipped, as `strtok` skips them).
+fn check_step_list(value: &str) -> Result<(), String> {
+    for item in value.split(',').filter(|i| !i.is_empty()) {
+        let mut parts = item.split('.').filter(|p| !p.is_empty());
+        if let (Some(job), None) = (parts.next(), parts.next()) {
+            return Err(format!("squeue: error: Invalid job_step id: {job}.??"));
+        }
+    }
+    Ok(())
 }
 
 fn list(value: Option<String>) -> Vec<String> {
@@ -199,8 +288,11 @@ fn list(value: Option<String>) -> Vec<String> {
 }
 
 /// Reads the options (arguments without the program name) and the
-/// `SQUEUE_*` environment variables they override.
-pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, GetoptError> {
+/// `SQUEUE_*` environment variables they override. Values squeue checks
+/// while reading (`-t`, `-u`, `-w`, `-i`, an attached `-j`/`-s`) are
+/// checked in command-line order, so the first bad one is the one
+/// reported, as in Slurm; then `-l` with `-o`, then the operands.
+pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, SqueueError> {
     let var = |name: &str| {
         env(name)
             .map(|v| v.to_string_lossy().into_owned())
@@ -213,19 +305,29 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Get
         accounts: list(var("SQUEUE_ACCOUNT")),
         partitions: list(var("SQUEUE_PARTITION")),
         qos: list(var("SQUEUE_QOS")),
-        users: list(var("SQUEUE_USERS")),
         states: var("SQUEUE_STATES"),
         ..Options::default()
     };
+    if let Some(users) = var("SQUEUE_USERS") {
+        resolve_users(&mut o, &users);
+    }
+    let refuse = |o: &Options, lines: Vec<String>| SqueueError::Refused {
+        lines: o.warnings.iter().cloned().chain(lines).collect(),
+        usage: false,
+    };
+    let (mut dash_o, mut job_flag, mut step_flag) = (false, false, false);
     let mut getopt = Getopt::new(args, SHORTS, LONGS, Ordering::Permute);
     for found in &mut getopt {
         let found = found?;
         let value = found.value;
+        let text = value.as_deref().unwrap_or("");
         match found.key {
             Key::Account => o.accounts = list(value),
-            Key::All | Key::Hide | Key::Clusters | Key::Licenses | Key::Ignored => {}
+            Key::All | Key::Hide | Key::Licenses | Key::Ignored => {}
+            Key::Clusters => o.clusters = value,
             Key::Array => o.array = true,
             Key::Format => {
+                dash_o = true;
                 o.format = value;
                 o.format_long = None;
             }
@@ -246,31 +348,94 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Get
                 o.version = true;
                 return Ok(o);
             }
-            Key::Iterate => o.iterate = value,
-            Key::Jobs => o.job_ids.extend(list(value)),
+            Key::Iterate => {
+                if checks::atoi(text) <= 0 {
+                    // Slurm's message ends in a newline of its own.
+                    let lines = vec![format!("squeue: error: --iterate={text}"), String::new()];
+                    return Err(refuse(&o, lines));
+                }
+                o.iterate = value;
+            }
+            Key::Jobs => {
+                job_flag = true;
+                if let Some(v) = &value {
+                    check_job_list(v).map_err(|line| refuse(&o, vec![line]))?;
+                }
+                o.job_ids.extend(list(value));
+            }
             Key::Json => o.json = true,
             Key::Long => o.long = true,
             Key::Me => o.me = true,
             Key::Name => o.names = list(value),
             Key::NoHeader => o.no_header = true,
-            Key::Nodelist => o.nodelist = value.unwrap_or_default(),
+            Key::Nodelist => {
+                if let Err(e) = checks::check_hostlist(text) {
+                    let lines = e.lines(text, "nodelist");
+                    let lines = lines.iter().map(|l| format!("squeue: error: {l}"));
+                    return Err(refuse(&o, lines.collect()));
+                }
+                o.nodelist = value.unwrap_or_default();
+            }
             Key::Partition => o.partitions = list(value),
             Key::Qos => o.qos = list(value),
             Key::Reservation => o.reservations = list(value),
             Key::Sort => o.sort = value,
             Key::Start => o.start = true,
-            Key::States => o.states = value,
-            Key::Steps | Key::Verbose => {}
-            Key::User => o.users = list(value),
+            Key::States => {
+                if let Err(e) = render::parse_states(text) {
+                    let lines = vec![
+                        format!("squeue: error: Invalid job state specified: {}", e.word),
+                        format!("squeue: error: Valid job states include: {VALID_STATES}"),
+                        String::new(),
+                    ];
+                    return Err(refuse(&o, lines));
+                }
+                o.states = value;
+            }
+            Key::Steps => {
+                step_flag = true;
+                if let Some(v) = &value {
+                    check_step_list(v).map_err(|line| refuse(&o, vec![line]))?;
+                }
+                o.steps = value;
+            }
+            Key::Verbose => {}
+            Key::User => resolve_users(&mut o, text),
         }
     }
-    // A bare word after -j is more job ids, as in `squeue -j 1 2`.
-    o.job_ids.extend(
-        getopt
-            .into_operands()
-            .into_iter()
-            .flat_map(|w| list(Some(w))),
-    );
+    if o.long && dash_o {
+        let line = "squeue: fatal: Options -o(--format) and -l(--long) are mutually \
+                    exclusive. Please remove one and retry.";
+        return Err(refuse(&o, vec![line.to_owned()]));
+    }
+    // One bare word may hold the `-j` ids (`squeue -j 5`: -j's value is
+    // optional, so it is not attached) or else the `-s` steps; any other
+    // bare word is refused.
+    let mut operands = getopt.into_operands().into_iter();
+    if let Some(first) = operands.next() {
+        let rest = if job_flag {
+            check_job_list(&first).map_err(|line| refuse(&o, vec![line]))?;
+            o.job_ids = list(Some(first));
+            operands.next()
+        } else if step_flag {
+            check_step_list(&first).map_err(|line| refuse(&o, vec![line]))?;
+            o.steps = Some(first);
+            operands.next()
+        } else {
+            Some(first)
+        };
+        if let Some(word) = rest {
+            return Err(SqueueError::Refused {
+                lines: o
+                    .warnings
+                    .iter()
+                    .cloned()
+                    .chain([format!("squeue: error: Unrecognized option: {word}")])
+                    .collect(),
+                usage: true,
+            });
+        }
+    }
     Ok(o)
 }
 
@@ -279,20 +444,25 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Get
 #[error("Invalid job id: {0}")]
 pub struct JobIdError(pub String);
 
-/// Splits `-j` entries into plain ids and array task selectors.
+/// Splits `-j` entries into plain ids and array task selectors. The id is
+/// read as squeue reads it (C's `strtol` kept to an `int`, positive); an
+/// `_` right after it starts the array tasks, and anything else after it
+/// (`.0`, `+1`) is ignored, as squeue ignores it.
 fn job_selectors(ids: &[String]) -> Result<(Vec<u32>, Vec<ArrayTaskSelector>), JobIdError> {
     let mut plain = Vec::new();
     let mut tasks = Vec::new();
     for id in ids {
-        match id.split_once('_') {
-            Some((master, spec)) => {
-                let master = master.parse::<u32>().map_err(|_| JobIdError(id.clone()))?;
-                tasks.push(ArrayTaskSelector {
-                    array_job_id: master,
-                    task_spec: spec.to_owned(),
-                });
-            }
-            None => plain.push(id.parse::<u32>().map_err(|_| JobIdError(id.clone()))?),
+        let (_, rest, _) = checks::strtol(id);
+        let job = u32::try_from(checks::atoi(id))
+            .ok()
+            .filter(|j| *j > 0)
+            .ok_or_else(|| JobIdError(id.clone()))?;
+        match rest.strip_prefix('_') {
+            Some(spec) => tasks.push(ArrayTaskSelector {
+                array_job_id: job,
+                task_spec: spec.to_owned(),
+            }),
+            None => plain.push(job),
         }
     }
     Ok((plain, tasks))
@@ -357,11 +527,23 @@ pub fn run_paced(
         .collect();
     let opts = match parse_options(&args, env) {
         Ok(o) => o,
-        Err(e) => {
+        Err(SqueueError::Getopt(e)) => {
             opts::report(&mut out, "squeue", &e);
             return 1;
         }
+        Err(SqueueError::Refused { lines, usage }) => {
+            for line in &lines {
+                out.error_line(line);
+            }
+            if usage {
+                let _ = out.block("squeue", USAGE);
+            }
+            return 1;
+        }
     };
+    for line in &opts.warnings {
+        out.error_line(line);
+    }
     if opts.version {
         return out.block("squeue", &version_line());
     }
@@ -382,6 +564,14 @@ pub fn run_paced(
             return 1;
         }
     };
+    if let Some(line) = opts
+        .clusters
+        .as_deref()
+        .and_then(|names| unknown_clusters("squeue", names, &config.conf.cluster_name))
+    {
+        out.error_line(&line);
+        return 1;
+    }
     let mut controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
@@ -408,6 +598,19 @@ pub fn run_paced(
         Ok(Box::new(StreamedParts { runtime, stream }))
     };
     report_loop(&plan, &mut fetch, pacer, Zone::System, &mut out)
+}
+
+/// The refusal of a `-M` list naming a cluster other than this one (`all`
+/// names every cluster, this one included), worded as Slurm words it.
+pub fn unknown_clusters(prog: &str, names: &str, ours: &str) -> Option<String> {
+    let known = |n: &str| n.eq_ignore_ascii_case(ours) || n.eq_ignore_ascii_case("all");
+    let items: Vec<&str> = names.split(',').filter(|n| !n.is_empty()).collect();
+    (items.is_empty() || !items.iter().all(|n| known(n))).then(|| {
+        format!(
+            "{prog}: error: '{names}' can't be reached now, or it is an invalid entry for \
+             --cluster.  Use 'sacctmgr list clusters' to see available clusters."
+        )
+    })
 }
 
 /// The method squeue calls; its reply comes in parts, each read record by
@@ -535,6 +738,8 @@ pub struct Plan {
     json: bool,
     array: bool,
     uids: Vec<u32>,
+    /// Whether users were asked for (none of them may exist).
+    users_given: bool,
     /// Seconds between reports (`--iterate`).
     iterate: Option<u64>,
     opts: Options,
@@ -548,7 +753,7 @@ impl Plan {
             None => None,
             // Read as C's atoi; Slurm's message ends in a newline of its
             // own, hence the empty line after it.
-            Some(v) => match u64::try_from(opts::atoi(v)) {
+            Some(v) => match u64::try_from(checks::atoi(v)) {
                 Ok(seconds) if seconds > 0 => Some(seconds),
                 _ => return Err(format!("--iterate={v}\n")),
             },
@@ -572,16 +777,7 @@ impl Plan {
             None => StateFilter::Default,
         };
         let (job_ids, array_tasks) = job_selectors(&o.job_ids).map_err(|e| e.to_string())?;
-        let mut uids = Vec::new();
-        for user in &o.users {
-            match user.parse::<u32>() {
-                Ok(uid) => uids.push(uid),
-                Err(_) => match client::uid_for_name(user) {
-                    Some(uid) => uids.push(uid),
-                    None => return Err(format!("Invalid user: {user}")),
-                },
-            }
-        }
+        let mut uids = o.uids.clone();
         if o.me {
             uids.push(client::current_uid());
         }
@@ -618,6 +814,7 @@ impl Plan {
             start: o.start,
             json: o.json,
             array: o.array,
+            users_given: o.users_given || o.me,
             uids,
             iterate,
             opts: o.clone(),
@@ -629,7 +826,7 @@ impl Plan {
         let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
         self.states.admits(job, self.named)
             && (!self.start || format::base_state(job) == slurm_common::state::JobState::Pending)
-            && (self.uids.is_empty() || self.uids.contains(&job.user_id))
+            && (!self.users_given || self.uids.contains(&job.user_id))
             && any(&o.names, &job.name)
             && (o.partitions.is_empty()
                 || job
@@ -890,15 +1087,232 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn parse(args: &[&str]) -> Result<Options, GetoptError> {
+    fn parse(args: &[&str]) -> Result<Options, SqueueError> {
         let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
         parse_options(&args, &|_| None)
+    }
+
+    /// Runs squeue up to the point it would ask the controller (no
+    /// SLURM_CONF: a command line that passes fails on the missing file).
+    fn run_args(args: &[&str]) -> (String, String, i32) {
+        let mut argv = vec![OsString::from("squeue")];
+        argv.extend(args.iter().map(OsString::from));
+        let env =
+            |name: &str| (name == "SLURM_CONF").then(|| OsString::from("/nonexistent/slurm.conf"));
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let code = run_with(&argv, &env, &mut o, &mut e);
+        (
+            String::from_utf8(o).unwrap(),
+            String::from_utf8(e).unwrap(),
+            code,
+        )
+    }
+
+    fn refused(args: &[&str]) -> (String, i32) {
+        let (out, err, code) = run_args(args);
+        assert_eq!(out, "", "{args:?}");
+        (err, code)
+    }
+
+    const STATES_LINE: &str = "squeue: error: Valid job states include: PENDING,RUNNING,\
+SUSPENDED,COMPLETED,CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_FAIL,DEADLINE,\
+OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,REQUEUED,REQUEUE_FED,\
+REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
+
+    #[test]
+    fn bad_state_lists_the_valid_ones() {
+        for (value, word) in [
+            ("foo", "foo"),
+            ("pending,foo", "foo"),
+            ("ALL,foo", "ALL"),
+            ("pd,all", "all"),
+            ("pd, r", " r"),
+        ] {
+            assert_eq!(
+                refused(&["-t", value]),
+                (
+                    format!("squeue: error: Invalid job state specified: {word}\n{STATES_LINE}\n"),
+                    1
+                ),
+                "{value}"
+            );
+        }
+        for good in ["all", "ALL", "pd,,r", "RF", "requeue_fed", "oom", ""] {
+            assert!(parse(&["-t", good]).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn checks_run_in_command_line_order() {
+        // The first bad value read is the one reported.
+        let (err, code) = refused(&["-t", "foo", "-w", "n[a-b]"]);
+        assert!(err.starts_with("squeue: error: Invalid job state specified: foo\n"));
+        assert_eq!(code, 1);
+        assert_eq!(
+            refused(&["-w", "n[a-b]", "-t", "foo", "--bogus"]),
+            (
+                "squeue: error: _parse_single_range: Invalid range: `a-b'\n\
+                 squeue: error: 'n[a-b]' invalid entry for --nodelist\n"
+                    .to_owned(),
+                1
+            )
+        );
+        assert_eq!(
+            refused(&["-w", "n[1-2]a"]),
+            (
+                "squeue: error: 'n[1-2]a' invalid entry for --nodelist\n".to_owned(),
+                1
+            )
+        );
+        assert_eq!(
+            refused(&["-jabc", "-i", "0"]),
+            ("squeue: error: Invalid job id: abc\n".to_owned(), 1)
+        );
+        // An operand -j id is checked after every option.
+        assert_eq!(
+            refused(&["-j", "0", "-i", "0"]),
+            ("squeue: error: --iterate=0\n\n".to_owned(), 1)
+        );
+    }
+
+    #[test]
+    fn unknown_users_are_reported_and_select_nothing() {
+        let o = parse(&["-u", "no-such-user-here,root"]).unwrap();
+        assert_eq!(
+            o.warnings,
+            vec![
+                "squeue: error: Invalid user: no-such-user-here".to_owned(),
+                String::new()
+            ]
+        );
+        assert_eq!(o.uids, vec![0]);
+        let o = parse(&["-u", "4294967294"]).unwrap();
+        assert!(o.users_given && o.uids.is_empty());
+        let plan = Plan::new(&o).unwrap();
+        let job = JobInfo {
+            job_id: 1,
+            user_id: 0,
+            state: slurm_proto::v1::JobState::Running as i32,
+            ..JobInfo::default()
+        };
+        assert_eq!(
+            plan.render(&[job], &Ctx::system(0)).unwrap(),
+            "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+        );
+        // The warning comes before a later refusal.
+        let (err, _) = refused(&["-u", "no-such-user-here", "-t", "x"]);
+        assert!(err.starts_with(
+            "squeue: error: Invalid user: no-such-user-here\n\nsqueue: error: Invalid job state"
+        ));
+    }
+
+    #[test]
+    fn job_ids_read_as_strtol() {
+        for (value, bad) in [
+            ("0", "0"),
+            ("-1", "-1"),
+            ("abc", "abc"),
+            ("4294967295", "4294967295"),
+            ("5,,0", "0"),
+        ] {
+            assert_eq!(
+                refused(&[&format!("--jobs={value}")]),
+                (format!("squeue: error: Invalid job id: {bad}\n"), 1),
+                "{value}"
+            );
+        }
+        let o = parse(&["-j", "1.0,5x,7+1,8_3"]).unwrap();
+        let (plain, tasks) = job_selectors(&o.job_ids).unwrap();
+        assert_eq!(plain, vec![1, 5, 7]);
+        assert_eq!(tasks[0].array_job_id, 8);
+        assert_eq!(tasks[0].task_spec, "3");
+        assert!(parse(&["-j", ","]).is_ok());
+    }
+
+    #[test]
+    fn steps_need_a_step_part() {
+        for (args, line) in [
+            (&["-s", "abc"][..], "Invalid job_step id: abc.??"),
+            (&["--steps=1.2,x"][..], "Invalid job_step id: x.??"),
+            (&["-s", ".5"][..], "Invalid job_step id: 5.??"),
+        ] {
+            assert_eq!(refused(args), (format!("squeue: error: {line}\n"), 1));
+        }
+        assert!(parse(&["-s", "1.2"]).is_ok());
+        assert!(parse(&["-s1..2"]).is_ok());
+    }
+
+    #[test]
+    fn stray_operands_print_the_usage() {
+        for (args, word) in [
+            (&["5"][..], "5"),
+            (&["-j", "1", "2"][..], "2"),
+            (&["--", "-x"][..], "-x"),
+            (&["-j", "1_2", "-s", "x"][..], "x"),
+        ] {
+            let (out, err, code) = run_args(args);
+            assert_eq!(err, format!("squeue: error: Unrecognized option: {word}\n"));
+            assert_eq!(out, format!("{USAGE}\n"));
+            assert_eq!(code, 1);
+        }
+        assert!(USAGE.ends_with("\n\t      [-ahjlrsv]"));
+    }
+
+    #[test]
+    fn long_and_format_exclude_each_other() {
+        let fatal = "squeue: fatal: Options -o(--format) and -l(--long) are mutually \
+                     exclusive. Please remove one and retry.\n";
+        assert_eq!(refused(&["-l", "-o", "%i"]), (fatal.to_owned(), 1));
+        assert_eq!(refused(&["-o", "%i", "-l", "abc"]), (fatal.to_owned(), 1));
+        // -O and SQUEUE_FORMAT are not -o.
+        assert!(parse(&["-l", "-O", "jobid"]).is_ok());
+        let env = |name: &str| (name == "SQUEUE_FORMAT").then(|| OsString::from("%i"));
+        assert!(parse_options(&["-l".to_owned()], &env).is_ok());
+    }
+
+    #[test]
+    fn iterate_reads_as_atoi() {
+        assert_eq!(
+            refused(&["-i", "99999999999999999999"]),
+            (
+                "squeue: error: --iterate=99999999999999999999\n\n".to_owned(),
+                1
+            )
+        );
+        assert_eq!(
+            parse(&["-i", "5000000000"]).unwrap().iterate.as_deref(),
+            Some("5000000000")
+        );
+    }
+
+    #[test]
+    fn clusters_other_than_ours_are_refused() {
+        let line = |names: &str| {
+            format!(
+                "squeue: error: '{names}' can't be reached now, or it is an invalid entry \
+                 for --cluster.  Use 'sacctmgr list clusters' to see available clusters."
+            )
+        };
+        assert_eq!(
+            unknown_clusters("squeue", "foo", "local"),
+            Some(line("foo"))
+        );
+        assert_eq!(unknown_clusters("squeue", "", "local"), Some(line("")));
+        assert_eq!(
+            unknown_clusters("squeue", "local,foo", "local"),
+            Some(line("local,foo"))
+        );
+        assert_eq!(unknown_clusters("squeue", "LOCAL", "local"), None);
+        assert_eq!(unknown_clusters("squeue", "all", "local"), None);
     }
 
     #[test]
     fn long_names_may_be_shortened() {
         let o = parse(&["--noh", "--form=%i", "--sta"]).unwrap_err();
-        assert!(matches!(o, GetoptError::Ambiguous { .. }));
+        assert!(matches!(
+            o,
+            SqueueError::Getopt(GetoptError::Ambiguous { .. })
+        ));
         let o = parse(&["--noh", "--form=%i", "--start"]).unwrap();
         assert!(o.no_header && o.start);
         assert_eq!(o.format.as_deref(), Some("%i"));
@@ -996,8 +1410,9 @@ mod tests {
             Plan::new(&parse(&["-o", "%+"]).unwrap()).unwrap_err(),
             "Invalid job format specification: +"
         );
-        assert!(Plan::new(&parse(&["-t", "nosuch"]).unwrap()).is_err());
-        assert!(Plan::new(&parse(&["-j", "abc"]).unwrap()).is_err());
+        assert!(parse(&["-t", "nosuch"]).is_err());
+        assert!(parse(&["-j", "abc"]).is_err());
+        assert!(parse(&["-jabc"]).is_err());
     }
 
     #[test]
@@ -1030,10 +1445,18 @@ mod tests {
         let plan = |args: &[&str]| Plan::new(&parse(args).unwrap());
         assert_eq!(plan(&["-i", "5"]).unwrap().iterate, Some(5));
         assert_eq!(plan(&["--iterate=7s"]).unwrap().iterate, Some(7));
-        assert_eq!(plan(&["-i0"]).unwrap_err(), "--iterate=0\n");
-        assert_eq!(plan(&["-i", "abc"]).unwrap_err(), "--iterate=abc\n");
-        assert_eq!(plan(&["-i", "-3"]).unwrap_err(), "--iterate=-3\n");
-        assert!(plan(&["-i", "99999999999999999999999"]).is_ok());
+        for bad in ["0", "abc", "-3"] {
+            assert_eq!(
+                parse(&["-i", bad]).unwrap_err().to_string(),
+                format!("squeue: error: --iterate={bad}\n")
+            );
+        }
+        // atoi keeps the low 32 bits: too big reads as -1.
+        assert!(parse(&["-i", "99999999999999999999999"]).is_err());
+        assert_eq!(
+            plan(&["-i", "5000000000"]).unwrap().iterate,
+            Some(705_032_704)
+        );
         // The date line comes with -i or -l, and never without a header.
         assert!(plan(&["-i", "5"]).unwrap().date_line);
         assert!(plan(&["-l"]).unwrap().date_line);

@@ -8,6 +8,7 @@
 //! reuses one scratch buffer per row, so 10,000 jobs render in a few
 //! milliseconds.
 
+pub mod checks;
 pub mod job_fields;
 pub mod json;
 pub mod reply;

@@ -651,17 +651,26 @@ pub struct StateFilterError {
     pub word: String,
 }
 
-/// Parses `-t`'s comma list of state names or codes, any case, or `all`.
+/// Parses `-t` as squeue 22.05 does: `all` (any case) as the whole value,
+/// else a comma list of state names or codes in any case, read as typed
+/// (no blanks trimmed; empty items skipped). `REQUEUE_FED`/`RF` are valid
+/// names that no job here ever has, so they select nothing.
 pub fn parse_states(spec: &str) -> Result<StateFilter, StateFilterError> {
+    if spec.eq_ignore_ascii_case("all") {
+        return Ok(StateFilter::All);
+    }
     let mut states = Vec::new();
-    for word in spec.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        if word.eq_ignore_ascii_case("all") {
-            return Ok(StateFilter::All);
+    for word in spec.split(',').filter(|w| !w.is_empty()) {
+        if word.eq_ignore_ascii_case("REQUEUE_FED") || word.eq_ignore_ascii_case("RF") {
+            continue;
         }
-        let code = word.parse::<JobStateCode>().map_err(|_| StateFilterError {
+        let refused = || StateFilterError {
             word: word.to_owned(),
-        })?;
-        states.push(code);
+        };
+        if word.trim() != word {
+            return Err(refused());
+        }
+        states.push(word.parse::<JobStateCode>().map_err(|_| refused())?);
     }
     Ok(StateFilter::Only(states))
 }
