@@ -384,14 +384,26 @@ pub fn split<K: Copy + PartialEq>(
 /// many digits as there are; anything else ends the number (`"5s"` is 5,
 /// `"abc"` is 0). Values beyond `i64` saturate instead of overflowing.
 pub fn atoi(s: &str) -> i64 {
-    let s = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (negative, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
+    strtol(s).0
+}
+
+/// What C's `strtol(s, &end, 10)` gives: the value (saturated at the `i64`
+/// limits, as glibc saturates at `LONG_MIN`/`LONG_MAX`), the text after the
+/// number, and whether any digit was read (when none was, the rest is the
+/// whole input, as `end == s` in C).
+pub fn strtol(s: &str) -> (i64, &str, bool) {
+    let body = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, unsigned) = match body.as_bytes().first() {
+        Some(b'-') => (true, &body[1..]),
+        Some(b'+') => (false, &body[1..]),
+        _ => (false, body),
     };
+    let digits = unsigned.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return (0, s, false);
+    }
     let mut n: i64 = 0;
-    for b in digits.bytes().take_while(u8::is_ascii_digit) {
+    for b in unsigned.bytes().take(digits) {
         let d = i64::from(b - b'0');
         n = n.saturating_mul(10);
         n = if negative {
@@ -400,7 +412,7 @@ pub fn atoi(s: &str) -> i64 {
             n.saturating_add(d)
         };
     }
-    n
+    (n, &unsigned[digits..], true)
 }
 
 #[cfg(test)]

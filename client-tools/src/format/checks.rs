@@ -10,33 +10,7 @@
 //! (a bad bracket range, more than 65,536 hosts in one range, text after
 //! a `]`), not where a stricter reader would.
 
-/// What C's `strtol(s, &end, 10)` gives: the value (saturated at the `i64`
-/// limits, as glibc saturates at `LONG_MIN`/`LONG_MAX`), the text after the
-/// number, and whether any digit was read (when none was, the rest is the
-/// whole input, as `end == s` in C).
-pub fn strtol(s: &str) -> (i64, &str, bool) {
-    let body = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (negative, unsigned) = match body.as_bytes().first() {
-        Some(b'-') => (true, &body[1..]),
-        Some(b'+') => (false, &body[1..]),
-        _ => (false, body),
-    };
-    let digits = unsigned.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 {
-        return (0, s, false);
-    }
-    let mut n: i64 = 0;
-    for b in unsigned.bytes().take(digits) {
-        let d = i64::from(b - b'0');
-        n = n.saturating_mul(10);
-        n = if negative {
-            n.saturating_sub(d)
-        } else {
-            n.saturating_add(d)
-        };
-    }
-    (n, &unsigned[digits..], true)
-}
+pub use crate::opts::strtol;
 
 /// C's `atoi`: `strtol` kept to an `int` (the low 32 bits), so a number too
 /// big for `long` reads as -1 and `5000000000` as 705032704.
