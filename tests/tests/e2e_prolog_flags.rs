@@ -133,6 +133,8 @@ fn prolog_flags_alloc_runs_the_prolog_on_every_node() {
 /// PrologFlags=Alloc, and the Prolog fails on n2 only, the node that does
 /// not run the batch script: n2 is drained ("Prolog error"), n1 is not,
 /// and the job goes back to the queue held, shown as Slurm shows it.
+/// Without DeferBatch the batch script starts on n1 once n1's Prolog is
+/// done, so it runs long enough for n2's failure to find it running.
 #[test]
 fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
     let s = ScriptDir::new("prolog-flags-");
@@ -144,7 +146,9 @@ fn a_prolog_failing_on_the_other_node_drains_it_and_holds_the_job() {
             "PrologFlags=Alloc".into(),
         ],
     );
-    let id = submit(&c, &s, "n[1-2]", "2");
+    let id = c
+        .sbatch(&["-N", "2", "-w", "n[1-2]", "-t", "5", "--wrap", "sleep 120"])
+        .unwrap_or_else(|e| panic!("sbatch: {e:#}"));
     let node = e2e::wait_shown(&c, "node", "n2", "Reason=Prolog error", WAIT);
     assert!(node.contains("DRAIN"), "{node}");
     let job = e2e::wait_shown(
