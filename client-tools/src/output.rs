@@ -174,6 +174,30 @@ impl<'a> Output<'a> {
     }
 }
 
+/// For tests: runs a command's `run_with` with `args` (the program name
+/// first) and no usable slurm.conf, so that a command line that passes its
+/// checks stops where the command would load its configuration; gives
+/// standard output, standard error and the exit status.
+#[cfg(test)]
+pub(crate) fn run_without_controller(
+    run_with: fn(
+        &[std::ffi::OsString],
+        crate::client::EnvLookup<'_>,
+        &mut dyn Write,
+        &mut dyn Write,
+    ) -> i32,
+    args: &[&str],
+) -> (String, String, i32) {
+    let argv: Vec<std::ffi::OsString> = args.iter().map(std::ffi::OsString::from).collect();
+    let env = |name: &str| {
+        (name == "SLURM_CONF").then(|| std::ffi::OsString::from("/nonexistent/slurm.conf"))
+    };
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let code = run_with(&argv, &env, &mut o, &mut e);
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("output is UTF-8");
+    (text(o), text(e), code)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

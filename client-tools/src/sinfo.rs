@@ -674,17 +674,10 @@ mod tests {
 
     /// Runs sinfo up to the point it would ask the controller.
     fn refused(args: &[&str]) -> (String, String, i32) {
-        let mut argv = vec![OsString::from("sinfo")];
-        argv.extend(args.iter().map(OsString::from));
-        let env =
-            |name: &str| (name == "SLURM_CONF").then(|| OsString::from("/nonexistent/slurm.conf"));
-        let (mut o, mut e) = (Vec::new(), Vec::new());
-        let code = run_with(&argv, &env, &mut o, &mut e);
-        (
-            String::from_utf8(o).unwrap(),
-            String::from_utf8(e).unwrap(),
-            code,
-        )
+        let argv: Vec<&str> = std::iter::once("sinfo")
+            .chain(args.iter().copied())
+            .collect();
+        crate::output::run_without_controller(run_with, &argv)
     }
 
     #[test]

@@ -1095,17 +1095,10 @@ mod tests {
     /// Runs squeue up to the point it would ask the controller (no
     /// SLURM_CONF: a command line that passes fails on the missing file).
     fn run_args(args: &[&str]) -> (String, String, i32) {
-        let mut argv = vec![OsString::from("squeue")];
-        argv.extend(args.iter().map(OsString::from));
-        let env =
-            |name: &str| (name == "SLURM_CONF").then(|| OsString::from("/nonexistent/slurm.conf"));
-        let (mut o, mut e) = (Vec::new(), Vec::new());
-        let code = run_with(&argv, &env, &mut o, &mut e);
-        (
-            String::from_utf8(o).unwrap(),
-            String::from_utf8(e).unwrap(),
-            code,
-        )
+        let argv: Vec<&str> = std::iter::once("squeue")
+            .chain(args.iter().copied())
+            .collect();
+        crate::output::run_without_controller(run_with, &argv)
     }
 
     fn refused(args: &[&str]) -> (String, i32) {
