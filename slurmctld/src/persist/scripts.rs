@@ -26,7 +26,14 @@
 //! endian. Durability order: the shell writes and syncs a batch's records
 //! BEFORE the journal records that refer to them, so an acknowledged job
 //! always has its script. Bytes past the last journaled record (a crash
-//! between the two syncs) are cut off when the segment is reopened.
+//! between the two syncs) are unreferenced and overwritten by later records.
+//!
+//! Why a segment is written ahead with zeros ([`ZERO_AHEAD`] at a time):
+//! `fdatasync` after an append must also commit the new file size and
+//! blocks to the filesystem's own journal, which costs about twice a sync
+//! of bytes rewritten in place (measured on ext4: 0.55 against 0.2 ms per
+//! submission). Only the records a journal event points at are ever read,
+//! so the zeros past the last record mean nothing.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -43,6 +50,8 @@ pub const SCRIPTS_DIR: &str = "scripts";
 /// A segment takes no new record once it is this large.
 pub const SEGMENT_TARGET: u64 = 8 * 1024 * 1024;
 const RECORD_HEAD: u64 = 16;
+/// How far past a record a segment is written ahead with zeros.
+pub const ZERO_AHEAD: u64 = 1024 * 1024;
 
 /// Where a job's script and environment are, and how to check them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -201,8 +210,17 @@ pub fn segment_path(state_dir: &Path, n: u32) -> PathBuf {
 #[derive(Debug)]
 pub struct ScriptLog {
     state_dir: PathBuf,
-    /// The open segment and its valid length.
-    open: Option<(u32, File, u64)>,
+    open: Option<OpenSegment>,
+}
+
+/// The segment records go to.
+#[derive(Debug)]
+struct OpenSegment {
+    n: u32,
+    file: File,
+    /// Bytes from the start that are written (records or zeros), so that a
+    /// record inside them is a rewrite in place.
+    written: u64,
 }
 
 impl ScriptLog {
@@ -219,24 +237,21 @@ impl ScriptLog {
     pub fn write_batch(&mut self, batch: &[JobFiles]) -> Result<(), ScriptError> {
         let mut dirty = false;
         for f in batch {
-            if self.open.as_ref().map(|(n, ..)| *n) != Some(f.at.segment) {
+            if self.open.as_ref().map(|o| o.n) != Some(f.at.segment) {
                 if dirty {
                     self.sync()?;
                     dirty = false;
                 }
-                self.open_segment(f.at.segment, f.at.offset)?;
+                self.open_segment(f.at.segment)?;
             }
             let path = segment_path(&self.state_dir, f.at.segment);
-            let Some((_, file, len)) = self.open.as_mut() else {
+            let Some(seg) = self.open.as_mut() else {
                 continue;
             };
-            if *len != f.at.offset {
-                // Left over from a batch that never reached the journal.
-                file.set_len(f.at.offset).map_err(io_err(&path))?;
-            }
-            file.write_all_at(&f.record, f.at.offset)
+            seg.write_ahead(f.at.end(), &path)?;
+            seg.file
+                .write_all_at(&f.record, f.at.offset)
                 .map_err(io_err(&path))?;
-            *len = f.at.end();
             dirty = true;
         }
         if dirty {
@@ -246,14 +261,15 @@ impl ScriptLog {
     }
 
     fn sync(&self) -> Result<(), ScriptError> {
-        if let Some((n, file, _)) = &self.open {
-            file.sync_data()
-                .map_err(io_err(&segment_path(&self.state_dir, *n)))?;
+        if let Some(seg) = &self.open {
+            seg.file
+                .sync_data()
+                .map_err(io_err(&segment_path(&self.state_dir, seg.n)))?;
         }
         Ok(())
     }
 
-    fn open_segment(&mut self, n: u32, offset: u64) -> Result<(), ScriptError> {
+    fn open_segment(&mut self, n: u32) -> Result<(), ScriptError> {
         let dir = self.state_dir.join(SCRIPTS_DIR);
         let path = segment_path(&self.state_dir, n);
         let existed = path.exists();
@@ -267,17 +283,42 @@ impl ScriptLog {
             .truncate(false)
             .open(&path)
             .map_err(io_err(&path))?;
-        let len = file.metadata().map_err(io_err(&path))?.len();
-        if len > offset {
-            file.set_len(offset).map_err(io_err(&path))?;
-        }
+        // Whatever lies past the last journaled record (zeros written
+        // ahead, or the records of a batch that never reached the journal)
+        // is kept: it is rewritten in place.
+        let written = file.metadata().map_err(io_err(&path))?.len();
         if !existed {
             // The new name must survive a crash as well as the data.
             File::open(&dir)
                 .and_then(|d| d.sync_all())
                 .map_err(io_err(&dir))?;
         }
-        self.open = Some((n, file, len.min(offset)));
+        self.open = Some(OpenSegment { n, file, written });
+        Ok(())
+    }
+}
+
+impl OpenSegment {
+    /// Makes sure the bytes up to `end` are written, extending the file
+    /// with zeros to [`ZERO_AHEAD`] past it when they are not. Only what
+    /// lies past the file's current end is written: bytes there may be a
+    /// record another writer just put down.
+    fn write_ahead(&mut self, end: u64, path: &Path) -> Result<(), ScriptError> {
+        if end <= self.written {
+            return Ok(());
+        }
+        let size = self.file.metadata().map_err(io_err(path))?.len();
+        let target = end.saturating_add(ZERO_AHEAD);
+        let zeros = vec![0u8; 64 * 1024];
+        let mut at = size;
+        while at < target {
+            let n = usize::try_from((target - at).min(zeros.len() as u64)).unwrap_or(zeros.len());
+            self.file
+                .write_all_at(&zeros[..n], at)
+                .map_err(io_err(path))?;
+            at += n as u64;
+        }
+        self.written = at.max(size);
         Ok(())
     }
 }
@@ -442,10 +483,51 @@ mod tests {
         let mut log = ScriptLog::new(dir.path());
         log.write_batch(&again).unwrap();
         assert_eq!(read(dir.path(), 2, again[0].at).unwrap().0, "#!/bin/sh\n");
-        let len = std::fs::metadata(segment_path(dir.path(), 0))
-            .unwrap()
-            .len();
-        assert_eq!(len, again[0].at.end());
+        assert_eq!(
+            read(dir.path(), 1, first[0].at).unwrap().0,
+            "#!/bin/sh\none\n"
+        );
+    }
+
+    #[test]
+    fn segments_are_written_ahead_with_zeros_once_per_stretch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = segment_path(dir.path(), 0);
+        let mut space = ScriptSpace::default();
+        let mut log = ScriptLog::new(dir.path());
+        let first = place_all(&mut space, &[(1, "#!/bin/sh\none\n")]);
+        log.write_batch(&first).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(size, first[0].at.end() + ZERO_AHEAD);
+        let bytes = std::fs::read(&path).unwrap();
+        let end = usize::try_from(first[0].at.end()).unwrap();
+        assert!(bytes[end..].iter().all(|&b| b == 0));
+        // Records inside the zeros leave the size alone.
+        let more = place_all(&mut space, &[(2, "#!/bin/sh\ntwo\n"), (3, "#!/bin/sh\n")]);
+        log.write_batch(&more).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+        // One past them extends the file again, from its end.
+        let big = "y".repeat(usize::try_from(ZERO_AHEAD).unwrap());
+        let last = place_all(&mut space, &[(4, &big)]);
+        log.write_batch(&last).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            last[0].at.end() + ZERO_AHEAD
+        );
+        for (id, f) in [(1, &first[0]), (2, &more[0]), (3, &more[1]), (4, &last[0])] {
+            assert!(read(dir.path(), id, f.at).is_ok(), "job {id}");
+        }
+        // A new writer (a restart) goes on in place.
+        let after = place_all(&mut space, &[(5, "#!/bin/sh\nfive\n")]);
+        ScriptLog::new(dir.path()).write_batch(&after).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            last[0].at.end() + ZERO_AHEAD
+        );
+        assert_eq!(
+            read(dir.path(), 5, after[0].at).unwrap().0,
+            "#!/bin/sh\nfive\n"
+        );
     }
 
     #[test]
