@@ -5,7 +5,6 @@
 //! Waiting is done on channels fed by the fake controller (with a
 //! deadline), or by polling with a deadline for files; never by sleeping.
 
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,10 +26,7 @@ use tonic::{Request, Response, Status};
 const DEADLINE: Duration = Duration::from_secs(30);
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    slurm_testkit::free_loopback_port().expect("free port")
 }
 
 /// Polls `probe` with a growing pause until it yields or `DEADLINE` passes.

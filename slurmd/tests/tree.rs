@@ -28,10 +28,7 @@ impl Drop for Guard {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    slurm_testkit::free_loopback_port().expect("free port")
 }
 
 fn read(path: &Path) -> String {
