@@ -136,6 +136,7 @@ fn kernel_port() -> Result<u16> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
