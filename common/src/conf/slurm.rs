@@ -535,12 +535,12 @@ impl SlurmConf {
         path: &str,
         source: &mut dyn IncludeSource,
     ) -> Result<Parsed<SlurmConf>, ConfError> {
-        let mut parsed = Self::from_lines(lexer::load_with(path, source)?, path)?;
-        // Read again rather than threaded through the lexer: the file is
-        // small and this keeps the hash off the parsing path.
-        if let Ok(text) = source.read(path) {
-            parsed.conf.file_hash = conf_hash(text.as_bytes());
-        }
+        let text = source.read(path).map_err(|e| ConfError::Io {
+            path: path.to_string(),
+            source: e,
+        })?;
+        let mut parsed = Self::from_lines(lexer::lex_with(&text, path, source)?, path)?;
+        parsed.conf.file_hash = conf_hash(text.as_bytes());
         Ok(parsed)
     }
 
