@@ -25,7 +25,10 @@
 //! Partition updates and their reset are tags 20 and 21; node attribute
 //! updates (features, weight, comment) and their reset, 22 and 23;
 //! partitions created and deleted, and the partition table put back as
-//! slurm.conf has it, 24, 25 and 26.
+//! slurm.conf has it, 24, 25 and 26. Within a job update (tag 7), a
+//! change of one of the spec's texts names the text by its [`SpecText`]
+//! number; `Gres=` (11) and `WCKey=` (12) came after the first ten, so
+//! older journals simply never hold them.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -92,10 +95,14 @@ pub enum SpecText {
     StdErr = 8,
     MailType = 9,
     MailUser = 10,
+    /// `Gres=`: the job's `--gres` (TresPerNode).
+    Gres = 11,
+    /// `WCKey=`.
+    WcKey = 12,
 }
 
 impl SpecText {
-    pub const ALL: [SpecText; 10] = [
+    pub const ALL: [SpecText; 12] = [
         SpecText::Account,
         SpecText::Qos,
         SpecText::RequiredNodes,
@@ -106,6 +113,8 @@ impl SpecText {
         SpecText::StdErr,
         SpecText::MailType,
         SpecText::MailUser,
+        SpecText::Gres,
+        SpecText::WcKey,
     ];
 
     fn from_u8(n: u8) -> Option<SpecText> {
@@ -1119,6 +1128,9 @@ mod tests {
                     JobChange::BeginTime(99),
                     JobChange::Text(SpecText::ExcludedNodes, "n[1-2]".into()),
                     JobChange::Text(SpecText::MailUser, "\u{e9}@x".into()),
+                    JobChange::Text(SpecText::Gres, "gpu:a100:1".into()),
+                    JobChange::Text(SpecText::Gres, String::new()),
+                    JobChange::Text(SpecText::WcKey, "*default".into()),
                     JobChange::Requeue(false),
                     JobChange::ArrayThrottle(4),
                     JobChange::NumTasks(6),
@@ -1308,6 +1320,52 @@ mod tests {
         // A tag 8 record has no reason field: one more byte is damage.
         buf.push(0);
         assert!(Event::decode(&buf).is_err());
+    }
+
+    /// The journal names spec texts by number: each keeps its number, and
+    /// a number no build knows is damage, not some other text.
+    #[test]
+    fn spec_text_numbers_are_fixed() {
+        let numbers: Vec<u8> = SpecText::ALL.iter().map(|t| *t as u8).collect();
+        assert_eq!(numbers, (1..=12).collect::<Vec<u8>>());
+        for t in SpecText::ALL {
+            assert_eq!(SpecText::from_u8(t as u8), Some(t));
+        }
+        let record = |field: u8| {
+            let mut buf = Vec::new();
+            let mut w = Writer(&mut buf);
+            w.u8(7);
+            w.u32(8);
+            w.u32(1);
+            w.u8(10);
+            w.u8(field);
+            w.str("*w");
+            buf
+        };
+        let text = |field, text: &str| Event::JobUpdated {
+            job_id: 8,
+            changes: vec![JobChange::Text(field, text.into())],
+        };
+        assert_eq!(
+            Event::decode(&record(11)).unwrap(),
+            text(SpecText::Gres, "*w")
+        );
+        assert_eq!(
+            Event::decode(&record(12)).unwrap(),
+            text(SpecText::WcKey, "*w")
+        );
+        for unknown in [0, 13, 255] {
+            assert!(
+                matches!(
+                    Event::decode(&record(unknown)),
+                    Err(DecodeError::Unknown {
+                        what: "spec text field",
+                        ..
+                    })
+                ),
+                "{unknown}"
+            );
+        }
     }
 
     #[test]

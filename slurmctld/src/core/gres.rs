@@ -5,7 +5,8 @@
 //! rule, like a required feature, so that a job asking for a GPU never runs
 //! on a node without one:
 //!
-//! * at submission the request must parse and name GRES slurm.conf knows
+//! * at submission (and when `scontrol update` changes the `Gres=` of a
+//!   pending job) the request must parse and name GRES slurm.conf knows
 //!   (GresTypes, or a node's Gres=); otherwise Slurm's "Invalid generic
 //!   resource (gres) specification";
 //! * some node of the partition must have, as configured, at least the
@@ -20,6 +21,7 @@
 //! node; binding devices; `--gpus*`; GRES in the job's TRES.
 
 use slurm_common::conf::GresSpec;
+use slurm_proto::ErrorCode;
 use thiserror::Error;
 
 use super::Controller;
@@ -175,6 +177,26 @@ impl Controller {
             .iter()
             .any(|&i| node_covers(self.node_gres(i), &want));
         Ok((!somewhere).then_some(want))
+    }
+
+    /// Why `spec` may not be a job's `--gres` on the nodes `members`, as a
+    /// code: "Invalid generic resource (gres) specification" for a request
+    /// that does not parse or names a GRES slurm.conf does not know,
+    /// "Requested node configuration is not available" for one no member
+    /// has; `None` when it is fine (or asks for nothing). What `scontrol
+    /// update JobId= Gres=` answers, as a submission does.
+    pub(crate) fn gres_refusal(&self, spec: &str, members: &[usize]) -> Option<ErrorCode> {
+        match self.check_gres(spec, members) {
+            Ok(None) => None,
+            Ok(Some(_)) => {
+                tracing::info!(gres = %spec, "no node of the partition has the gres asked for");
+                Some(ErrorCode::RequestedNodeConfigUnavailable)
+            }
+            Err(e) => {
+                tracing::info!(gres = %spec, error = %e, "invalid gres request");
+                Some(ErrorCode::InvalidGres)
+            }
+        }
     }
 
     /// The nodes a job with `--gres` `spec` must not run on: those whose

@@ -717,7 +717,15 @@ impl Controller {
         if job.status.state.is_finished() && !pending {
             return Err((ErrorCode::AlreadyDone, String::new()));
         }
-        refuse_unsupported_update(req)?;
+        // No reservation exists yet: any name is an unknown one, and
+        // clearing one changes nothing.
+        if req
+            .reservation
+            .as_deref()
+            .is_some_and(|r| !r.trim().is_empty())
+        {
+            return Err((ErrorCode::ReservationInvalid, String::new()));
+        }
         let mut changes = Vec::new();
         let current_limit =
             || super::effective_limit(job, job.partition.and_then(|p| self.partitions.get(p)));
@@ -767,6 +775,17 @@ impl Controller {
         if let Some(c) = &req.comment {
             changes.push(JobChange::Comment(c.clone()));
         }
+        if let Some(key) = &req.wckey {
+            // As Slurm: the key of a pending job only, though giving a job
+            // the key it has is no change and never refused.
+            let key = key.trim();
+            if key != &*job.spec.wckey {
+                if !pending {
+                    return Err((ErrorCode::JobNotPending, String::new()));
+                }
+                changes.push(JobChange::Text(SpecText::WcKey, key.to_owned()));
+            }
+        }
         if let Some(p) = req.priority {
             if !operator {
                 return Err((ErrorCode::AccessDenied, String::new()));
@@ -797,7 +816,23 @@ impl Controller {
             }
         }
         changes.extend(self.extras_changes(req, pending, current_limit(), now)?);
-        let spec = self.spec_changes(req)?;
+        if req.gres.is_some() && !pending {
+            return Err((ErrorCode::JobNotPending, String::new()));
+        }
+        // The partition the job will be in: `Gres=` is held against its
+        // nodes.
+        let partition = match &req.partition {
+            Some(p) => self.part_index.get(p).copied(),
+            None => job.partition,
+        };
+        if req.gres.is_none() && req.partition.is_some() {
+            // A job moving keeps its `--gres`, which the new partition's
+            // nodes must have.
+            if let Some(code) = self.gres_refusal(&job.spec.gres, self.members(partition)) {
+                return Err((code, String::new()));
+            }
+        }
+        let spec = self.spec_changes(req, partition)?;
         if !spec.is_empty() && !pending {
             return Err((ErrorCode::JobNotPending, String::new()));
         }
@@ -880,14 +915,30 @@ impl Controller {
         Ok(out)
     }
 
-    /// The changes of `req` to the job's texts, tasks, CPUs and memory
-    /// (pending jobs only), each checked on its own; together they are
+    /// The nodes of partition `p` (none for no partition).
+    fn members(&self, p: Option<usize>) -> &[usize] {
+        p.and_then(|p| self.partitions.get(p))
+            .map_or(&[], |p| p.view.nodes.as_slice())
+    }
+
+    /// The changes of `req` to the job's texts, `Gres=`, tasks, CPUs and
+    /// memory (pending jobs only), each checked on its own (`Gres=` as at
+    /// submission, against the nodes of `partition`); together they are
     /// checked against the partition's nodes by the caller.
     fn spec_changes(
         &self,
         req: &v1::UpdateJobRequest,
+        partition: Option<usize>,
     ) -> Result<Vec<JobChange>, (ErrorCode, String)> {
         let mut out = Vec::new();
+        if let Some(text) = &req.gres {
+            let text = text.trim();
+            if let Some(code) = self.gres_refusal(text, self.members(partition)) {
+                // Slurm prints no more than the code's text.
+                return Err((code, String::new()));
+            }
+            out.push(JobChange::Text(SpecText::Gres, text.to_owned()));
+        }
         let texts = [
             (SpecText::Account, &req.account),
             (SpecText::Qos, &req.qos),
@@ -1580,23 +1631,6 @@ fn changed_limit(current: TimeLimit, delta: i32) -> Result<TimeLimit, (ErrorCode
         .filter(|m| *m < u32::MAX - 2)
         .map(TimeLimit::Minutes)
         .ok_or_else(invalid)
-}
-
-/// Refuses the update fields the controller does not act on, naming the
-/// first, rather than accepting and ignoring them.
-fn refuse_unsupported_update(req: &v1::UpdateJobRequest) -> JobResult {
-    let unsupported = [
-        ("Reservation", req.reservation.is_some()),
-        ("Gres", req.gres.is_some()),
-        ("WCKey", req.wckey.is_some()),
-    ];
-    match unsupported.iter().find(|(_, set)| *set) {
-        Some((name, _)) => Err((
-            ErrorCode::NotSupported,
-            format!("updating {name} is not supported"),
-        )),
-        None => Ok(()),
-    }
 }
 
 fn rejection_code(r: &SubmitRejection) -> (ErrorCode, String) {

@@ -122,6 +122,9 @@ pub struct JobSpec {
     pub constraint: Box<str>,
     /// `--gres` as given (per node), empty for none.
     pub gres: Box<str>,
+    /// `--wckey` as given (a leading `*` marks a default key), empty for
+    /// none. Without accounting storage nothing checks it.
+    pub wckey: Box<str>,
     pub sharing: i32,
     pub contiguous: bool,
     pub cpus_per_task: Option<u32>,
@@ -159,6 +162,7 @@ impl JobSpec {
             excluded_nodes: text(&desc.excluded_nodes),
             constraint: text(&desc.constraint),
             gres: text(&desc.gres),
+            wckey: text(&desc.wckey),
             sharing: desc.sharing,
             contiguous: desc.contiguous,
             cpus_per_task: desc.cpus_per_task,

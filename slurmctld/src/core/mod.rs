@@ -1405,6 +1405,8 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
                 SpecText::StdErr => &mut spec.stderr_path,
                 SpecText::MailType => &mut spec.mail_type,
                 SpecText::MailUser => &mut spec.mail_user,
+                SpecText::Gres => &mut spec.gres,
+                SpecText::WcKey => &mut spec.wckey,
             };
             *slot = text.as_str().into();
         }

@@ -22,8 +22,9 @@
 //!           its last field, LastBusyTime (i64), may be absent (files written
 //!           before it was kept), and is then taken as the last registration
 //!   3 JOB   one per job, in id order; allocations name nodes by NODE ordinal;
-//!           its last field, the job's --gres (text), may be absent (files
-//!           written before it was kept), and is then taken as none
+//!           its last fields, the job's --gres then its --wckey (text
+//!           each), may be absent (files written before they were kept),
+//!           and are then taken as none
 //!   4 END   number of records before it u32
 //!   5 DEPEND the dependency of the job of the JOB record right before it
 //!           (only for jobs that have one; `core::depend`): job id u32, the
@@ -505,6 +506,7 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         excluded_nodes,
         constraint,
         gres,
+        wckey,
         sharing,
         contiguous,
         cpus_per_task,
@@ -554,8 +556,9 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.u32(*script_len);
     w.u32(*env_len);
     w.u32(*crc);
-    // Last, so that a record without it (an older file) still reads.
+    // Last, so that a record without them (an older file) still reads.
     w.str(gres);
+    w.str(wckey);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1196,6 +1199,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
         mail_type: r.boxed("mail type")?,
         mail_user: r.boxed("mail user")?,
         gres: Box::default(),
+        wckey: Box::default(),
         extras: None,
     };
     let files = ScriptRef {
@@ -1205,10 +1209,13 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
         env_len: r.u32("environment length")?,
         crc: r.u32("script checksum")?,
     };
-    // The record's last field; absent from files written before jobs kept
-    // their --gres.
+    // The record's last fields; absent from files written before jobs
+    // kept their --gres (and then their --wckey).
     if r.left() > 0 {
         spec.gres = r.boxed("gres")?;
+    }
+    if r.left() > 0 {
+        spec.wckey = r.boxed("wckey")?;
     }
     Ok((spec, files))
 }
@@ -1493,3 +1500,44 @@ impl Reader<'_> {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// The trailing texts of a JOB record (--gres, --wckey), which files
+/// written before them lack.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod spec_layout {
+    use super::*;
+
+    fn spec() -> SharedSpec {
+        let spec = JobSpec {
+            user_name: "alice".into(),
+            gres: "gpu:1".into(),
+            wckey: "*ops".into(),
+            ..JobSpec::default()
+        };
+        SharedSpec::new(Arc::new(spec), ScriptRef::default())
+    }
+
+    fn read(bytes: &[u8]) -> JobSpec {
+        let mut r = Reader::new(bytes);
+        let (spec, _) = read_spec(&mut r).unwrap();
+        r.done().unwrap();
+        spec
+    }
+
+    #[test]
+    fn gres_and_wckey_round_trip_and_may_be_absent() {
+        let mut buf = Vec::new();
+        spec_fields(&mut Writer(&mut buf), &spec());
+        assert_eq!(read(&buf), *spec());
+        // Without --wckey (files from before it was kept).
+        let text_len = |s: &str| 4 + s.len();
+        let no_wckey = buf.len() - text_len("*ops");
+        let old = read(&buf[..no_wckey]);
+        assert_eq!((&*old.gres, &*old.wckey), ("gpu:1", ""));
+        // Without either.
+        let neither = read(&buf[..no_wckey - text_len("gpu:1")]);
+        assert_eq!((&*neither.gres, &*neither.wckey), ("", ""));
+        assert_eq!(&*neither.user_name, "alice");
+    }
+}

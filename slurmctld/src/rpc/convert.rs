@@ -306,6 +306,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                 .map(|n| (*n).to_string())
                 .unwrap_or_default()
         ),
+        wckey: pick!(69, d.wckey.to_string()),
         num_nodes: pick!(80, num_nodes),
         max_nodes: pick!(81, job.shape.max_nodes.unwrap_or(0)),
         num_cpus: pick!(82, num_cpus),

@@ -618,6 +618,9 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
             put_str(out, 66, names.first().copied().unwrap_or(""));
         }
     }
+    if want.has(69) {
+        put_str(out, 69, &d.wckey);
+    }
     if want.has(80) {
         put_u64(out, 80, derived.num_nodes.into());
     }

@@ -1,8 +1,8 @@
 //! `scontrol update JobId=...` beyond names and limits: the job's texts
 //! (account, node lists, features, paths, mail), its task count, CPUs
 //! and memory, checked as a submission is; `TimeLimit+=` / `-=`; an
-//! array's throttle; and the fields the controller does not act on,
-//! refused by name instead of being accepted and ignored.
+//! array's throttle; `Gres=` and `WCKey=` of a pending job; and
+//! `Reservation=`, refused for any name while no reservation exists.
 
 use slurm_common::state::JobState;
 use slurm_common::time::TimeLimit;
@@ -10,8 +10,9 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 use slurm_sched::MemReq;
 
-use super::{filter, ok_results, replay_encoded, script, Env, ALICE, CONF};
-use crate::core::{Caller, Command};
+use super::{filter, ok_results, replay_encoded, script, Env, ALICE, BOB, CONF};
+use crate::core::{Caller, Command, Controller};
+use crate::rpc::convert::job_info;
 
 /// `scontrol update JobId=ID ...` as `caller`, the fields set by `f`.
 pub(super) fn update(
@@ -132,14 +133,16 @@ fn impossible_or_malformed_changes_are_refused_and_change_nothing() {
             update(id, ALICE, |r| r.cpus_per_task = Some(0)),
         ),
         (
-            ErrorCode::NotSupported,
+            // Without GresTypes no GRES exists.
+            ErrorCode::InvalidGres,
             update(id, ALICE, |r| r.gres = Some("gpu:1".into())),
         ),
         (
-            ErrorCode::NotSupported,
+            ErrorCode::ReservationInvalid,
             update(id, ALICE, |r| {
                 r.name = Some("x".into());
                 r.wckey = Some("w".into());
+                r.reservation = Some("maint".into());
             }),
         ),
         (
@@ -322,4 +325,266 @@ fn deadline_time_min_and_licenses_of_a_pending_job() {
         update(id, ALICE, |r| r.time_min_minutes = Some(1)),
     );
     assert_eq!(c, ErrorCode::JobNotPending.number());
+}
+
+/// Nodes with GPUs (n3, n4) and without (n1, n2).
+const GRES_CONF: &str = "\
+ClusterName=ref
+SlurmctldHost=vm
+SlurmUser=root
+MinJobAge=300
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+NodeName=n[1-2] CPUs=2 RealMemory=4000 State=UNKNOWN
+NodeName=n[3-4] CPUs=2 RealMemory=4000 Gres=gpu:2 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=small Nodes=n[1-2] MaxTime=INFINITE State=UP
+";
+
+/// The controller a restart would load from a snapshot of `ctl`, on the
+/// slurm.conf `conf`.
+fn reloaded(conf: &str, ctl: &Controller) -> Controller {
+    let parsed = slurm_common::conf::SlurmConf::parse(conf, "slurm.conf")
+        .unwrap()
+        .conf;
+    let base = Controller::new(&parsed, crate::core::CtlConfig::from_conf(&parsed, vec![]));
+    let bytes = crate::core::snapshot::encode(ctl, 2);
+    let loaded = crate::core::snapshot::decode(&bytes, base, false).unwrap();
+    assert!(loaded.damage.is_none(), "{:?}", loaded.damage);
+    loaded.controller
+}
+
+/// TresPerNode as `scontrol show job` and `squeue -o %b` get it.
+fn tres_per_node(env: &Env, id: u32) -> String {
+    job_info(&env.ctl.snapshot(), env.job(id), env.now).gres
+}
+
+/// The WCKey the controller reports for the job.
+fn wckey(env: &Env, id: u32) -> String {
+    job_info(&env.ctl.snapshot(), env.job(id), env.now).wckey
+}
+
+#[test]
+fn gres_of_a_pending_job_changes_and_places_it() {
+    let mut env = Env::with_conf(GRES_CONF);
+    let id = env.submit(script());
+    let other = env.submit(script());
+    assert!(env.job(id).spec.is_shared_with(&env.job(other).spec));
+    assert_eq!(
+        code(
+            &mut env,
+            update(id, ALICE, |r| r.gres = Some(" gpu:2 ".into()))
+        ),
+        0
+    );
+    assert_eq!(&*env.job(id).spec.gres, "gpu:2");
+    assert_eq!(tres_per_node(&env, id), "gres:gpu:2");
+    // The job it shared its spec with keeps its own.
+    assert_eq!(&*env.job(other).spec.gres, "");
+    assert_eq!(tres_per_node(&env, other), "");
+    // Kept through the journal and a snapshot.
+    let replayed = replay_encoded(GRES_CONF, &env.events);
+    assert_eq!(replayed.job(id).unwrap().spec, env.job(id).spec);
+    let loaded = reloaded(GRES_CONF, &env.ctl);
+    assert_eq!(&*loaded.job(id).unwrap().spec.gres, "gpu:2");
+    assert_eq!(&*loaded.job(other).unwrap().spec.gres, "");
+    // The scheduler places it on a node with two GPUs; the other job
+    // goes where it fits first.
+    env.register_all();
+    let node = |env: &Env, id: u32| {
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Running, "job {id}");
+        env.ctl.nodes()[job.alloc[0].node_index].name.clone()
+    };
+    assert!(["n3", "n4"].contains(&node(&env, id).as_str()));
+    assert_eq!(node(&env, other), "n1");
+}
+
+#[test]
+fn gres_cleared_lets_a_job_run_where_it_could_not() {
+    let mut env = Env::with_conf(GRES_CONF);
+    let id = env.submit(v1::JobDescription {
+        gres: "gpu:1".into(),
+        partitions: vec!["debug".into()],
+        ..script()
+    });
+    assert_eq!(tres_per_node(&env, id), "gres:gpu:1");
+    // Into the partition without GPUs, the request dropped at once.
+    let r = update(id, ALICE, |r| {
+        r.partition = Some("small".into());
+        r.gres = Some(String::new());
+    });
+    assert_eq!(code(&mut env, r), 0);
+    assert_eq!(&*env.job(id).spec.gres, "");
+    assert_eq!(tres_per_node(&env, id), "");
+    let replayed = replay_encoded(GRES_CONF, &env.events);
+    assert_eq!(&*replayed.job(id).unwrap().spec.gres, "");
+    assert_eq!(
+        &*reloaded(GRES_CONF, &env.ctl).job(id).unwrap().spec.gres,
+        ""
+    );
+    env.register_all();
+    assert_eq!(env.job(id).state(), JobState::Running);
+}
+
+#[test]
+fn gres_changes_refused_change_nothing() {
+    let mut env = Env::with_conf(GRES_CONF);
+    let id = env.submit(v1::JobDescription {
+        gres: "gpu:1".into(),
+        ..script()
+    });
+    let before = format!("{:?}", env.job(id));
+    let gres = |text: &str| {
+        let text = text.to_string();
+        update(id, ALICE, move |r| r.gres = Some(text))
+    };
+    let cases = [
+        (ErrorCode::InvalidGres, gres("gpu:a:b:c")),
+        (ErrorCode::InvalidGres, gres("gpu:1(S:0)")),
+        (ErrorCode::InvalidGres, gres("nic:1")),
+        (ErrorCode::InvalidGres, gres("gpu:99999999999999999999")),
+        (ErrorCode::InvalidGres, gres("g\u{e9}u:1,[")),
+        (ErrorCode::RequestedNodeConfigUnavailable, gres("gpu:3")),
+        // Held against the partition the job moves to.
+        (
+            ErrorCode::RequestedNodeConfigUnavailable,
+            update(id, ALICE, |r| r.partition = Some("small".into())),
+        ),
+        (
+            ErrorCode::RequestedNodeConfigUnavailable,
+            update(id, ALICE, |r| {
+                r.partition = Some("small".into());
+                r.gres = Some("gpu:1".into());
+            }),
+        ),
+        // Only the owner or an operator changes a job.
+        (ErrorCode::AccessDenied, update(id, BOB, |r| r.gres = None)),
+    ];
+    let events = env.events.len();
+    for (want, cmd) in cases {
+        let what = format!("{cmd:?}");
+        assert_eq!(code(&mut env, cmd), want.number(), "{what}");
+    }
+    assert_eq!(env.events.len(), events, "nothing journaled");
+    assert_eq!(format!("{:?}", env.job(id)), before);
+    // An operator changes another user's job.
+    assert_eq!(
+        code(
+            &mut env,
+            update(id, Caller::ROOT, |r| r.gres = Some("gpu:2".into()))
+        ),
+        0
+    );
+    assert_eq!(&*env.job(id).spec.gres, "gpu:2");
+
+    // Once running, the job keeps what it started with, whatever is asked.
+    let (mut env, id) = Env::running_job();
+    let events = env.events.len();
+    for text in ["gpu:1", "", "gpu:a:b:c"] {
+        let c = code(&mut env, update(id, ALICE, |r| r.gres = Some(text.into())));
+        assert_eq!(c, ErrorCode::JobNotPending.number(), "{text:?}");
+    }
+    assert_eq!(env.events.len(), events);
+}
+
+#[test]
+fn wckey_of_a_pending_job_is_set_and_cleared() {
+    let mut env = Env::new();
+    let id = env.submit(v1::JobDescription {
+        wckey: "sub".into(),
+        ..script()
+    });
+    assert_eq!(wckey(&env, id), "sub");
+    // A leading `*` (Slurm's mark of a default key) is kept as given.
+    assert_eq!(
+        code(
+            &mut env,
+            update(id, ALICE, |r| r.wckey = Some("*ops".into()))
+        ),
+        0
+    );
+    assert_eq!(&*env.job(id).spec.wckey, "*ops");
+    assert_eq!(wckey(&env, id), "*ops");
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(&*replayed.job(id).unwrap().spec.wckey, "*ops");
+    assert_eq!(
+        &*reloaded(CONF, &env.ctl).job(id).unwrap().spec.wckey,
+        "*ops"
+    );
+    assert_eq!(
+        code(&mut env, update(id, BOB, |r| r.wckey = Some("x".into()))),
+        ErrorCode::AccessDenied.number()
+    );
+    assert_eq!(
+        code(
+            &mut env,
+            update(id, ALICE, |r| r.wckey = Some(String::new()))
+        ),
+        0
+    );
+    assert_eq!(wckey(&env, id), "");
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(&*replayed.job(id).unwrap().spec.wckey, "");
+    assert_eq!(&*reloaded(CONF, &env.ctl).job(id).unwrap().spec.wckey, "");
+}
+
+/// As Slurm's controller: a running job's key stays; asking for the key
+/// it has already changes nothing and is no error.
+#[test]
+fn wckey_of_a_running_job_stays() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(v1::JobDescription {
+        wckey: "w1".into(),
+        ..script()
+    });
+    assert_eq!(env.job(id).state(), JobState::Running);
+    let events = env.events.len();
+    assert_eq!(
+        code(&mut env, update(id, ALICE, |r| r.wckey = Some("w2".into()))),
+        ErrorCode::JobNotPending.number()
+    );
+    assert_eq!(
+        code(&mut env, update(id, ALICE, |r| r.wckey = Some("w1".into()))),
+        0
+    );
+    assert_eq!(env.events.len(), events, "nothing journaled");
+    assert_eq!(wckey(&env, id), "w1");
+}
+
+#[test]
+fn reservation_names_are_refused_and_clearing_is_accepted() {
+    let mut env = Env::new();
+    let id = env.submit(script());
+    let before = format!("{:?}", env.job(id));
+    let events = env.events.len();
+    let r = update(id, ALICE, |r| r.reservation = Some("maint".into()));
+    assert_eq!(code(&mut env, r), 2053);
+    assert_eq!(
+        ErrorCode::ReservationInvalid.number(),
+        2053,
+        "ESLURM_RESERVATION_INVALID"
+    );
+    for clear in ["", "  "] {
+        let r = update(id, ALICE, |r| r.reservation = Some(clear.into()));
+        assert_eq!(code(&mut env, r), 0, "{clear:?}");
+    }
+    assert_eq!(env.events.len(), events, "nothing journaled");
+    assert_eq!(format!("{:?}", env.job(id)), before);
+    // With another change, only that one is journaled.
+    let r = update(id, ALICE, |r| {
+        r.reservation = Some(String::new());
+        r.comment = Some("c".into());
+    });
+    assert_eq!(code(&mut env, r), 0);
+    assert_eq!(env.job(id).comment, "c");
+    assert_eq!(env.events.len(), events + 1);
+    // Running jobs too: no reservation to leave.
+    let (mut env, id) = Env::running_job();
+    let r = update(id, ALICE, |r| r.reservation = Some(String::new()));
+    assert_eq!(code(&mut env, r), 0);
+    let r = update(id, ALICE, |r| r.reservation = Some("maint".into()));
+    assert_eq!(code(&mut env, r), ErrorCode::ReservationInvalid.number());
 }

@@ -108,6 +108,7 @@ fn varied_snapshot() -> Snapshot {
     submit(&mut env, bob, &|d| {
         d.name = "options".into();
         d.hold = true;
+        d.wckey = "*proj".into();
         d.licenses = "lic:2,other".into();
         d.tmp_disk_mb = Some(1024);
         d.network = "sn_all".into();
@@ -191,6 +192,7 @@ fn rpc_snapshot_covers_the_cases() {
     assert!(snap.jobs.values().any(|j| j.alloc.len() > 1));
     assert!(snap.jobs.values().any(|j| j.hold.is_some()));
     assert!(snap.jobs.values().any(|j| !j.spec.gres.is_empty()));
+    assert!(snap.jobs.values().any(|j| !j.spec.wckey.is_empty()));
     // Array task 0 is a record of its own (with task id 0, which must be
     // sent although it is zero); the meta record keeps tasks 1-3.
     let arrays: Vec<_> = snap
