@@ -262,6 +262,20 @@ pub fn is_member(job: &Job, array_job_id: u32, task: Option<u32>) -> bool {
     })
 }
 
+/// How many jobs `job`'s record counts for under MaxJobCount. As in
+/// Slurm, every task of an array counts as a job, though the tasks still
+/// waiting share one record (the meta record) until they are split off:
+/// a meta record counts once per task it holds; any other record once.
+/// A split moves one task from the meta record to its own record, and
+/// the last task's start makes the meta record that task's, so the count
+/// changes only when records are submitted or purged.
+pub fn counted(job: &Job) -> usize {
+    job.array
+        .as_deref()
+        .filter(|a| a.is_meta())
+        .map_or(1, |a| a.pending.len().max(1))
+}
+
 /// Per array with a `%N` limit that has tasks waiting: what takes its
 /// room. Made by [`Controller::queue_job`] only when a pass meets such an
 /// array.
@@ -281,6 +295,16 @@ pub(super) struct Slots {
 }
 
 impl Controller {
+    /// The jobs MaxJobCount counts, recounted from every record: for a
+    /// loaded snapshot, and for [`Controller::sanity_check`] to compare
+    /// with the count `apply` keeps.
+    pub(crate) fn count_jobs(&self) -> usize {
+        self.jobs
+            .values()
+            .map(|j| counted(j))
+            .fold(0, usize::saturating_add)
+    }
+
     /// What uses the `%N` room of every array with a limit that still has
     /// tasks to start: one pass over the jobs.
     fn running_array_tasks(&self) -> Running {

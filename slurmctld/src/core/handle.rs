@@ -318,12 +318,13 @@ impl Controller {
                 }
             }
         }
-        // As Slurm: each task of an array counts, though its record is
-        // made only when it starts.
+        // As Slurm: each task of an array counts, this submission's and
+        // those the queued arrays still hold in their meta records, though
+        // a task's record is made only when it starts (`array::counted`).
         let max = usize::try_from(self.cfg.max_job_count).unwrap_or(usize::MAX);
-        if !desc.test_only && self.jobs.len().saturating_add(records) > max {
+        if !desc.test_only && self.job_count.saturating_add(records) > max {
             tracing::info!(
-                jobs = self.jobs.len(),
+                jobs = self.job_count,
                 records,
                 max,
                 "MaxJobCount limit reached"

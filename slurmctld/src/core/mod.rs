@@ -76,8 +76,9 @@ pub struct CtlConfig {
     pub cluster_name: String,
     pub first_job_id: u32,
     pub max_job_id: u32,
-    /// MaxJobCount: job records the controller holds at most; a submission
-    /// that would go beyond it (an array counting each task) gets EAGAIN.
+    /// MaxJobCount: jobs the controller holds at most, each array task
+    /// counting as one whether or not it has a record of its own yet
+    /// (`array::counted`); a submission that would go beyond it gets EAGAIN.
     pub max_job_count: u32,
     pub min_job_age_secs: i64,
     pub kill_wait_secs: u32,
@@ -255,6 +256,12 @@ pub struct Controller {
     /// (`core::partition`).
     pub(crate) part_conf: partition::PartConfig,
     pub(crate) jobs: JobTable,
+    /// Jobs as MaxJobCount counts them: every record, plus each task an
+    /// array's meta record still holds beyond its own record
+    /// ([`array::counted`]). Kept by `apply`, so that a submission's check
+    /// costs nothing with a long queue. Derived: not journaled, rebuilt
+    /// by replay and counted again when a snapshot is loaded.
+    pub(crate) job_count: usize,
     pub(crate) next_job_id: u32,
     pub(crate) next_priority: u32,
     /// Time of the last applied event that carried one.
@@ -338,6 +345,7 @@ impl Controller {
             default_part,
             part_conf: partition::PartConfig::from_conf(conf),
             jobs: JobTable::new(),
+            job_count: 0,
             last_update: 0,
             sched_dirty: true,
             scripts: ScriptSpace::default(),
@@ -365,6 +373,11 @@ impl Controller {
 
     pub fn partitions(&self) -> &[PartRec] {
         &self.partitions
+    }
+
+    /// Jobs counted against MaxJobCount (see [`array::counted`]).
+    pub fn job_count(&self) -> usize {
+        self.job_count
     }
 
     pub fn next_job_id(&self) -> u32 {
@@ -544,6 +557,7 @@ impl Controller {
                     shape,
                     spec: SharedSpec::new(self.spec_cache.share(JobSpec::from_desc(desc)), *files),
                 };
+                self.job_count = self.job_count.saturating_add(array::counted(&job));
                 self.jobs.insert(*job_id, Arc::new(job));
                 self.next_job_id = self.id_after(*job_id);
                 if desc.priority.is_none() {
@@ -582,6 +596,8 @@ impl Controller {
                             detail: format!("{} array tasks left to start", a.pending.len()),
                         });
                     };
+                    // One task, one record, before and after: the job
+                    // count stays.
                     a.task = Some(task);
                     a.pending.clear();
                 }
@@ -818,6 +834,9 @@ impl Controller {
                         detail: format!("array task {task} cannot be split off"),
                     });
                 }
+                // The task moves from the meta record's set (which keeps
+                // one at least) to a record of its own: the job count
+                // stays.
                 let mut split = meta.clone();
                 split.id = JobId::new(*job_id);
                 if let Some(a) = split.array.as_deref_mut() {
@@ -879,6 +898,9 @@ impl Controller {
             Event::JobsPurged { job_ids } => {
                 for id in job_ids {
                     if let Some(job) = self.jobs.remove(id) {
+                        // A meta record takes the tasks it still holds
+                        // (a cancelled array's) with it.
+                        self.job_count = self.job_count.saturating_sub(array::counted(&job));
                         if let Some(seg) = self.scripts.released(&job.spec.files) {
                             self.freed_segments.push(seg);
                         }
@@ -1274,8 +1296,16 @@ impl Controller {
     }
 
     /// Checks cross-table invariants: node counters equal the sum of the
-    /// allocations of the jobs holding them, and no node is oversubscribed.
+    /// allocations of the jobs holding them, no node is oversubscribed, and
+    /// the MaxJobCount count equals a count of the records.
     pub fn sanity_check(&self) -> Result<(), SanityError> {
+        let counted = self.count_jobs();
+        if self.job_count != counted {
+            return Err(SanityError(format!(
+                "{} jobs counted against MaxJobCount, the records hold {counted}",
+                self.job_count
+            )));
+        }
         let mut cpus = vec![0u64; self.nodes.len()];
         let mut mem = vec![0u64; self.nodes.len()];
         for job in self.jobs.values() {

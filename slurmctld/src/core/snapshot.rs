@@ -188,6 +188,8 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         // taken by the shell after every batch.
         sched_dirty: _,
         freed_segments: _,
+        // Derived from the job records: counted again at load.
+        job_count: _,
         // Liveness bookkeeping: every node starts again at "not heard from"
         // after a restart (see `core::liveness`).
         last_response: _,
@@ -911,6 +913,7 @@ impl Loader {
         }
         let count = jobs.len();
         ctl.jobs = jobs;
+        ctl.job_count = ctl.count_jobs();
         // Partitions are found by name whatever the order of the records.
         ctl.relink_partitions();
         ctl.recount_completing();

@@ -1915,3 +1915,6 @@ mod partitions;
 
 // scontrol update NodeName= Features, ActiveFeatures, Weight, Comment.
 mod node_attrs;
+
+// MaxJobCount, counting the tasks arrays still hold.
+mod job_count;
