@@ -87,7 +87,7 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             .map(str::to_owned)
     };
     let now = unix_now();
-    let opts = match options::resolve(&cli, Some(&script.text), &env, now) {
+    let opts = match options::resolve(&cli, Some(&script.text), &env, &read_node_file, now) {
         Ok(o) => o,
         Err(e) => return report_opt_error(out, &e),
     };
@@ -192,6 +192,12 @@ fn report_opt_error(out: &mut Output<'_>, e: &OptError) -> i32 {
             }
         }
         OptError::Fatal(text) => out.error_line(&format!("{PROG}: fatal: {text}")),
+        OptError::BadTime { error, .. } => {
+            if let Some(notice) = error.slurm_notice() {
+                out.error_line(&notice);
+            }
+            print_error(out, PROG, e);
+        }
         OptError::Help { text, .. } => {
             out.block(PROG, text);
         }
@@ -268,6 +274,22 @@ pub fn read_script(cli: &CommandLine, stdin: &mut dyn Read) -> Result<Script, Ve
         text: String::from_utf8_lossy(&bytes).into_owned(),
         source,
     })
+}
+
+/// Reads a node file (`-F/--nodefile`) for [`options::resolve`]. As in
+/// Slurm's sbatch, only opening can fail: a file that opens but cannot be
+/// read, such as a directory, reads as what was read before the error
+/// (nothing), which the node file check then refuses as naming no hosts.
+/// At most one byte more than the largest node file is read.
+pub fn read_node_file(path: &str) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let limit = u64::try_from(values::MAX_NODE_FILE_BYTES)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut bytes = Vec::new();
+    // Deliberately ignored: see above.
+    let _ = file.take(limit).read_to_end(&mut bytes);
+    Ok(bytes)
 }
 
 /// Refuses scripts Slurm refuses, with its messages.
@@ -931,7 +953,7 @@ mod tests {
 
     fn build(args: &str, script: Script) -> v1::JobDescription {
         let c = cli(args);
-        let o = options::resolve(&c, Some(&script.text), &|_| None, 0).unwrap();
+        let o = options::resolve(&c, Some(&script.text), &|_| None, &read_node_file, 0).unwrap();
         build_job(&o, &c, &script, &ctx()).unwrap()
     }
 
@@ -1042,5 +1064,63 @@ mod tests {
              sbatch: error: Batch job submission failed: Invalid partition name specified\n\
              sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n"
         );
+    }
+
+    /// Runs sbatch with `args` (without the program name) and no standard
+    /// input: (stdout, stderr, status).
+    fn run_sbatch(args: &[&str]) -> (String, String, i32) {
+        let argv: Vec<OsString> = std::iter::once("sbatch")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = run_with(
+            &argv,
+            &mut std::io::empty(),
+            &mut Output::new(&mut stdout, &mut stderr),
+        );
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (text(stdout), text(stderr), status)
+    }
+
+    #[test]
+    fn a_bad_begin_prints_slurms_two_lines() {
+        // Refused before any configuration is read or controller reached.
+        let got = run_sbatch(&["--begin=now+x", "--wrap", "true"]);
+        let want = "Invalid time specification (pos=3): now+x\n\
+                    sbatch: error: Invalid --begin specification\n";
+        assert_eq!(got, (String::new(), want.to_owned(), 255));
+        let got = run_sbatch(&["--deadline=", "--wrap", "true"]);
+        let want = "sbatch: error: Invalid --deadline specification\n";
+        assert_eq!(got, (String::new(), want.to_owned(), 255));
+    }
+
+    #[test]
+    fn a_missing_node_file_is_refused_before_submission() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nonexist");
+        let missing = missing.to_str().unwrap();
+        let got = run_sbatch(&["-F", missing, "--wrap", "true"]);
+        let want = format!(
+            "sbatch: error: slurm_allocate_resources error opening file {missing}, \
+             No such file or directory\nsbatch: error: Invalid --nodefile node file\n"
+        );
+        assert_eq!(got, (String::new(), want, 255));
+    }
+
+    #[test]
+    fn node_files_are_read_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let hosts = dir.path().join("hosts");
+        std::fs::write(&hosts, "n2\nn1\n").unwrap();
+        assert_eq!(
+            read_node_file(hosts.to_str().unwrap()).unwrap(),
+            b"n2\nn1\n"
+        );
+        // A directory opens but reads as nothing, as with Slurm's fopen.
+        let dir_path = dir.path().to_str().unwrap();
+        assert_eq!(read_node_file(dir_path).unwrap(), b"");
+        let missing = read_node_file(&format!("{dir_path}/nonexist")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
     }
 }

@@ -14,10 +14,12 @@
 //! [`SbatchOpts::ignored`], so scripts written for a full Slurm still submit.
 
 use std::fmt;
+use std::io;
 
 use slurm_common::size::parse_mem_mb;
-use slurm_common::time::{parse_time_limit, parse_timestamp, TimeLimit};
+use slurm_common::time::{parse_time_limit, parse_timestamp, TimeError, TimeLimit};
 
+use super::values::NodeFileError;
 use super::{directives, values};
 use crate::opts::{self, parse_signal, Found, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 
@@ -60,6 +62,7 @@ pub enum Key {
     Mincpus,
     Nice,
     NoRequeue,
+    Nodefile,
     Nodelist,
     Nodes,
     Ntasks,
@@ -146,7 +149,7 @@ pub const SHORTS: &[ShortOpt<Key>] = &[
     short!('D', Required, Chdir),
     short!('d', Required, Dependency),
     short!('e', Required, Error),
-    short!('F', Required, Ignored),
+    short!('F', Required, Nodefile),
     short!('G', Required, Gpus),
     short!('H', No, Hold),
     short!('h', No, Help),
@@ -236,7 +239,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("nice", Optional, Nice),
     long!("no-kill", Optional, Ignored),
     long!("no-requeue", No, NoRequeue),
-    long!("nodefile", Required, Ignored),
+    long!("nodefile", Required, Nodefile),
     long!("nodelist", Required, Nodelist),
     long!("nodes", Required, Nodes),
     long!("ntasks", Required, Ntasks),
@@ -333,6 +336,14 @@ pub enum OptError {
     Refused(String),
     /// Options that cannot go together: `sbatch: fatal: <text>`, status 1.
     Fatal(String),
+    /// A `--begin` or `--deadline` time Slurm refuses, status 255. Slurm's
+    /// time parser prints its own line first, without prefix
+    /// ([`TimeError::slurm_notice`]); then `sbatch: error: Invalid --begin
+    /// specification` follows.
+    BadTime {
+        option: &'static str,
+        error: TimeError,
+    },
     /// `--hint=help` and the like: the text on standard output, then the
     /// status.
     Help { text: &'static str, status: i32 },
@@ -346,6 +357,7 @@ impl fmt::Display for OptError {
             Self::Getopt(e) => write!(f, "{e}"),
             Self::Invalid(text) | Self::Refused(text) | Self::Fatal(text) => f.write_str(text),
             Self::Help { text, .. } => f.write_str(text),
+            Self::BadTime { option, .. } => write!(f, "Invalid {option} specification"),
             Self::Directive { line, error } => {
                 write!(f, "invalid #SBATCH directive at line {line}: {error}")
             }
@@ -361,7 +373,9 @@ impl OptError {
         match self {
             Self::Refused(_) | Self::Fatal(_) => 1,
             Self::Help { status, .. } => *status,
-            Self::Getopt(_) | Self::Invalid(_) | Self::Directive { .. } => 255,
+            Self::Getopt(_) | Self::Invalid(_) | Self::BadTime { .. } | Self::Directive { .. } => {
+                255
+            }
         }
     }
 }
@@ -417,8 +431,6 @@ pub fn ignoring_changes_the_job(spelled: &str) -> bool {
             | "--gpus-per-socket"
             | "--mcs-label"
             | "--mem-per-gpu"
-            | "--nodefile"
-            | "-F"
             | "--ntasks-per-gpu"
             | "--switches"
             | "--thread-spec"
@@ -548,13 +560,20 @@ pub fn parse_command_line(args: &[String]) -> Result<Invocation, OptError> {
     }))
 }
 
+/// How the options read a file they name (a node file): its bytes, or why
+/// it could not be opened. Handed in, so that reading options stays pure;
+/// sbatch's own is `sbatch::read_node_file`.
+pub type ReadFile<'a> = &'a dyn Fn(&str) -> io::Result<Vec<u8>>;
+
 /// Combines the sources: `env` (`SBATCH_*`), then the `#SBATCH` lines of
-/// `script` (when there is one), then the command line. `now` resolves
-/// relative times (`--begin=now+1hour`).
+/// `script` (when there is one), then the command line. `read_file` reads
+/// the node files options name; `now` resolves relative times
+/// (`--begin=now+1hour`).
 pub fn resolve(
     cli: &CommandLine,
     script: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
+    read_file: ReadFile<'_>,
     now: i64,
 ) -> Result<SbatchOpts, OptError> {
     let mut o = SbatchOpts::default();
@@ -570,7 +589,7 @@ pub fn resolve(
                 HasArg::Optional => (!value.is_empty()).then_some(value),
                 HasArg::No => None,
             };
-            apply(&mut o, *key, value.as_deref(), name, now)?;
+            apply(&mut o, *key, value.as_deref(), name, read_file, now)?;
         }
     }
     // The kinds of memory request the script and the command line make
@@ -587,13 +606,13 @@ pub fn resolve(
             let split = opts::split(&words, SHORTS, LONGS, Ordering::Permute)
                 .map_err(|error| OptError::Directive { line, error })?;
             for found in split.options {
-                apply_found(&mut o, &found, now)?;
+                apply_found(&mut o, &found, read_file, now)?;
                 note_memory(found.key);
             }
         }
     }
     for found in &cli.options {
-        apply_found(&mut o, found, now)?;
+        apply_found(&mut o, found, read_file, now)?;
         note_memory(found.key);
     }
     if memory_kinds.len() > 1 {
@@ -617,16 +636,59 @@ pub fn parse(
     args: &[String],
     script: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
+    read_file: ReadFile<'_>,
     now: i64,
 ) -> Result<Option<SbatchOpts>, OptError> {
     match parse_command_line(args)? {
-        Invocation::Submit(cli) => resolve(&cli, script, env, now).map(Some),
+        Invocation::Submit(cli) => resolve(&cli, script, env, read_file, now).map(Some),
         _ => Ok(None),
     }
 }
 
-fn apply_found(o: &mut SbatchOpts, found: &Found<Key>, now: i64) -> Result<(), OptError> {
-    apply(o, found.key, found.value.as_deref(), &found.spelled, now)
+fn apply_found(
+    o: &mut SbatchOpts,
+    found: &Found<Key>,
+    read_file: ReadFile<'_>,
+    now: i64,
+) -> Result<(), OptError> {
+    apply(
+        o,
+        found.key,
+        found.value.as_deref(),
+        &found.spelled,
+        read_file,
+        now,
+    )
+}
+
+/// `--begin` and `--deadline`. Slurm's time parser answers 0 for a
+/// failure, so sbatch refuses the epoch itself (`1970-01-01` in UTC), with
+/// no position line.
+fn timestamp(value: &str, option: &'static str, now: i64) -> Result<i64, OptError> {
+    match parse_timestamp(value, now) {
+        Ok(0) => Err(invalid(format!("Invalid {option} specification"))),
+        Ok(t) => Ok(t),
+        Err(error) => Err(OptError::BadTime { option, error }),
+    }
+}
+
+/// The node list of a node file, as Slurm's sbatch reads it.
+fn nodes_from_file(path: &str, read_file: ReadFile<'_>) -> Result<String, NodeFileError> {
+    let bytes = read_file(path).map_err(|e| NodeFileError::Open {
+        path: path.to_owned(),
+        reason: os_reason(&e),
+    })?;
+    values::node_file(path, &bytes)
+}
+
+/// The system's text for an I/O error, as C's `%m` prints it: without the
+/// `(os error N)` Rust adds.
+fn os_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match (e.raw_os_error(), text.rfind(" (os error ")) {
+        (Some(_), Some(at)) => text[..at].to_owned(),
+        _ => text,
+    }
 }
 
 /// A positive count as Slurm's numeric options read it.
@@ -645,17 +707,14 @@ fn apply(
     key: Key,
     value: Option<&str>,
     spelled: &str,
+    read_file: ReadFile<'_>,
     now: i64,
 ) -> Result<(), OptError> {
     let v = value.unwrap_or("");
     match key {
         Key::Account => o.account = text(value),
         Key::Array => o.array = text(value),
-        Key::Begin => {
-            let t =
-                parse_timestamp(v, now).map_err(|_| invalid("Invalid --begin specification"))?;
-            o.begin_time = Some(t);
-        }
+        Key::Begin => o.begin_time = Some(timestamp(v, "--begin", now)?),
         Key::Chdir => o.chdir = text(value),
         Key::Clusters => o.clusters = text(value),
         Key::Comment => o.comment = text(value),
@@ -663,11 +722,7 @@ fn apply(
         Key::Contiguous => o.contiguous = true,
         Key::CoresPerSocket => o.cores_per_socket = Some(count(v, "--cores-per-socket")?),
         Key::CpusPerTask => o.cpus_per_task = Some(count(v, "--cpus-per-task")?),
-        Key::Deadline => {
-            let t =
-                parse_timestamp(v, now).map_err(|_| invalid("Invalid --deadline specification"))?;
-            o.deadline = Some(t);
-        }
+        Key::Deadline => o.deadline = Some(timestamp(v, "--deadline", now)?),
         Key::Dependency => o.dependency = text(value),
         Key::Distribution => {
             values::distribution(v)?;
@@ -732,6 +787,26 @@ fn apply(
             o.nice = i32::try_from(nice).ok();
         }
         Key::NoRequeue => o.requeue = Some(false),
+        // Slurm's sbatch reads the file itself and sends its hosts as the
+        // node list, so `-F` and `-w` overwrite each other, the last one
+        // winning.
+        Key::Nodefile => {
+            let nodes = nodes_from_file(v, read_file).map_err(|e| {
+                if e.is_fatal() {
+                    OptError::Refused(e.slurm_text())
+                } else {
+                    invalid(format!("{}\nInvalid --nodefile node file", e.slurm_text()))
+                }
+            })?;
+            o.nodelist = Some(nodes);
+        }
+        // A value holding a `/` names a node file, and a bad one ends sbatch
+        // with status 1 and Slurm's line about the file alone.
+        Key::Nodelist if v.contains('/') => {
+            let nodes =
+                nodes_from_file(v, read_file).map_err(|e| OptError::Refused(e.slurm_text()))?;
+            o.nodelist = Some(nodes);
+        }
         Key::Nodelist => o.nodelist = text(value),
         Key::Nodes => o.nodes = Some(values::node_count(v)?),
         Key::Ntasks => o.ntasks = Some(count(v, "--ntasks")?),
@@ -882,12 +957,36 @@ mod tests {
         None
     }
 
+    fn no_files(_: &str) -> io::Result<Vec<u8>> {
+        Err(io::Error::from_raw_os_error(libc::ENOENT))
+    }
+
+    /// Parses `s` (and `script`) where the files `files` names exist.
+    fn with_files(
+        s: &str,
+        script: Option<&str>,
+        files: &[(&str, &str)],
+    ) -> Result<SbatchOpts, OptError> {
+        let read = |path: &str| {
+            files
+                .iter()
+                .find(|(name, _)| *name == path)
+                .map(|(_, text)| text.as_bytes().to_vec())
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))
+        };
+        parse(&args(s), script, &no_env, &read, NOW).map(|o| o.unwrap())
+    }
+
     fn opts(s: &str) -> SbatchOpts {
-        parse(&args(s), None, &no_env, NOW).unwrap().unwrap()
+        parse(&args(s), None, &no_env, &no_files, NOW)
+            .unwrap()
+            .unwrap()
     }
 
     fn err(s: &str) -> String {
-        parse(&args(s), None, &no_env, NOW).unwrap_err().to_string()
+        parse(&args(s), None, &no_env, &no_files, NOW)
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -1033,7 +1132,7 @@ mod tests {
     #[test]
     fn exit_statuses_follow_slurm() {
         let status = |s: &str| {
-            parse(&args(s), None, &no_env, NOW)
+            parse(&args(s), None, &no_env, &no_files, NOW)
                 .unwrap_err()
                 .exit_status()
         };
@@ -1055,7 +1154,14 @@ mod tests {
 
     #[test]
     fn memory_kinds_exclude_each_other_unless_from_the_environment() {
-        let e = parse(&args("--mem=1G --mem-per-cpu=1G"), None, &no_env, NOW).unwrap_err();
+        let e = parse(
+            &args("--mem=1G --mem-per-cpu=1G"),
+            None,
+            &no_env,
+            &no_files,
+            NOW,
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             OptError::Fatal(
@@ -1064,14 +1170,21 @@ mod tests {
         );
         assert_eq!(e.exit_status(), 1);
         let script = "#!/bin/sh\n#SBATCH --mem=1G\n";
-        assert!(parse(&args("--mem-per-gpu=1G x.sh"), Some(script), &no_env, NOW).is_err());
+        assert!(parse(
+            &args("--mem-per-gpu=1G x.sh"),
+            Some(script),
+            &no_env,
+            &no_files,
+            NOW
+        )
+        .is_err());
         assert_eq!(
             opts("--mem=1G --mem=2G").memory,
             Some(Memory::PerNode(2048))
         );
         // A kind from SBATCH_* gives way to another from the command line.
         let env = |n: &str| (n == "SBATCH_MEM_PER_CPU").then(|| "100".to_owned());
-        let o = parse(&args("--mem=1G x.sh"), None, &env, NOW)
+        let o = parse(&args("--mem=1G x.sh"), None, &env, &no_files, NOW)
             .unwrap()
             .unwrap();
         assert_eq!(o.memory, Some(Memory::PerNode(1024)));
@@ -1088,7 +1201,7 @@ mod tests {
             _ => None,
         };
         let script = "#!/bin/sh\n#SBATCH -p scriptpart\n#SBATCH --time=8 -J scriptname\necho\n#SBATCH -A late\n";
-        let o = parse(&args("-J cliname x.sh"), Some(script), &env, NOW)
+        let o = parse(&args("-J cliname x.sh"), Some(script), &env, &no_files, NOW)
             .unwrap()
             .unwrap();
         assert_eq!(o.partition.as_deref(), Some("scriptpart"));
@@ -1097,14 +1210,20 @@ mod tests {
         // The directive after the first command is not read.
         assert_eq!(o.account.as_deref(), Some("envacct"));
         assert!(o.wait);
-        let o = parse(&args("x.sh"), Some("#!/bin/sh\ntrue\n"), &env, NOW)
-            .unwrap()
-            .unwrap();
+        let o = parse(
+            &args("x.sh"),
+            Some("#!/bin/sh\ntrue\n"),
+            &env,
+            &no_files,
+            NOW,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(o.partition.as_deref(), Some("envpart"));
         assert_eq!(o.time, Some(TimeLimit::Minutes(7)));
         let bad_env = |n: &str| (n == "SBATCH_TIMELIMIT").then(|| "abc".to_owned());
         assert_eq!(
-            parse(&args("x.sh"), None, &bad_env, NOW)
+            parse(&args("x.sh"), None, &bad_env, &no_files, NOW)
                 .unwrap_err()
                 .to_string(),
             "Invalid --time specification"
@@ -1117,6 +1236,7 @@ mod tests {
             &args("x.sh"),
             Some("#!/bin/sh\n\n#SBATCH --bogus\n"),
             &no_env,
+            &no_files,
             NOW,
         )
         .unwrap_err();
@@ -1155,5 +1275,147 @@ mod tests {
         assert!(opts("--begin=now+1hour --deadline=now+2hour")
             .deadline
             .is_some());
+    }
+
+    #[test]
+    fn bad_times_print_slurms_position_line() {
+        for (s, option, notice) in [
+            (
+                "--begin=now+x",
+                "--begin",
+                "Invalid time specification (pos=3): now+x",
+            ),
+            (
+                "--begin=garbage",
+                "--begin",
+                "Invalid time specification (pos=0): garbage",
+            ),
+            (
+                "--begin=2026-13-01",
+                "--begin",
+                "Invalid time specification (pos=5): 2026-13-01",
+            ),
+            (
+                "--deadline=xyz",
+                "--deadline",
+                "Invalid time specification (pos=0): xyz",
+            ),
+            ("-b 0", "--begin", "Invalid time specification (pos=-1): 0"),
+        ] {
+            let e = parse(&args(s), None, &no_env, &no_files, NOW).unwrap_err();
+            assert!(
+                matches!(&e, OptError::BadTime { option: o, error }
+                    if *o == option && error.slurm_notice().as_deref() == Some(notice)),
+                "{s}: {e:?}"
+            );
+            assert_eq!(e.to_string(), format!("Invalid {option} specification"));
+            assert_eq!(e.exit_status(), 255);
+        }
+        // Nothing to point at, or Slurm's failure value 0 itself: no
+        // position line.
+        for s in ["--begin=", "--begin=-", "--begin=now-1700000000"] {
+            let e = parse(&args(s), None, &no_env, &no_files, NOW).unwrap_err();
+            let notice = match &e {
+                OptError::BadTime { error, .. } => error.slurm_notice(),
+                _ => None,
+            };
+            assert_eq!(notice, None, "{s}");
+            assert_eq!(e.to_string(), "Invalid --begin specification", "{s}");
+            assert_eq!(e.exit_status(), 255, "{s}");
+        }
+        assert_eq!(opts("--begin=now+1hour").begin_time, Some(NOW + 3600));
+        // From a directive, the same.
+        let e = parse(
+            &args("x.sh"),
+            Some("#!/bin/sh\n#SBATCH --begin=now+x\n"),
+            &no_env,
+            &no_files,
+            NOW,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            e,
+            OptError::BadTime {
+                option: "--begin",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_node_file_becomes_the_node_list() {
+        let files = [("hosts", "n2\nn1\n# spare\nn1\n"), ("other", "m1,m2\n")];
+        let nodes = |s: &str| with_files(s, None, &files).unwrap().nodelist;
+        assert_eq!(nodes("-F hosts"), Some("n[1-2]".to_owned()));
+        assert_eq!(nodes("--nodefile=hosts"), Some("n[1-2]".to_owned()));
+        assert_eq!(nodes("--nodef hosts"), Some("n[1-2]".to_owned()));
+        // -F and -w set the same list: the last one wins.
+        assert_eq!(nodes("-F hosts -w n3"), Some("n3".to_owned()));
+        assert_eq!(nodes("-w n3 -F hosts"), Some("n[1-2]".to_owned()));
+        assert_eq!(nodes("-F hosts -F other"), Some("m[1-2]".to_owned()));
+        let o = with_files("x.sh", Some("#!/bin/sh\n#SBATCH -F hosts\n"), &files).unwrap();
+        assert_eq!(o.nodelist.as_deref(), Some("n[1-2]"));
+        // The command line still beats the directive.
+        let o = with_files("-w n7 x.sh", Some("#!/bin/sh\n#SBATCH -F hosts\n"), &files);
+        assert_eq!(o.unwrap().nodelist.as_deref(), Some("n7"));
+        assert!(with_files("-F hosts", None, &files)
+            .unwrap()
+            .ignored
+            .is_empty());
+        assert!(!ignoring_changes_the_job("-F") && !ignoring_changes_the_job("--nodefile"));
+    }
+
+    #[test]
+    fn a_node_list_holding_a_slash_is_a_node_file() {
+        let files = [("./hosts", "n1\nn2\n"), ("/etc/nodes", "n3\n")];
+        let nodes = |s: &str| with_files(s, None, &files).unwrap().nodelist;
+        assert_eq!(nodes("-w ./hosts"), Some("n[1-2]".to_owned()));
+        assert_eq!(nodes("--nodelist=/etc/nodes"), Some("n3".to_owned()));
+        assert_eq!(nodes("-w n[1-2]"), Some("n[1-2]".to_owned()));
+        // Refused with the file's line alone, status 1.
+        let e = with_files("-w n1/x", None, &files).unwrap_err();
+        assert_eq!(
+            e,
+            OptError::Refused(
+                "slurm_allocate_resources error opening file n1/x, No such file or directory"
+                    .into()
+            )
+        );
+        assert_eq!(e.exit_status(), 1);
+        let e = with_files("-w ./empty", None, &[("./empty", "")]).unwrap_err();
+        assert_eq!(e, OptError::Refused("Hostlist is empty!".into()));
+    }
+
+    #[test]
+    fn node_file_refusals_follow_slurm() {
+        let refusal = |files: &[(&str, &str)], s: &str| {
+            let e = with_files(s, None, files).unwrap_err();
+            (e.to_string(), e.exit_status())
+        };
+        let invalid = |first: &str| (format!("{first}\nInvalid --nodefile node file"), 255);
+        assert_eq!(
+            refusal(&[], "-F /nonexist"),
+            invalid(
+                "slurm_allocate_resources error opening file /nonexist, No such file or directory"
+            )
+        );
+        assert_eq!(
+            refusal(&[("empty", "")], "-F empty"),
+            invalid("Hostlist is empty!")
+        );
+        assert_eq!(
+            refusal(&[("pad", "  n1  \n")], "-F pad"),
+            invalid("Invalid hostfile pad contents on line 1")
+        );
+        let long = format!("n1\nn2\n{}\n", "n".repeat(1100));
+        assert_eq!(
+            refusal(&[("long", &long)], "-F long"),
+            invalid("Line 2, of hostfile long too long")
+        );
+        // A malformed expression ends sbatch with status 1, as in Slurm
+        // (which reports a memory allocation failure there).
+        let (text, status) = refusal(&[("bad", "n[2-1]\n")], "-F bad");
+        assert_eq!(status, 1);
+        assert!(text.starts_with("line 1 of node file bad: "), "{text}");
     }
 }

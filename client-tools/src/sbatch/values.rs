@@ -1,5 +1,6 @@
 //! Checks of option values sbatch reads but does not act on, with the
-//! texts and exit statuses Slurm's sbatch gives them.
+//! texts and exit statuses Slurm's sbatch gives them, and the reading of
+//! node files (`-F/--nodefile`), which Slurm's sbatch also does itself.
 //!
 //! A script that passes `--hint=nomultithread` or `--cpu-freq=high` must
 //! submit here as it does under Slurm, and one with a typo in those values
@@ -8,7 +9,9 @@
 //! waiting for a mail that never comes.
 
 use slurm_common::conf::GresSpec;
+use slurm_common::hostlist::{self, HostlistError};
 use slurm_common::time::parse_time_limit;
+use thiserror::Error;
 
 use super::options::{OptError, SbatchOpts};
 
@@ -442,6 +445,150 @@ pub fn gres_kinds(o: &SbatchOpts, gres_types: &[String]) -> Result<(), OptError>
     Ok(())
 }
 
+/// Largest node file read. Slurm streams the file, so it has no limit; here
+/// the file is read whole, and a million hosts on lines of at most
+/// [`MAX_NODE_FILE_LINE`] bytes fit with room to spare for comments.
+pub const MAX_NODE_FILE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Longest line of a node file, without its newline. Slurm reads lines into
+/// a buffer of 1024 bytes and refuses one that fills it.
+pub const MAX_NODE_FILE_LINE: usize = 1022;
+
+/// Why a node file (`-F/--nodefile`, or a `-w/--nodelist` value holding a
+/// `/`) gives no node list. [`NodeFileError::slurm_text`] is what sbatch
+/// prints.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NodeFileError {
+    /// The file could not be opened; `reason` is the system's text
+    /// (`No such file or directory`).
+    #[error("cannot open node file {path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error("node file {path} is larger than {limit} bytes")]
+    TooLarge { path: String, limit: usize },
+    /// `line` counts from 1.
+    #[error("line {line} of node file {path} is longer than {limit} bytes")]
+    LineTooLong {
+        path: String,
+        line: usize,
+        limit: usize,
+    },
+    /// A line that does not start with an ASCII letter or digit (after
+    /// its comment is removed): a blank, a comma, a bracket. `line` counts
+    /// from 1.
+    #[error("line {line} of node file {path} does not start with a host name")]
+    BadLine { path: String, line: usize },
+    #[error("line {line} of node file {path}: {source}")]
+    Hostlist {
+        path: String,
+        line: usize,
+        #[source]
+        source: HostlistError,
+    },
+    #[error("node file {path} names more than {limit} hosts")]
+    TooManyHosts { path: String, limit: usize },
+    #[error("node file {path} names no hosts")]
+    Empty { path: String },
+}
+
+impl NodeFileError {
+    /// The line Slurm 22.05's sbatch prints after `sbatch: error: `. Where
+    /// Slurm has no sensible text (a bad host list expression makes it
+    /// report a memory allocation failure), this error's own.
+    pub fn slurm_text(&self) -> String {
+        match self {
+            Self::Open { path, reason } => {
+                format!("slurm_allocate_resources error opening file {path}, {reason}")
+            }
+            // Slurm numbers this line from 0, unlike the next.
+            Self::LineTooLong { path, line, .. } => {
+                format!(
+                    "Line {}, of hostfile {path} too long",
+                    line.saturating_sub(1)
+                )
+            }
+            Self::BadLine { path, line } => {
+                format!("Invalid hostfile {path} contents on line {line}")
+            }
+            Self::Empty { .. } => "Hostlist is empty!".to_owned(),
+            Self::TooLarge { .. } | Self::Hostlist { .. } | Self::TooManyHosts { .. } => {
+                self.to_string()
+            }
+        }
+    }
+
+    /// Whether Slurm ends sbatch with status 1 here rather than treating
+    /// the file as an invalid option (status 255).
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Self::Hostlist { .. } | Self::TooManyHosts { .. })
+    }
+}
+
+/// The node list a node file names, as Slurm's sbatch reads one: host list
+/// expressions separated by blanks, commas or lines; `#` starts a comment;
+/// empty lines are skipped, and every other line must start with an ASCII
+/// letter or digit. The hosts come back sorted, without duplicates, and
+/// compressed (`n2`, `n1`, `n1` gives `n[1-2]`), which is what sbatch
+/// sends as the job's required nodes. `path` only names the file in errors.
+///
+/// Bytes are taken as they are: a carriage return stays part of the host
+/// name before it, as in Slurm. Where Slurm misreads a malformed expression
+/// (`n[1-` becomes the host `n]`), this refuses it.
+pub fn node_file(path: &str, bytes: &[u8]) -> Result<String, NodeFileError> {
+    if bytes.len() > MAX_NODE_FILE_BYTES {
+        return Err(NodeFileError::TooLarge {
+            path: path.to_owned(),
+            limit: MAX_NODE_FILE_BYTES,
+        });
+    }
+    let mut names: Vec<String> = Vec::new();
+    // The file's last newline ends a line; it does not start an empty one.
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    for (index, raw) in body.split(|&b| b == b'\n').enumerate() {
+        let line = index + 1;
+        if raw.len() > MAX_NODE_FILE_LINE {
+            return Err(NodeFileError::LineTooLong {
+                path: path.to_owned(),
+                line,
+                limit: MAX_NODE_FILE_LINE,
+            });
+        }
+        // Slurm's line is a C string: it ends at a NUL, and at a comment.
+        let hosts = raw
+            .split(|&b| b == 0 || b == b'#')
+            .next()
+            .unwrap_or_default();
+        match hosts.first() {
+            None => continue,
+            Some(b) if b.is_ascii_alphanumeric() => {}
+            Some(_) => {
+                return Err(NodeFileError::BadLine {
+                    path: path.to_owned(),
+                    line,
+                })
+            }
+        }
+        let expr = String::from_utf8_lossy(hosts);
+        let expanded = hostlist::expand(&expr).map_err(|source| NodeFileError::Hostlist {
+            path: path.to_owned(),
+            line,
+            source,
+        })?;
+        if names.len().saturating_add(expanded.len()) > hostlist::MAX_HOSTS {
+            return Err(NodeFileError::TooManyHosts {
+                path: path.to_owned(),
+                limit: hostlist::MAX_HOSTS,
+            });
+        }
+        names.extend(expanded);
+    }
+    if names.is_empty() {
+        return Err(NodeFileError::Empty {
+            path: path.to_owned(),
+        });
+    }
+    Ok(hostlist::compress_unique(&names))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -662,6 +809,175 @@ mod tests {
             let _ = delay_boot(&v);
             let _ = get_user_env(&v);
             let _ = gpu_bind(&v);
+        }
+    }
+
+    /// The node list of a file, or Slurm's text for its refusal.
+    fn read(bytes: &str) -> Result<String, String> {
+        node_file("hosts", bytes.as_bytes()).map_err(|e| e.slurm_text())
+    }
+
+    /// Each case here was checked against Slurm 22.05's sbatch, by the
+    /// node list it sends or the error it prints.
+    #[test]
+    fn node_files_read_as_slurm_reads_them() {
+        let cases: &[(&str, &str)] = &[
+            ("n1\nn2\n", "n[1-2]"),
+            ("n1,n2\n", "n[1-2]"),
+            ("n1 n2\n", "n[1-2]"),
+            ("n1\tn2\n", "n[1-2]"),
+            ("n1, n2\n", "n[1-2]"),
+            ("n1 ,n2\n", "n[1-2]"),
+            ("n1,,n2\n", "n[1-2]"),
+            ("n[1-2],\n", "n[1-2]"),
+            ("n[1-2]\n", "n[1-2]"),
+            ("n[1,3]\n", "n[1,3]"),
+            // Sorted, without duplicates.
+            ("n1\nn1\nn3\n", "n[1,3]"),
+            ("n2\nn1\n", "n[1-2]"),
+            ("n1 n1 n1\n", "n1"),
+            ("n10\nn9\nn2\n", "n[2,9-10]"),
+            ("n[1-2] n[2-3]\n", "n[1-3]"),
+            ("n[1-2],m[3-4]\n", "m[3-4],n[1-2]"),
+            ("b1,A1,a1\n", "A1,a1,b1"),
+            ("n01,n1\n", "n[1,01]"),
+            ("rack[1-2]-n[1-2]\n", "rack1-n[1-2],rack2-n[1-2]"),
+            // Comments, empty lines, a missing last newline, trailing blanks.
+            ("n1\n# comment\nn2\n", "n[1-2]"),
+            ("n1\n#\nn2\n", "n[1-2]"),
+            ("n1#c\n", "n1"),
+            ("n1 # c\n", "n1"),
+            ("n1", "n1"),
+            ("n1\n\nn2\n", "n[1-2]"),
+            ("\n\n\nn1\n", "n1"),
+            ("n1\n\n\n", "n1"),
+            ("n1 \n", "n1"),
+            ("n1\t\n", "n1"),
+            // Bytes are kept: a carriage return is part of the name.
+            ("n1\r\nn2\r\n", "n1\r,n2\r"),
+            ("nödé\n", "nödé"),
+            ("1n\n", "1n"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(read(text), Ok((*want).to_owned()), "file {text:?}");
+        }
+    }
+
+    #[test]
+    fn node_file_refusals_carry_slurms_text() {
+        let empty = "Hostlist is empty!";
+        let line = |n: usize| format!("Invalid hostfile hosts contents on line {n}");
+        let cases: Vec<(&str, String)> = vec![
+            ("", empty.to_owned()),
+            ("\n\n", empty.to_owned()),
+            ("#only\n", empty.to_owned()),
+            ("  n1  \n", line(1)),
+            (" n1\n", line(1)),
+            ("\tn1\n", line(1)),
+            (",n1\n", line(1)),
+            ("[1-2]\n", line(1)),
+            ("_n1\n", line(1)),
+            ("-n1\n", line(1)),
+            (".n1\n", line(1)),
+            ("ö1\n", line(1)),
+            ("n1\n n2\n", line(2)),
+            ("n1\n \n", line(2)),
+            ("n1\r\n\r\nn2\n", line(2)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(read(text), Err(want), "file {text:?}");
+        }
+    }
+
+    #[test]
+    fn node_file_lines_fit_slurms_buffer() {
+        // 1022 bytes fit, with or without a newline; 1023 do not, and
+        // Slurm counts that line from 0.
+        let fits = "n".repeat(MAX_NODE_FILE_LINE);
+        assert_eq!(read(&fits), Ok(fits.clone()));
+        assert_eq!(read(&format!("{fits}\n")), Ok(fits.clone()));
+        let long = "n".repeat(MAX_NODE_FILE_LINE + 1);
+        assert_eq!(
+            read(&long),
+            Err("Line 0, of hostfile hosts too long".into())
+        );
+        assert_eq!(
+            read(&format!("n1\nn2\n{long}\n")),
+            Err("Line 2, of hostfile hosts too long".into())
+        );
+        // A long comment is still a long line.
+        assert!(read(&format!("#{long}\nn1\n")).is_err());
+        let huge = vec![b'#'; MAX_NODE_FILE_BYTES + 1];
+        assert_eq!(
+            node_file("hosts", &huge),
+            Err(NodeFileError::TooLarge {
+                path: "hosts".into(),
+                limit: MAX_NODE_FILE_BYTES
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_expressions_in_node_files_are_fatal() {
+        // Slurm turns `n[1-` into the host `n]` and dies on the others;
+        // all are refused here, with status 1.
+        for text in [
+            "n[1-\n",
+            "a[1-2]b\n",
+            "n[a-b]\n",
+            "n[2-1]\n",
+            "n1\nn[1-70000]\n",
+        ] {
+            let e = node_file("hosts", text.as_bytes()).unwrap_err();
+            assert!(
+                matches!(e, NodeFileError::Hostlist { .. }),
+                "{text:?}: {e:?}"
+            );
+            assert!(e.is_fatal());
+        }
+        let line = node_file("hosts", b"n1\nn[2-1]\n").unwrap_err();
+        assert!(matches!(line, NodeFileError::Hostlist { line: 2, .. }));
+        assert!(!node_file("hosts", b"").unwrap_err().is_fatal());
+    }
+
+    #[test]
+    fn node_files_name_at_most_a_million_hosts() {
+        let text: String = (0..16).map(|i| format!("r{i}n[0-65535]\n")).collect();
+        let e = node_file("hosts", text.as_bytes()).unwrap_err();
+        assert_eq!(
+            e,
+            NodeFileError::TooManyHosts {
+                path: "hosts".into(),
+                limit: hostlist::MAX_HOSTS
+            }
+        );
+        assert!(e.is_fatal());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn node_files_give_the_sorted_set_of_their_hosts(
+            hosts in proptest::collection::vec("[a-c][0-9]{1,3}", 1..30),
+            seps in proptest::collection::vec(proptest::sample::select(vec!["\n", ",", " ", "\t", " # c\n"]), 30),
+        ) {
+            let text: String = hosts
+                .iter()
+                .zip(&seps)
+                .map(|(h, sep)| format!("{h}{sep}"))
+                .collect();
+            let got = node_file("hosts", text.as_bytes());
+            let mut want = hosts.clone();
+            want.sort();
+            want.dedup();
+            let expanded = got.as_ref().ok().and_then(|list| hostlist::expand(list).ok());
+            let mut expanded = expanded.unwrap_or_default();
+            expanded.sort();
+            proptest::prop_assert_eq!(expanded, want, "{:?} gave {:?}", text, got);
+        }
+
+        #[test]
+        fn node_file_reading_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let _ = node_file("hosts", &bytes);
         }
     }
 }

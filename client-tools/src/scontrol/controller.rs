@@ -271,11 +271,25 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 r.memory = Some(v1::update_job_request::Memory::MemPerCpuMb(mb));
             }
             "starttime" | "begintime" => {
-                let t = parse_timestamp(v, now).map_err(|_| invalid_value("StartTime", v))?;
+                let t = parse_timestamp(v, now).map_err(|e| {
+                    CtlError(
+                        e.slurm_notice()
+                            .into_iter()
+                            .chain(["No changes specified".to_owned()])
+                            .collect(),
+                    )
+                })?;
                 r.begin_time = Some(t);
             }
             "deadline" => {
-                let t = parse_timestamp(v, now).map_err(|_| invalid_value("Deadline", v))?;
+                let t = parse_timestamp(v, now).map_err(|e| {
+                    CtlError(
+                        e.slurm_notice()
+                            .into_iter()
+                            .chain(["No changes specified".to_owned()])
+                            .collect(),
+                    )
+                })?;
                 r.deadline = Some(t);
             }
             "features" => r.features = some(v),
