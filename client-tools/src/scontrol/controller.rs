@@ -271,25 +271,11 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 r.memory = Some(v1::update_job_request::Memory::MemPerCpuMb(mb));
             }
             "starttime" | "begintime" => {
-                let t = parse_timestamp(v, now).map_err(|e| {
-                    CtlError(
-                        e.slurm_notice()
-                            .into_iter()
-                            .chain(["No changes specified".to_owned()])
-                            .collect(),
-                    )
-                })?;
+                let t = parse_timestamp(v, now).map_err(|e| bad_time(&e))?;
                 r.begin_time = Some(t);
             }
             "deadline" => {
-                let t = parse_timestamp(v, now).map_err(|e| {
-                    CtlError(
-                        e.slurm_notice()
-                            .into_iter()
-                            .chain(["No changes specified".to_owned()])
-                            .collect(),
-                    )
-                })?;
+                let t = parse_timestamp(v, now).map_err(|e| bad_time(&e))?;
                 r.deadline = Some(t);
             }
             "features" => r.features = some(v),
@@ -322,6 +308,17 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
         }
     }
     Ok(CtlCommand::UpdateJob(Box::new(r)))
+}
+
+/// A `StartTime=`/`Deadline=` Slurm cannot read: its position notice,
+/// then the update is dropped as Slurm drops it.
+fn bad_time(e: &slurm_common::time::TimeError) -> CtlError {
+    CtlError(
+        e.slurm_notice()
+            .into_iter()
+            .chain(["No changes specified".to_owned()])
+            .collect(),
+    )
 }
 
 /// `State=` values of `update NodeName=`.
