@@ -41,6 +41,15 @@ impl Writer<'_> {
     pub(super) fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
+    /// `key=value` attributes (of a partition created or updated): a count,
+    /// then each key and value.
+    pub(super) fn attributes<K: AsRef<str>, V: AsRef<str>>(&mut self, pairs: &[(K, V)]) {
+        self.len(pairs.len());
+        for (k, v) in pairs {
+            self.str(k.as_ref());
+            self.str(v.as_ref());
+        }
+    }
     pub(super) fn opt_u32(&mut self, v: Option<u32>) {
         match v {
             Some(v) => {
@@ -140,6 +149,15 @@ impl<'a> Reader<'a> {
     }
     pub(super) fn string(&mut self, what: &'static str) -> Result<String, DecodeError> {
         self.text(what).map(str::to_owned)
+    }
+    /// What [`Writer::attributes`] wrote.
+    pub(super) fn attributes(&mut self) -> Result<Vec<(String, String)>, DecodeError> {
+        let n = self.u32("attribute count")?;
+        let mut pairs = Vec::new();
+        for _ in 0..n {
+            pairs.push((self.string("attribute")?, self.string("attribute value")?));
+        }
+        Ok(pairs)
     }
     pub(super) fn opt_u32(&mut self, what: &'static str) -> Result<Option<u32>, DecodeError> {
         if self.bool(what)? {

@@ -636,11 +636,7 @@ impl Event {
             } => {
                 w.u8(20);
                 w.str(partition);
-                w.len(attributes.len());
-                for (k, v) in attributes {
-                    w.str(k);
-                    w.str(v);
-                }
+                w.attributes(attributes);
                 w.u32(*uid);
                 w.i64(*time);
             }
@@ -672,11 +668,7 @@ impl Event {
             } => {
                 w.u8(24);
                 w.str(partition);
-                w.len(attributes.len());
-                for (k, v) in attributes {
-                    w.str(k);
-                    w.str(v);
-                }
+                w.attributes(attributes);
                 w.u32(*uid);
                 w.i64(*time);
             }
@@ -914,11 +906,7 @@ impl Event {
             },
             20 => {
                 let partition = r.string("partition")?;
-                let n = r.u32("attribute count")?;
-                let mut attributes = Vec::new();
-                for _ in 0..n {
-                    attributes.push((r.string("attribute")?, r.string("attribute value")?));
-                }
+                let attributes = r.attributes()?;
                 Event::PartitionUpdated {
                     partition,
                     attributes,
@@ -943,11 +931,7 @@ impl Event {
             23 => Event::NodeAttrsReset,
             24 => {
                 let partition = r.string("partition")?;
-                let n = r.u32("attribute count")?;
-                let mut attributes = Vec::new();
-                for _ in 0..n {
-                    attributes.push((r.string("attribute")?, r.string("attribute value")?));
-                }
+                let attributes = r.attributes()?;
                 Event::PartitionCreated {
                     partition,
                     attributes,

@@ -247,12 +247,7 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         let mut wr = Writer::new(&mut buf);
         wr.u8(TAG_PARTITION_CREATED);
         wr.str(p.name());
-        let pairs = p.update.as_ref().map_or(&[][..], |u| u.pairs());
-        wr.len(pairs.len());
-        for (k, v) in pairs {
-            wr.str(k);
-            wr.str(v);
-        }
+        wr.attributes(p.update.as_ref().map_or(&[][..], |u| u.pairs()));
         sink.emit(&mut buf)?;
     }
     for p in partitions.iter().filter(|p| !p.created) {
@@ -260,11 +255,7 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         let mut wr = Writer::new(&mut buf);
         wr.u8(TAG_PARTITION);
         wr.str(p.name());
-        wr.len(update.pairs().len());
-        for (k, v) in update.pairs() {
-            wr.str(k);
-            wr.str(v);
-        }
+        wr.attributes(update.pairs());
         sink.emit(&mut buf)?;
     }
     for job in jobs.values() {
@@ -821,13 +812,7 @@ impl Loader {
             }
             TAG_PARTITION | TAG_PARTITION_CREATED => {
                 let name = r.string("partition").map_err(decode)?;
-                let n = r.u32("attribute count").map_err(decode)?;
-                let mut attributes = Vec::new();
-                for _ in 0..n {
-                    let k = r.string("attribute").map_err(decode)?;
-                    let v = r.string("attribute value").map_err(decode)?;
-                    attributes.push((k, v));
-                }
+                let attributes = r.attributes().map_err(decode)?;
                 r.done().map_err(decode)?;
                 if tag == TAG_PARTITION {
                     self.ctl.apply_partition_update(&name, &attributes);
