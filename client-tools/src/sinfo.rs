@@ -122,6 +122,9 @@ const LONGS: &[LongOpt<Key>] = &[
 ];
 
 /// sinfo 22.05's usage text.
+/// `--help`: every option, grouped and explained as Slurm 22.05 prints them.
+const HELP: &str = include_str!("help/sinfo.txt");
+
 const USAGE: &str = "Usage: sinfo [-abdelNRrsTv] [-i seconds] [-t states] [-p partition] [-n nodes]
              [-S fields] [-o format] [-O Format] [--federation] [--local]";
 
@@ -237,6 +240,7 @@ pub struct Options {
     /// `SINFO_FORMAT`, used when no option picks a layout.
     pub env_format: Option<String>,
     pub help: bool,
+    pub usage: bool,
     pub json: bool,
     pub reasons: bool,
     pub long: bool,
@@ -300,8 +304,12 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
                 o.format_long = true;
             }
             // sinfo answers these the moment it reads them.
-            Key::Help | Key::Usage => {
+            Key::Help => {
                 o.help = true;
+                return Ok(o);
+            }
+            Key::Usage => {
+                o.usage = true;
                 return Ok(o);
             }
             Key::Version => {
@@ -599,6 +607,9 @@ pub fn run_paced(
         return out.block("sinfo", &version_line());
     }
     if o.help {
+        return out.block("sinfo", HELP);
+    }
+    if o.usage {
         return out.block("sinfo", USAGE);
     }
     let plan = match Plan::new(&o) {
@@ -844,7 +855,8 @@ mod tests {
     #[test]
     fn options_act_and_alias_as_slurm() {
         assert!(parse(&["-V", "--bogus"]).version);
-        assert!(parse(&["--usage"]).help);
+        assert!(parse(&["--usage"]).usage);
+        assert!(parse(&["-h", "--bogus"]).help);
         let o = parse(&["-S", "-P,N", "-i5", "-O", "nodelist"]);
         assert_eq!(o.sort.as_deref(), Some("-P,N"));
         assert_eq!(o.iterate.as_deref(), Some("5"));

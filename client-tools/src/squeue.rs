@@ -153,6 +153,9 @@ const LONGS: &[LongOpt<Key>] = &[
 ];
 
 /// squeue 22.05's usage text (its last line starts with a tab).
+/// `--help`: every option, grouped and explained as Slurm 22.05 prints them.
+const HELP: &str = include_str!("help/squeue.txt");
+
 const USAGE: &str = "Usage: squeue [-A account] [--clusters names] [-i seconds] [--job jobid]
               [-n name] [-o format] [-p partitions] [--qos qos]
               [--reservation reservation] [--sort fields] [--start]
@@ -547,7 +550,10 @@ pub fn run_paced(
     if opts.version {
         return out.block("squeue", &version_line());
     }
-    if opts.help || opts.usage {
+    if opts.help {
+        return out.block("squeue", HELP);
+    }
+    if opts.usage {
         return out.block("squeue", USAGE);
     }
     let plan = match Plan::new(&opts) {
@@ -794,6 +800,7 @@ impl Plan {
             qos: o.qos.clone(),
             reservations: o.reservations.clone(),
             nodelist: o.nodelist.clone(),
+            wckeys: Vec::new(),
         };
         Ok(Plan {
             request: GetJobsRequest {
