@@ -48,6 +48,7 @@ enum Key {
     User,
     Verbose,
     Version,
+    Wckey,
     Ignored,
 }
 
@@ -117,7 +118,7 @@ const LONGS: &[LongOpt<Key>] = &[
     long!("user", Required, User),
     long!("verbose", No, Verbose),
     long!("version", No, Version),
-    long!("wckey", Required, Ignored),
+    long!("wckey", Required, Wckey),
 ];
 
 /// A job named on the command line.
@@ -365,6 +366,7 @@ pub fn parse(
                 r.filter.user_ids.push(uid);
             }
             Key::Verbose => r.verbose += 1,
+            Key::Wckey => r.filter.wckeys.push(v.to_owned()),
         }
     }
     for operand in &getopt.into_operands() {
@@ -384,6 +386,7 @@ pub fn parse(
         || !r.filter.qos.is_empty()
         || !r.filter.reservations.is_empty()
         || !r.filter.nodelist.is_empty()
+        || !r.filter.wckeys.is_empty()
         || r.matches_nothing;
     if r.jobs.is_empty() && !has_filter {
         return Err(invalid("No job identification provided"));
@@ -834,32 +837,7 @@ Usage: scancel [-A account] [--batch] [--full] [--interactive] [-n job_name]
                [job_id[_array_id][.step_id]]
 ";
 
-const HELP: &str = "\
-Usage: scancel [OPTIONS] [job_id[_array_id][.step_id]]
-  -A, --account=account           act only on jobs charging this account
-  -b, --batch                     signal batch shell for specified job
-  -f, --full                      signal batch shell and all steps for specified job
-  -H, --hurry                     avoid burst buffer stage out
-  -i, --interactive               require response from user for each job
-  -M, --clusters                  clusters to issue commands to
-      --me                        act only on jobs of the calling user
-  -n, --name=job_name             act only on jobs with this name
-  -p, --partition=partition       act only on jobs in this partition
-  -Q, --quiet                     disable warnings
-  -q, --qos=qos                   act only on jobs with this quality of service
-  -R, --reservation=reservation   act only on jobs with this reservation
-  -s, --signal=name | integer     signal to send to job, default is SIGKILL
-  -t, --state=states              act only on jobs in this state.  Valid job
-                                  states are PENDING, RUNNING and SUSPENDED
-  -u, --user=user_name            act only on jobs of this user
-  -V, --version                   output version information and exit
-  -v, --verbose                   verbosity level
-  -w, --nodelist                  act only on jobs on these nodes
-
-Help options:
-  --help                          show this help message
-  --usage                         display brief usage message
-";
+const HELP: &str = include_str!("help/scancel.txt");
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -522,22 +522,24 @@ impl Controller {
         }
         let named = !filter.job_ids.is_empty() || !filter.array_tasks.is_empty();
         if !named {
-            if filter.user_ids.is_empty()
-                && filter.names.is_empty()
-                && filter.partitions.is_empty()
-                && filter.states.is_empty()
-            {
+            if !super::filter::has_criteria(filter) {
                 return Reply::error(ErrorCode::InvalidJobId, "no job selected");
             }
             ids = self.jobs.keys().copied().collect();
         }
         ids.sort_unstable();
         ids.dedup();
+        // Names that are not nodes match no node (and so no job).
+        let filter_nodes: Vec<usize> = slurm_common::hostlist::expand(&filter.nodelist)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| self.node_index.get(n).copied())
+            .collect();
         for id in ids {
             let Some(job) = self.jobs.get(&id) else {
                 continue;
             };
-            if !matches_filter(job, filter) {
+            if !super::filter::selects(job, filter, &filter_nodes) {
                 continue;
             }
             if job.uid != caller.uid && !op_caller {
@@ -1588,16 +1590,6 @@ fn result(job_id: u32, r: JobResult) -> v1::JobActionResult {
         error_code: code,
         error_detail: detail,
     }
-}
-
-fn matches_filter(job: &Job, f: &v1::JobFilter) -> bool {
-    (f.user_ids.is_empty() || f.user_ids.contains(&job.uid))
-        && (f.names.is_empty() || f.names.contains(&job.name))
-        && (f.partitions.is_empty() || f.partitions.contains(&job.partition_name))
-        && (f.states.is_empty()
-            || f.states
-                .iter()
-                .any(|&s| s == v1::JobState::from(job.status.state) as i32))
 }
 
 fn node_update(raw: i32) -> Option<NodeUpdateState> {

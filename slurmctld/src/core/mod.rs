@@ -25,6 +25,7 @@ pub mod depend;
 mod epilog;
 pub mod event;
 pub mod extras;
+pub mod filter;
 pub mod gres;
 mod handle;
 pub mod job;

@@ -1918,3 +1918,48 @@ mod node_attrs;
 
 // MaxJobCount, counting the tasks arrays still hold.
 mod job_count;
+
+/// A cancel by filter honours every field: one the job does not match
+/// (account, QOS, wckey, node) spares it, even with a user given too.
+#[test]
+fn cancel_by_filter_honours_every_field() {
+    let mut env = Env::new();
+    let mut d = script();
+    d.account = "physics".into();
+    d.qos = "normal".into();
+    d.wckey = "*proj".into();
+    let job = env.submit(d);
+    let by = |f: &dyn Fn(&mut v1::JobFilter)| {
+        let mut filter = v1::JobFilter {
+            user_ids: vec![ALICE.uid],
+            ..Default::default()
+        };
+        f(&mut filter);
+        filter
+    };
+    for miss in [
+        by(&|f| f.accounts = vec!["chemistry".into()]),
+        by(&|f| f.qos = vec!["high".into()]),
+        by(&|f| f.wckeys = vec!["other".into()]),
+        by(&|f| f.reservations = vec!["maint".into()]),
+        by(&|f| f.nodelist = "n2".into()),
+    ] {
+        env.run(Command::Cancel {
+            caller: ALICE,
+            filter: miss.clone(),
+            signal: None,
+        });
+        assert_eq!(env.job(job).state(), JobState::Pending, "{miss:?}");
+    }
+    // Only the fields, no user: still a selection.
+    let r = env.run(Command::Cancel {
+        caller: ALICE,
+        filter: v1::JobFilter {
+            wckeys: vec!["proj".into()],
+            ..Default::default()
+        },
+        signal: None,
+    });
+    assert_eq!(ok_results(&r), vec![(job, 0)]);
+    assert_eq!(env.job(job).state(), JobState::Cancelled);
+}

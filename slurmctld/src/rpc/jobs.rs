@@ -85,20 +85,7 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>> {
             .map(|(i, _)| i)
             .collect()
     };
-    let wanted = |job: &Job| {
-        (f.user_ids.is_empty() || f.user_ids.contains(&job.uid))
-            && (f.names.is_empty() || f.names.contains(&job.name))
-            && (f.partitions.is_empty() || f.partitions.contains(&job.partition_name))
-            && (f.accounts.is_empty() || f.accounts.iter().any(|a| **a == *job.spec.account))
-            && (f.states.is_empty()
-                || f.states
-                    .contains(&(v1::JobState::from(job.status.state) as i32)))
-            && (f.nodelist.is_empty()
-                || job
-                    .alloc
-                    .iter()
-                    .any(|a| node_filter.contains(&a.node_index)))
-    };
+    let wanted = |job: &Job| crate::core::filter::selects(job, f, &node_filter);
     if names_jobs(f) {
         // Named ids that do not exist select nothing (an error for the
         // caller), never the whole table.

@@ -787,3 +787,51 @@ async fn rpc_route_streams_the_generated_parts() {
         server.abort();
     }
 }
+
+#[test]
+fn rpc_qos_reservation_and_wckey_filters_select_only_matching_jobs() {
+    let snap = varied_snapshot();
+    let names = |f: v1::JobFilter| -> Vec<String> {
+        let mut v: Vec<String> = select(&snap, &f)
+            .iter()
+            .map(|j| j.name.to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        names(v1::JobFilter {
+            qos: vec!["normal".into()],
+            ..Default::default()
+        }),
+        ["big0", "big1", "big2", "big3"]
+    );
+    // Filters on what no job has select nothing, never everything.
+    for f in [
+        v1::JobFilter {
+            qos: vec!["high".into()],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            reservations: vec!["maint".into()],
+            ..Default::default()
+        },
+        v1::JobFilter {
+            wckeys: vec!["other".into()],
+            ..Default::default()
+        },
+    ] {
+        assert_eq!(names(f.clone()), Vec::<String>::new(), "{f:?}");
+    }
+    // A default key (stored as `*proj`) matches `proj` and `*proj`.
+    for key in ["proj", "*proj"] {
+        assert_eq!(
+            names(v1::JobFilter {
+                wckeys: vec![key.into()],
+                ..Default::default()
+            }),
+            ["options"],
+            "{key}"
+        );
+    }
+}
