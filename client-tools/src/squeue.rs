@@ -207,6 +207,8 @@ pub struct Options {
     pub usage: bool,
     pub job_ids: Vec<String>,
     pub json: bool,
+    /// `-L`: jobs asking for any of these licenses.
+    pub licenses: Vec<String>,
     pub long: bool,
     pub me: bool,
     pub names: Vec<String>,
@@ -326,7 +328,8 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
         let text = value.as_deref().unwrap_or("");
         match found.key {
             Key::Account => o.accounts = list(value),
-            Key::All | Key::Hide | Key::Licenses | Key::Ignored => {}
+            Key::All | Key::Hide | Key::Ignored => {}
+            Key::Licenses => o.licenses = list(value),
             Key::Clusters => o.clusters = value,
             Key::Array => o.array = true,
             Key::Format => {
@@ -807,7 +810,10 @@ impl Plan {
                 filter: Some(filter),
                 changed_since: 0,
                 detail: false,
-                fields: format::job_fields::for_report(&items, &sort, o.json),
+                fields: with_license_field(
+                    format::job_fields::for_report(&items, &sort, o.json),
+                    &o.licenses,
+                ),
             },
             items,
             sort,
@@ -843,6 +849,8 @@ impl Plan {
             && any(&o.accounts, &job.account)
             && any(&o.qos, &job.qos)
             && any(&o.reservations, &job.reservation)
+            && (o.licenses.is_empty()
+                || license_names(&job.licenses).any(|n| o.licenses.iter().any(|x| x == n)))
     }
 
     /// Filters, sorts and renders the controller's jobs: the header and the
@@ -1088,6 +1096,28 @@ fn capitalize(s: &str) -> String {
     }
 }
 
+/// The names in a job's `--licenses` ("matlab:2,ansys" or, for either of
+/// two, "a|b"), without their counts.
+fn license_names(spec: &str) -> impl Iterator<Item = &str> {
+    spec.split([',', '|'])
+        .map(|item| item.split(':').next().unwrap_or("").trim())
+        .filter(|name| !name.is_empty())
+}
+
+/// The fields to ask for, with the licenses when `-L` filters on them (an
+/// empty list asks for every field already).
+fn with_license_field(mut fields: Vec<u32>, licenses: &[String]) -> Vec<u32> {
+    if !licenses.is_empty() && !fields.is_empty() {
+        fields.push(LICENSES_FIELD);
+        fields.sort_unstable();
+        fields.dedup();
+    }
+    fields
+}
+
+/// `JobInfo.licenses`.
+const LICENSES_FIELD: u32 = 94;
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -1204,6 +1234,33 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         assert!(err.starts_with(
             "squeue: error: Invalid user: no-such-user-here\n\nsqueue: error: Invalid job state"
         ));
+    }
+
+    #[test]
+    fn licenses_select_the_jobs_asking_for_them() {
+        let o = parse(&["-L", "matlab,ansys", "-h", "-o", "%i"]).unwrap();
+        let plan = Plan::new(&o).unwrap();
+        assert!(plan.request.fields.contains(&LICENSES_FIELD));
+        let job = |id: u32, licenses: &str| JobInfo {
+            job_id: id,
+            state: slurm_proto::v1::JobState::Pending as i32,
+            licenses: licenses.into(),
+            ..JobInfo::default()
+        };
+        let jobs = [
+            job(1, "matlab:2"),
+            job(2, ""),
+            job(3, "other,ansys"),
+            job(4, "matlabx:1"),
+            job(5, "fluent|ansys:3"),
+        ];
+        assert_eq!(plan.render(&jobs, &Ctx::system(0)).unwrap(), "1\n3\n5\n");
+        // Without -L nothing is filtered on licenses.
+        let plan = Plan::new(&parse(&["-h", "-o", "%i"]).unwrap()).unwrap();
+        assert_eq!(
+            plan.render(&jobs, &Ctx::system(0)).unwrap().lines().count(),
+            5
+        );
     }
 
     #[test]
