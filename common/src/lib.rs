@@ -8,6 +8,7 @@ pub mod conf;
 pub mod hostlist;
 pub mod ids;
 pub mod reason;
+pub mod rlimit;
 pub mod signal;
 pub mod size;
 pub mod state;

@@ -335,3 +335,72 @@ fn a_pending_job_past_its_deadline_ends_deadline() {
     assert_eq!(require_field(&show, "Reason"), "DeadLine", "{show}");
     cancel(&c, hog);
 }
+
+/// Runs sbatch with a soft stack limit of `stack_kib` and a soft core
+/// limit of 0 (what a user's `ulimit -S` would set) and returns the job id.
+fn sbatch_with_limits(c: &LocalCluster, dir: &Path, stack_kib: u64, args: &[&str]) -> u32 {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = c.command("sbatch").expect("sbatch");
+    cmd.current_dir(dir).args(args);
+    // SAFETY: only setrlimit, which is async-signal-safe, runs in the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (resource, soft) in [
+                (libc::RLIMIT_STACK, stack_kib * 1024),
+                (libc::RLIMIT_CORE, 0),
+            ] {
+                let mut r = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(resource, &mut r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                r.rlim_cur = soft.min(r.rlim_max);
+                if libc::setrlimit(resource, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().expect("run sbatch");
+    assert!(o.status.success(), "sbatch {args:?}: {o:?}");
+    text(&o.stdout)
+        .trim()
+        .rsplit(' ')
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id: {o:?}"))
+}
+
+/// The submit host's soft limits follow the job (PropagateResourceLimits
+/// defaults to ALL) through `SLURM_RLIMIT_*` variables that the job itself
+/// never sees; `--propagate=NONE` keeps the node's own, and a list takes
+/// only what it names.
+#[test]
+fn submit_host_limits_follow_the_job_as_propagate_says() {
+    let mut c = cluster(&[]);
+    let dir = submit_dir(&c);
+    std::fs::write(
+        dir.join("limits.sh"),
+        "#!/bin/sh\necho \"stack=$(ulimit -S -s) core=$(ulimit -S -c) vars=$(env | grep -c '^SLURM_RLIMIT_')\"\n",
+    )
+    .expect("script");
+    let all = sbatch_with_limits(&c, &dir, 3333, &["limits.sh"]);
+    let only_stack = sbatch_with_limits(&c, &dir, 3333, &["--propagate=STACK", "limits.sh"]);
+    let none = sbatch_with_limits(&c, &dir, 3333, &["--propagate=NONE", "limits.sh"]);
+    let mut output_of = |id: u32| {
+        c.wait_job_state(id, JobState::Completed, JOB_WAIT)
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        std::fs::read_to_string(dir.join(format!("slurm-{id}.out"))).expect("output")
+    };
+    assert_eq!(output_of(all), "stack=3333 core=0 vars=0\n");
+    let text = output_of(only_stack);
+    assert!(text.starts_with("stack=3333 core="), "{text}");
+    let text = output_of(none);
+    assert!(
+        !text.starts_with("stack=3333 ") && text.ends_with(" vars=0\n"),
+        "{text}"
+    );
+}

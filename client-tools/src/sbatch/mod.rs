@@ -142,6 +142,8 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     if let Err(e) = values::gres_kinds(&opts, &config.conf.gres_types) {
         return report_opt_error(out, &e);
     }
+    let mut job = job;
+    add_rlimits(&mut job, &opts, &config.conf);
     let mut controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
@@ -150,6 +152,29 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         }
     };
     block_on(submit(&mut controller, &config, &opts, job, out))
+}
+
+/// Adds the `SLURM_RLIMIT_*` variables of the limits the job takes from
+/// this process (see [`slurm_common::rlimit`]). Set last, as sbatch sets
+/// them in its own environment whatever `--export` says.
+fn add_rlimits(
+    job: &mut v1::JobDescription,
+    opts: &SbatchOpts,
+    conf: &slurm_common::conf::SlurmConf,
+) {
+    let (limits, asked) = slurm_common::rlimit::chosen(
+        opts.propagate.as_deref(),
+        &conf.propagate_resource_limits,
+        &conf.propagate_resource_limits_except,
+    );
+    for limit in limits {
+        if let Some(soft) = slurm_common::rlimit::soft_limit(limit) {
+            let (name, value) = slurm_common::rlimit::env_entry(limit, soft, asked);
+            let prefix = format!("{name}=");
+            job.environment.retain(|e| !e.starts_with(&prefix));
+            job.environment.push(format!("{name}={value}"));
+        }
+    }
 }
 
 /// Prints an option error as Slurm does and gives its exit status.

@@ -468,6 +468,9 @@ pub struct SbatchOpts {
     pub kill_on_invalid_dep: Option<bool>,
     pub licenses: Option<String>,
     pub network: Option<String>,
+    /// `--propagate` as given (empty for the bare flag): which of sbatch's
+    /// resource limits the job gets; `None`: slurm.conf decides.
+    pub propagate: Option<String>,
     pub mail_type: Option<String>,
     pub mail_user: Option<String>,
     pub memory: Option<Memory>,
@@ -868,6 +871,10 @@ fn apply(
         Key::Uid => o.uid = text(value),
         Key::Gid => o.gid = text(value),
         Key::Ignored => o.ignored.push(spelled.to_owned()),
+        Key::Propagate => {
+            values::propagate(v)?;
+            o.propagate = Some(v.to_owned());
+        }
         Key::AcctgFreq
         | Key::CoreSpec
         | Key::CpuFreq
@@ -880,7 +887,6 @@ fn apply(
         | Key::MemBind
         | Key::MemPerGpu
         | Key::Profile
-        | Key::Propagate
         | Key::Switches
         | Key::ThreadSpec
         | Key::WaitAllNodes => {
@@ -908,7 +914,6 @@ fn check_ignored(key: Key, v: &str) -> Result<(), OptError> {
             .map(|_| ())
             .map_err(|_| invalid("Invalid --mem-per-gpu specification")),
         Key::Profile => values::profile(v),
-        Key::Propagate => values::propagate(v),
         Key::Switches => values::switches(v),
         Key::ThreadSpec => count(v, "--thread-spec").map(|_| ()),
         Key::WaitAllNodes => values::wait_all_nodes(v),

@@ -83,6 +83,20 @@ impl Env {
         self.vars.retain(|(k, _)| k != name);
     }
 
+    /// Takes out every variable `pick` accepts and returns what it made
+    /// of them, in order.
+    pub fn take<T>(&mut self, mut pick: impl FnMut(&str, &str) -> Option<T>) -> Vec<T> {
+        let mut taken = Vec::new();
+        self.vars.retain(|(k, v)| match pick(k, v) {
+            Some(t) => {
+                taken.push(t);
+                false
+            }
+            None => true,
+        });
+        taken
+    }
+
     pub fn vars(&self) -> &[(String, String)] {
         &self.vars
     }

@@ -315,6 +315,11 @@ impl Syscalls for RealSyscalls {
         let work_dir = path_cstring(&plan.work_dir, "the working directory")?;
         let tmp = c"/tmp";
         let groups: Vec<libc::gid_t> = plan.extra_gids.clone();
+        let rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)> = plan
+            .rlimits
+            .iter()
+            .map(|p| (slurm_common::rlimit::resource(p.limit), p.value))
+            .collect();
         let switch = plan.identity == Identity::SwitchTo;
         let (uid, gid) = (plan.uid, plan.gid);
         let stdin_fd = stdio.stdin.as_raw_fd();
@@ -361,6 +366,7 @@ impl Syscalls for RealSyscalls {
                     work_dir: work_dir.as_ptr(),
                     tmp: tmp.as_ptr(),
                     groups: &groups,
+                    rlimits: &rlimits,
                     switch,
                     uid,
                     gid,
@@ -438,6 +444,7 @@ struct ChildArgs<'a> {
     work_dir: *const libc::c_char,
     tmp: *const libc::c_char,
     groups: &'a [libc::gid_t],
+    rlimits: &'a [(libc::__rlimit_resource_t, libc::rlim_t)],
     switch: bool,
     uid: u32,
     gid: u32,
@@ -467,6 +474,29 @@ unsafe fn child_exec(a: ChildArgs<'_>) -> ! {
             let target = target as libc::c_int;
             if *fd != target && libc::dup2(*fd, target) < 0 {
                 fail(a.err_fd);
+            }
+        }
+        // While still root: the submit host's soft limits, raising the
+        // hard limit where it is lower (which only root can do); where
+        // that fails, the soft limit goes as high as the hard one allows.
+        for &(resource, value) in a.rlimits {
+            let mut now = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::getrlimit(resource, &mut now) != 0 {
+                continue;
+            }
+            let wanted = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: now.rlim_max.max(value),
+            };
+            if libc::setrlimit(resource, &wanted) != 0 {
+                let capped = libc::rlimit {
+                    rlim_cur: value.min(now.rlim_max),
+                    rlim_max: now.rlim_max,
+                };
+                libc::setrlimit(resource, &capped);
             }
         }
         if a.switch
@@ -613,6 +643,7 @@ mod tests {
             stdin: "/dev/null".into(),
             stdout: OutputFile { path: dir.join("out.txt"), append: false },
             stderr: StderrTarget::Stdout,
+            rlimits: vec![],
         }
     }
 
@@ -667,6 +698,67 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o700);
+    }
+
+    /// The submit host's limits reach the script: lowered ones always,
+    /// and one above the hard limit is capped at it (or, for root, raises
+    /// it).
+    #[test]
+    fn real_launch_sets_the_propagated_limits() {
+        use slurm_common::conf::Rlimit;
+        use slurm_common::rlimit::Propagated;
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.script = "#!/bin/sh\necho \"$(ulimit -c) $(ulimit -n) $(ulimit -Hn)\"\n".into();
+        let mut hard = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct we own.
+        assert_eq!(
+            unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard) },
+            0
+        );
+        let above = hard.rlim_max + 100;
+        p.rlimits = vec![
+            Propagated {
+                limit: Rlimit::Core,
+                value: 0,
+                asked: false,
+            },
+            Propagated {
+                limit: Rlimit::Nofile,
+                value: above,
+                asked: true,
+            },
+        ];
+        let (pid, _stdio) = launch(&p, &mut RealSyscalls).unwrap();
+        assert_eq!(wait_for(pid).unwrap().status, 0);
+        let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+        // Raising a hard limit takes CAP_SYS_RESOURCE (bit 24), which root
+        // lacks in some containers, and stays under the kernel's own
+        // ceiling (fs.nr_open).
+        let root = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|t| {
+                let hex = t
+                    .lines()
+                    .find_map(|l| l.strip_prefix("CapEff:"))?
+                    .trim()
+                    .to_owned();
+                u64::from_str_radix(&hex, 16).ok()
+            })
+            .is_some_and(|caps| caps & (1 << 24) != 0);
+        let nr_open: u64 = std::fs::read_to_string("/proc/sys/fs/nr_open")
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0);
+        let want = if root && above <= nr_open {
+            format!("0 {above} {above}\n")
+        } else {
+            format!("0 {0} {0}\n", hard.rlim_max)
+        };
+        assert_eq!(out, want);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use slurm_common::rlimit::{self, Propagated};
 use slurm_proto::v1::{LaunchBatchRequest, OpenMode};
 use thiserror::Error;
 
@@ -60,6 +61,9 @@ pub struct LaunchPlan {
     pub stdin: PathBuf,
     pub stdout: OutputFile,
     pub stderr: StderrTarget,
+    /// Resource limits from the submit host (`SLURM_RLIMIT_*`, taken out
+    /// of the environment), set on the job before it drops root.
+    pub rlimits: Vec<Propagated>,
 }
 
 /// A launch request that cannot be carried out.
@@ -197,6 +201,15 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
     let script_path = ctx.job_dir.join(SCRIPT_FILE);
     let mut argv = vec![script_path.display().to_string()];
     argv.extend(req.argv.iter().cloned());
+    let mut env = batch_env(req, &ctx.node, node_index);
+    let rlimits = env
+        .take(rlimit::parse_env)
+        .into_iter()
+        .filter_map(|r| {
+            r.map_err(|e| tracing::warn!(job_id, "not propagated: {e}"))
+                .ok()
+        })
+        .collect();
     Ok(LaunchPlan {
         job_id,
         uid: req.user_id,
@@ -207,10 +220,11 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
         script_path,
         script: req.script.clone(),
         argv,
-        env: batch_env(req, &ctx.node, node_index),
+        env,
         stdin,
         stdout,
         stderr,
+        rlimits,
     })
 }
 
