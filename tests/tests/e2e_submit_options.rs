@@ -336,8 +336,9 @@ fn a_pending_job_past_its_deadline_ends_deadline() {
     cancel(&c, hog);
 }
 
-/// Runs sbatch with a soft stack limit of `stack_kib` and a soft core
-/// limit of 0 (what a user's `ulimit -S` would set) and returns the job id.
+/// Runs sbatch with a soft stack limit of `stack_kib`, a soft core limit
+/// of 0 (what a user's `ulimit -S` would set) and umask 077, and returns
+/// the job id.
 fn sbatch_with_limits(c: &LocalCluster, dir: &Path, stack_kib: u64, args: &[&str]) -> u32 {
     use std::os::unix::process::CommandExt;
     let mut cmd = c.command("sbatch").expect("sbatch");
@@ -345,6 +346,7 @@ fn sbatch_with_limits(c: &LocalCluster, dir: &Path, stack_kib: u64, args: &[&str
     // SAFETY: only setrlimit, which is async-signal-safe, runs in the child.
     unsafe {
         cmd.pre_exec(move || {
+            libc::umask(0o077);
             for (resource, soft) in [
                 (libc::RLIMIT_STACK, stack_kib * 1024),
                 (libc::RLIMIT_CORE, 0),
@@ -384,7 +386,7 @@ fn submit_host_limits_follow_the_job_as_propagate_says() {
     let dir = submit_dir(&c);
     std::fs::write(
         dir.join("limits.sh"),
-        "#!/bin/sh\necho \"stack=$(ulimit -S -s) core=$(ulimit -S -c) vars=$(env | grep -c '^SLURM_RLIMIT_')\"\n",
+        "#!/bin/sh\necho \"stack=$(ulimit -S -s) core=$(ulimit -S -c) vars=$(env | grep -c '^SLURM_RLIMIT_\\|^SLURM_UMASK=') umask=$(umask)\"\n",
     )
     .expect("script");
     let all = sbatch_with_limits(&c, &dir, 3333, &["limits.sh"]);
@@ -395,12 +397,20 @@ fn submit_host_limits_follow_the_job_as_propagate_says() {
             .unwrap_or_else(|e| panic!("{e:#}"));
         std::fs::read_to_string(dir.join(format!("slurm-{id}.out"))).expect("output")
     };
-    assert_eq!(output_of(all), "stack=3333 core=0 vars=0\n");
+    assert_eq!(output_of(all), "stack=3333 core=0 vars=0 umask=0077\n");
+    // The output file too is made with the submitter's mask.
+    let mode = std::fs::metadata(dir.join(format!("slurm-{all}.out")))
+        .expect("output")
+        .permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
     let text = output_of(only_stack);
     assert!(text.starts_with("stack=3333 core="), "{text}");
     let text = output_of(none);
     assert!(
-        !text.starts_with("stack=3333 ") && text.ends_with(" vars=0\n"),
+        !text.starts_with("stack=3333 ") && text.ends_with(" vars=0 umask=0077\n"),
         "{text}"
     );
 }

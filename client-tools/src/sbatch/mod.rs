@@ -127,6 +127,7 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         submit_line: words_to_line(&words),
         env: process_env,
         prio_process: process_priority(),
+        umask: process_umask(),
     };
     let job = match build_job(&opts, &cli, &script, &context) {
         Ok(j) => j,
@@ -241,6 +242,15 @@ fn words_to_line(words: &[String]) -> String {
 
 /// The scheduling priority (nice value) sbatch runs at, which the job
 /// inherits through `SLURM_PRIO_PROCESS`.
+fn process_umask() -> u32 {
+    // SAFETY: umask cannot fail; the mask is put back at once.
+    unsafe {
+        let mask = libc::umask(0);
+        libc::umask(mask);
+        mask
+    }
+}
+
 fn process_priority() -> i32 {
     // SAFETY: getpriority only reads the calling process's nice value.
     unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
@@ -361,6 +371,8 @@ pub struct SubmitContext {
     /// sbatch's own environment, in order.
     pub env: Vec<(String, String)>,
     pub prio_process: i32,
+    /// The file mode creation mask, for `SLURM_UMASK`.
+    pub umask: u32,
 }
 
 /// The environment the job gets, per `--export` (`spec`): `ALL` (the
@@ -465,6 +477,11 @@ pub fn build_job(
     }
     let mut put = |k: &str, v: String| extra.push((k.to_owned(), v));
     put("SLURM_PRIO_PROCESS", ctx.prio_process.to_string());
+    // The job creates files as the submitting shell would, unless an
+    // enclosing job already set the mask.
+    if !ctx.env.iter().any(|(k, _)| k == "SLURM_UMASK") {
+        put("SLURM_UMASK", format!("{:04o}", ctx.umask & 0o777));
+    }
     put("SLURM_SUBMIT_DIR", ctx.cwd.clone());
     put("SLURM_SUBMIT_HOST", ctx.host.clone());
     if let Some(n) = o.ntasks {
@@ -1107,6 +1124,7 @@ mod tests {
             submit_line: "sbatch x".into(),
             env: env(&[("PATH", "/bin")]),
             prio_process: 0,
+            umask: 0o27,
         }
     }
 
@@ -1143,6 +1161,30 @@ mod tests {
             .environment
             .contains(&"SLURM_SUBMIT_DIR=/tmp/slurm-ref".to_owned()));
         assert_eq!((job.user_id, job.group_id, job.submit_sid), (1000, 100, 7));
+    }
+
+    /// The submitting shell's umask travels as `SLURM_UMASK` (octal, four
+    /// digits), unless the environment has one already (sbatch inside a
+    /// job).
+    #[test]
+    fn the_umask_travels_unless_already_set() {
+        let script = || Script {
+            text: "#!/bin/sh\ntrue\n".into(),
+            source: ScriptSource::File("job.sh".into()),
+        };
+        let job = build("job.sh", script());
+        assert!(job.environment.contains(&"SLURM_UMASK=0027".to_owned()));
+        let c = cli("job.sh");
+        let o = options::resolve(&c, Some(&script().text), &|_| None, &read_node_file, 0).unwrap();
+        let mut context = ctx();
+        context.env.push(("SLURM_UMASK".into(), "0077".into()));
+        let job = build_job(&o, &c, &script(), &context).unwrap();
+        let masks: Vec<&String> = job
+            .environment
+            .iter()
+            .filter(|e| e.starts_with("SLURM_UMASK="))
+            .collect();
+        assert_eq!(masks, ["SLURM_UMASK=0077"]);
     }
 
     #[test]

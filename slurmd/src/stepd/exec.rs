@@ -88,9 +88,11 @@ pub fn launch(plan: &LaunchPlan, sys: &mut dyn Syscalls) -> Result<(i32, Stdio),
     Ok((pid, stdio))
 }
 
-/// Signals sent to end a job: SIGCONT first so stopped processes can handle
-/// SIGTERM, then SIGTERM; SIGKILL follows after KillWait.
-pub const TERMINATE_SIGNALS: [i32; 2] = [libc::SIGCONT, libc::SIGTERM];
+/// Signals sent to end a job: SIGTERM, then SIGCONT, so that processes
+/// stopped (a suspended job, `scontrol suspend`) wake up to the SIGTERM
+/// waiting for them, as in Slurm, before running any more of their own
+/// code; SIGKILL follows after KillWait.
+pub const TERMINATE_SIGNALS: [i32; 2] = [libc::SIGTERM, libc::SIGCONT];
 
 /// One recorded call of [`RecordingSyscalls`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,6 +217,23 @@ fn as_user<T>(plan: &LaunchPlan, f: impl FnOnce() -> Result<T, ExecError>) -> Re
     result
 }
 
+/// Sets the process's umask and puts the old one back when dropped.
+struct UmaskGuard(libc::mode_t);
+
+impl UmaskGuard {
+    fn set(mask: u32) -> Self {
+        // SAFETY: umask cannot fail.
+        UmaskGuard(unsafe { libc::umask(mask) })
+    }
+}
+
+impl Drop for UmaskGuard {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::umask(self.0) };
+    }
+}
+
 impl Syscalls for RealSyscalls {
     fn write_script(&mut self, plan: &LaunchPlan) -> Result<(), ExecError> {
         let err = |source| ExecError::Script {
@@ -238,6 +257,9 @@ impl Syscalls for RealSyscalls {
     }
 
     fn open_stdio(&mut self, plan: &LaunchPlan) -> Result<Stdio, ExecError> {
+        // slurmstepd is single-threaded here, so the process-wide mask
+        // can be lent to the job for the opens and put back.
+        let _mask = plan.umask.map(UmaskGuard::set);
         as_user(plan, || {
             let stdin = File::open(&plan.stdin).map_err(|source| ExecError::Stdio {
                 what: "input",
@@ -246,7 +268,11 @@ impl Syscalls for RealSyscalls {
             })?;
             let open_out = |what, f: &super::plan::OutputFile| {
                 let mut o = OpenOptions::new();
-                o.write(true).create(true).mode(0o644);
+                // With the submitter's mask the files are made as the
+                // submitting shell would make them.
+                o.write(true)
+                    .create(true)
+                    .mode(if plan.umask.is_some() { 0o666 } else { 0o644 });
                 if f.append {
                     o.append(true);
                 } else {
@@ -367,6 +393,7 @@ impl Syscalls for RealSyscalls {
                     tmp: tmp.as_ptr(),
                     groups: &groups,
                     rlimits: &rlimits,
+                    umask: plan.umask,
                     switch,
                     uid,
                     gid,
@@ -445,6 +472,7 @@ struct ChildArgs<'a> {
     tmp: *const libc::c_char,
     groups: &'a [libc::gid_t],
     rlimits: &'a [(libc::__rlimit_resource_t, libc::rlim_t)],
+    umask: Option<u32>,
     switch: bool,
     uid: u32,
     gid: u32,
@@ -505,6 +533,9 @@ unsafe fn child_exec(a: ChildArgs<'_>) -> ! {
                 || libc::setuid(a.uid) != 0)
         {
             fail(a.err_fd);
+        }
+        if let Some(mask) = a.umask {
+            libc::umask(mask);
         }
         if libc::chdir(a.work_dir) != 0 && libc::chdir(a.tmp) != 0 {
             fail(a.err_fd);
@@ -644,6 +675,7 @@ mod tests {
             stdout: OutputFile { path: dir.join("out.txt"), append: false },
             stderr: StderrTarget::Stdout,
             rlimits: vec![],
+            umask: None,
         }
     }
 
@@ -698,6 +730,35 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o700);
+    }
+
+    /// The submitter's umask makes the output file and is the script's;
+    /// slurmstepd's own is back afterwards.
+    #[test]
+    fn real_launch_uses_the_submitters_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.script = "#!/bin/sh\numask\n".into();
+        p.umask = Some(0o27);
+        // SAFETY: umask cannot fail; read and put back.
+        let before = unsafe {
+            let m = libc::umask(0o22);
+            libc::umask(m);
+            m
+        };
+        let (pid, _stdio) = launch(&p, &mut RealSyscalls).unwrap();
+        assert_eq!(wait_for(pid).unwrap().status, 0);
+        let out = dir.path().join("out.txt");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "0027\n");
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        // SAFETY: as above.
+        let after = unsafe {
+            let m = libc::umask(0o22);
+            libc::umask(m);
+            m
+        };
+        assert_eq!(after, before);
     }
 
     /// The submit host's limits reach the script: lowered ones always,
@@ -798,6 +859,45 @@ mod tests {
         // The group is gone or going; a second signal is not an error.
         sys.kill_group(pid, libc::SIGKILL).unwrap();
         assert!(sys.kill_group(0, libc::SIGKILL).is_err());
+    }
+
+    /// A suspended job (its group stopped) ends on the terminate signals
+    /// alone, without waiting for KillWait's SIGKILL.
+    #[test]
+    fn a_stopped_group_ends_on_the_terminate_signals() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.script = "#!/bin/sh\nsleep 600 &\nwait\n".into();
+        let mut sys = RealSyscalls;
+        let (pid, _stdio) = launch(&p, &mut sys).unwrap();
+        sys.kill_group(pid, libc::SIGSTOP).unwrap();
+        let mut status = 0;
+        // SAFETY: waitpid on our own child, with a valid status pointer;
+        // it returns once the SIGSTOP (which cannot be caught) took hold.
+        let stopped = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+        assert_eq!(stopped, pid);
+        assert!(libc::WIFSTOPPED(status), "{status:#x}");
+        for sig in TERMINATE_SIGNALS {
+            sys.kill_group(pid, sig).unwrap();
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let ended = loop {
+            // SAFETY: as above; WNOHANG returns at once.
+            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if r == pid {
+                break true;
+            }
+            if std::time::Instant::now() > deadline {
+                break false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        if !ended {
+            let _ = sys.kill_group(pid, libc::SIGKILL);
+        }
+        assert!(ended, "the stopped job did not end");
+        assert!(libc::WIFSIGNALED(status), "{status:#x}");
+        assert_eq!(libc::WTERMSIG(status), libc::SIGTERM);
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct LaunchPlan {
     /// Resource limits from the submit host (`SLURM_RLIMIT_*`, taken out
     /// of the environment), set on the job before it drops root.
     pub rlimits: Vec<Propagated>,
+    /// The submitting shell's file mode creation mask (`SLURM_UMASK`,
+    /// taken out of the environment): for the output files and the job.
+    pub umask: Option<u32>,
 }
 
 /// A launch request that cannot be carried out.
@@ -210,6 +213,10 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
                 .ok()
         })
         .collect();
+    let umask = env
+        .take(|k, v| (k == UMASK_VAR).then(|| parse_umask(v)))
+        .pop()
+        .flatten();
     Ok(LaunchPlan {
         job_id,
         uid: req.user_id,
@@ -225,7 +232,20 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
         stdout,
         stderr,
         rlimits,
+        umask,
     })
+}
+
+/// The variable sbatch puts the submitting shell's umask in.
+const UMASK_VAR: &str = "SLURM_UMASK";
+
+/// An octal mask of at most three digits' worth (`0022`); `None` otherwise.
+fn parse_umask(v: &str) -> Option<u32> {
+    let v = v.trim();
+    if v.is_empty() || !v.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return None;
+    }
+    u32::from_str_radix(v, 8).ok().filter(|m| *m <= 0o777)
 }
 
 /// Position of `node` in the job's node list; 0 when the list cannot be
@@ -295,6 +315,42 @@ mod tests {
         );
         assert_eq!(p.env.get("SLURM_NODEID"), Some("1"));
         assert_eq!(p.env.get("SLURMD_NODENAME"), Some("n2"));
+    }
+
+    /// `SLURM_UMASK` and `SLURM_RLIMIT_*` are for slurmstepd: taken out
+    /// of the job's environment; what cannot be read is dropped.
+    #[test]
+    fn umask_and_limits_leave_the_environment() {
+        let mut r = req();
+        r.environment = vec![
+            "SLURM_UMASK=0077".into(),
+            "SLURM_RLIMIT_CORE=0".into(),
+            "SLURM_RLIMIT_STACK=U8388608".into(),
+            "SLURM_RLIMIT_BOGUS=1".into(),
+            "KEEP=1".into(),
+        ];
+        let p = plan(&r, &ctx(0)).unwrap();
+        assert_eq!(p.umask, Some(0o77));
+        assert_eq!(p.rlimits.len(), 2);
+        assert!(p.rlimits[1].asked && p.rlimits[1].value == 8_388_608);
+        assert!(!p
+            .env
+            .vars()
+            .iter()
+            .any(|(k, _)| k.starts_with("SLURM_RLIMIT_") || k == "SLURM_UMASK"));
+        assert_eq!(p.env.get("KEEP"), Some("1"));
+        for (v, want) in [
+            ("022", Some(0o22)),
+            ("0", Some(0)),
+            ("0777", Some(0o777)),
+            ("1000", None),
+            ("9", None),
+            ("", None),
+            ("-1", None),
+        ] {
+            assert_eq!(parse_umask(v), want, "{v}");
+        }
+        assert_eq!(plan(&req(), &ctx(0)).unwrap().umask, None);
     }
 
     #[test]
