@@ -856,7 +856,7 @@ mod tests {
     fn options_act_and_alias_as_slurm() {
         assert!(parse(&["-V", "--bogus"]).version);
         assert!(parse(&["--usage"]).usage);
-        assert!(parse(&["-h", "--bogus"]).help);
+        assert!(parse(&["--help", "--bogus"]).help);
         let o = parse(&["-S", "-P,N", "-i5", "-O", "nodelist"]);
         assert_eq!(o.sort.as_deref(), Some("-P,N"));
         assert_eq!(o.iterate.as_deref(), Some("5"));
