@@ -33,8 +33,13 @@ use slurm_common::hostlist::{self, HostlistError};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
+pub mod admin;
 pub mod controller;
+pub mod errnum;
+pub mod suspend;
+mod write_config;
 
+use admin::{AdminCommand, AdminKeyword};
 use controller::{CtlCommand, CtlError};
 
 /// Reads an environment variable; a parameter so tests need not touch the
@@ -81,7 +86,7 @@ pub fn run_io(
     let mut out = Output::new(&mut *stdout, &mut *stderr);
     let code = match parse_args(&args) {
         Ok(Invocation::Version) => print(&mut out, &version_line()),
-        Ok(Invocation::Help) => print(&mut out, USAGE.trim_end_matches('\n')),
+        Ok(Invocation::Help) => print(&mut out, USAGE.strip_suffix('\n').unwrap_or(USAGE)),
         Ok(Invocation::Run { options, words }) if words.is_empty() => {
             return interactive(options, env, input, prompt, stdout, stderr);
         }
@@ -288,28 +293,8 @@ fn print(out: &mut Output<'_>, text: &str) -> i32 {
     }
 }
 
-const USAGE: &str = "\
-Usage: scontrol [OPTIONS] [COMMAND]
-Options:
-  -a, --all         also show hidden partitions
-  -d, --details     show more details
-  -F, --future      also show nodes in the FUTURE state
-  -h, --help        show this help
-      --hide        do not show hidden partitions
-  -M, --cluster=N   send the command to cluster N
-  -o, --oneliner    print one record per line
-  -Q, --quiet       print only error messages
-  -u, --uid=UID     act as user UID
-  -v, --verbose     more logging
-  -V, --version     show the version
-Commands served without a controller:
-  show hostnames [HOSTLIST]   one host name per line (default: $SLURM_NODELIST)
-  show hostlist HOSTLIST      the hostlist expression of the hosts, in order
-  show hostlistsorted HOSTLIST  the same, sorted
-  version                     show the version
-HOSTLIST is an expression such as tux[1-3,5] or, for hostlist and
-hostlistsorted, the absolute path of a file of host names.
-";
+/// `scontrol help`, `--help` and `--usage`: Slurm 22.05's text.
+const USAGE: &str = include_str!("help/scontrol.txt");
 
 // ---------------------------------------------------------------------------
 // Options
@@ -497,6 +482,13 @@ pub enum Keyword {
     Reconfigure,
     /// `takeover [INDEX]`: a backup controller takes control.
     Takeover,
+    /// `suspend JOB_LIST...`, `resume JOB_LIST...`, `top JOB_LIST`.
+    Suspend,
+    Resume,
+    Top,
+    /// `errnumstr`, `shutdown`, `completing`, `write`, `setdebug`,
+    /// `setdebugflags` (see [`admin`]).
+    Admin(AdminKeyword),
     /// A switch of the interactive mode.
     Toggle(Toggle),
     /// A keyword Slurm knows that needs the controller (not served yet).
@@ -576,6 +568,19 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("update", 1, Keyword::Update),
     ("create", 2, Keyword::Create),
     ("delete", 3, Keyword::Delete),
+    ("errnumstr", 2, Keyword::Admin(AdminKeyword::Errnumstr)),
+    ("completing", 2, Keyword::Admin(AdminKeyword::Completing)),
+    ("shutdown", 8, Keyword::Admin(AdminKeyword::Shutdown)),
+    ("write", 5, Keyword::Admin(AdminKeyword::Write)),
+    (
+        "setdebugflags",
+        9,
+        Keyword::Admin(AdminKeyword::SetDebugFlags),
+    ),
+    ("setdebug", 2, Keyword::Admin(AdminKeyword::SetDebug)),
+    ("suspend", 2, Keyword::Suspend),
+    ("resume", 3, Keyword::Resume),
+    ("top", 3, Keyword::Top),
     ("all", 2, Keyword::Toggle(Toggle::All)),
     ("details", 1, Keyword::Toggle(Toggle::Details)),
     ("hide", 2, Keyword::Toggle(Toggle::Hide)),
@@ -588,24 +593,15 @@ const CONTROLLER_KEYWORDS: &[&str] = &[
     "abort",
     "cancel_reboot",
     "cluster",
-    "completing",
-    "errnumstr",
     "fsdampeningfactor",
     "holdu",
     "listpids",
     "notify",
     "pidinfo",
     "reboot",
-    "resume",
     "schedloglevel",
-    "setdebug",
-    "setdebugflags",
-    "shutdown",
-    "suspend",
     "token",
-    "top",
     "wait_job",
-    "write",
 ];
 
 impl Keyword {
@@ -634,6 +630,9 @@ pub enum Entity {
     Partitions,
     Config,
     Licenses,
+    /// `show daemons`, `show aliases`: read from slurm.conf (see [`admin`]).
+    Daemons,
+    Aliases,
     /// An entity that lives in the controller (not served yet).
     NeedsController(&'static str),
 }
@@ -641,12 +640,12 @@ pub enum Entity {
 /// `show` entities with the shortest abbreviation Slurm 22.05 accepts,
 /// checked in this order (`show a` is `aliases`).
 const ENTITIES: &[(&str, usize, Entity)] = &[
-    ("aliases", 1, Entity::NeedsController("aliases")),
+    ("aliases", 1, Entity::Aliases),
     ("assoc_mgr", 2, Entity::NeedsController("assoc_mgr")),
     ("bbstat", 2, Entity::NeedsController("bbstat")),
     ("burstbuffer", 2, Entity::NeedsController("burstbuffer")),
     ("config", 1, Entity::Config),
-    ("daemons", 1, Entity::NeedsController("daemons")),
+    ("daemons", 1, Entity::Daemons),
     ("dwstat", 2, Entity::NeedsController("dwstat")),
     ("federation", 1, Entity::NeedsController("federation")),
     ("frontend", 2, Entity::NeedsController("frontend")),
@@ -701,6 +700,8 @@ pub enum Command {
     },
     /// A command served by slurmctld.
     Controller(Box<CtlCommand>),
+    /// A command of [`admin`].
+    Admin(AdminCommand),
     /// A switch of the interactive mode.
     Toggle(Toggle),
 }
@@ -755,6 +756,9 @@ impl Command {
                 Err(CommandError::TooManyArguments(toggle.name()))
             }
             Keyword::Toggle(toggle) => Ok(Command::Toggle(toggle)),
+            Keyword::Admin(admin) => admin::parse(admin, tag, args)
+                .map(Command::Admin)
+                .map_err(CommandError::Controller),
             Keyword::Show => Self::parse_show(args),
             Keyword::Ping | Keyword::Reconfigure if !args.is_empty() => Err(
                 CommandError::TooManyArguments(if keyword == Keyword::Ping {
@@ -800,6 +804,14 @@ impl Command {
                     hold: keyword == Keyword::RequeueHold,
                 })))
             }
+            Keyword::Suspend | Keyword::Resume => {
+                suspend::parse_suspend(tag, keyword == Keyword::Resume, args)
+                    .map(|c| Command::Controller(Box::new(c)))
+                    .map_err(CommandError::Controller)
+            }
+            Keyword::Top => suspend::parse_top(tag, args)
+                .map(|c| Command::Controller(Box::new(c)))
+                .map_err(CommandError::Controller),
             Keyword::Takeover => controller::parse_takeover(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
@@ -846,6 +858,9 @@ impl Command {
             Entity::Licenses => Ok(Command::Controller(Box::new(CtlCommand::ShowLicenses {
                 name: id,
             }))),
+            Entity::Daemons if id.is_some() => Err(CommandError::TooManyArguments("show")),
+            Entity::Daemons => Ok(Command::Admin(AdminCommand::ShowDaemons)),
+            Entity::Aliases => Ok(Command::Admin(AdminCommand::ShowAliases { host: id })),
             Entity::NeedsController(entity) => Ok(Command::Show { entity, id }),
         }
     }
@@ -865,8 +880,9 @@ pub fn execute_with(
 ) -> i32 {
     match command {
         Command::Controller(c) => controller::execute(c, options, env, out),
+        Command::Admin(c) => admin::execute(c, options, env, out),
         Command::Exit => 0,
-        Command::Help => print(out, USAGE.trim_end_matches('\n')),
+        Command::Help => print(out, USAGE.strip_suffix('\n').unwrap_or(USAGE)),
         Command::Version => print(out, &version_line()),
         Command::ShowHostnames { expr } => show_hostnames(expr.as_deref(), env, out),
         Command::ShowHostlist { arg, sorted } => show_hostlist(arg.as_deref(), *sorted, out),
@@ -1086,8 +1102,23 @@ mod tests {
         assert_eq!(Keyword::parse("re"), None);
         assert_eq!(
             Keyword::parse("shutdown"),
-            Some(Keyword::NeedsController("shutdown"))
+            Some(Keyword::Admin(AdminKeyword::Shutdown))
         );
+        assert_eq!(Keyword::parse("shutdow"), None);
+        assert_eq!(
+            Keyword::parse("se"),
+            Some(Keyword::Admin(AdminKeyword::SetDebug))
+        );
+        assert_eq!(
+            Keyword::parse("SETDEBUGF"),
+            Some(Keyword::Admin(AdminKeyword::SetDebugFlags))
+        );
+        assert_eq!(
+            Keyword::parse("co"),
+            Some(Keyword::Admin(AdminKeyword::Completing))
+        );
+        assert_eq!(Keyword::parse("wri"), None);
+        assert_eq!(Keyword::parse("e"), None);
         assert_eq!(Entity::parse("jobs"), Some(Entity::Jobs));
         assert_eq!(Entity::parse("job"), Some(Entity::Jobs));
         assert_eq!(Entity::parse("node"), Some(Entity::Nodes));
@@ -1271,7 +1302,7 @@ mod tests {
         assert!(err.contains("show reservation: not supported yet"), "{err}");
         let (out, _, code) = sc(&["--help"], None);
         assert_eq!(code, 0);
-        assert!(out.starts_with("Usage: scontrol"));
+        assert_eq!(out, USAGE);
     }
 
     #[test]

@@ -24,6 +24,7 @@ struct Seen {
     updates: Vec<v1::UpdateJobRequest>,
     node_updates: Vec<v1::UpdateNodeRequest>,
     partition_updates: Vec<v1::UpdatePartitionRequest>,
+    suspends: Vec<v1::SuspendJobRequest>,
     uids: Vec<u32>,
     /// Submissions to partition "full" refused so far (EAGAIN once).
     full_refusals: u32,
@@ -301,6 +302,50 @@ impl SlurmController for Fake {
         _: Request<v1::GetLicensesRequest>,
     ) -> Result<Response<v1::GetLicensesReply>, Status> {
         Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_batch_script(
+        &self,
+        _: Request<v1::GetBatchScriptRequest>,
+    ) -> Result<Response<v1::GetBatchScriptReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn set_debug_level(
+        &self,
+        _: Request<v1::SetDebugLevelRequest>,
+    ) -> Result<Response<v1::SetDebugLevelReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn set_debug_flags(
+        &self,
+        _: Request<v1::SetDebugFlagsRequest>,
+    ) -> Result<Response<v1::SetDebugFlagsReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn suspend_job(
+        &self,
+        request: Request<v1::SuspendJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        self.check(&request)?;
+        let r = request.into_inner();
+        let reply = results(r.filter.as_ref());
+        self.seen.lock().expect("lock").suspends.push(r);
+        Ok(Response::new(reply))
+    }
+
+    async fn top_job(
+        &self,
+        request: Request<v1::TopJobRequest>,
+    ) -> Result<Response<v1::TopJobReply>, Status> {
+        self.check(&request)?;
+        let ids = request.into_inner().filter.unwrap_or_default().job_ids;
+        if ids.contains(&999_999) {
+            return Err(ErrorCode::InvalidJobId.into());
+        }
+        Ok(Response::new(v1::TopJobReply {}))
     }
 }
 
@@ -602,4 +647,42 @@ fn scontrol_controller_commands() {
     assert!(!seen.holds[0].user_hold && seen.holds[1].user_hold);
     assert_eq!(seen.updates[0].comment.as_deref(), Some("x y"));
     assert_eq!(seen.node_updates[0].reason.as_deref(), Some("maint"));
+}
+
+#[test]
+fn scontrol_suspend_resume_and_top() {
+    let c = Cluster::start(false);
+    let run = |args: &[&str]| {
+        let o = c.run(SCONTROL, args, None);
+        (text(&o.stderr), o.status.code())
+    };
+    // Each argument on its own; the bad ones are named, the good ones go.
+    assert_eq!(
+        run(&["suspend", "5", "999999", "JobId=abc"]),
+        (
+            "Invalid job id specified for job 999999\n\
+             Invalid job id specified for job abc\n"
+                .into(),
+            Some(1)
+        )
+    );
+    assert_eq!(run(&["resume", "job=6,7"]), (String::new(), Some(0)));
+    assert_eq!(
+        run(&["top", "5,999999"]),
+        (
+            "Invalid job id specified for job 5,999999\n".into(),
+            Some(1)
+        )
+    );
+    assert_eq!(run(&["top", "5"]), (String::new(), Some(0)));
+    let seen = c.seen.lock().expect("lock");
+    let sent: Vec<(Vec<u32>, bool)> = seen
+        .suspends
+        .iter()
+        .map(|r| (r.filter.clone().unwrap_or_default().job_ids, r.resume))
+        .collect();
+    assert_eq!(
+        sent,
+        vec![(vec![5], false), (vec![999_999], false), (vec![6, 7], true)]
+    );
 }

@@ -92,6 +92,9 @@ error_codes! {
     /// The controller holds MaxJobCount jobs (the system's EAGAIN): sbatch
     /// waits and tries again.
     TryAgain = 11, Some("EAGAIN"), "Resource temporarily unavailable", ResourceExhausted;
+    /// The system's EACCES, which Slurm answers to a non-operator's
+    /// `scontrol setdebug` and `setdebugflags`.
+    PermissionDenied = 13, Some("EACCES"), "Permission denied", PermissionDenied;
     /// A message of the wrong kind for the endpoint.
     UnexpectedMessage = 1000, Some("SLURM_UNEXPECTED_MSG_ERROR"),
         "Unexpected message received", Internal;

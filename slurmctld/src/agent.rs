@@ -243,6 +243,7 @@ fn kind(body: &node_message::Body) -> &'static str {
         node_message::Body::TerminateJob(_) => "terminate",
         node_message::Body::Reconfigure(_) => "reconfigure",
         node_message::Body::LaunchProlog(_) => "prolog",
+        node_message::Body::Shutdown(_) => "shutdown",
     }
 }
 
@@ -570,6 +571,20 @@ impl Agent {
         } else {
             node_message::Body::Ping(v1::PingNodeRequest {})
         };
+        self.broadcast(nodes, body, total, &token).await
+    }
+
+    /// Asks `nodes` to stop (scontrol shutdown) through the tree within
+    /// `total`. Their jobs keep running.
+    pub async fn shutdown_nodes(&self, nodes: &[usize], total: Duration) -> Vec<NodeOutcome> {
+        let token = match self.credential(Vec::new()) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot create a credential");
+                return Vec::new();
+            }
+        };
+        let body = node_message::Body::Shutdown(v1::ShutdownNodeRequest {});
         self.broadcast(nodes, body, total, &token).await
     }
 

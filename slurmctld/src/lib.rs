@@ -11,7 +11,8 @@
 //! - [`ping`]: pings the nodes; silent ones become NOT_RESPONDING, then DOWN;
 //! - [`owner`]: the one task that changes the state, and the group commit
 //!   that overlaps writing one batch with handling the next;
-//! - [`server`]: startup, control changes and shutdown.
+//! - [`server`]: startup, control changes and shutdown;
+//! - [`logging`]: the log, whose level `scontrol setdebug` changes.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod agent;
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod config;
 pub mod core;
 pub mod ha;
+pub mod logging;
 pub mod memory;
 mod owner;
 pub mod persist;

@@ -1,10 +1,11 @@
 //! slurmctld: parse the command line, load slurm.conf, set up logging and
 //! the runtime, then hand over to `slurmctld::server::run`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use slurm_common::conf::{LogLevel, SlurmConf};
+use slurm_common::conf::SlurmConf;
 use slurmctld::{cli, server};
 
 fn main() -> ExitCode {
@@ -67,42 +68,13 @@ fn real_main(cli: &cli::Cli) -> Result<()> {
 }
 
 fn init_logging(cli: &cli::Cli, conf: &SlurmConf) -> Result<()> {
-    let base: u8 = match conf.slurmctld_debug {
-        LogLevel::Quiet | LogLevel::Fatal | LogLevel::Error => 0,
-        LogLevel::Info => 2,
-        LogLevel::Verbose => 2,
-        LogLevel::Debug => 3,
-        _ => 4,
-    };
-    let level = match base.saturating_add(cli.verbose) {
-        0 => tracing::Level::ERROR,
-        1 => tracing::Level::WARN,
-        2 => tracing::Level::INFO,
-        3 => tracing::Level::DEBUG,
-        _ => tracing::Level::TRACE,
-    };
+    let filter = slurmctld::logging::start_filter(conf.slurmctld_debug, cli.verbose);
     let file = match (&cli.log_file, cli.foreground) {
-        (Some(p), _) => Some(p.display().to_string()),
+        (Some(p), _) => Some(p.clone()),
         (None, true) => None,
-        (None, false) => conf.slurmctld_log_file.clone(),
+        (None, false) => conf.slurmctld_log_file.as_ref().map(PathBuf::from),
     };
-    let builder = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_target(false);
-    match file {
-        Some(path) => {
-            let f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .with_context(|| format!("cannot open log file {path}"))?;
-            builder
-                .with_ansi(false)
-                .with_writer(std::sync::Mutex::new(f))
-                .init();
-        }
-        None => builder.with_writer(std::io::stderr).init(),
-    }
+    slurmctld::logging::init(filter, file.as_deref())?;
     Ok(())
 }
 

@@ -206,6 +206,7 @@ impl slurm_proto::SlurmNode for FakeSlurmd {
             Some(node_message::Body::LaunchProlog(_)) => {
                 node_reply::Body::LaunchProlog(Default::default())
             }
+            Some(node_message::Body::Shutdown(_)) => node_reply::Body::Shutdown(Default::default()),
             None => return Err(tonic::Status::invalid_argument("empty message")),
         };
         Ok(tonic::Response::new(v1::ForwardReply {

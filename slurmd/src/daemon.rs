@@ -1163,7 +1163,18 @@ impl SlurmNode for NodeService {
         let token = slurm_proto::auth_credential(request.metadata())
             .unwrap_or_default()
             .to_string();
-        let results = crate::forward::relay(&self.0, request.into_inner(), &token).await?;
+        let req = request.into_inner();
+        let shutdown = matches!(
+            req.message.as_ref().and_then(|m| m.body.as_ref()),
+            Some(slurm_proto::v1::node_message::Body::Shutdown(_))
+        );
+        let results = crate::forward::relay(&self.0, req, &token).await?;
+        if shutdown {
+            // Only now: the subtree has had the message, and the server
+            // finishes this call (the answer) before it stops.
+            tracing::info!("shutdown requested by the controller; running jobs keep running");
+            self.0.host.request_stop();
+        }
         Ok(Response::new(ForwardReply { results }))
     }
 }
@@ -1488,8 +1499,16 @@ pub async fn serve_all(nodes: Vec<Arc<Node>>) -> Result<(), Error> {
         tracing::info!(nodes = nodes.len(), "slurmd listening for every node");
     }
     let mut result = Ok(());
+    // The controller's shutdown request (every node of a process shares
+    // its host, so any of them stops the process).
+    let mut stops = tokio::task::JoinSet::new();
+    for node in &nodes {
+        let node = node.clone();
+        stops.spawn(async move { node.host.stop_requested().await });
+    }
     tokio::select! {
         () = shutdown_signal() => {}
+        Some(_) = stops.join_next() => {}
         Some(done) = servers.join_next() => {
             result = match done {
                 Ok(r) => r,
@@ -1783,6 +1802,31 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(conf_path(&a), PathBuf::from("/x"));
+    }
+
+    #[tokio::test]
+    async fn a_shutdown_message_is_answered_and_the_host_stops_when_told() {
+        use crate::forward::Local;
+        let dir = tempfile::tempdir().unwrap();
+        let node = Arc::new(test_node(dir.path()));
+        let message = slurm_proto::v1::NodeMessage {
+            body: Some(slurm_proto::v1::node_message::Body::Shutdown(
+                Default::default(),
+            )),
+        };
+        let r = node.clone().handle(message).await;
+        assert_eq!(r.error_code, 0, "{}", r.error_detail);
+        assert!(matches!(
+            r.reply.and_then(|b| b.body),
+            Some(slurm_proto::v1::node_reply::Body::Shutdown(_))
+        ));
+        // Answering alone stops nothing: the relay still serves its subtree.
+        let early = tokio::time::timeout(Duration::ZERO, node.host.stop_requested()).await;
+        assert!(early.is_err());
+        node.host.request_stop();
+        tokio::time::timeout(Duration::from_secs(10), node.host.stop_requested())
+            .await
+            .unwrap();
     }
 
     /// A node of a one-node slurm.conf in `dir` (spool under it), with

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use slurm_common::tree::{Fanout, TreeWidth};
 use slurm_proto::v1::{
     node_message, node_reply, ForwardRequest, NodeMessage, NodeReply, NodeResult,
-    ReconfigureNodeReply,
+    ReconfigureNodeReply, ShutdownNodeReply,
 };
 use slurm_proto::{ErrorCode, SlurmNodeClient};
 use tonic::Status;
@@ -84,6 +84,7 @@ pub fn kind(message: &NodeMessage) -> &'static str {
         Some(node_message::Body::TerminateJob(_)) => "terminate",
         Some(node_message::Body::Reconfigure(_)) => "reconfigure",
         Some(node_message::Body::LaunchProlog(_)) => "prolog",
+        Some(node_message::Body::Shutdown(_)) => "shutdown",
         None => "empty message",
     }
 }
@@ -329,6 +330,12 @@ async fn handle_locally(node: &Arc<Node>, message: NodeMessage) -> NodeResult {
         }
         Some(node_message::Body::LaunchProlog(r)) => {
             Ok(node_reply::Body::LaunchProlog(node.launch_prolog(r)))
+        }
+        // Answered here; the daemon stops once the whole delivery is over
+        // (see `NodeService::forward`), so the message still reaches the
+        // rest of this node's subtree.
+        Some(node_message::Body::Shutdown(_)) => {
+            Ok(node_reply::Body::Shutdown(ShutdownNodeReply {}))
         }
         None => Err(ErrorCode::UnexpectedMessage.to_status("empty forwarded message")),
     };

@@ -135,6 +135,9 @@ pub struct Host {
     shared: RwLock<Arc<Shared>>,
     /// One read at a time, and the last one.
     reads: tokio::sync::Mutex<Option<LastRead>>,
+    /// Set when the controller asks the daemon to stop (scontrol
+    /// shutdown); the servers of every node of the process watch it.
+    stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Host {
@@ -177,7 +180,23 @@ impl Host {
             log_node: setup.node.name.clone(),
             shared: RwLock::new(Arc::new(shared)),
             reads: tokio::sync::Mutex::new(None),
+            stop: tokio::sync::watch::Sender::new(false),
         })
+    }
+
+    /// Asks the process to stop, as `scontrol shutdown` does through the
+    /// controller: the servers stop accepting calls, finish the ones in
+    /// flight (so this request is answered) and the daemon exits. Jobs keep
+    /// running.
+    pub fn request_stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Resolves once [`Host::request_stop`] was called.
+    pub async fn stop_requested(&self) {
+        let mut rx = self.stop.subscribe();
+        // The sender lives as long as self, so the wait only ends when set.
+        let _ = rx.wait_for(|s| *s).await;
     }
 
     /// Lets reconfiguration change the log's level and file through `log`,

@@ -74,6 +74,10 @@ pub enum CtlCommand {
         name: String,
         word: String,
     },
+    /// `suspend` / `resume` (`super::suspend`).
+    Suspend(Box<super::suspend::SuspendCommand>),
+    /// `top` (`super::suspend`).
+    Top(Box<super::suspend::TopCommand>),
 }
 
 /// A controller command line refused before sending, with the lines Slurm
@@ -587,7 +591,7 @@ fn status_after<T>(out: &mut Output<'_>, prefix: &str, reply: Result<T, RpcError
 }
 
 /// Reports per-job results as `<error> for job <id>`; 1 if any failed.
-fn report_results(out: &mut Output<'_>, results: &[v1::JobActionResult]) -> i32 {
+pub(super) fn report_results(out: &mut Output<'_>, results: &[v1::JobActionResult]) -> i32 {
     let mut code = 0;
     for r in results.iter().filter(|r| r.error_code != 0) {
         let id = match r.array_task_id {
@@ -610,6 +614,8 @@ async fn run(
     let oneliner = options.oneliner;
     match command {
         CtlCommand::Ping => ping(c, out).await,
+        CtlCommand::Suspend(cmd) => super::suspend::suspend(c, cmd, out).await,
+        CtlCommand::Top(cmd) => super::suspend::top(c, cmd, out).await,
         CtlCommand::Takeover { index } => takeover(c, *index, out).await,
         CtlCommand::Reconfigure => {
             match c

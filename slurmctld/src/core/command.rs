@@ -79,6 +79,19 @@ pub enum Command {
         filter: v1::JobFilter,
         hold: bool,
     },
+    /// scontrol suspend, or with `resume` scontrol resume
+    /// (`core::suspend`).
+    Suspend {
+        caller: Caller,
+        filter: v1::JobFilter,
+        resume: bool,
+    },
+    /// scontrol top: the jobs named, in the filter's order, first among
+    /// their owner's pending jobs (`core::suspend`).
+    Top {
+        caller: Caller,
+        filter: v1::JobFilter,
+    },
     UpdateJob {
         caller: Caller,
         request: Box<v1::UpdateJobRequest>,

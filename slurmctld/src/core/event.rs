@@ -28,7 +28,8 @@
 //! slurm.conf has it, 24, 25 and 26. Within a job update (tag 7), a
 //! change of one of the spec's texts names the text by its [`SpecText`]
 //! number; `Gres=` (11) and `WCKey=` (12) came after the first ten, so
-//! older journals simply never hold them.
+//! older journals simply never hold them. A job suspended and resumed
+//! (`scontrol suspend|resume`, `core::suspend`) is tags 27 and 28.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -283,6 +284,11 @@ pub enum Event {
     /// `scontrol reconfigure` put node features and weights back as
     /// slurm.conf has them (comments stay).
     NodeAttrsReset,
+    /// scontrol suspend: the running job stops, its CPUs are free
+    /// (`core::suspend`).
+    JobSuspended { job_id: u32, time: i64 },
+    /// scontrol resume: the suspended job runs again on its CPUs.
+    JobResumed { job_id: u32, time: i64 },
 }
 
 /// A record that does not decode.
@@ -321,6 +327,8 @@ impl Event {
             | Event::JobUpdated { job_id, .. }
             | Event::JobDependencyChanged { job_id, .. }
             | Event::JobSignalSent { job_id, .. }
+            | Event::JobSuspended { job_id, .. }
+            | Event::JobResumed { job_id, .. }
             | Event::ArrayTaskSplit { job_id, .. } => Some(*job_id),
             Event::NodeRegistered { .. }
             | Event::NodeUpdated { .. }
@@ -686,6 +694,16 @@ impl Event {
                 w.u8(26);
                 w.bool(*keep_created);
             }
+            Event::JobSuspended { job_id, time } => {
+                w.u8(27);
+                w.u32(*job_id);
+                w.i64(*time);
+            }
+            Event::JobResumed { job_id, time } => {
+                w.u8(28);
+                w.u32(*job_id);
+                w.i64(*time);
+            }
         }
     }
 
@@ -946,6 +964,14 @@ impl Event {
             },
             26 => Event::PartitionTableReset {
                 keep_created: r.bool("keep created")?,
+            },
+            27 => Event::JobSuspended {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+            },
+            28 => Event::JobResumed {
+                job_id: r.u32("job id")?,
+                time: r.i64("time")?,
             },
             other => {
                 return Err(DecodeError::Unknown {
@@ -1239,6 +1265,14 @@ mod tests {
                 time: 22,
             },
             Event::NodeAttrsReset,
+            Event::JobSuspended {
+                job_id: 9,
+                time: 25,
+            },
+            Event::JobResumed {
+                job_id: 9,
+                time: -1,
+            },
         ]
     }
 

@@ -74,6 +74,12 @@ impl Controller {
             } => self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
                 c.requeue(out, job, hold, now)
             }),
+            Command::Suspend {
+                caller,
+                filter,
+                resume,
+            } => self.suspend_jobs(&mut out, caller, &filter, resume, now),
+            Command::Top { caller, filter } => self.top_jobs(&mut out, caller, &filter, now),
             Command::UpdateJob { caller, request } => {
                 let op = self.is_operator(caller);
                 let filter = request.filter.clone().unwrap_or_default();
@@ -386,6 +392,7 @@ impl Controller {
             exclusive_alloc: false,
             last_alloc: Box::default(),
             signal_sent: false,
+            suspend: None,
             dependency: None,
             array: None,
         }
@@ -444,7 +451,7 @@ impl Controller {
     // ------------------------------------------------------ job operations
 
     /// Resolves `filter` and runs `op` on each job the caller may touch.
-    fn for_each_job(
+    pub(super) fn for_each_job(
         &mut self,
         out: &mut Outcome,
         caller: Caller,
@@ -683,12 +690,18 @@ impl Controller {
             return Err((ErrorCode::JobPending, String::new()));
         }
         let running = job.status.state.holds_resources();
+        // A suspended job requeued is held, as in Slurm (`core::suspend`).
+        let held = if hold {
+            Some(Hold::User)
+        } else {
+            (job.status.state == JobState::Suspended).then_some(Hold::Admin)
+        };
         self.emit(
             out,
             Event::JobRequeued {
                 job_id: id,
                 time: now,
-                hold: hold.then_some(Hold::User),
+                hold: held,
                 launch_failed: false,
                 // Slurm's text for the reason of a requeuehold.
                 detail: if hold {
@@ -1270,7 +1283,8 @@ impl Controller {
             // once its part is cleaned up (`core::epilog`).
             return Reply::Ok;
         }
-        if job.status.state != JobState::Running {
+        // A suspended job's report crossed its suspension (`core::suspend`).
+        if !job.status.state.holds_resources() {
             return Reply::Ok;
         }
         if req.launch_error == ErrorCode::PrologFailed.number() {

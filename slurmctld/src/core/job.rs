@@ -26,6 +26,8 @@
 //!                                           reported its cleanup (`core::epilog`)
 //! ```
 //!
+//! An operator may suspend a running job and resume it (`core::suspend`).
+//!
 //! A requeue sends the job back to PENDING (through COMPLETING when it
 //! ran, or when it ended and its nodes are still cleaning up), not eligible
 //! before AuthInfo's cred_expire + 1 s has passed since its nodes were done
@@ -295,12 +297,16 @@ pub struct Job {
     /// `--array`: the meta record or one task of an array; `None` for an
     /// ordinary job (`core::array`).
     pub array: Option<Box<super::array::ArrayState>>,
+    /// Suspensions of the current run (`core::suspend`); `None` for a run
+    /// never suspended.
+    pub suspend: Option<Box<super::suspend::Suspension>>,
 }
 
 impl Job {
-    /// Scheduling priority as shown: 0 while held.
+    /// Scheduling priority as shown: 0 while held or suspended (as Slurm
+    /// shows a job an operator suspended).
     pub fn priority(&self) -> u32 {
-        if self.hold.is_some() {
+        if self.hold.is_some() || self.status.state == JobState::Suspended {
             return 0;
         }
         let p = i64::from(self.base_priority) - i64::from(self.nice);
@@ -316,14 +322,15 @@ impl Job {
         self.status.state == JobState::Pending && !self.status.is_completing()
     }
 
-    /// The effective time limit in seconds while running.
+    /// When a running job reaches its time limit: the time suspended does
+    /// not count (`core::suspend`).
     pub fn deadline(&self) -> Option<i64> {
         if self.status.state != JobState::Running {
             return None;
         }
         let secs = self.run_limit?.as_secs()?;
         Some(
-            self.start_time
+            self.clock_start()
                 .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
         )
     }

@@ -38,6 +38,7 @@ mod prolog;
 pub mod reconfig;
 pub mod signal;
 pub mod snapshot;
+pub mod suspend;
 mod table;
 
 #[cfg(test)]
@@ -140,6 +141,9 @@ pub struct CtlConfig {
     pub max_array_size: u32,
     /// max_depend_depth: jobs looked at for a circular dependency (`core::depend`).
     pub max_depend_depth: u32,
+    /// SchedulerParameters=enable_user_top: users may `scontrol top`
+    /// their own jobs (`core::suspend`).
+    pub enable_user_top: bool,
 }
 
 impl CtlConfig {
@@ -198,6 +202,7 @@ impl CtlConfig {
                 || conf.dependency_parameters.has("kill_invalid_depend"),
             max_array_size: conf.max_array_size,
             max_depend_depth: depend::max_depend_depth(conf),
+            enable_user_top: conf.scheduler_parameters.options.has("enable_user_top"),
         }
     }
 }
@@ -432,7 +437,8 @@ impl Controller {
         self.jobs
             .get(&job_id)
             .filter(|j| j.status.is_completing() && !j.alloc.is_empty())
-            .map(|j| j.alloc.clone())
+            // Without their CPUs when it ended suspended (`core::suspend`).
+            .map(|j| j.alloc.iter().map(|a| j.counted_share(a)).collect())
     }
 
     /// Moves the completing counts of the nodes from `before` to `after`
@@ -469,7 +475,8 @@ impl Controller {
             for a in job.alloc.iter() {
                 if let Some(n) = self.nodes.get_mut(a.node_index) {
                     n.completing_jobs = n.completing_jobs.saturating_add(1);
-                    n.completing_cpus = n.completing_cpus.saturating_add(a.cpus);
+                    let cpus = job.counted_share(a).cpus;
+                    n.completing_cpus = n.completing_cpus.saturating_add(cpus);
                 }
             }
         }
@@ -549,6 +556,7 @@ impl Controller {
                     exclusive_alloc: false,
                     last_alloc: Box::default(),
                     signal_sent: false,
+                    suspend: None,
                     dependency,
                     // Checked at submission; replay parses the same text.
                     array: (!desc.array_spec.is_empty())
@@ -610,6 +618,7 @@ impl Controller {
                 job.last_sched_eval = *time;
                 job.run_limit = Some(*time_limit);
                 job.signal_sent = false;
+                job.suspend = None;
                 job.reason = PendingReason::None;
                 job.reason_detail.clear();
                 job.alloc = alloc.as_slice().into();
@@ -643,7 +652,8 @@ impl Controller {
                         flags: job.status.flags.without(JobFlag::Requeued),
                     };
                 } else {
-                    job.status = job.status.apply(*state).map_err(|e| illegal(*job_id, e))?;
+                    job.status = suspend::ended_status(job.status, *state)
+                        .map_err(|e| illegal(*job_id, e))?;
                     if job.status.is_completing() {
                         // The allocation shown once every share is released.
                         job.last_alloc.clone_from(&job.alloc);
@@ -809,6 +819,8 @@ impl Controller {
                 self.last_update = *time;
             }
             Event::NodeAttrsReset => self.reset_node_attrs(),
+            Event::JobSuspended { job_id, time } => self.apply_suspended(*job_id, *time)?,
+            Event::JobResumed { job_id, time } => self.apply_resumed(*job_id, *time)?,
             Event::ArrayTaskSplit {
                 array_job_id,
                 task,
@@ -986,7 +998,9 @@ impl Controller {
         let exclusive = std::mem::replace(&mut job.exclusive_alloc, false);
         job.status = job.status.completing_done();
         let id = job.id;
-        for a in &alloc {
+        // Without their CPUs when it ended suspended (`core::suspend`).
+        let shares: Vec<NodeAlloc> = alloc.iter().map(|a| job.counted_share(a)).collect();
+        for a in &shares {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
                 n.give_back(a, exclusive, id, time);
             }
@@ -1011,7 +1025,7 @@ impl Controller {
         };
         let job = self.job_mut(job_id)?;
         let mut rest = job.alloc.to_vec();
-        let share = rest.remove(pos);
+        let share = job.counted_share(&rest.remove(pos));
         job.alloc = rest.into_boxed_slice();
         let exclusive = job.exclusive_alloc;
         if job.alloc.is_empty() {
@@ -1320,7 +1334,17 @@ impl Controller {
             if job.status.state == JobState::Running && job.alloc.is_empty() {
                 return Err(SanityError(format!("running job {} has no nodes", job.id)));
             }
-            for a in &job.alloc {
+            // A suspended job's CPUs, and only its, are given back.
+            let suspended = job.status.state == JobState::Suspended;
+            if job.status.state.holds_resources() && job.cores_released() != suspended {
+                return Err(SanityError(format!(
+                    "job {} in state {} counts its CPUs {}",
+                    job.id,
+                    job.status,
+                    if suspended { "held" } else { "released" }
+                )));
+            }
+            for a in job.alloc.iter().map(|a| job.counted_share(a)) {
                 let Some(c) = cpus.get_mut(a.node_index) else {
                     return Err(SanityError(format!(
                         "job {} uses node index {}",
@@ -1336,7 +1360,7 @@ impl Controller {
         for job in self.jobs.values().filter(|j| j.status.is_completing()) {
             for a in &job.alloc {
                 comp_jobs[a.node_index] += 1;
-                comp_cpus[a.node_index] += a.cpus;
+                comp_cpus[a.node_index] += job.counted_share(a).cpus;
             }
         }
         for (i, n) in self.nodes.iter().enumerate() {

@@ -56,6 +56,12 @@
 //!  11 PARTITION_DELETED a slurm.conf partition deleted by `scontrol
 //!           delete`, before the PARTITION_CREATED records: name. Files
 //!           written before creation and deletion have neither.
+//!  12 SUSPEND the suspension bookkeeping of the job of the JOB record
+//!           before it (after its DEPEND, OPTIONS and ARRAY), only for
+//!           jobs suspended in their current run (`core::suspend`): job
+//!           id u32, SuspendTime i64, SecsPreSuspend i64, suspended u8,
+//!           exclusive before the suspension u8. Files written before
+//!           suspensions have none.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -111,6 +117,7 @@ const TAG_PARTITION: u8 = 8;
 const TAG_NODE_ATTRS: u8 = 9;
 const TAG_PARTITION_CREATED: u8 = 10;
 const TAG_PARTITION_DELETED: u8 = 11;
+const TAG_SUSPEND: u8 = 12;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -281,6 +288,12 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
             super::array::write_record(&mut wr, job.id.get(), a);
             sink.emit(&mut buf)?;
         }
+        if let Some(s) = &job.suspend {
+            let mut wr = Writer::new(&mut buf);
+            wr.u8(TAG_SUSPEND);
+            super::suspend::write_record(&mut wr, job.id.get(), s);
+            sink.emit(&mut buf)?;
+        }
     }
     let mut wr = Writer::new(&mut buf);
     wr.u8(TAG_END);
@@ -403,6 +416,8 @@ fn job_record(w: &mut Writer<'_>, job: &Job) {
         signal_sent: _,
         // Its own record (TAG_ARRAY).
         array: _,
+        // Its own record (TAG_SUSPEND).
+        suspend: _,
     } = job;
     w.u32(id.get());
     w.u32(*uid);
@@ -800,6 +815,21 @@ impl Loader {
                 };
                 Arc::make_mut(job).array = Some(Box::new(a));
             }
+            TAG_SUSPEND => {
+                let (id, susp) = super::suspend::read_record(&mut r).map_err(decode)?;
+                r.done().map_err(decode)?;
+                let follows = self.last_job == Some(id);
+                let Some(job) = self
+                    .jobs
+                    .get_mut(&id)
+                    .filter(|j| follows && j.suspend.is_none())
+                else {
+                    return Err(corrupt(format!(
+                        "suspension of job {id} does not follow its job record"
+                    )));
+                };
+                Arc::make_mut(job).suspend = Some(Box::new(susp));
+            }
             TAG_NODE_ATTRS => {
                 let name = r.string("node").map_err(decode)?;
                 let attrs = super::node_attrs::NodeAttrs::read(&mut r).map_err(decode)?;
@@ -924,7 +954,8 @@ fn recount_allocations(ctl: &mut Controller, jobs: &JobTable) {
     for job in jobs.values() {
         for a in &job.alloc {
             if let Some(n) = ctl.nodes.get_mut(a.node_index) {
-                n.take(a, job.exclusive_alloc, job.id);
+                // Without its CPUs for a suspended job (`core::suspend`).
+                n.take(&job.counted_share(a), job.exclusive_alloc, job.id);
             }
         }
     }
@@ -1102,6 +1133,8 @@ fn read_job(
         // From an OPTIONS record that may follow.
         signal_sent: false,
         array: None,
+        // From a SUSPEND record that may follow.
+        suspend: None,
     };
     Ok((job, dropped_a + dropped_b))
 }

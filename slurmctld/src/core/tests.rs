@@ -1080,9 +1080,10 @@ fn equal_submissions_share_their_spec() {
 /// controller's memory target with room to spare.
 #[test]
 fn job_records_stay_compact() {
-    // 360: the array part is one more pointer (`core::array`).
+    // 360: the array part is one more pointer (`core::array`); 368: the
+    // suspension another (`core::suspend`).
     assert!(
-        std::mem::size_of::<Job>() <= 360,
+        std::mem::size_of::<Job>() <= 368,
         "{}",
         std::mem::size_of::<Job>()
     );

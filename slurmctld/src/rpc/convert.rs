@@ -96,13 +96,8 @@ impl<'a> Derived<'a> {
         } else {
             &job.alloc
         };
-        let run_time = match job.status.state {
-            JobState::Running | JobState::Suspended => now.saturating_sub(job.start_time),
-            s if s.is_finished() && job.start_time > 0 => {
-                job.end_time.saturating_sub(job.start_time)
-            }
-            _ => 0,
-        };
+        // The time suspended does not count (`core::suspend`).
+        let run_time = job.run_secs(now);
         let limit = effective_limit(job, part);
         // Slurm shows a job waiting for its begin time as starting then,
         // and ending a time limit later. For a job that is also held this
@@ -115,7 +110,12 @@ impl<'a> Derived<'a> {
             _ => job.start_time,
         };
         let end_time = match (job.status.state, limit.as_secs()) {
-            (JobState::Running | JobState::Pending, Some(secs)) if start_time > 0 => {
+            // Moved by the time suspended; while suspended, the end it had
+            // when suspended, as Slurm shows it.
+            (JobState::Running | JobState::Suspended, Some(secs)) => job
+                .clock_start()
+                .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
+            (JobState::Pending, Some(secs)) if start_time > 0 => {
                 start_time.saturating_add(i64::try_from(secs).unwrap_or(i64::MAX))
             }
             (s, _) if s.is_finished() => job.end_time,
@@ -288,6 +288,8 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         accrue_time: pick!(45, job.eligible_time),
         start_time: pick!(46, derived.start_time),
         end_time: pick!(47, derived.end_time),
+        suspend_time: pick!(49, job.suspend_shown().0),
+        pre_suspend_secs: pick!(50, job.suspend_shown().1),
         last_sched_eval: pick!(51, job.last_sched_eval),
         begin_time: pick!(53, job.shape.begin_time.unwrap_or(0)),
         partition: pick!(60, job.partition_name.clone()),

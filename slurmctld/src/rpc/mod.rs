@@ -8,6 +8,7 @@
 //! Queries read the latest published [`Snapshot`] and never wait for the
 //! owner.
 
+pub mod admin;
 pub mod convert;
 pub mod jobs;
 
@@ -403,6 +404,32 @@ impl slurm_proto::SlurmController for Service {
         .await
     }
 
+    async fn suspend_job(
+        &self,
+        request: Request<v1::SuspendJobRequest>,
+    ) -> Result<Response<v1::JobActionReply>, Status> {
+        let caller = self.caller(&request)?;
+        let req = request.into_inner();
+        self.job_action(Command::Suspend {
+            caller,
+            filter: req.filter.unwrap_or_default(),
+            resume: req.resume,
+        })
+        .await
+    }
+
+    async fn top_job(
+        &self,
+        request: Request<v1::TopJobRequest>,
+    ) -> Result<Response<v1::TopJobReply>, Status> {
+        let caller = self.caller(&request)?;
+        let filter = request.into_inner().filter.unwrap_or_default();
+        match self.ask(Command::Top { caller, filter }).await? {
+            Reply::Ok => Ok(Response::new(v1::TopJobReply {})),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     async fn update_job(
         &self,
         request: Request<v1::UpdateJobRequest>,
@@ -542,6 +569,10 @@ impl slurm_proto::SlurmController for Service {
             .await?
         {
             Reply::Ok => {
+                // As in Slurm, a level set by `scontrol setdebug` lasts
+                // until the next reconfigure. Without the daemon's own log
+                // (the library in tests) there is nothing to reset.
+                let _ = crate::logging::set_level(conf.slurmctld_debug);
                 let next = self.shared.snapshot().next_job_id;
                 self.shared.set_config(crate::server::config_entries_for(
                     &conf,
@@ -561,14 +592,20 @@ impl slurm_proto::SlurmController for Service {
     ) -> Result<Response<v1::ShutdownReply>, Status> {
         let caller = self.authenticate(&request)?;
         if !self.shared.is_operator(caller.uid) {
-            return Err(ErrorCode::AccessDenied.to_status(""));
+            // Slurm's answer: ESLURM_USER_ID_MISSING.
+            return Err(ErrorCode::InvalidUserId.to_status(""));
         }
+        let scope = request.get_ref().scope;
+        tracing::info!(uid = caller.uid, scope, "shutdown requested");
         // As in Slurm, every controller stops, not only the one in charge
-        // (which would otherwise hand over to a backup).
-        if self.shared.ha.in_control() {
-            self.shared.ha.shutdown_peers(request.get_ref().scope).await;
+        // (which would otherwise hand over to a backup); the one in charge
+        // also stops every slurmd unless asked for the controllers only.
+        let in_control = self.shared.ha.in_control();
+        if in_control {
+            self.shared.ha.shutdown_peers(scope).await;
         }
-        let _ = self.shared.shutdown.send(true);
+        let nodes_too = in_control && scope != v1::ShutdownScope::Controller as i32;
+        admin::begin_shutdown(Arc::clone(&self.shared), nodes_too);
         Ok(Response::new(v1::ShutdownReply {}))
     }
 
@@ -609,6 +646,34 @@ impl slurm_proto::SlurmController for Service {
         self.caller(&request)?;
         let snap = self.shared.snapshot();
         Ok(Response::new(convert::licenses_reply(&snap)))
+    }
+
+    async fn get_batch_script(
+        &self,
+        request: Request<v1::GetBatchScriptRequest>,
+    ) -> Result<Response<v1::GetBatchScriptReply>, Status> {
+        let caller = self.caller(&request)?;
+        let script = admin::batch_script(&self.shared, caller, request.get_ref().job_id).await?;
+        Ok(Response::new(v1::GetBatchScriptReply { script }))
+    }
+
+    async fn set_debug_level(
+        &self,
+        request: Request<v1::SetDebugLevelRequest>,
+    ) -> Result<Response<v1::SetDebugLevelReply>, Status> {
+        let caller = self.caller(&request)?;
+        admin::set_debug_level(&self.shared, caller, request.get_ref().level)?;
+        Ok(Response::new(v1::SetDebugLevelReply {}))
+    }
+
+    async fn set_debug_flags(
+        &self,
+        request: Request<v1::SetDebugFlagsRequest>,
+    ) -> Result<Response<v1::SetDebugFlagsReply>, Status> {
+        let caller = self.caller(&request)?;
+        let r = request.get_ref();
+        let flags = admin::set_debug_flags(&self.shared, caller, &r.add, &r.remove)?;
+        Ok(Response::new(v1::SetDebugFlagsReply { flags }))
     }
 }
 
