@@ -141,7 +141,17 @@ mod tests {
 
     #[test]
     fn ports_are_distinct_bindable_and_outside_the_ephemeral_range() {
-        let ports: Vec<u16> = (0..50).map(|_| free_loopback_port().unwrap()).collect();
+        // Each port is bound the moment it is given, as a daemon would: the
+        // allocator's promise is about that moment, not about later, when
+        // any process of the machine may take a port it sees free.
+        let mut held = Vec::new();
+        let ports: Vec<u16> = (0..50)
+            .map(|_| {
+                let p = free_loopback_port().unwrap();
+                held.push(TcpListener::bind((Ipv4Addr::LOCALHOST, p)).unwrap());
+                p
+            })
+            .collect();
         let unique: HashSet<u16> = ports.iter().copied().collect();
         assert_eq!(unique.len(), ports.len());
         if let Some((lo, hi)) = ephemeral_range() {
@@ -149,9 +159,7 @@ mod tests {
                 assert!(ports.iter().all(|p| *p < lo || *p > hi), "{ports:?}");
             }
         }
-        for p in ports {
-            TcpListener::bind((Ipv4Addr::LOCALHOST, p)).unwrap();
-        }
+        assert_eq!(held.len(), ports.len());
     }
 
     #[test]
