@@ -28,7 +28,7 @@ use slurm_proto::v1;
 use tokio::sync::{mpsc, watch};
 
 use crate::agent::{Agent, Identity};
-use crate::core::{Controller, CtlConfig};
+use crate::core::{Controller, CtlConfig, NodeRec};
 use crate::persist::{RecoverOptions, Recovered, SnapshotPolicy, StateStore};
 use crate::rpc::{Envelope, Service, Shared};
 
@@ -139,7 +139,7 @@ pub async fn run(settings: Settings) -> Result<()> {
     let (link, ha_requests) = crate::ha::Link::new(index);
     let blank = Controller::new(conf, CtlConfig::from_conf(conf, operators.clone()));
     // Every slurmd can vouch that this controller is not the one cut off.
-    let witnesses = node_endpoints(&blank, conf)
+    let witnesses = node_endpoints(blank.nodes(), conf)
         .into_iter()
         .map(|(node, host, port)| crate::ha::shell::Witness { node, host, port })
         .collect();
@@ -285,8 +285,8 @@ pub async fn run(settings: Settings) -> Result<()> {
 
 /// `(node, address, slurmd port)` of every node: NodeAddr (else the node
 /// name) and the node's Port (else SlurmdPort).
-fn node_endpoints(ctl: &Controller, conf: &SlurmConf) -> Vec<(String, String, u16)> {
-    ctl.nodes()
+pub(crate) fn node_endpoints(nodes: &[NodeRec], conf: &SlurmConf) -> Vec<(String, String, u16)> {
+    nodes
         .iter()
         .map(|n| {
             let host = if n.addr.is_empty() {
@@ -489,7 +489,7 @@ async fn serve_control(
     ));
     let timeout = conf.message_timeout.max(Duration::from_secs(1));
     let agent = Agent::new(
-        &node_endpoints(&ctl, conf),
+        &node_endpoints(ctl.nodes(), conf),
         Arc::clone(&shared.auth),
         Identity {
             uid: current_uid(),

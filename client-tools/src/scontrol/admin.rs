@@ -462,23 +462,10 @@ pub fn execute(
                 _ => print(out, daemons_line(&config.conf, &me)),
             }
         }
-        _ => {
-            let config = match ClientConfig::load_with(env) {
-                Ok(c) => c,
-                Err(e) => {
-                    out.error_line(&format!("scontrol: error: {e}"));
-                    return 1;
-                }
-            };
-            let mut controller = match Controller::new(&config) {
-                Ok(c) => c,
-                Err(e) => {
-                    out.error_line(&format!("scontrol: error: {e}"));
-                    return 1;
-                }
-            };
-            block_on(run(command, options, env, &mut controller, out))
-        }
+        _ => match super::controller::connect(env, out) {
+            Some(mut controller) => block_on(run(command, options, env, &mut controller, out)),
+            None => 1,
+        },
     }
 }
 
@@ -569,19 +556,8 @@ async fn completing(c: &mut Controller, out: &mut Output<'_>) -> i32 {
             return 1;
         }
     };
-    let request = v1::GetNodesRequest {
-        names: Vec::new(),
-        partitions: Vec::new(),
-        changed_since: 0,
-    };
-    let nodes = match c
-        .call(|mut cl| {
-            let request = request.clone();
-            async move { cl.get_nodes(request).await }
-        })
-        .await
-    {
-        Ok(r) => r.nodes,
+    let nodes = match super::controller::load_nodes(c).await {
+        Ok(nodes) => nodes,
         Err(e) => {
             out.error_line(&format!("slurm_load_nodes error: {e}"));
             return 1;

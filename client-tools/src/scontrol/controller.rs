@@ -546,21 +546,40 @@ pub fn execute(
     env: EnvLookup<'_>,
     out: &mut Output<'_>,
 ) -> i32 {
-    let config = match ClientConfig::load_with(env) {
-        Ok(c) => c,
+    match connect(env, out) {
+        Some(mut controller) => block_on(run(command, options, &mut controller, out)),
+        None => 1,
+    }
+}
+
+/// A client of the controller slurm.conf names; `None` once the reason
+/// it cannot be made is printed.
+pub(super) fn connect(env: EnvLookup<'_>, out: &mut Output<'_>) -> Option<Controller> {
+    let made = ClientConfig::load_with(env)
+        .map_err(|e| e.to_string())
+        .and_then(|config| Controller::new(&config).map_err(|e| e.to_string()));
+    match made {
+        Ok(c) => Some(c),
         Err(e) => {
             out.error_line(&format!("scontrol: error: {e}"));
-            return 1;
+            None
         }
+    }
+}
+
+/// Every node the controller knows.
+pub(super) async fn load_nodes(c: &mut Controller) -> Result<Vec<v1::NodeInfo>, RpcError> {
+    let request = v1::GetNodesRequest {
+        names: Vec::new(),
+        partitions: Vec::new(),
+        changed_since: 0,
     };
-    let mut controller = match Controller::new(&config) {
-        Ok(c) => c,
-        Err(e) => {
-            out.error_line(&format!("scontrol: error: {e}"));
-            return 1;
-        }
-    };
-    block_on(run(command, options, &mut controller, out))
+    c.call(|mut cl| {
+        let request = request.clone();
+        async move { cl.get_nodes(request).await }
+    })
+    .await
+    .map(|r| r.nodes)
 }
 
 /// Prints `text` (which ends with a newline, or is empty) as is.

@@ -469,19 +469,8 @@ pub async fn run(
             return 1;
         }
     };
-    let request = v1::GetNodesRequest {
-        names: Vec::new(),
-        partitions: Vec::new(),
-        changed_since: 0,
-    };
-    let nodes = match c
-        .call(|mut cl| {
-            let request = request.clone();
-            async move { cl.get_nodes(request).await }
-        })
-        .await
-    {
-        Ok(r) => r.nodes,
+    let nodes = match super::controller::load_nodes(c).await {
+        Ok(nodes) => nodes,
         Err(e) => {
             out.error_line(&format!("slurm_load_node error: {e}"));
             return 1;

@@ -190,23 +190,7 @@ async fn stop_nodes(shared: &Shared) {
         }
     };
     let snap = shared.snapshot();
-    let endpoints: Vec<(String, String, u16)> = snap
-        .nodes
-        .iter()
-        .map(|n| {
-            let host = if n.addr.is_empty() {
-                n.name.clone()
-            } else {
-                n.addr.clone()
-            };
-            let port = if n.port == 0 {
-                conf.slurmd_port
-            } else {
-                n.port
-            };
-            (n.name.clone(), host, port)
-        })
-        .collect();
+    let endpoints = crate::server::node_endpoints(&snap.nodes, &conf);
     if endpoints.is_empty() {
         return;
     }
