@@ -1104,19 +1104,20 @@ fn license_names(spec: &str) -> impl Iterator<Item = &str> {
         .filter(|name| !name.is_empty())
 }
 
-/// The fields to ask for, with the licenses when `-L` filters on them (an
-/// empty list asks for every field already).
+/// The fields to ask for, with those of `%W` (the licenses) when `-L`
+/// filters on them (an empty list asks for every field already).
 fn with_license_field(mut fields: Vec<u32>, licenses: &[String]) -> Vec<u32> {
     if !licenses.is_empty() && !fields.is_empty() {
-        fields.push(LICENSES_FIELD);
+        match format::job_fields::for_code('W') {
+            Some(tags) => fields.extend_from_slice(tags),
+            // Not a field of its own: ask for everything.
+            None => return Vec::new(),
+        }
         fields.sort_unstable();
         fields.dedup();
     }
     fields
 }
-
-/// `JobInfo.licenses`.
-const LICENSES_FIELD: u32 = 94;
 
 #[cfg(test)]
 mod tests {
@@ -1240,7 +1241,10 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
     fn licenses_select_the_jobs_asking_for_them() {
         let o = parse(&["-L", "matlab,ansys", "-h", "-o", "%i"]).unwrap();
         let plan = Plan::new(&o).unwrap();
-        assert!(plan.request.fields.contains(&LICENSES_FIELD));
+        let tags = format::job_fields::for_code('W').unwrap();
+        assert!(tags.iter().all(|t| plan.request.fields.contains(t)));
+        // The other fields of the report are still asked for alone.
+        assert!(!plan.request.fields.is_empty());
         let job = |id: u32, licenses: &str| JobInfo {
             job_id: id,
             state: slurm_proto::v1::JobState::Pending as i32,
