@@ -259,24 +259,11 @@ fn parse_state(s: &str) -> Option<StateChoice> {
     (s.trim() == s && s.parse::<JobStateCode>().is_ok()).then_some(StateChoice::Finished)
 }
 
-/// The signal names scancel 22.05 knows (with or without `SIG`, any case).
-const SIGNAL_NAMES: &[(&str, u32)] = &[
-    ("HUP", 1),
-    ("INT", 2),
-    ("QUIT", 3),
-    ("ABRT", 6),
-    ("KILL", 9),
-    ("USR1", 10),
-    ("USR2", 12),
-    ("ALRM", 14),
-    ("TERM", 15),
-    ("CONT", 18),
-    ("STOP", 19),
-    ("TSTP", 20),
-    ("TTIN", 21),
-    ("TTOU", 22),
-    ("URG", 23),
-    ("XCPU", 24),
+/// The signal names scancel 22.05 knows (with or without `SIG`, any case),
+/// a subset of [`slurm_common::signal`]'s, which gives their numbers.
+const SIGNAL_NAMES: &[&str] = &[
+    "HUP", "INT", "QUIT", "ABRT", "KILL", "USR1", "USR2", "ALRM", "TERM", "CONT", "STOP", "TSTP",
+    "TTIN", "TTOU", "URG", "XCPU",
 ];
 
 /// Reads `--signal` as scancel 22.05 does: a number (C's `strtol`, blanks
@@ -292,10 +279,11 @@ pub fn parse_scancel_signal(v: &str) -> Option<u32> {
     }
     let upper = v.trim().to_ascii_uppercase();
     let name = upper.strip_prefix("SIG").unwrap_or(&upper);
-    SIGNAL_NAMES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, num)| num)
+    if SIGNAL_NAMES.contains(&name) {
+        slurm_common::signal::parse_signal(name)
+    } else {
+        None
+    }
 }
 
 fn list(v: &str) -> Vec<String> {
@@ -965,6 +953,10 @@ mod tests {
             ("-9", 65_527),
         ] {
             assert_eq!(parse_scancel_signal(text), Some(sig), "{text:?}");
+        }
+        // Every name of scancel's list is one the shared table knows.
+        for name in SIGNAL_NAMES {
+            assert!(parse_scancel_signal(name).is_some(), "{name}");
         }
         for bad in [
             "0",
