@@ -391,7 +391,7 @@ impl Controller {
             .and_then(|id| self.jobs.get(id))
             .map(|j| top_key(j))
         {
-            chosen.retain(|id| self.jobs.get(id).is_some_and(|j| top_key(j) == key));
+            chosen.retain(|id| self.jobs.get(id).is_some_and(|j| in_top_group(j, &key)));
             for (job_id, nice) in self.top_nice_values(&chosen, &key) {
                 let changes = vec![JobChange::Nice(nice)];
                 self.emit(out, Event::JobUpdated { job_id, changes });
@@ -452,7 +452,7 @@ impl Controller {
                 j.is_schedulable()
                     && j.hold.is_none()
                     && !chosen.contains(&j.id.get())
-                    && top_key(j) == *key
+                    && in_top_group(j, key)
             })
             .collect();
         others.sort_by_key(|j| (std::cmp::Reverse(j.priority()), j.submit_time, j.id.get()));
@@ -488,6 +488,15 @@ fn top_key(j: &Job) -> TopKey {
         j.spec.account.to_string(),
         j.spec.qos.to_string(),
     )
+}
+
+/// Whether `j` is of the group `key` names; compared in place, since it is
+/// asked of every pending job.
+fn in_top_group(j: &Job, key: &TopKey) -> bool {
+    j.uid == key.0
+        && j.partition_name == key.1
+        && *j.spec.account == *key.2
+        && *j.spec.qos == *key.3
 }
 
 /// Writes a snapshot SUSPEND record: job id, SuspendTime (i64),
