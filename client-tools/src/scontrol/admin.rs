@@ -16,7 +16,7 @@
 
 use std::io::Write as _;
 
-use slurm_common::conf::SlurmConf;
+use slurm_common::conf::{debug_flag, LogLevel, SlurmConf};
 use slurm_common::hostlist;
 use slurm_proto::v1;
 
@@ -66,71 +66,6 @@ pub enum AdminCommand {
     /// `setdebug -1`).
     Nothing,
 }
-
-/// Slurm's DebugFlags names (those `scontrol setdebugflags` accepts), in
-/// Slurm's spelling; matched without regard to case.
-pub const DEBUG_FLAGS: &[&str] = &[
-    "Accrue",
-    "Agent",
-    "Backfill",
-    "BackfillMap",
-    "BurstBuffer",
-    "Cgroup",
-    "CPU_Bind",
-    "CpuFrequency",
-    "Data",
-    "DB_Archive",
-    "DB_Assoc",
-    "DB_Event",
-    "DB_Job",
-    "DB_QOS",
-    "DB_Query",
-    "DB_Reservation",
-    "DB_Resource",
-    "DB_Step",
-    "DB_TRES",
-    "DB_Usage",
-    "DB_WCKey",
-    "Dependency",
-    "Elasticsearch",
-    "Energy",
-    "ExtSensors",
-    "Federation",
-    "FrontEnd",
-    "Gang",
-    "Gres",
-    "Hetjob",
-    "Interconnect",
-    "Jag",
-    "JobAccountGather",
-    "JobContainer",
-    "License",
-    "Network",
-    "NetworkRaw",
-    "NodeFeatures",
-    "NO_CONF_HASH",
-    "Power",
-    "Priority",
-    "Profile",
-    "Protocol",
-    "Reservation",
-    "Route",
-    "Script",
-    "SelectType",
-    "Steps",
-    "Switch",
-    "Task",
-    "TimeCray",
-    "TraceJobs",
-    "Trigger",
-    "Triggers",
-    "WorkQueue",
-];
-
-/// SlurmctldDebug names in number order (0 is quiet, 9 is debug5).
-const LEVELS: &[&str] = &[
-    "quiet", "fatal", "error", "info", "verbose", "debug", "debug2", "debug3", "debug4", "debug5",
-];
 
 fn refuse(line: String) -> CtlError {
     CtlError(vec![line])
@@ -220,9 +155,9 @@ fn parse_level(arg: &str) -> Result<AdminCommand, CtlError> {
     let number = c_strtoul(arg).map(|n| n as i32).filter(|&n| n <= 9);
     let level = match number {
         Some(n) => n,
-        None => LEVELS
+        None => LogLevel::ALL
             .iter()
-            .position(|l| l.eq_ignore_ascii_case(arg))
+            .position(|l| l.as_str().eq_ignore_ascii_case(arg))
             .and_then(|i| i32::try_from(i).ok())
             .ok_or_else(|| refuse(format!("invalid debug level: {arg}")))?,
     };
@@ -246,8 +181,8 @@ fn parse_flags(arg: &str) -> Result<AdminCommand, CtlError> {
     };
     let mut names = Vec::new();
     for token in list.split(',').filter(|t| !t.is_empty()) {
-        match DEBUG_FLAGS.iter().find(|f| f.eq_ignore_ascii_case(token)) {
-            Some(name) => names.push((*name).to_string()),
+        match debug_flag(token) {
+            Some(name) => names.push(name.to_string()),
             None => {
                 return Err(CtlError(vec![
                     format!("scontrol: error: Invalid DebugFlag: {token}"),
@@ -948,14 +883,5 @@ mod tests {
             "JobId=7 EndTime=1970-01-01T00:16:40 CompletingTime=INVALID \n"
         );
         assert_eq!(completing_lines(&jobs[1..], &nodes, &ctx), "");
-    }
-
-    #[test]
-    fn every_debug_flag_is_one_word() {
-        let mut seen = std::collections::HashSet::new();
-        for f in DEBUG_FLAGS {
-            assert!(f.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
-            assert!(seen.insert(f.to_ascii_lowercase()), "{f} twice");
-        }
     }
 }

@@ -31,6 +31,7 @@ use std::io;
 use std::sync::Arc;
 
 pub mod cgroup;
+pub mod debug_flags;
 pub mod gres;
 mod keys;
 pub mod lexer;
@@ -42,6 +43,7 @@ pub mod slurm;
 mod value;
 
 pub use cgroup::{CgroupConf, CgroupPlugin};
+pub use debug_flags::{debug_flag, DEBUG_FLAGS};
 pub use gres::{GresAutoDetect, GresConf, GresFlags, GresRecord, GresSpec, NodeAutoDetect};
 pub use lexer::{FsIncludes, IncludeSource, Line, MemoryIncludes, Pair};
 pub use node::{DownNodes, NodeConf, NodeConfState, NodeSet};

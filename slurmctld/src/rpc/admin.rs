@@ -25,9 +25,6 @@ use crate::agent::{Agent, Identity};
 use crate::core::Caller;
 use crate::persist::scripts;
 
-/// Longest DebugFlags name accepted (Slurm's longest is 16 characters).
-const MAX_FLAG_LEN: usize = 64;
-
 /// The batch script of `job_id` for `caller`: the job's owner or an
 /// operator. An array task's script is its array's.
 pub(super) async fn batch_script(
@@ -89,21 +86,19 @@ pub(super) fn set_debug_level(shared: &Shared, caller: Caller, number: i32) -> R
 }
 
 /// The DebugFlags of `current` (as `show config` prints them) with
-/// `remove` taken out and `add` put in, names compared without regard to
-/// case; an error names the first name that cannot be a flag.
+/// `remove` taken out and `add` put in, in Slurm's spelling whatever case
+/// they came in; an error names the first word that is no DebugFlags name.
 pub fn change_flags(
     current: &str,
     add: &[String],
     remove: &[String],
 ) -> Result<Vec<String>, String> {
-    for name in add.iter().chain(remove) {
-        let ok = !name.is_empty()
-            && name.len() <= MAX_FLAG_LEN
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        if !ok {
-            return Err(name.clone());
-        }
-    }
+    let named = |list: &[String]| -> Result<Vec<&'static str>, String> {
+        list.iter()
+            .map(|n| slurm_common::conf::debug_flag(n).ok_or_else(|| n.clone()))
+            .collect()
+    };
+    let (add, remove) = (named(add)?, named(remove)?);
     let mut flags: Vec<String> = if current == "(null)" {
         Vec::new()
     } else {
@@ -116,15 +111,15 @@ pub fn change_flags(
     flags.retain(|f| !remove.iter().any(|r| r.eq_ignore_ascii_case(f)));
     for name in add {
         if !flags.iter().any(|f| f.eq_ignore_ascii_case(name)) {
-            flags.push(name.clone());
+            flags.push(name.to_string());
         }
     }
     Ok(flags)
 }
 
-/// `scontrol setdebugflags`: the DebugFlags from now on. The command
-/// checks the names against Slurm's list; this controller acts on none of
-/// them, so it only checks that each is a plain word and keeps the list.
+/// `scontrol setdebugflags`: the DebugFlags from now on, each a name of
+/// Slurm's list. This controller acts on none of them yet: it keeps and
+/// shows the list.
 pub(super) fn set_debug_flags(
     shared: &Shared,
     caller: Caller,
@@ -405,6 +400,9 @@ mod tests {
         assert_eq!(f, names(&["Backfill", "Gres"]));
         let f = change_flags("Backfill,Gres", &names(&["backfill"]), &names(&["GRES"])).unwrap();
         assert_eq!(f, names(&["Backfill"]));
+        // Stored in Slurm's spelling, however typed.
+        let f = change_flags("(null)", &names(&["BACKFILLMAP"]), &[]).unwrap();
+        assert_eq!(f, names(&["BackfillMap"]));
         let f = change_flags("Backfill", &[], &names(&["Backfill"])).unwrap();
         assert!(f.is_empty());
         assert_eq!(
@@ -415,7 +413,12 @@ mod tests {
             change_flags("(null)", &[], &names(&[""])),
             Err(String::new())
         );
-        let long = "x".repeat(MAX_FLAG_LEN + 1);
+        // A plain word that is no flag.
+        assert_eq!(
+            change_flags("(null)", &names(&["Backfil"]), &[]),
+            Err("Backfil".to_string())
+        );
+        let long = "x".repeat(100);
         assert!(change_flags("(null)", &[long], &[]).is_err());
     }
 }
