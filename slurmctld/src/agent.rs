@@ -28,8 +28,21 @@
 //! (`slurmd::forward`). Each level of the tree may take MessageTimeout. The
 //! hops are logged at debug level as `forward: <kind> to <relay> for
 //! <nodes> via slurmctld` (`for -` when the relay passes nothing on).
+//!
+//! Actions about one job (launch, Prolog launch, signal, terminate) reach
+//! the nodes in the order the controller decided them: each job has a
+//! queue, and its next action starts only once the previous one's delivery
+//! is over, whether it succeeded, failed or timed out. Without this, two
+//! actions issued milliseconds apart (`scontrol suspend` then `resume`, a
+//! launch then `scancel`) would race as separate tasks, and a SIGCONT
+//! overtaken by its SIGSTOP would leave the job stopped while the
+//! controller believes it runs. Different jobs never wait for each other,
+//! so a slow or dead node only delays the jobs it holds; actions without a
+//! job (reconfigure) are sent at once. A job's queue lives only while it
+//! has something to deliver.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -186,6 +199,10 @@ struct Inner {
     /// Forward calls in flight now, and the most seen at once.
     in_flight: AtomicUsize,
     peak: AtomicUsize,
+    /// Jobs whose actions are being delivered, with the actions waiting
+    /// behind the one in delivery. An entry exists exactly while a task
+    /// delivers for that job; never locked across an await.
+    jobs: std::sync::Mutex<HashMap<u32, VecDeque<Action>>>,
 }
 
 /// Counts one call in flight for as long as it lives.
@@ -247,6 +264,42 @@ fn kind(body: &node_message::Body) -> &'static str {
     }
 }
 
+/// The job whose actions must keep their order, if `action` has one.
+fn ordered_job(action: &Action) -> Option<u32> {
+    match action {
+        Action::LaunchBatch { job_id, .. }
+        | Action::LaunchProlog { job_id, .. }
+        | Action::TerminateJob { job_id, .. }
+        | Action::SignalJob { job_id, .. } => Some(*job_id),
+        Action::ReconfigureNodes { .. } => None,
+    }
+}
+
+/// The delivery task of one job. Should the task be cancelled (only when
+/// the runtime stops), its entry goes with it, queued actions included, so
+/// that no job is left with an entry and no task to drain it.
+struct JobWorker {
+    inner: Arc<Inner>,
+    job_id: u32,
+    done: bool,
+}
+
+impl Drop for JobWorker {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let dropped = self
+            .inner
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.job_id)
+            .map_or(0, |q| q.len());
+        tracing::debug!(job_id = self.job_id, dropped, "job delivery cancelled");
+    }
+}
+
 impl Agent {
     /// `nodes` are (name, host, port) in controller node order; job
     /// scripts are read from `state_dir` (StateSaveLocation). `timeout`
@@ -302,64 +355,126 @@ impl Agent {
                 state_dir,
                 in_flight: AtomicUsize::new(0),
                 peak: AtomicUsize::new(0),
+                jobs: std::sync::Mutex::new(HashMap::new()),
             }),
         }
     }
 
-    /// Performs `action` in the background.
+    /// Performs `action` in the background. Actions about the same job
+    /// are delivered one after the other, in the order given here.
     pub fn run(&self, action: Action) {
-        let agent = self.clone();
-        tokio::spawn(async move {
-            match action {
-                Action::LaunchBatch {
-                    job_id,
-                    node,
-                    request,
-                    files,
-                } => agent.launch(job_id, node, *request, files).await,
-                Action::LaunchProlog {
-                    job_id,
-                    nodes,
-                    request,
-                } => {
-                    agent
-                        .job_broadcast(job_id, &nodes, node_message::Body::LaunchProlog(request))
-                        .await
+        let Some(job_id) = ordered_job(&action) else {
+            let agent = self.clone();
+            tokio::spawn(async move { agent.perform(action).await });
+            return;
+        };
+        {
+            let mut jobs = self.lock_jobs();
+            match jobs.entry(job_id) {
+                Entry::Occupied(mut queue) => {
+                    queue.get_mut().push_back(action);
+                    return;
                 }
-                Action::TerminateJob {
-                    job_id,
-                    nodes,
-                    request,
-                } => {
-                    agent
-                        .job_broadcast(job_id, &nodes, node_message::Body::TerminateJob(request))
-                        .await
-                }
-                Action::SignalJob {
-                    job_id,
-                    nodes,
-                    request,
-                } => {
-                    agent
-                        .job_broadcast(job_id, &nodes, node_message::Body::SignalJob(request))
-                        .await
-                }
-                Action::ReconfigureNodes { nodes } => {
-                    let budget = agent.broadcast_budget(nodes.len(), agent.message_timeout());
-                    let outcomes = agent.ping(&nodes, true, budget).await;
-                    let failed: Vec<&str> = outcomes
-                        .iter()
-                        .filter(|o| o.result.is_err())
-                        .filter_map(|o| agent.node_name(o.node))
-                        .collect();
-                    if failed.is_empty() {
-                        tracing::info!(nodes = nodes.len(), "nodes told to reconfigure");
-                    } else {
-                        tracing::warn!(?failed, "nodes not told to reconfigure");
-                    }
+                Entry::Vacant(slot) => {
+                    slot.insert(VecDeque::new());
                 }
             }
-        });
+        }
+        tokio::spawn(self.clone().deliver_in_order(job_id, action));
+    }
+
+    /// Jobs with actions being delivered or waiting to be.
+    pub fn jobs_in_delivery(&self) -> usize {
+        self.lock_jobs().len()
+    }
+
+    fn lock_jobs(&self) -> std::sync::MutexGuard<'_, HashMap<u32, VecDeque<Action>>> {
+        self.inner
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Delivers `first`, then every action queued for `job_id` meanwhile,
+    /// and removes the job's entry when nothing is left. The emptiness
+    /// check and the removal happen under one lock, so an action queued
+    /// concurrently is either taken here or finds no entry and starts a
+    /// new task.
+    async fn deliver_in_order(self, job_id: u32, first: Action) {
+        let mut worker = JobWorker {
+            inner: Arc::clone(&self.inner),
+            job_id,
+            done: false,
+        };
+        let mut next = first;
+        loop {
+            let agent = self.clone();
+            // A task of its own, so that a panic while delivering one
+            // action neither loses the actions behind it nor their order.
+            let delivery = tokio::spawn(async move { agent.perform(next).await });
+            if let Err(e) = delivery.await {
+                tracing::error!(job_id, error = %e, "delivery task failed");
+            }
+            let mut jobs = self.lock_jobs();
+            match jobs.get_mut(&job_id).and_then(VecDeque::pop_front) {
+                Some(action) => next = action,
+                None => {
+                    jobs.remove(&job_id);
+                    worker.done = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Delivers one action and reports its failures to the owner task.
+    async fn perform(&self, action: Action) {
+        match action {
+            Action::LaunchBatch {
+                job_id,
+                node,
+                request,
+                files,
+            } => self.launch(job_id, node, *request, files).await,
+            Action::LaunchProlog {
+                job_id,
+                nodes,
+                request,
+            } => {
+                self.job_broadcast(job_id, &nodes, node_message::Body::LaunchProlog(request))
+                    .await
+            }
+            Action::TerminateJob {
+                job_id,
+                nodes,
+                request,
+            } => {
+                self.job_broadcast(job_id, &nodes, node_message::Body::TerminateJob(request))
+                    .await
+            }
+            Action::SignalJob {
+                job_id,
+                nodes,
+                request,
+            } => {
+                self.job_broadcast(job_id, &nodes, node_message::Body::SignalJob(request))
+                    .await
+            }
+            Action::ReconfigureNodes { nodes } => {
+                let budget = self.broadcast_budget(nodes.len(), self.message_timeout());
+                let outcomes = self.ping(&nodes, true, budget).await;
+                let failed: Vec<&str> = outcomes
+                    .iter()
+                    .filter(|o| o.result.is_err())
+                    .filter_map(|o| self.node_name(o.node))
+                    .collect();
+                if failed.is_empty() {
+                    tracing::info!(nodes = nodes.len(), "nodes told to reconfigure");
+                } else {
+                    tracing::warn!(?failed, "nodes not told to reconfigure");
+                }
+            }
+        }
     }
 
     /// The node names, in controller order.
@@ -797,6 +912,40 @@ mod tests {
     struct FakeSlurmd {
         name: String,
         hits: Arc<AtomicUsize>,
+        /// Where signals are recorded, when the test looks at them.
+        signals: Option<Arc<Signals>>,
+    }
+
+    /// What a fake slurmd saw of the signals sent to it.
+    struct Signals {
+        /// (job, signal) as each message arrives, before any hold.
+        arrived: mpsc::UnboundedSender<(u32, u32)>,
+        /// (job, signal) as each message is answered.
+        handled: std::sync::Mutex<Vec<(u32, u32)>>,
+        /// This (job, signal) is answered only once `release` is notified.
+        hold: Option<(u32, u32)>,
+        release: tokio::sync::Notify,
+        /// Times to yield before answering, by signal number: lets
+        /// deliveries of different lengths overlap without sleeping.
+        yields: fn(u32) -> usize,
+    }
+
+    impl Signals {
+        fn new(hold: Option<(u32, u32)>) -> (Arc<Self>, mpsc::UnboundedReceiver<(u32, u32)>) {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let signals = Signals {
+                arrived: tx,
+                handled: std::sync::Mutex::new(Vec::new()),
+                hold,
+                release: tokio::sync::Notify::new(),
+                yields: |_| 0,
+            };
+            (Arc::new(signals), rx)
+        }
+
+        fn handled(&self) -> Vec<(u32, u32)> {
+            self.handled.lock().unwrap().clone()
+        }
     }
 
     #[tonic::async_trait]
@@ -837,6 +986,18 @@ mod tests {
         ) -> Result<Response<v1::ForwardReply>, Status> {
             self.hits.fetch_add(1, Ordering::Relaxed);
             let req = r.into_inner();
+            let body = req.message.as_ref().and_then(|m| m.body.as_ref());
+            if let (Some(seen), Some(node_message::Body::SignalJob(sig))) = (&self.signals, body) {
+                let key = (sig.job_id, sig.signal);
+                let _ = seen.arrived.send(key);
+                if seen.hold == Some(key) {
+                    seen.release.notified().await;
+                }
+                for _ in 0..(seen.yields)(sig.signal) {
+                    tokio::task::yield_now().await;
+                }
+                seen.handled.lock().unwrap().push(key);
+            }
             let mut names = vec![self.name.clone()];
             if !req.nodes.is_empty() {
                 names.extend(slurm_common::hostlist::expand(&req.nodes).unwrap());
@@ -859,11 +1020,20 @@ mod tests {
     }
 
     async fn serve(name: &str, hits: Arc<AtomicUsize>) -> u16 {
+        serve_recording(name, hits, None).await
+    }
+
+    async fn serve_recording(
+        name: &str,
+        hits: Arc<AtomicUsize>,
+        signals: Option<Arc<Signals>>,
+    ) -> u16 {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let svc = SlurmNodeServer::new(FakeSlurmd {
             name: name.to_string(),
             hits,
+            signals,
         });
         tokio::spawn(async move {
             let incoming = tonic::transport::server::TcpIncoming::from(listener);
@@ -1022,6 +1192,192 @@ mod tests {
                 assert_eq!(silent, vec![3]);
             }
             other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    const SIGCONT: u32 = 18;
+    const SIGSTOP: u32 = 19;
+    const SIGUSR1: u32 = 10;
+
+    fn signal(job_id: u32, nodes: Vec<usize>, signal: u32) -> Action {
+        Action::SignalJob {
+            job_id,
+            nodes,
+            request: v1::NodeSignalJobRequest {
+                job_id,
+                signal,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// The next signal a fake slurmd saw arrive, within ten seconds.
+    async fn next_arrival(rx: &mut mpsc::UnboundedReceiver<(u32, u32)>) -> (u32, u32) {
+        tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("no message reached the node within 10 s")
+            .expect("the fake slurmd is gone")
+    }
+
+    /// Waits (polling, with a deadline) until `jobs` jobs have something
+    /// left to deliver.
+    async fn until_in_delivery(agent: &Agent, jobs: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while agent.jobs_in_delivery() != jobs {
+            assert!(
+                Instant::now() < deadline,
+                "{} jobs in delivery, not {jobs}",
+                agent.jobs_in_delivery()
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    // One thread, so that without per-job order the SIGCONT (spawned
+    // before job 8's signal) reliably reaches the node first.
+    #[tokio::test]
+    async fn resume_never_overtakes_suspend_while_other_jobs_go_ahead() {
+        let (seen, mut arrived) = Signals::new(Some((7, SIGSTOP)));
+        let hits = Arc::new(AtomicUsize::new(0));
+        let port = serve_recording("n1", hits, Some(seen.clone())).await;
+        let nodes = [("n1".to_string(), "127.0.0.1".to_string(), port)];
+        let (_dir, agent, mut rx) = test_agent(&nodes, TreeWidth::new(50));
+
+        agent.run(signal(7, vec![0], SIGSTOP));
+        assert_eq!(next_arrival(&mut arrived).await, (7, SIGSTOP));
+        // The node holds the SIGSTOP; the SIGCONT must wait for its answer,
+        // while another job's signal goes through at once.
+        agent.run(signal(7, vec![0], SIGCONT));
+        agent.run(signal(8, vec![0], SIGUSR1));
+        assert_eq!(next_arrival(&mut arrived).await, (8, SIGUSR1));
+        // Job 8 is done with; job 7 keeps its queue while the node holds it.
+        until_in_delivery(&agent, 1).await;
+        assert_eq!(seen.handled(), vec![(8, SIGUSR1)]);
+
+        seen.release.notify_one();
+        assert_eq!(next_arrival(&mut arrived).await, (7, SIGCONT));
+        until_in_delivery(&agent, 0).await;
+        assert_eq!(
+            seen.handled(),
+            vec![(8, SIGUSR1), (7, SIGSTOP), (7, SIGCONT)]
+        );
+        assert!(rx.try_recv().is_err(), "no delivery failed");
+    }
+
+    #[tokio::test]
+    async fn a_failed_launch_still_lets_the_next_action_through_after_it() {
+        let (seen, mut arrived) = Signals::new(None);
+        let hits = Arc::new(AtomicUsize::new(0));
+        let port = serve_recording("n1", hits, Some(seen)).await;
+        let nodes = [("n1".to_string(), "127.0.0.1".to_string(), port)];
+        let (_dir, agent, mut rx) = test_agent(&nodes, TreeWidth::new(50));
+        // No script was ever written: the launch fails before any call.
+        agent.run(Action::LaunchBatch {
+            job_id: 5,
+            node: 0,
+            request: Box::default(),
+            files: ScriptRef::default(),
+        });
+        agent.run(signal(5, vec![0], SIGUSR1));
+        assert_eq!(next_arrival(&mut arrived).await, (5, SIGUSR1));
+        // The launch's failure was reported before the signal left.
+        match rx.try_recv() {
+            Ok((Command::LaunchFailed { job_id, .. }, _)) => assert_eq!(job_id, 5),
+            other => panic!("expected the launch failure first, got {other:?}"),
+        }
+        until_in_delivery(&agent, 0).await;
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_node_delays_only_its_own_jobs_next_action() {
+        let (seen, mut arrived) = Signals::new(None);
+        let hits = Arc::new(AtomicUsize::new(0));
+        let port = serve_recording("n1", hits, Some(seen)).await;
+        let nodes = [
+            ("n1".to_string(), "127.0.0.1".to_string(), port),
+            ("n2".to_string(), "127.0.0.1".to_string(), dead_port()),
+        ];
+        let (_dir, agent, mut rx) = test_agent(&nodes, TreeWidth::new(50));
+        agent.run(signal(6, vec![1], SIGSTOP));
+        agent.run(signal(6, vec![0], SIGCONT));
+        assert_eq!(next_arrival(&mut arrived).await, (6, SIGCONT));
+        match rx.try_recv() {
+            Ok((Command::NodeResponses { answered, silent }, _)) => {
+                assert!(answered.is_empty());
+                assert_eq!(silent, vec![1]);
+            }
+            other => panic!("expected n2 reported silent first, got {other:?}"),
+        }
+        until_in_delivery(&agent, 0).await;
+    }
+
+    #[test]
+    fn only_actions_about_a_job_are_ordered() {
+        assert_eq!(ordered_job(&signal(3, vec![0], SIGUSR1)), Some(3));
+        let terminate = Action::TerminateJob {
+            job_id: 4,
+            nodes: vec![0],
+            request: v1::NodeTerminateJobRequest::default(),
+        };
+        assert_eq!(ordered_job(&terminate), Some(4));
+        let prolog = Action::LaunchProlog {
+            job_id: 9,
+            nodes: vec![0],
+            request: v1::LaunchPrologRequest::default(),
+        };
+        assert_eq!(ordered_job(&prolog), Some(9));
+        let reconfigure = Action::ReconfigureNodes { nodes: vec![0] };
+        assert_eq!(ordered_job(&reconfigure), None);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+        /// However actions for several jobs interleave and however long
+        /// each takes at the node, every job sees its own in order, and
+        /// no job is left with a queue.
+        #[test]
+        fn every_job_sees_its_actions_in_order(
+            sends in proptest::collection::vec((0u32..4, 1u32..8), 1..40)
+        ) {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let handled = rt.block_on(async {
+                let (tx, _arrived) = mpsc::unbounded_channel();
+                let seen = Arc::new(Signals {
+                    arrived: tx,
+                    handled: std::sync::Mutex::new(Vec::new()),
+                    hold: None,
+                    release: tokio::sync::Notify::new(),
+                    // Earlier signals of a job take longest: without order
+                    // they would be overtaken.
+                    yields: |sig| 400usize.saturating_sub(sig as usize),
+                });
+                let hits = Arc::new(AtomicUsize::new(0));
+                let port = serve_recording("n1", hits, Some(seen.clone())).await;
+                let nodes = [("n1".to_string(), "127.0.0.1".to_string(), port)];
+                let (_dir, agent, _rx) = test_agent(&nodes, TreeWidth::new(50));
+                // Signal numbers rise within each job, so order is visible.
+                let mut last = HashMap::new();
+                let mut sent = Vec::new();
+                for &(job, step) in &sends {
+                    let sig = last.get(&job).map_or(0, |&s: &u32| s) + step;
+                    last.insert(job, sig);
+                    sent.push((job, sig));
+                    agent.run(signal(job, vec![0], sig));
+                }
+                until_in_delivery(&agent, 0).await;
+                (sent, seen.handled())
+            });
+            let (sent, got) = handled;
+            for job in 0..4 {
+                let want: Vec<u32> = sent.iter().filter(|s| s.0 == job).map(|s| s.1).collect();
+                let seen: Vec<u32> = got.iter().filter(|s| s.0 == job).map(|s| s.1).collect();
+                proptest::prop_assert_eq!(want, seen, "job {}", job);
+            }
         }
     }
 }
