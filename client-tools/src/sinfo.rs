@@ -15,7 +15,7 @@ use slurm_proto::v1::{GetNodesRequest, GetPartitionsRequest, NodeInfo, Partition
 use crate::client::{self, ClientConfig, Controller, EnvLookup};
 use crate::format::scontrol::node_state;
 use crate::format::sinfo::{self as render, SortKey, View};
-use crate::format::{self, checks, Ctx, Item, Zone};
+use crate::format::{self, checks, Ctx, Item, Units, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 use crate::squeue::{Pacer, SystemPacer};
@@ -35,6 +35,7 @@ enum Key {
     Json,
     Long,
     Node,
+    NoConvert,
     NoHeader,
     Nodes,
     Partition,
@@ -103,7 +104,7 @@ const LONGS: &[LongOpt<Key>] = &[
     long("cluster", HasArg::Required, Key::Clusters),
     long("clusters", HasArg::Required, Key::Clusters),
     long("nodes", HasArg::Required, Key::Nodes),
-    long("noconvert", HasArg::No, Key::Ignored),
+    long("noconvert", HasArg::No, Key::NoConvert),
     long("noheader", HasArg::No, Key::NoHeader),
     long("Node", HasArg::No, Key::Node),
     long("format", HasArg::Required, Key::Format),
@@ -245,6 +246,8 @@ pub struct Options {
     pub reasons: bool,
     pub long: bool,
     pub node_oriented: bool,
+    /// `--noconvert`: counts as kept (`1024` CPUs, not `1K`).
+    pub noconvert: bool,
     pub no_header: bool,
     pub nodes: Option<String>,
     pub partitions: Vec<String>,
@@ -328,6 +331,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
             Key::Reasons => o.reasons = true,
             Key::Long => o.long = true,
             Key::Node => o.node_oriented = true,
+            Key::NoConvert => o.noconvert = true,
             Key::NoHeader => o.no_header = true,
             Key::Nodes => {
                 if let Err(e) = checks::check_hostlist(text) {
@@ -505,6 +509,11 @@ impl Plan {
             reasons_only: o.reasons,
             header: !o.no_header,
             date_line: false,
+            units: if o.noconvert {
+                Units::Original
+            } else {
+                Units::Scaled
+            },
         };
         render::render_sorted(&parts, &nodes, &self.items, view, &self.sort, ctx)
     }
@@ -689,6 +698,41 @@ mod tests {
             .chain(args.iter().copied())
             .collect();
         crate::output::run_without_controller(run_with, &argv)
+    }
+
+    #[test]
+    fn noconvert_keeps_counts_as_they_are() {
+        assert!(parse(&["--noconvert"]).noconvert);
+        assert!(parse(&["--noconv", "-N"]).noconvert);
+        assert!(!parse(&["-N"]).noconvert);
+        let node = NodeInfo {
+            name: "n1".into(),
+            state: slurm_proto::v1::NodeState::Idle as i32,
+            cpus: 2048,
+            real_memory_mb: 2048,
+            partitions: vec!["debug".into()],
+            ..NodeInfo::default()
+        };
+        let part = PartitionInfo {
+            name: "debug".into(),
+            ..PartitionInfo::default()
+        };
+        let render = |args: &[&str]| {
+            Plan::new(&parse(args)).unwrap().render(
+                vec![part.clone()],
+                vec![node.clone()],
+                &Ctx::utc(0),
+            )
+        };
+        assert_eq!(render(&["-h", "-o", "%N %c %m"]), "n1 2K 2048\n");
+        assert_eq!(
+            render(&["-h", "--noconvert", "-o", "%N %c %m"]),
+            "n1 2048 2048\n"
+        );
+        assert_eq!(
+            render(&["-h", "--noconvert", "-O", "nodelist:3,cpus:5,memory:5"]),
+            "n1 2048 2048 \n"
+        );
     }
 
     #[test]

@@ -16,19 +16,32 @@
 //! while the controller still encodes the last ones. The rows are put in
 //! order at the end. `--json` needs every job at once and decodes every
 //! part.
+//!
+//! Two of Slurm's displays need more than one record at a time. Pending
+//! tasks split off an array (held or cancelled one by one) are shown on
+//! the array's pending line unless `-r` or `--array-unique`, so pending
+//! array records are held back and combined after the last one; and
+//! `-P` shows a job once per partition it may run in, ordered by each
+//! partition's PriorityTier before the job priority, so the tiers are
+//! asked for (`GetPartitions`) when a priority sort needs them.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
 
 use prost::bytes::Bytes;
 use prost::Message;
-use slurm_proto::v1::{ArrayTaskSelector, GetJobsReply, GetJobsRequest, JobFilter, JobInfo};
+use slurm_proto::v1::{
+    ArrayTaskSelector, GetJobsReply, GetJobsRequest, GetPartitionsRequest, JobFilter, JobInfo,
+    PartitionInfo,
+};
 use slurm_proto::ErrorCode;
 
 use crate::client::{self, ClientConfig, Controller, EnvLookup, RpcError};
 use crate::format::reply::{JobRecords, ReplyError};
 use crate::format::squeue::{self as render, StateFilter};
-use crate::format::{self, checks, Ctx, Zone};
+use crate::format::{self, checks, Ctx, Units, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
@@ -38,6 +51,7 @@ enum Key {
     Account,
     All,
     Array,
+    ArrayUnique,
     Clusters,
     Format,
     FormatLong,
@@ -52,7 +66,9 @@ enum Key {
     Name,
     NoHeader,
     Nodelist,
+    NoConvert,
     Partition,
+    Priority,
     Qos,
     Reservation,
     Sort,
@@ -93,7 +109,7 @@ const SHORTS: &[ShortOpt<Key>] = &[
     short('O', HasArg::Required, Key::FormatLong),
     short('o', HasArg::Required, Key::Format),
     short('p', HasArg::Required, Key::Partition),
-    short('P', HasArg::No, Key::Ignored),
+    short('P', HasArg::No, Key::Priority),
     short('q', HasArg::Required, Key::Qos),
     short('R', HasArg::Required, Key::Reservation),
     short('r', HasArg::No, Key::Array),
@@ -113,7 +129,7 @@ const LONGS: &[LongOpt<Key>] = &[
     long("accounts", HasArg::Required, Key::Account),
     long("all", HasArg::No, Key::All),
     long("array", HasArg::No, Key::Array),
-    long("array-unique", HasArg::No, Key::Ignored),
+    long("array-unique", HasArg::No, Key::ArrayUnique),
     long("Format", HasArg::Required, Key::FormatLong),
     long("format", HasArg::Required, Key::Format),
     long("federation", HasArg::No, Key::Ignored),
@@ -129,13 +145,13 @@ const LONGS: &[LongOpt<Key>] = &[
     long("clusters", HasArg::Required, Key::Clusters),
     long("me", HasArg::No, Key::Me),
     long("name", HasArg::Required, Key::Name),
-    long("noconvert", HasArg::No, Key::Ignored),
+    long("noconvert", HasArg::No, Key::NoConvert),
     long("node", HasArg::Required, Key::Nodelist),
     long("nodes", HasArg::Required, Key::Nodelist),
     long("nodelist", HasArg::Required, Key::Nodelist),
     long("noheader", HasArg::No, Key::NoHeader),
     long("partitions", HasArg::Required, Key::Partition),
-    long("priority", HasArg::No, Key::Ignored),
+    long("priority", HasArg::No, Key::Priority),
     long("qos", HasArg::Required, Key::Qos),
     long("reservation", HasArg::Required, Key::Reservation),
     long("sib", HasArg::No, Key::Ignored),
@@ -200,7 +216,17 @@ impl From<GetoptError> for SqueueError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     pub accounts: Vec<String>,
+    /// `-r`/`SQUEUE_ARRAY`: every array task on a line of its own.
     pub array: bool,
+    /// `--array-unique`/`SQUEUE_ARRAY_UNIQUE`: pending tasks split off an
+    /// array stay on lines of their own instead of joining the array's
+    /// pending line.
+    pub array_unique: bool,
+    /// `--noconvert`: sizes in the unit they are kept in (`2048M`).
+    pub noconvert: bool,
+    /// `-P`/`--priority`/`SQUEUE_PRIORITY`: a job listed once per partition
+    /// it may run in, and sorted by partition PriorityTier before priority.
+    pub priority: bool,
     pub format: Option<String>,
     pub format_long: Option<String>,
     pub help: bool,
@@ -303,7 +329,12 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             .map(|v| v.to_string_lossy().into_owned())
             .filter(|v| !v.is_empty())
     };
+    // Flags Slurm sets when the variable exists at all, even empty.
+    let set = |name: &str| env(name).is_some();
     let mut o = Options {
+        array: set("SQUEUE_ARRAY"),
+        array_unique: set("SQUEUE_ARRAY_UNIQUE"),
+        priority: set("SQUEUE_PRIORITY"),
         format: var("SQUEUE_FORMAT"),
         format_long: var("SQUEUE_FORMAT2"),
         sort: var("SQUEUE_SORT"),
@@ -332,6 +363,9 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             Key::Licenses => o.licenses = list(value),
             Key::Clusters => o.clusters = value,
             Key::Array => o.array = true,
+            Key::ArrayUnique => o.array_unique = true,
+            Key::NoConvert => o.noconvert = true,
+            Key::Priority => o.priority = true,
             Key::Format => {
                 dash_o = true;
                 o.format = value;
@@ -581,7 +615,7 @@ pub fn run_paced(
         out.error_line(&line);
         return 1;
     }
-    let mut controller = match Controller::new(&config) {
+    let controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
             out.error_line(&format!("squeue: error: {e}"));
@@ -600,13 +634,26 @@ pub fn run_paced(
         }
     };
     let runtime = &runtime;
+    // Both fetchers use the one connection, each only while its call is
+    // made (the job stream, once open, no longer needs the controller).
+    let controller = RefCell::new(controller);
     let mut fetch = |request: &GetJobsRequest| -> Result<Box<dyn ReplyParts + '_>, RpcError> {
-        let stream = runtime.block_on(controller.call_channel(|channel| {
+        let stream = runtime.block_on(controller.borrow_mut().call_channel(|channel| {
             client::stream_raw(channel, STREAM_JOBS_PATH, request.clone())
         }))?;
         Ok(Box::new(StreamedParts { runtime, stream }))
     };
-    report_loop(&plan, &mut fetch, pacer, Zone::System, &mut out)
+    let mut tiers = || -> Result<Tiers, RpcError> {
+        let reply = runtime.block_on(controller.borrow_mut().call(|mut c| async move {
+            c.get_partitions(GetPartitionsRequest::default()).await
+        }))?;
+        Ok(Tiers::from_partitions(&reply.partitions))
+    };
+    let mut sources = Sources {
+        jobs: &mut fetch,
+        tiers: &mut tiers,
+    };
+    report_loop(&plan, &mut sources, pacer, Zone::System, &mut out)
 }
 
 /// The refusal of a `-M` list naming a cluster other than this one (`all`
@@ -659,6 +706,38 @@ impl ReplyParts for StreamedParts<'_> {
 pub type FetchParts<'a> =
     dyn FnMut(&GetJobsRequest) -> Result<Box<dyn ReplyParts + 'a>, RpcError> + 'a;
 
+/// Asks the controller for every partition's PriorityTier.
+pub type FetchTiers<'a> = dyn FnMut() -> Result<Tiers, RpcError> + 'a;
+
+/// Where a report's data comes from: the jobs, and the partitions' tiers
+/// that `-P` sorts by (asked for only then, after the jobs, as Slurm does).
+pub struct Sources<'s, 'a> {
+    pub jobs: &'s mut FetchParts<'a>,
+    pub tiers: &'s mut FetchTiers<'a>,
+}
+
+/// Each partition's PriorityTier, by which `-P` orders the rows of a
+/// priority sort. A partition the controller did not list counts as tier
+/// 1, Slurm's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tiers(HashMap<String, u32>);
+
+impl Tiers {
+    pub fn from_partitions(partitions: &[PartitionInfo]) -> Tiers {
+        Tiers(
+            partitions
+                .iter()
+                .map(|p| (p.name.clone(), p.priority_tier))
+                .collect(),
+        )
+    }
+
+    /// The tier of partition `name`.
+    pub fn of(&self, name: &str) -> u32 {
+        self.0.get(name).copied().unwrap_or(1)
+    }
+}
+
 /// Why a report could not be made: the call failed (before or while the
 /// jobs came), or what came cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -689,9 +768,9 @@ impl From<ErrorCode> for ReportError {
 /// `--iterate`, unless `--noheader`), and an iterated report ends with an
 /// empty line. A failed report is reported and the next one is tried; the
 /// exit status is 1 when any failed.
-pub fn report_loop<'a>(
+pub fn report_loop(
     plan: &Plan,
-    fetch: &mut FetchParts<'a>,
+    sources: &mut Sources<'_, '_>,
     pacer: &mut dyn Pacer,
     zone: Zone,
     out: &mut Output<'_>,
@@ -708,18 +787,26 @@ pub fn report_loop<'a>(
                 return 1;
             }
         }
-        let shown = fetch(&plan.request)
-            .map_err(ReportError::Rpc)
-            .and_then(|mut parts| plan.render_parts(&mut *parts, &ctx))
-            .map_err(|e| e.message());
+        let jobs_failed = |e: ReportError| format!("slurm_load_jobs error: {}", e.message());
+        let shown = (sources.jobs)(&plan.request)
+            .map_err(|e| jobs_failed(ReportError::Rpc(e)))
+            .and_then(|mut parts| {
+                let tiers = if plan.needs_tiers() {
+                    (sources.tiers)().map_err(|e| format!("slurm_load_partitions: {e}"))?
+                } else {
+                    Tiers::default()
+                };
+                plan.render_parts(&mut *parts, &ctx, &tiers)
+                    .map_err(jobs_failed)
+            });
         match shown {
             Ok(text) => {
                 if out.block("squeue", &text) != 0 {
                     return 1;
                 }
             }
-            Err(message) => {
-                out.error_line(&format!("slurm_load_jobs error: {message}"));
+            Err(line) => {
+                out.error_line(&line);
                 code = 1;
             }
         }
@@ -746,6 +833,12 @@ pub struct Plan {
     start: bool,
     json: bool,
     array: bool,
+    /// `--array-unique`: pending tasks are not combined into their array's
+    /// line.
+    array_unique: bool,
+    /// `-P`: a row per partition of a job, tiers before priority.
+    priority: bool,
+    units: Units,
     uids: Vec<u32>,
     /// Whether users were asked for (none of them may exist).
     users_given: bool,
@@ -827,11 +920,35 @@ impl Plan {
             start: o.start,
             json: o.json,
             array: o.array,
+            array_unique: o.array_unique,
+            priority: o.priority,
+            units: if o.noconvert {
+                Units::Original
+            } else {
+                Units::Scaled
+            },
             users_given: o.users_given || o.me,
             uids,
             iterate,
             opts: o.clone(),
         })
+    }
+
+    /// Whether a report needs the partitions' tiers: `-P` with a sort on
+    /// priority.
+    pub fn needs_tiers(&self) -> bool {
+        self.priority && !self.json && self.sort.iter().any(|k| matches!(k.code, 'p' | 'Q'))
+    }
+
+    /// Whether pending tasks split off an array join the array's pending
+    /// line: unless `-r` shows every task or `--array-unique` asks not to.
+    fn combines_tasks(&self) -> bool {
+        !self.array && !self.array_unique
+    }
+
+    /// Whether `-p` (if given) names partition `name`.
+    fn partition_listed(&self, name: &str) -> bool {
+        self.opts.partitions.is_empty() || self.opts.partitions.iter().any(|p| p == name)
     }
 
     fn admits(&self, job: &JobInfo) -> bool {
@@ -842,10 +959,7 @@ impl Plan {
             && (!self.users_given || self.uids.contains(&job.user_id))
             && any(&o.names, &job.name)
             && (o.partitions.is_empty()
-                || job
-                    .partition
-                    .split(',')
-                    .any(|p| o.partitions.iter().any(|x| x == p)))
+                || job.partition.split(',').any(|p| self.partition_listed(p)))
             && any(&o.accounts, &job.account)
             && any(&o.qos, &job.qos)
             && any(&o.reservations, &job.reservation)
@@ -865,16 +979,18 @@ impl Plan {
         self.render_each(
             |job: &mut JobInfo| Ok(next.next().map(|j| job.clone_from(j)).is_some()),
             ctx,
+            &Tiers::default(),
         )
     }
 
     /// [`Plan::render`] from the parts of the encoded reply as they come,
     /// read one record at a time: the report of their concatenation
-    /// ([`Plan::render_reply`]).
+    /// ([`Plan::render_reply`]). `-P` sorts by the partitions' `tiers`.
     pub fn render_parts(
         &self,
         parts: &mut dyn ReplyParts,
         ctx: &Ctx,
+        tiers: &Tiers,
     ) -> Result<String, ReportError> {
         // What a reply prost cannot decode gives inside tonic.
         let malformed = ReportError::Reply(ErrorCode::from_grpc_code(tonic::Code::Internal));
@@ -901,6 +1017,7 @@ impl Plan {
                 }
             },
             ctx,
+            tiers,
         )
     }
 
@@ -918,6 +1035,7 @@ impl Plan {
         self.render_each(
             |job: &mut JobInfo| records.next_into(job).map_err(|_: ReplyError| malformed),
             ctx,
+            &Tiers::default(),
         )
     }
 
@@ -938,35 +1056,51 @@ impl Plan {
 
     /// The table, from jobs that `next` puts one at a time into a reused
     /// record (`false`: no more). Each admitted job is rendered at once and
-    /// its sort keys kept; the rows are put in order at the end.
+    /// its sort keys kept; the rows are put in order at the end. Pending
+    /// array records are held back instead when tasks are combined, since
+    /// a task may come before its array's record; they are combined and
+    /// rendered after the last record, each keeping its place for ties.
     fn render_each<E: From<ErrorCode>>(
         &self,
         mut next: impl FnMut(&mut JobInfo) -> Result<bool, E>,
         ctx: &Ctx,
+        tiers: &Tiers,
     ) -> Result<String, E> {
         let mut table = Table {
             plan: self,
             ctx,
+            tiers,
             rows: String::new(),
             ends: Vec::new(),
             keys: render::SortKeys::new(&self.sort),
         };
         let mut job = JobInfo::default();
+        let mut held: Vec<(u32, JobInfo)> = Vec::new();
+        let mut seq: u32 = 0;
         let mut any = false;
         while next(&mut job)? {
             any = true;
+            let at = seq;
+            seq = seq.saturating_add(1);
             if self.array && job.array_task_id.is_none() && !job.array_task_spec.is_empty() {
                 // `-r`: one row per task of a still-pending array record.
                 if let Some(ids) = array_task_ids(&job.array_task_spec) {
                     job.array_task_spec.clear();
                     for id in ids {
                         job.array_task_id = Some(id);
-                        table.add(&job);
+                        table.add(&mut job, at);
                     }
                     continue;
                 }
             }
-            table.add(&job);
+            if self.combines_tasks() && is_pending_array_part(&job) && self.admits(&job) {
+                held.push((at, job.clone()));
+                continue;
+            }
+            table.add(&mut job, at);
+        }
+        for (at, mut job) in combine_pending_tasks(held) {
+            table.add(&mut job, at);
         }
         if self.single_id && !any {
             return Err(ErrorCode::InvalidJobId.into());
@@ -979,6 +1113,8 @@ impl Plan {
 struct Table<'a> {
     plan: &'a Plan,
     ctx: &'a Ctx,
+    /// The partitions' tiers, for `-P`.
+    tiers: &'a Tiers,
     /// Every row, newline included, in the order the jobs came.
     rows: String,
     /// Where each row ends in `rows`.
@@ -987,18 +1123,45 @@ struct Table<'a> {
 }
 
 impl Table<'_> {
-    fn add(&mut self, job: &JobInfo) {
+    /// Adds the row of `job` (with `-P`, a row per partition it lists that
+    /// `-p` selects) if the job is shown; `seq` is the place it came in.
+    /// `job` is left as it was given.
+    fn add(&mut self, job: &mut JobInfo, seq: u32) {
         if !self.plan.admits(job) {
             return;
         }
+        if !self.plan.priority {
+            self.push_row(job, seq, 0);
+            return;
+        }
+        let all = std::mem::take(&mut job.partition);
+        for name in all.split(',').filter(|p| !p.is_empty()) {
+            if !self.plan.partition_listed(name) {
+                continue;
+            }
+            job.partition.clear();
+            job.partition.push_str(name);
+            let tier = self.tiers.of(name);
+            self.push_row(job, seq, tier);
+        }
+        job.partition = all;
+    }
+
+    fn push_row(&mut self, job: &JobInfo, seq: u32, tier: u32) {
         if self.ends.is_empty() {
             // Rows are about as wide as the header; leave some room for
             // longer values so the buffer rarely grows.
             self.rows.reserve(4096);
         }
-        render::render_row(&mut self.rows, job, &self.plan.items, self.ctx);
+        render::render_row_in(
+            &mut self.rows,
+            job,
+            &self.plan.items,
+            self.ctx,
+            self.plan.units,
+        );
         self.ends.push(self.rows.len());
-        self.keys.push(job);
+        self.keys.push_at(job, seq, tier);
     }
 
     /// The header (if shown) and the rows in sorted order.
@@ -1023,6 +1186,124 @@ impl Table<'_> {
         }
         out
     }
+}
+
+/// Whether `job` is a pending part of an array: its record of tasks not
+/// started yet (`15_[0-3]`) or a task split off it (`15_2`).
+fn is_pending_array_part(job: &JobInfo) -> bool {
+    job.array_job_id.is_some()
+        && (job.array_task_id.is_some() || !job.array_task_spec.is_empty())
+        && format::base_state(job) == slurm_common::state::JobState::Pending
+}
+
+/// How long a combined task list may grow: Slurm formats it into 64 bytes
+/// (`SLURM_BITSTR_LEN`'s default), so the text stops at 63.
+const COMBINED_SPEC_MAX: usize = 63;
+
+/// Combines pending tasks split off an array back into the array's
+/// pending record, as squeue shows them unless `-r` or `--array-unique`:
+/// a pending task with the same array id, name and partition as a pending
+/// array record joins its task list (which is then written as plain ranges,
+/// `0-3,7`, without the `%N` throttle), and a reason of its own is added
+/// to the record's (`Priority,JobHeldUser`). Everything else, and any
+/// record whose task list is too large to expand ([`array_task_ids`]), is
+/// left as it is. Order is kept; combined tasks are dropped.
+pub fn combine_pending_tasks(mut jobs: Vec<(u32, JobInfo)>) -> Vec<(u32, JobInfo)> {
+    let is_meta = |j: &JobInfo| {
+        j.array_task_id.is_none() && !j.array_task_spec.is_empty() && is_pending_array_part(j)
+    };
+    if !jobs.iter().any(|(_, j)| is_meta(j)) {
+        return jobs;
+    }
+    // The pending split tasks of each array, in the order they came.
+    let mut tasks_of: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, (_, job)) in jobs.iter().enumerate() {
+        if let (Some(array), Some(_)) = (job.array_job_id, job.array_task_id) {
+            if is_pending_array_part(job) {
+                tasks_of.entry(array).or_default().push(i);
+            }
+        }
+    }
+    let mut gone = vec![false; jobs.len()];
+    for m in 0..jobs.len() {
+        if !is_meta(&jobs[m].1) {
+            continue;
+        }
+        let Some(tasks) = jobs[m].1.array_job_id.and_then(|a| tasks_of.get(&a)) else {
+            continue;
+        };
+        let Some(mut ids) = array_task_ids(&jobs[m].1.array_task_spec) else {
+            continue;
+        };
+        let mut combined = 0usize;
+        for &t in tasks {
+            let (meta, task) = (&jobs[m].1, &jobs[t].1);
+            if gone[t] || task.name != meta.name || task.partition != meta.partition {
+                continue;
+            }
+            let task_reason = reason_name(task).to_owned();
+            let task_id = task.array_task_id;
+            let differs = task.state_reason != meta.state_reason;
+            let meta = &mut jobs[m].1;
+            if differs {
+                if meta.state_description.is_empty() {
+                    meta.state_description = reason_name(meta).to_owned();
+                }
+                if !meta.state_description.contains(task_reason.as_str()) {
+                    meta.state_description.push(',');
+                    meta.state_description.push_str(&task_reason);
+                }
+            }
+            ids.extend(task_id);
+            gone[t] = true;
+            combined += 1;
+        }
+        if combined > 0 {
+            let mut spec = ranges(ids);
+            spec.truncate(COMBINED_SPEC_MAX);
+            jobs[m].1.array_task_spec = spec;
+        }
+    }
+    jobs.into_iter()
+        .zip(gone)
+        .filter_map(|(job, gone)| (!gone).then_some(job))
+        .collect()
+}
+
+/// A job's reason as Slurm names it (`None` when there is none).
+fn reason_name(job: &JobInfo) -> &str {
+    if job.state_reason.is_empty() {
+        "None"
+    } else {
+        &job.state_reason
+    }
+}
+
+/// Task ids as ranges, `0-3,5,7-9`, ascending without duplicates.
+fn ranges(mut ids: Vec<u32>) -> String {
+    use std::fmt::Write as _;
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let start = ids[i];
+        let mut end = start;
+        while i + 1 < ids.len() && end.checked_add(1) == Some(ids[i + 1]) {
+            i += 1;
+            end = ids[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if end == start {
+            let _ = write!(out, "{start}");
+        } else {
+            let _ = write!(out, "{start}-{end}");
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Most tasks `-r` shows for one pending array record; a bigger spec is
@@ -1450,6 +1731,307 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         assert_eq!(array_task_ids("4294967295"), Some(vec![u32::MAX]));
     }
 
+    fn report(args: &[&str], env: EnvLookup<'_>, jobs: &[JobInfo], tiers: &Tiers) -> String {
+        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        let plan = Plan::new(&parse_options(&args, env).unwrap()).unwrap();
+        let mut parts = one_job_parts(jobs.to_vec()).into_iter();
+        plan.render_parts(&mut parts, &Ctx::utc(0), tiers).unwrap()
+    }
+
+    fn no_env(_: &str) -> Option<OsString> {
+        None
+    }
+
+    #[test]
+    fn new_flags_are_read_from_options_and_environment() {
+        let o = parse(&["-P", "--array-unique", "--noconvert"]).unwrap();
+        assert!(o.priority && o.array_unique && o.noconvert && !o.array);
+        let o = parse(&["--prio", "--array-u", "--noconv"]).unwrap();
+        assert!(o.priority && o.array_unique && o.noconvert);
+        assert!(matches!(
+            parse(&["--array"]).unwrap(),
+            Options {
+                array: true,
+                array_unique: false,
+                ..
+            }
+        ));
+        let o = parse(&[]).unwrap();
+        assert!(!o.priority && !o.array_unique && !o.noconvert && !o.array);
+        // Slurm only asks whether the variables exist: empty counts.
+        let env = |name: &str| {
+            matches!(
+                name,
+                "SQUEUE_PRIORITY" | "SQUEUE_ARRAY_UNIQUE" | "SQUEUE_ARRAY"
+            )
+            .then(OsString::new)
+        };
+        let o = parse_options(&[], &env).unwrap();
+        assert!(o.priority && o.array_unique && o.array && !o.noconvert);
+        // No variable turns unit conversion off.
+        let env = |name: &str| name.contains("NOCONVERT").then(|| OsString::from("1"));
+        assert!(!parse_options(&[], &env).unwrap().noconvert);
+    }
+
+    fn sized_job(id: u32, mem_mb: u64, disk_mb: u64, cpus: u32) -> JobInfo {
+        JobInfo {
+            job_id: id,
+            partition: "debug".into(),
+            state: slurm_proto::v1::JobState::Pending as i32,
+            memory: Some(slurm_proto::v1::job_info::Memory::MemPerNodeMb(mem_mb)),
+            min_tmp_disk_mb: disk_mb,
+            min_cpus_per_node: cpus,
+            ..JobInfo::default()
+        }
+    }
+
+    #[test]
+    fn noconvert_shows_sizes_in_megabytes() {
+        let mut per_cpu = sized_job(2, 0, 0, 2);
+        per_cpu.memory = Some(slurm_proto::v1::job_info::Memory::MemPerCpuMb(1536));
+        let jobs = [
+            sized_job(1, 2048, 1024, 1024),
+            per_cpu,
+            sized_job(3, 4000, 100, 1),
+        ];
+        let tiers = Tiers::default();
+        let args = ["-h", "-S", "i", "-o", "%i %m %d %c"];
+        assert_eq!(
+            report(&args, &no_env, &jobs, &tiers),
+            "1 2G 1G 1K\n2 1.50G 0 2\n3 4000M 100M 1\n"
+        );
+        let args = ["-h", "--noconvert", "-S", "i", "-o", "%i %m %d %c"];
+        assert_eq!(
+            report(&args, &no_env, &jobs, &tiers),
+            "1 2048M 1024M 1024\n2 1536M 0 2\n3 4000M 100M 1\n"
+        );
+        // -O minmemory is the same field.
+        let args = ["-h", "--noconvert", "-O", "jobid:3,minmemory:8"];
+        assert_eq!(report(&args, &no_env, &jobs[..1], &tiers), "1  2048M   \n");
+        // The whole-reply path converts alike.
+        let plan = Plan::new(&parse(&["-h", "-o", "%m"]).unwrap()).unwrap();
+        assert_eq!(plan.render(&jobs[..1], &Ctx::utc(0)).unwrap(), "2G\n");
+    }
+
+    /// Array 15 (`0-3%2`) with task 2 held, so split off as job 17: the
+    /// shape `scontrol hold 15_2` leaves.
+    fn held_task_array() -> Vec<JobInfo> {
+        let pending = |id: u32, task: Option<u32>, spec: &str, reason: &str| JobInfo {
+            job_id: id,
+            array_job_id: Some(15),
+            array_task_id: task,
+            array_task_spec: spec.into(),
+            name: "arr".into(),
+            partition: "debug".into(),
+            state: slurm_proto::v1::JobState::Pending as i32,
+            state_reason: reason.into(),
+            ..JobInfo::default()
+        };
+        vec![
+            pending(15, None, "0-1,3%2", "Priority"),
+            pending(17, Some(2), "", "JobHeldUser"),
+        ]
+    }
+
+    #[test]
+    fn pending_tasks_join_their_array_unless_array_unique() {
+        let jobs = held_task_array();
+        let tiers = Tiers::default();
+        let fmt = ["-h", "-o", "%i|%K|%R"];
+        assert_eq!(
+            report(&fmt, &no_env, &jobs, &tiers),
+            "15_[0-3]|0-3|(Priority,JobHeldUser)\n"
+        );
+        // The task may come before its array's record.
+        let reversed: Vec<JobInfo> = jobs.iter().rev().cloned().collect();
+        assert_eq!(
+            report(&fmt, &no_env, &reversed, &tiers),
+            "15_[0-3]|0-3|(Priority,JobHeldUser)\n"
+        );
+        let unique = "15_[0-1,3%2]|0-1,3%2|(Priority)\n15_2|2|(JobHeldUser)\n";
+        let args = ["--array-unique", "-h", "-o", "%i|%K|%R"];
+        assert_eq!(report(&args, &no_env, &jobs, &tiers), unique);
+        let env = |name: &str| (name == "SQUEUE_ARRAY_UNIQUE").then(OsString::new);
+        assert_eq!(report(&fmt, &env, &jobs, &tiers), unique);
+        // -r shows every task, the split one where its record came.
+        let args = ["-r", "-h", "-o", "%i|%R"];
+        assert_eq!(
+            report(&args, &no_env, &jobs, &tiers),
+            "15_0|(Priority)\n15_1|(Priority)\n15_3|(Priority)\n15_2|(JobHeldUser)\n"
+        );
+        // The whole-reply path combines alike.
+        let plan = Plan::new(&parse(&fmt).unwrap()).unwrap();
+        assert_eq!(
+            plan.render(&jobs, &Ctx::utc(0)).unwrap(),
+            "15_[0-3]|0-3|(Priority,JobHeldUser)\n"
+        );
+    }
+
+    #[test]
+    fn only_matching_pending_tasks_join() {
+        let jobs = held_task_array();
+        let with = |f: &dyn Fn(&mut JobInfo)| {
+            let mut jobs = jobs.clone();
+            f(&mut jobs[1]);
+            report(
+                &["-h", "-S", "i", "-o", "%i|%r"],
+                &no_env,
+                &jobs,
+                &Tiers::default(),
+            )
+        };
+        let apart = "15_[0-1,3%2]|Priority\n15_2|JobHeldUser\n";
+        assert_eq!(with(&|t| t.name = "other".into()), apart);
+        assert_eq!(with(&|t| t.partition = "batch".into()), apart);
+        assert_eq!(
+            with(&|t| t.array_job_id = Some(16)),
+            "15_[0-1,3%2]|Priority\n16_2|JobHeldUser\n"
+        );
+        assert_eq!(
+            with(&|t| t.state = slurm_proto::v1::JobState::Running as i32),
+            "15_[0-1,3%2]|Priority\n15_2|JobHeldUser\n"
+        );
+        // Same reason: nothing added to it, and no description made up.
+        assert_eq!(
+            with(&|t| t.state_reason = "Priority".into()),
+            "15_[0-3]|Priority\n"
+        );
+        // A reason already in the description is not repeated.
+        let mut jobs = held_task_array();
+        jobs[0].state_description = "Priority,JobHeldUser".into();
+        assert_eq!(
+            report(&["-h", "-o", "%i|%r"], &no_env, &jobs, &Tiers::default()),
+            "15_[0-3]|Priority,JobHeldUser\n"
+        );
+        // A task filtered out is not combined (-t R keeps neither).
+        assert_eq!(
+            report(
+                &["-h", "-t", "R", "-o", "%i"],
+                &no_env,
+                &jobs,
+                &Tiers::default()
+            ),
+            ""
+        );
+    }
+
+    #[test]
+    fn combined_task_lists_are_ranges_cut_as_slurm_cuts_them() {
+        assert_eq!(ranges(vec![3, 0, 1, 2, 7, 9, 10, 9]), "0-3,7,9-10");
+        assert_eq!(ranges(Vec::new()), "");
+        assert_eq!(
+            ranges(vec![u32::MAX, u32::MAX - 1]),
+            "4294967294-4294967295"
+        );
+        // Every other task of 0-98 and one split task: cut at 63 bytes.
+        let mut jobs = held_task_array();
+        jobs[0].array_task_spec = (0..50)
+            .map(|i| (i * 2).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        jobs[1].array_task_id = Some(1);
+        let out = combine_pending_tasks(
+            jobs.into_iter()
+                .enumerate()
+                .map(|(i, j)| (i as u32, j))
+                .collect(),
+        );
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1.array_task_spec.len(), 63);
+        assert!(out[0].1.array_task_spec.starts_with("0-2,4,6,"));
+        // A task list too large to expand is left alone, and so is its task.
+        let mut jobs = held_task_array();
+        jobs[0].array_task_spec = "0-4000000".into();
+        let out = combine_pending_tasks(jobs.into_iter().map(|j| (0, j)).collect());
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].1.array_task_spec, "0-4000000");
+    }
+
+    fn multi_partition_jobs() -> Vec<JobInfo> {
+        let job = |id: u32, partition: &str, priority: u32| JobInfo {
+            job_id: id,
+            partition: partition.into(),
+            priority,
+            state: slurm_proto::v1::JobState::Pending as i32,
+            ..JobInfo::default()
+        };
+        vec![job(1, "a,b", 100), job(2, "b", 200)]
+    }
+
+    fn tiers(pairs: &[(&str, u32)]) -> Tiers {
+        let parts: Vec<PartitionInfo> = pairs
+            .iter()
+            .map(|(name, tier)| PartitionInfo {
+                name: (*name).into(),
+                priority_tier: *tier,
+                ..PartitionInfo::default()
+            })
+            .collect();
+        Tiers::from_partitions(&parts)
+    }
+
+    #[test]
+    fn priority_lists_a_job_once_per_partition() {
+        let jobs = multi_partition_jobs();
+        let t = tiers(&[("a", 10), ("b", 1)]);
+        let run = |args: &[&str]| report(args, &no_env, &jobs, &t);
+        // Default order P,t,-p: by partition, then priority.
+        assert_eq!(run(&["-h", "-o", "%i %P"]), "1 a,b\n2 b\n");
+        assert_eq!(run(&["-P", "-h", "-o", "%i %P"]), "1 a\n2 b\n1 b\n");
+        let env = |name: &str| (name == "SQUEUE_PRIORITY").then(OsString::new);
+        assert_eq!(
+            report(&["-h", "-o", "%i %P"], &env, &jobs, &t),
+            "1 a\n2 b\n1 b\n"
+        );
+        // A priority sort goes by the partition's tier first.
+        assert_eq!(run(&["-h", "-S", "p", "-o", "%i %P"]), "1 a,b\n2 b\n");
+        assert_eq!(
+            run(&["-P", "-h", "-S", "p", "-o", "%i %P"]),
+            "1 b\n2 b\n1 a\n"
+        );
+        assert_eq!(
+            run(&["-P", "-h", "-S", "-Q", "-o", "%i %P"]),
+            "1 a\n2 b\n1 b\n"
+        );
+        // Unknown tiers count as 1, so only the job priority is left.
+        let none = Tiers::default();
+        assert_eq!(
+            report(
+                &["-P", "-h", "-S", "p", "-o", "%i %P"],
+                &no_env,
+                &jobs,
+                &none
+            ),
+            "1 a\n1 b\n2 b\n"
+        );
+        // -p keeps the listed partitions only.
+        assert_eq!(run(&["-P", "-p", "a", "-h", "-o", "%i %P"]), "1 a\n");
+        assert_eq!(run(&["-p", "a", "-h", "-o", "%i %P"]), "1 a,b\n");
+    }
+
+    #[test]
+    fn tiers_are_asked_for_only_when_a_priority_sort_needs_them() {
+        let jobs = multi_partition_jobs();
+        let t = tiers(&[("a", 10), ("b", 1)]);
+        let run = |args: &[&str], answer: Result<Tiers, RpcError>| {
+            run_loop_tiered(args, vec![Ok(jobs.clone())], answer)
+        };
+        let ((out, err, code, _), asks) =
+            run(&["-P", "-h", "-S", "p", "-o", "%i %P"], Ok(t.clone()));
+        assert_eq!(
+            (out.as_str(), err.as_str(), code, asks),
+            ("1 b\n2 b\n1 a\n", "", 0, 1)
+        );
+        let ((out, _, code, _), asks) = run(&["-P", "-h", "-S", "i", "-o", "%i %P"], Ok(t.clone()));
+        assert_eq!((out.as_str(), code, asks), ("1 a\n1 b\n2 b\n", 0, 0));
+        let ((_, _, _, _), asks) = run(&["-h", "-o", "%i"], Ok(t));
+        assert_eq!(asks, 0);
+        let down = RpcError::new(ErrorCode::ControllerConnect, "");
+        let ((out, err, code, _), asks) = run(&["-P", "-h", "-o", "%i"], Err(down.clone()));
+        assert_eq!((out.as_str(), code, asks), ("", 1, 1));
+        assert_eq!(err, format!("slurm_load_partitions: {down}\n"));
+    }
+
     #[test]
     fn array_option_shows_one_line_per_task() {
         let master = JobInfo {
@@ -1558,7 +2140,24 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         args: &[&str],
         replies: Vec<Result<Vec<JobInfo>, RpcError>>,
     ) -> (String, String, i32, Vec<u64>) {
+        let (report, tier_asks) = run_loop_tiered(args, replies, Ok(Tiers::default()));
+        assert_eq!(tier_asks, 0);
+        report
+    }
+
+    /// [`run_loop`] with the controller's answer for the partitions' tiers;
+    /// also says how many times they were asked for.
+    fn run_loop_tiered(
+        args: &[&str],
+        replies: Vec<Result<Vec<JobInfo>, RpcError>>,
+        tiers: Result<Tiers, RpcError>,
+    ) -> ((String, String, i32, Vec<u64>), usize) {
         let plan = Plan::new(&parse(args).unwrap()).unwrap();
+        let mut tier_asks = 0;
+        let mut fetch_tiers = || {
+            tier_asks += 1;
+            tiers.clone()
+        };
         let mut replies = replies.into_iter();
         let mut asked = 0;
         let mut fetch = |request: &GetJobsRequest| -> Result<Box<dyn ReplyParts>, RpcError> {
@@ -1577,14 +2176,21 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         let (mut o, mut e) = (Vec::new(), Vec::new());
         let mut out = Output::new(&mut o, &mut e);
         let zone = Zone::Fixed(slurm_common::time::FixedZone::UTC);
-        let code = report_loop(&plan, &mut fetch, &mut pacer, zone, &mut out);
+        let mut sources = Sources {
+            jobs: &mut fetch,
+            tiers: &mut fetch_tiers,
+        };
+        let code = report_loop(&plan, &mut sources, &mut pacer, zone, &mut out);
         let expected_asks = if plan.iterate.is_some() { 2 } else { 1 };
         assert_eq!(asked, expected_asks);
         (
-            String::from_utf8(o).unwrap(),
-            String::from_utf8(e).unwrap(),
-            code,
-            pacer.pauses,
+            (
+                String::from_utf8(o).unwrap(),
+                String::from_utf8(e).unwrap(),
+                code,
+                pacer.pauses,
+            ),
+            tier_asks,
         )
     }
 
@@ -1633,7 +2239,12 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             };
             let (mut o, mut e) = (Vec::new(), Vec::new());
             let mut out = Output::new(&mut o, &mut e);
-            let code = report_loop(&plan, &mut fetch, &mut pacer, Zone::System, &mut out);
+            let mut no_tiers = || -> Result<Tiers, RpcError> { unreachable!("no -P") };
+            let mut sources = Sources {
+                jobs: &mut fetch,
+                tiers: &mut no_tiers,
+            };
+            let code = report_loop(&plan, &mut sources, &mut pacer, Zone::System, &mut out);
             // Nothing of the partial report is printed.
             assert_eq!(String::from_utf8(o).unwrap(), "", "{args:?}");
             assert_eq!(
@@ -1755,6 +2366,10 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
                         num_nodes: nodes,
                         run_time_secs: run,
                         nodes: nl.into(),
+                        memory: Some(slurm_proto::v1::job_info::Memory::MemPerNodeMb(
+                            u64::from(prio % 3) * 1536,
+                        )),
+                        min_tmp_disk_mb: u64::from(nodes) * 1024,
                         ..JobInfo::default()
                     }
                 },
@@ -1765,16 +2380,30 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         let pick = |v: Vec<&'static str>| prop::sample::select(v).prop_map(str::to_owned);
         proptest::collection::vec(
             prop_oneof![
-                pick(vec!["-h", "-r", "-l", "--start", "-a"]),
+                pick(vec![
+                    "-h",
+                    "-r",
+                    "-l",
+                    "--start",
+                    "-a",
+                    "-P",
+                    "--array-unique",
+                    "--noconvert"
+                ]),
                 pick(vec!["-t", "-S", "-o", "-u", "-n", "-p", "-A", "-j"]).prop_flat_map(
                     move |opt| {
                         let values = match opt.as_str() {
                             "-t" => vec!["PD", "R,CD", "all", "CG"],
                             "-S" => vec!["i", "-j,P", "-t,u,-M", "p,D", "N,-i"],
-                            "-o" => vec!["%i %K %j", "%.4i|%-6j|%.3P|%R|%t", "%A %F %u %U %T %Q"],
+                            "-o" => vec![
+                                "%i %K %j",
+                                "%.4i|%-6j|%.3P|%R|%t",
+                                "%A %F %u %U %T %Q",
+                                "%i %P %m %d %r",
+                            ],
                             "-u" => vec!["1", "2,1"],
                             "-n" => vec!["a,zeta"],
-                            "-p" => vec!["debug"],
+                            "-p" => vec!["debug", "short,zeta"],
                             "-A" => vec!["a"],
                             _ => vec!["5", "7,9", "12_1"],
                         };
@@ -1806,15 +2435,34 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
                 Err(ErrorCode::InvalidJobId)
             } else {
                 let all = if plan.array { expand_arrays(&jobs) } else { jobs.clone() };
-                let mut shown: Vec<&JobInfo> = all.iter().filter(|j| plan.admits(j)).collect();
+                let admitted: Vec<(u32, JobInfo)> =
+                    all.into_iter().filter(|j| plan.admits(j)).map(|j| (0, j)).collect();
+                let combined = if plan.combines_tasks() {
+                    combine_pending_tasks(admitted)
+                } else {
+                    admitted
+                };
+                let mut rows = Vec::new();
+                for (_, job) in combined {
+                    if !plan.priority {
+                        rows.push(job);
+                        continue;
+                    }
+                    for name in job.partition.split(',').filter(|p| !p.is_empty()) {
+                        if plan.partition_listed(name) {
+                            rows.push(JobInfo { partition: name.to_owned(), ..job.clone() });
+                        }
+                    }
+                }
+                let mut shown: Vec<&JobInfo> = rows.iter().collect();
                 render::sort_jobs(&mut shown, &plan.sort);
-                Ok(render::render(&shown, &plan.items, plan.header, false, &ctx))
+                Ok(render::render_in(&shown, &plan.items, plan.header, false, &ctx, plan.units))
             };
             prop_assert_eq!(&got, &want);
             prop_assert_eq!(plan.render(&jobs, &ctx), want.clone());
             // In parts, as StreamJobs sends it: the report of the whole.
             let mut parts = one_job_parts(jobs).into_iter();
-            let streamed = plan.render_parts(&mut parts, &ctx);
+            let streamed = plan.render_parts(&mut parts, &ctx, &Tiers::default());
             prop_assert_eq!(streamed, want.map_err(ReportError::Reply));
         }
     }

@@ -78,6 +78,71 @@ impl Ctx {
     }
 }
 
+/// How the commands show the sizes and counts Slurm passes through its unit
+/// conversion (squeue's `MIN_MEMORY`, `MIN_TMP_DISK`, `MIN_CPUS`; sinfo's
+/// `CPUS`, `JOB_SIZE`, `S:C:T`, ...). A per-report choice rather than a
+/// field of [`Ctx`], so the renderers that never convert stay unaware of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Units {
+    /// Scaled to the largest unit that keeps the value exact, half units
+    /// allowed (`2048M` as `2G`, `1536M` as `1.50G`): Slurm's default.
+    #[default]
+    Scaled,
+    /// In the unit the value is kept in (`2048M`): `--noconvert`.
+    Original,
+}
+
+/// The unit a value handed to [`write_scaled`] is kept in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseUnit {
+    /// A plain count (CPUs, nodes): no suffix until scaled.
+    Count,
+    /// Megabytes (memory, disk): `M` even when not scaled.
+    Mega,
+}
+
+/// Appends `value` as Slurm's unit conversion writes it: `0` for zero, else
+/// the number with its unit letter (none for a plain count; `K`, `M`, `G`,
+/// `T`, `P`, `?` past peta), scaled by 1024 while the value is at least 1024
+/// and a multiple of 512 when `units` is [`Units::Scaled`]. A fraction left
+/// by a half unit prints with two decimals (`1.50G`). Slurm hands the value
+/// over as a C `float`, so values past 2^24 lose their low bits the same
+/// way here.
+pub fn write_scaled(out: &mut String, value: u64, base: BaseUnit, units: Units) {
+    // The float round trip is deliberate: it is what Slurm prints.
+    let mut num = f64::from(value as f32);
+    if num < 1.0 {
+        out.push('0');
+        return;
+    }
+    let mut step = match base {
+        BaseUnit::Count => 0usize,
+        BaseUnit::Mega => 2,
+    };
+    if units == Units::Scaled {
+        // `as u64` truncates as C's cast does (and saturates, never wraps).
+        while num >= 1024.0 && (num as u64) % 512 == 0 {
+            num /= 1024.0;
+            step += 1;
+        }
+    }
+    let whole = num as u64;
+    if whole as f64 == num {
+        push_u64(out, whole);
+    } else {
+        let _ = write!(out, "{num:.2}");
+    }
+    match step {
+        0 => {}
+        1 => out.push('K'),
+        2 => out.push('M'),
+        3 => out.push('G'),
+        4 => out.push('T'),
+        5 => out.push('P'),
+        _ => out.push('?'),
+    }
+}
+
 /// Appends `value` padded or cut to `width` characters (`None`: as it is),
 /// right-justified when `right`.
 pub(crate) fn pad(out: &mut String, value: &str, width: Option<usize>, right: bool) {
@@ -334,7 +399,74 @@ mod tests {
         assert!(!plain.contains("TresPerNode"), "{plain}");
     }
 
+    fn scaled(value: u64, base: BaseUnit, units: Units) -> String {
+        let mut out = String::new();
+        write_scaled(&mut out, value, base, units);
+        out
+    }
+
+    #[test]
+    fn sizes_scale_while_exact_or_half() {
+        use BaseUnit::{Count, Mega};
+        use Units::{Original, Scaled};
+        for (value, base, want) in [
+            (0, Mega, "0"),
+            (100, Mega, "100M"),
+            (1000, Mega, "1000M"),
+            (2048, Mega, "2G"),
+            (4000, Mega, "4000M"),
+            (1536, Mega, "1.50G"),
+            (2560, Mega, "2.50G"),
+            (1_048_576, Mega, "1T"),
+            (1_572_864, Mega, "1.50T"),
+            (1_073_741_824, Mega, "1P"),
+            (1_099_511_627_776, Mega, "1?"),
+            (2, Count, "2"),
+            (1000, Count, "1000"),
+            (1024, Count, "1K"),
+            (1536, Count, "1.50K"),
+            (1537, Count, "1537"),
+        ] {
+            assert_eq!(scaled(value, base, Scaled), want, "{value}");
+        }
+        assert_eq!(scaled(2048, Mega, Original), "2048M");
+        assert_eq!(scaled(0, Mega, Original), "0");
+        assert_eq!(scaled(1024, Count, Original), "1024");
+        // Past 2^24 the value goes through a C float, as in Slurm.
+        assert_eq!(scaled(16_777_217, Mega, Original), "16777216M");
+        // 2^64 is past what C can cast back; the cast saturates here.
+        assert_eq!(scaled(u64::MAX, Count, Scaled), "18446744073709551615");
+        assert_eq!(scaled(1 << 62, Count, Scaled), "4?");
+    }
+
     proptest! {
+        /// Scaling never panics and reads back to the value it came from
+        /// whenever the value is exact in a float.
+        #[test]
+        fn scaled_sizes_read_back(value in 0u64..(1 << 24), mega in any::<bool>()) {
+            let base = if mega { BaseUnit::Mega } else { BaseUnit::Count };
+            let text = scaled(value, base, Units::Scaled);
+            let digits_end = text
+                .find(|c: char| !c.is_ascii_digit() && c != '.')
+                .unwrap_or(text.len());
+            let (number, suffix) = text.split_at(digits_end);
+            let number: f64 = number.parse().unwrap();
+            let steps = match suffix {
+                "" => 0,
+                "K" => 1,
+                "M" => 2,
+                "G" => 3,
+                "T" => 4,
+                _ => return Err(TestCaseError::fail(format!("suffix of {text}"))),
+            };
+            let from = if mega { 2 } else { 0 };
+            let back = number * 1024f64.powi(steps - from);
+            prop_assert_eq!(back, value as f64, "{}", text);
+            let plain = scaled(value, base, Units::Original);
+            let bare = plain.trim_end_matches('M');
+            prop_assert_eq!(bare, value.to_string());
+        }
+
         /// Padding in place gives what padding a copy gives.
         #[test]
         fn pad_tail_is_pad(

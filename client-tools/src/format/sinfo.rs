@@ -22,7 +22,7 @@ use slurm_proto::v1::{self, NodeInfo, PartitionInfo};
 
 use super::scontrol::node_state;
 use super::spec::{self, FormatError, Item};
-use super::{pad, Ctx};
+use super::{pad, write_scaled, BaseUnit, Ctx, Units};
 
 /// The default layout.
 pub const DEFAULT_FORMAT: &str = "%9P %.5a %.10l %.6D %.6t %N";
@@ -238,6 +238,10 @@ pub struct View {
     pub header: bool,
     /// `-l`: the date line above the header.
     pub date_line: bool,
+    /// How CPU counts, node counts of `JOB_SIZE`, sockets, cores, threads,
+    /// ports and partition priorities are shown (`--noconvert`: as kept).
+    /// Memory, disk and weights are never scaled, as in Slurm.
+    pub units: Units,
 }
 
 fn header(code: char) -> &'static str {
@@ -327,9 +331,41 @@ fn is_other(node: &NodeInfo) -> bool {
     !state.is_schedulable()
 }
 
+/// `JOB_SIZE`: the partition's node limits, `1-infinite`, `2-8`, or one
+/// number when both are the same. As in Slurm, a minimum of 0 shows as 1
+/// unless the maximum is 0 too.
+fn write_job_size(out: &mut String, p: &PartitionInfo, units: Units) {
+    let count = |out: &mut String, n: u32| write_scaled(out, n.into(), BaseUnit::Count, units);
+    let min = if p.min_nodes < 1 && p.max_nodes != Some(0) {
+        1
+    } else {
+        p.min_nodes
+    };
+    match p.max_nodes {
+        Some(max) if max == min => count(out, max),
+        Some(max) => {
+            count(out, min);
+            out.push('-');
+            count(out, max);
+        }
+        None => {
+            count(out, min);
+            out.push_str("-infinite");
+        }
+    }
+}
+
 /// Appends the value of a per-row field, taken from the partition and the
 /// row's first node.
-fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo, ctx: &Ctx) {
+fn write_value(
+    out: &mut String,
+    code: char,
+    p: &PartitionInfo,
+    node: &NodeInfo,
+    ctx: &Ctx,
+    units: Units,
+) {
+    let count = |out: &mut String, n: u32| write_scaled(out, n.into(), BaseUnit::Count, units);
     match code {
         'a' => out.push_str(
             match v1::PartitionState::try_from(p.state).unwrap_or(v1::PartitionState::Up) {
@@ -346,9 +382,7 @@ fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo,
             None => out.push_str("UNLIMITED"),
         },
         'b' => list_or_null(out, &node.active_features),
-        'c' => {
-            let _ = write!(out, "{}", node.cpus);
-        }
+        'c' => count(out, node.cpus),
         'd' => {
             let _ = write!(out, "{}", node.tmp_disk_mb);
         }
@@ -387,9 +421,7 @@ fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo,
                 }
             }
         }
-        'I' => {
-            let _ = write!(out, "{}", p.priority_job_factor);
-        }
+        'I' => count(out, p.priority_job_factor),
         'i' => out.push_str("none"),
         'L' => out.push_str(&limit_sinfo(p.default_time.as_ref(), "n/a")),
         'l' => out.push_str(&limit_sinfo(p.max_time.as_ref(), "infinite")),
@@ -413,9 +445,7 @@ fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo,
                 out.push('*');
             }
         }
-        'p' => {
-            let _ = write!(out, "{}", p.priority_tier);
-        }
+        'p' => count(out, p.priority_tier),
         'R' => out.push_str(&p.name),
         'r' => out.push_str(if p.root_only { "yes" } else { "no" }),
         'S' => {
@@ -425,15 +455,7 @@ fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo,
                 out.push_str(&p.allow_alloc_nodes.join(","));
             }
         }
-        's' => {
-            let _ = write!(out, "{}-", p.min_nodes.max(1));
-            match p.max_nodes {
-                Some(n) => {
-                    let _ = write!(out, "{n}");
-                }
-                None => out.push_str("infinite"),
-            }
-        }
+        's' => write_job_size(out, p, units),
         'T' => out.push_str(&node_state(node).sinfo_long()),
         't' => out.push_str(&node_state(node).sinfo_short()),
         // %u: who set the reason; %U: the name and the uid.
@@ -457,28 +479,20 @@ fn write_value(out: &mut String, code: char, p: &PartitionInfo, node: &NodeInfo,
         'w' => {
             let _ = write!(out, "{}", node.weight);
         }
-        'X' => {
-            let _ = write!(out, "{}", node.sockets);
-        }
-        'Y' => {
-            let _ = write!(out, "{}", node.cores_per_socket);
-        }
-        'Z' => {
-            let _ = write!(out, "{}", node.threads_per_core);
-        }
+        'X' => count(out, node.sockets),
+        'Y' => count(out, node.cores_per_socket),
+        'Z' => count(out, node.threads_per_core),
         'z' => {
-            let _ = write!(
-                out,
-                "{}:{}:{}",
-                node.sockets, node.cores_per_socket, node.threads_per_core
-            );
+            count(out, node.sockets);
+            out.push(':');
+            count(out, node.cores_per_socket);
+            out.push(':');
+            count(out, node.threads_per_core);
         }
         ALLOC_MEM => {
             let _ = write!(out, "{}", node.memory_allocated_mb);
         }
-        PORT => {
-            let _ = write!(out, "{}", node.port);
-        }
+        PORT => count(out, node.port),
         COMMENT => out.push_str(super::or_null(&node.comment)),
         GRES_USED => list_or_null(out, &node.gres_used),
         STATE_COMPLETE => out.push_str(&node_state(node).display_long().to_ascii_lowercase()),
@@ -789,7 +803,7 @@ pub fn render_sorted(
             for item in items {
                 if let Item::Field { code, .. } = item {
                     if !is_aggregate(*code) {
-                        write_value(&mut scratch, *code, p, node, ctx);
+                        write_value(&mut scratch, *code, p, node, ctx, view.units);
                         scratch.push('\u{1f}');
                     }
                 }
@@ -815,7 +829,14 @@ pub fn render_sorted(
             for item in items {
                 if let Item::Field { code, .. } = item {
                     if !is_aggregate(*code) {
-                        write_value(&mut key, *code, row.partition, row.nodes[0], ctx);
+                        write_value(
+                            &mut key,
+                            *code,
+                            row.partition,
+                            row.nodes[0],
+                            ctx,
+                            view.units,
+                        );
                         key.push('\u{1f}');
                     }
                 }
@@ -860,7 +881,14 @@ pub fn render_sorted(
                     if is_aggregate(*code) {
                         write_aggregate(&mut scratch, *code, &row.nodes);
                     } else {
-                        write_value(&mut scratch, *code, row.partition, row.nodes[0], ctx);
+                        write_value(
+                            &mut scratch,
+                            *code,
+                            row.partition,
+                            row.nodes[0],
+                            ctx,
+                            view.units,
+                        );
                     }
                     keep_default_mark(&mut scratch, *code, row.partition, *width);
                     pad(&mut out, &scratch, *width, *right);
@@ -945,6 +973,62 @@ mod tests {
             None => render(&parts, &nodes, &items, view, &ctx()),
             Some(s) => render_sorted(&parts, &nodes, &items, view, &parse_sort(s), &ctx()),
         }
+    }
+
+    #[test]
+    fn counts_scale_unless_noconvert_and_sizes_never_do() {
+        let mut big = node("n1", &["big"], 0, 2048);
+        big.cpus = 1024;
+        big.sockets = 2;
+        big.cores_per_socket = 512;
+        big.threads_per_core = 1;
+        big.tmp_disk_mb = 1024;
+        big.free_memory_mb = Some(4096);
+        big.weight = 1024;
+        big.port = 6144;
+        let mut part = partition("big", false);
+        part.min_nodes = 1;
+        part.max_nodes = Some(1536);
+        part.priority_tier = 2048;
+        part.priority_job_factor = 1024;
+        let items = parse_format("%c|%s|%z|%X|%Y|%Z|%p|%I|%m|%d|%e|%w|").unwrap();
+        let items = [items, parse_long_format("port:5").items].concat();
+        let table = |units: Units| {
+            let view = View {
+                node_oriented: true,
+                units,
+                ..View::default()
+            };
+            render(&[part.clone()], &[big.clone()], &items, view, &ctx())
+        };
+        assert_eq!(
+            table(Units::Scaled),
+            "1K|1-1.50K|2:512:1|2|512|1|2K|1K|2048|1024|4096|1024|6K   \n"
+        );
+        assert_eq!(
+            table(Units::Original),
+            "1024|1-1536|2:512:1|2|512|1|2048|1024|2048|1024|4096|1024|6144 \n"
+        );
+    }
+
+    #[test]
+    fn job_size_is_one_number_when_the_limits_agree() {
+        let size = |min: u32, max: Option<u32>| {
+            let mut p = partition("p", false);
+            p.min_nodes = min;
+            p.max_nodes = max;
+            let mut out = String::new();
+            write_job_size(&mut out, &p, Units::Scaled);
+            out
+        };
+        assert_eq!(size(0, None), "1-infinite");
+        assert_eq!(size(2, None), "2-infinite");
+        assert_eq!(size(0, Some(4)), "1-4");
+        assert_eq!(size(1, Some(1)), "1");
+        assert_eq!(size(0, Some(0)), "0");
+        assert_eq!(size(2048, Some(2048)), "2K");
+        // Slurm passes the count through a C float: 2^32 - 1 reads as 2^32.
+        assert_eq!(size(u32::MAX, Some(u32::MAX)), "4G");
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! `squeue`'s table: the `-o` field codes, the `-O` long names, the default
 //! and `-l`/`--start` layouts, sorting and the state filter.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -12,7 +11,7 @@ use slurm_proto::v1::{job_info::Memory, JobInfo, NodeSharing};
 use super::spec::{self, FormatError, Item, SortKey};
 use super::{
     base_state, common_limit, limit_minutes, or_null, pad, pad_tail, push_u64, reason_text,
-    shown_state, shows_reason, write_job_id, Ctx,
+    shown_state, shows_reason, write_job_id, write_scaled, BaseUnit, Ctx, Units,
 };
 
 /// The default layout.
@@ -203,16 +202,13 @@ fn write_time(out: &mut String, unix: i64, ctx: &Ctx) {
     }
 }
 
-fn write_memory(out: &mut String, job: &JobInfo) {
-    match job.memory {
-        Some(Memory::MemPerNodeMb(mb)) => {
-            let _ = write!(out, "{mb}M");
-        }
-        Some(Memory::MemPerCpuMb(mb)) => {
-            let _ = write!(out, "{mb}M");
-        }
-        None => out.push('0'),
-    }
+/// `%m`: the per-node or per-CPU request alike, in megabytes.
+fn write_memory(out: &mut String, job: &JobInfo, units: Units) {
+    let mb = match job.memory {
+        Some(Memory::MemPerNodeMb(mb) | Memory::MemPerCpuMb(mb)) => mb,
+        None => 0,
+    };
+    write_scaled(out, mb, BaseUnit::Mega, units);
 }
 
 fn sharing_word(job: &JobInfo) -> &'static str {
@@ -225,8 +221,16 @@ fn sharing_word(job: &JobInfo) -> &'static str {
     }
 }
 
-/// Appends the value of field `code` for `job`.
+/// Appends the value of field `code` for `job`, sizes scaled as Slurm
+/// scales them by default.
 pub fn write_value(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
+    write_value_in(out, code, job, ctx, Units::Scaled);
+}
+
+/// [`write_value`] with sizes and counts shown in `units` (`--noconvert`:
+/// [`Units::Original`]); only `%c`, `%d` and `%m` go through the unit
+/// conversion, as in Slurm.
+pub fn write_value_in(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx, units: Units) {
     match code {
         'A' => {
             let _ = write!(out, "{}", job.job_id);
@@ -243,13 +247,14 @@ pub fn write_value(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
             &job.gres
         }),
         'C' => push_u64(out, job.num_cpus.into()),
-        'c' => {
-            let _ = write!(out, "{}", job.min_cpus_per_node.max(1));
-        }
+        'c' => write_scaled(
+            out,
+            job.min_cpus_per_node.max(1).into(),
+            BaseUnit::Count,
+            units,
+        ),
         'D' => push_u64(out, job.num_nodes.into()),
-        'd' => {
-            let _ = write!(out, "{}", job.min_tmp_disk_mb);
-        }
+        'd' => write_scaled(out, job.min_tmp_disk_mb, BaseUnit::Mega, units),
         'E' => out.push_str(or_null(&job.dependency)),
         'e' => write_time(out, job.end_time, ctx),
         'F' => {
@@ -287,7 +292,7 @@ pub fn write_value(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
         },
         'l' => out.push_str(&format_time_limit(common_limit(job.time_limit.as_ref()))),
         'M' => write_duration(out, job.run_time_secs),
-        'm' => write_memory(out, job),
+        'm' => write_memory(out, job, units),
         'N' => out.push_str(&job.nodes),
         'n' => out.push_str(&job.required_nodes),
         'O' => out.push_str(if job.contiguous { "1" } else { "0" }),
@@ -363,12 +368,17 @@ pub fn render_rows(out: &mut String, jobs: &[&JobInfo], items: &[Item], ctx: &Ct
 
 /// Appends the line of one job, newline included.
 pub fn render_row(out: &mut String, job: &JobInfo, items: &[Item], ctx: &Ctx) {
+    render_row_in(out, job, items, ctx, Units::Scaled);
+}
+
+/// [`render_row`] with sizes shown in `units`.
+pub fn render_row_in(out: &mut String, job: &JobInfo, items: &[Item], ctx: &Ctx, units: Units) {
     for item in items {
         match item {
             Item::Literal(text) => out.push_str(text),
             Item::Field { code, width, right } => {
                 let start = out.len();
-                write_value(out, *code, job, ctx);
+                write_value_in(out, *code, job, ctx, units);
                 pad_tail(out, start, *width, *right);
             }
         }
@@ -383,6 +393,18 @@ pub fn render(
     header: bool,
     date_line: bool,
     ctx: &Ctx,
+) -> String {
+    render_in(jobs, items, header, date_line, ctx, Units::Scaled)
+}
+
+/// [`render`] with sizes shown in `units`.
+pub fn render_in(
+    jobs: &[&JobInfo],
+    items: &[Item],
+    header: bool,
+    date_line: bool,
+    ctx: &Ctx,
+    units: Units,
 ) -> String {
     let mut out = String::with_capacity(128);
     if header || !jobs.is_empty() {
@@ -399,7 +421,9 @@ pub fn render(
     if header {
         render_header(&mut out, items);
     }
-    render_rows(&mut out, jobs, items, ctx);
+    for job in jobs {
+        render_row_in(&mut out, job, items, ctx, units);
+    }
     out
 }
 
@@ -415,7 +439,10 @@ fn ordered(v: i64) -> u64 {
     (v as u64) ^ (1 << 63)
 }
 
-fn key_of(job: &JobInfo, code: char) -> KeyVal<'_> {
+/// One job's value for sort key `code`. `tier` is the PriorityTier of the
+/// partition the row stands for with `-P` (0 without it): priority sorts by
+/// the tier first, then by the job's priority, as in Slurm.
+fn key_of(job: &JobInfo, code: char, tier: u32) -> KeyVal<'_> {
     use KeyVal::{Int, Str};
     match code {
         'A' | 'i' => {
@@ -441,7 +468,7 @@ fn key_of(job: &JobInfo, code: char) -> KeyVal<'_> {
         'N' => Str(&job.nodes),
         'n' => Str(&job.required_nodes),
         'P' => Str(&job.partition),
-        'p' | 'Q' => Int(job.priority.into()),
+        'p' | 'Q' => Int((u64::from(tier) << 32) | u64::from(job.priority)),
         'q' => Str(&job.qos),
         'R' | 'r' => Str(&job.state_reason),
         'S' => Int(ordered(job.start_time)),
@@ -489,6 +516,10 @@ pub fn sort_jobs(jobs: &mut [&JobInfo], keys: &[SortKey]) {
 pub struct SortKeys {
     keys: Vec<SortKey>,
     columns: Vec<Column>,
+    /// Per row, the place its job came in: equal rows keep that order.
+    /// Usually the row's own index; rows held back (pending array tasks
+    /// combined at the end) keep the place their record had.
+    seqs: Vec<u32>,
     len: usize,
 }
 
@@ -553,6 +584,7 @@ impl SortKeys {
         SortKeys {
             keys: keys.to_vec(),
             columns: vec![Column::Empty; keys.len()],
+            seqs: Vec::new(),
             len: 0,
         }
     }
@@ -568,8 +600,17 @@ impl SortKeys {
 
     /// Records the keys of the next job.
     pub fn push(&mut self, job: &JobInfo) {
+        let seq = u32::try_from(self.len).unwrap_or(u32::MAX);
+        self.push_at(job, seq, 0);
+    }
+
+    /// Records the keys of the next row: `seq` is the place its job came
+    /// in (ties between rows go by it), `tier` the PriorityTier its
+    /// partition sorts by (`-P`; 0 otherwise).
+    pub fn push_at(&mut self, job: &JobInfo, seq: u32, tier: u32) {
+        self.seqs.push(seq);
         for (key, column) in self.keys.iter().zip(self.columns.iter_mut()) {
-            let value = key_of(job, key.code);
+            let value = key_of(job, key.code, tier);
             if matches!(column, Column::Empty) {
                 *column = match value {
                     KeyVal::Int(_) => Column::Int(Vec::new()),
@@ -589,8 +630,8 @@ impl SortKeys {
         self.len += 1;
     }
 
-    /// The positions of the pushed jobs in sorted order; ties keep the
-    /// order they were pushed in.
+    /// The positions of the pushed jobs in sorted order; ties go by the
+    /// place each job came in, then by the order they were pushed in.
     pub fn order(&self) -> Vec<u32> {
         let n = self.len;
         let Ok(n32) = u32::try_from(n) else {
@@ -622,11 +663,12 @@ impl SortKeys {
             .collect();
         // A stable sort: ties keep the order the jobs were pushed in.
         let mut order: Vec<u32> = (0..n32).collect();
+        let seqs = &self.seqs;
         order.sort_by(|&a, &b| {
             ords.iter()
                 .map(|col| col[a as usize].cmp(&col[b as usize]))
                 .find(|o| o.is_ne())
-                .unwrap_or(Ordering::Equal)
+                .unwrap_or_else(|| seqs[a as usize].cmp(&seqs[b as usize]))
         });
         order
     }
@@ -704,6 +746,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use slurm_common::time::format_duration_squeue;
+    use std::cmp::Ordering;
 
     #[test]
     fn durations_match_the_shared_formatter() {
@@ -821,6 +864,64 @@ mod tests {
     }
 
     #[test]
+    fn priority_keys_put_the_tier_first_and_ties_go_by_arrival() {
+        let (low, high) = (job(1, "x".into(), 500, 0), job(2, "x".into(), 100, 0));
+        for code in ["-p", "-Q"] {
+            let mut keys = SortKeys::new(&parse_sort(code).unwrap());
+            keys.push_at(&low, 0, 1);
+            keys.push_at(&high, 1, 2);
+            assert_eq!(keys.order(), vec![1, 0], "{code}");
+        }
+        // Without tiers the job priority alone decides.
+        let mut keys = SortKeys::new(&parse_sort("-p").unwrap());
+        keys.push(&low);
+        keys.push(&high);
+        assert_eq!(keys.order(), vec![0, 1]);
+        // Rows pushed out of their arrival order sort back into it.
+        let mut keys = SortKeys::new(&parse_sort("j").unwrap());
+        keys.push_at(&low, 5, 0);
+        keys.push_at(&low, 2, 0);
+        keys.push_at(&low, 5, 0);
+        assert_eq!(keys.order(), vec![1, 0, 2]);
+    }
+
+    #[test]
+    fn sizes_follow_the_units_asked_for() {
+        let ctx = crate::format::Ctx::utc(0);
+        let job = JobInfo {
+            job_id: 7,
+            memory: Some(Memory::MemPerCpuMb(3072)),
+            min_tmp_disk_mb: 512,
+            min_cpus_per_node: 2048,
+            ..JobInfo::default()
+        };
+        let value = |code: char, units: Units| {
+            let mut out = String::new();
+            write_value_in(&mut out, code, &job, &ctx, units);
+            out
+        };
+        assert_eq!(value('m', Units::Scaled), "3G");
+        assert_eq!(value('m', Units::Original), "3072M");
+        assert_eq!(value('d', Units::Scaled), "512M");
+        assert_eq!(value('c', Units::Scaled), "2K");
+        assert_eq!(value('c', Units::Original), "2048");
+        let mut plain = String::new();
+        write_value(&mut plain, 'm', &job, &ctx);
+        assert_eq!(plain, "3G");
+        let none = JobInfo::default();
+        let mut zero = String::new();
+        write_value_in(&mut zero, 'm', &none, &ctx, Units::Original);
+        write_value_in(&mut zero, 'd', &none, &ctx, Units::Original);
+        write_value_in(&mut zero, 'c', &none, &ctx, Units::Original);
+        assert_eq!(zero, "001");
+        let items = parse_format("%i %m").unwrap();
+        assert_eq!(
+            render_in(&[&job], &items, true, false, &ctx, Units::Original),
+            "JOBID MIN_MEMORY\n7 3072M\n"
+        );
+    }
+
+    #[test]
     fn equal_keys_keep_input_order() {
         let jobs: Vec<JobInfo> = (0..5u32).map(|i| job(10 - i, "x".into(), 7, 0)).collect();
         let mut refs: Vec<&JobInfo> = jobs.iter().collect();
@@ -890,7 +991,7 @@ mod tests {
             let mut want: Vec<&JobInfo> = jobs.iter().collect();
             want.sort_by(|a, b| {
                 for k in &keys {
-                    let o = key_of(a, k.code).cmp(&key_of(b, k.code));
+                    let o = key_of(a, k.code, 0).cmp(&key_of(b, k.code, 0));
                     let o = if k.descending { o.reverse() } else { o };
                     if o != Ordering::Equal {
                         return o;
