@@ -71,13 +71,24 @@ pub fn run_ok(c: &LocalCluster, cmd: &str, args: &[&str]) -> String {
     text(&o.stdout)
 }
 
-/// `squeue -h -t all -j ID -o "%i %t %r"` lines, sorted: every record
-/// of job or array `id` with its state and reason.
+/// `squeue --array-unique -h -t all -j ID -o "%i %t %r"` lines, sorted:
+/// every record of job or array `id` with its state and reason, as the
+/// controller holds them (`--array-unique`: pending tasks split off an
+/// array keep lines of their own instead of folding into the array's).
 pub fn array_rows(c: &LocalCluster, id: u32) -> Vec<String> {
     let out = run_ok(
         c,
         "squeue",
-        &["-h", "-t", "all", "-j", &id.to_string(), "-o", "%i %t %r"],
+        &[
+            "--array-unique",
+            "-h",
+            "-t",
+            "all",
+            "-j",
+            &id.to_string(),
+            "-o",
+            "%i %t %r",
+        ],
     );
     let mut rows: Vec<String> = out.lines().map(|l| l.trim().to_string()).collect();
     rows.sort();

@@ -101,6 +101,30 @@ fn each_task_follows_its_counterpart_alone_and_survives_a_restart() {
         ),
         JOB_WAIT,
     );
+    // Plain squeue folds the split task back into the array's line, with
+    // both reasons.
+    let folded = run_ok(
+        &c,
+        "squeue",
+        &[
+            "-h",
+            "-t",
+            "all",
+            "-j",
+            &second.to_string(),
+            "-o",
+            "%i %t %r",
+        ],
+    );
+    let mut folded: Vec<&str> = folded.lines().map(str::trim).collect();
+    folded.sort_unstable();
+    assert_eq!(
+        folded,
+        vec![
+            format!("{second}_2 CD None"),
+            format!("{second}_[0-1,3] PD Dependency,DependencyNeverSatisfied"),
+        ]
+    );
 
     c.restart_controller()
         .unwrap_or_else(|e| panic!("restart: {e:#}"));
