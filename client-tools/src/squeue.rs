@@ -1249,7 +1249,7 @@ pub fn combine_pending_tasks(mut jobs: Vec<(u32, JobInfo)>) -> Vec<(u32, JobInfo
                 if meta.state_description.is_empty() {
                     meta.state_description = reason_name(meta).to_owned();
                 }
-                if !meta.state_description.contains(task_reason.as_str()) {
+                if !meta.state_description.split(',').any(|r| r == task_reason) {
                     meta.state_description.push(',');
                     meta.state_description.push_str(&task_reason);
                 }
@@ -1864,6 +1864,17 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         assert_eq!(
             plan.render(&jobs, &Ctx::utc(0)).unwrap(),
             "15_[0-3]|0-3|(Priority,JobHeldUser)\n"
+        );
+    }
+
+    #[test]
+    fn a_reason_inside_another_reasons_name_is_still_added() {
+        let mut jobs = held_task_array();
+        jobs[0].state_reason = "DependencyNeverSatisfied".into();
+        jobs[1].state_reason = "Dependency".into();
+        assert_eq!(
+            report(&["-h", "-o", "%i|%r"], &no_env, &jobs, &Tiers::default()),
+            "15_[0-3]|DependencyNeverSatisfied,Dependency\n"
         );
     }
 
