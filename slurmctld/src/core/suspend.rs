@@ -214,11 +214,7 @@ impl Controller {
                     job_id: id,
                     time: now,
                 };
-                if !self.emit(out, event) {
-                    return Err((ErrorCode::Internal, format!("job {id} cannot be suspended")));
-                }
-                self.signal_everywhere(out, id, SIGSTOP);
-                Ok(())
+                self.switch(out, id, event, SIGSTOP)
             }
             _ => Err((ErrorCode::AlreadyDone, String::new())),
         }
@@ -237,14 +233,25 @@ impl Controller {
                     job_id: id,
                     time: now,
                 };
-                if !self.emit(out, event) {
-                    return Err((ErrorCode::Internal, format!("job {id} cannot be resumed")));
-                }
-                self.signal_everywhere(out, id, SIGCONT);
-                Ok(())
+                self.switch(out, id, event, SIGCONT)
             }
             _ => Err((ErrorCode::AlreadyDone, String::new())),
         }
+    }
+
+    /// Records a suspension or resumption of job `id` (`event`) and sends
+    /// `signal` to the job's processes on every node.
+    fn switch(&mut self, out: &mut Outcome, id: u32, event: Event, signal: u32) -> JobResult {
+        let done = if matches!(event, Event::JobSuspended { .. }) {
+            "suspended"
+        } else {
+            "resumed"
+        };
+        if !self.emit(out, event) {
+            return Err((ErrorCode::Internal, format!("job {id} cannot be {done}")));
+        }
+        self.signal_everywhere(out, id, signal);
+        Ok(())
     }
 
     /// Why suspended `job` cannot take its CPUs back now: a node DOWN
