@@ -4,14 +4,16 @@
 //! reference cluster; the real controller is exercised by the end-to-end
 //! tests of the workspace.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
-use slurm_common::auth::{generate_key, Authenticator, SlurmKeyAuth};
+use common::{check_credential, FakeServer};
+use slurm_common::auth::SlurmKeyAuth;
 use slurm_proto::v1;
-use slurm_proto::{auth_credential, ErrorCode, SlurmController, SlurmControllerServer};
-use tonic::transport::server::TcpIncoming;
+use slurm_proto::{ErrorCode, SlurmController};
 use tonic::{Request, Response, Status};
 
 /// What the fake saw.
@@ -37,12 +39,7 @@ struct Fake {
 
 impl Fake {
     fn check<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        let token = auth_credential(request.metadata())
-            .ok_or_else(|| ErrorCode::ProtocolAuthentication.to_status("no credential"))?;
-        let claims = self
-            .auth
-            .verify_now(token)
-            .map_err(|e| ErrorCode::ProtocolAuthentication.to_status(e.to_string()))?;
+        let claims = check_credential(&self.auth, request)?;
         self.seen.lock().expect("lock").uids.push(claims.uid.0);
         Ok(())
     }
@@ -349,74 +346,42 @@ impl SlurmController for Fake {
     }
 }
 
-/// A fake controller serving on loopback, with its slurm.conf and key.
+/// A fake controller serving on loopback, with what it saw.
 struct Cluster {
-    dir: tempfile::TempDir,
-    conf: PathBuf,
+    server: FakeServer,
     seen: Arc<Mutex<Seen>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Cluster {
     /// `backup_first`: list an unreachable controller before the fake, to
     /// check that the commands move on to the next one.
     fn start(backup_first: bool) -> Cluster {
-        let dir = tempfile::tempdir().expect("dir");
-        let key = dir.path().join("slurm.key");
-        generate_key(&key).expect("key");
-        let auth = SlurmKeyAuth::load(&key).expect("load key");
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let incoming = rt
-            .block_on(async { TcpIncoming::bind("127.0.0.1:0".parse().expect("addr")) })
-            .expect("bind");
-        let port = incoming.local_addr().expect("addr").port();
-        let mut conf_text = String::from("ClusterName=ref\n");
-        if backup_first {
-            // Same port, an address nothing listens on.
-            conf_text.push_str("SlurmctldHost=gone(127.0.0.2)\n");
-        }
-        conf_text.push_str(&format!(
-            "SlurmctldHost=vm(127.0.0.1)\nSlurmctldPort={port}\nAuthType=auth/slurm\n\
-             MessageTimeout=5\nNodeName=n[1-4] CPUs=2 RealMemory=4000\n\
-             PartitionName=debug Nodes=n[1-4] Default=YES\n"
-        ));
-        let conf = dir.path().join("slurm.conf");
-        std::fs::write(&conf, conf_text).expect("conf");
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let fake = Fake {
+        let conf_text = |port: u16| {
+            let mut conf_text = String::from("ClusterName=ref\n");
+            if backup_first {
+                // Same port, an address nothing listens on.
+                conf_text.push_str("SlurmctldHost=gone(127.0.0.2)\n");
+            }
+            conf_text.push_str(&format!(
+                "SlurmctldHost=vm(127.0.0.1)\nSlurmctldPort={port}\nAuthType=auth/slurm\n\
+                 MessageTimeout=5\nNodeName=n[1-4] CPUs=2 RealMemory=4000\n\
+                 PartitionName=debug Nodes=n[1-4] Default=YES\n"
+            ));
+            conf_text
+        };
+        let server = FakeServer::start(conf_text, |auth| Fake {
             auth,
             seen: seen.clone(),
-        };
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            rt.block_on(async move {
-                let _ = tonic::transport::Server::builder()
-                    .add_service(SlurmControllerServer::new(fake))
-                    .serve_with_incoming_shutdown(incoming, async {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
         });
-        Cluster {
-            dir,
-            conf,
-            seen,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
+        Cluster { server, seen }
     }
 
     fn run(&self, bin: &str, args: &[&str], stdin: Option<&str>) -> Output {
         let mut cmd = Command::new(bin);
         cmd.args(args)
-            .current_dir(self.dir.path())
-            .env("SLURM_CONF", &self.conf)
+            .current_dir(self.server.path())
+            .env("SLURM_CONF", self.server.conf())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -437,18 +402,7 @@ impl Cluster {
     }
 
     fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.server.path()
     }
 }
 

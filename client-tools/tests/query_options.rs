@@ -3,14 +3,15 @@
 //! on loopback: the jobs come from `StreamJobs`, the partitions' tiers and
 //! the nodes from `GetPartitions` and `GetNodes`, as from a controller.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
-use slurm_common::auth::{generate_key, Authenticator, SlurmKeyAuth};
+use common::{check_credential, FakeServer};
+use slurm_common::auth::SlurmKeyAuth;
 use slurm_proto::v1;
-use slurm_proto::{auth_credential, ErrorCode, SlurmController, SlurmControllerServer};
-use tonic::transport::server::TcpIncoming;
+use slurm_proto::SlurmController;
 use tonic::{Request, Response, Status};
 
 /// What the fake serves, and how often the partitions were asked for.
@@ -29,12 +30,7 @@ struct Fake {
 
 impl Fake {
     fn check<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        let token = auth_credential(request.metadata())
-            .ok_or_else(|| ErrorCode::ProtocolAuthentication.to_status("no credential"))?;
-        self.auth
-            .verify_now(token)
-            .map_err(|e| ErrorCode::ProtocolAuthentication.to_status(e.to_string()))?;
-        Ok(())
+        check_credential(&self.auth, request).map(|_| ())
     }
 }
 
@@ -134,65 +130,29 @@ controller_impl! {
     top_job(v1::TopJobRequest) -> v1::TopJobReply;
 }
 
-/// The fake serving `state` on loopback, with its slurm.conf and key.
+/// The fake serving `state` on loopback.
 struct Cluster {
-    dir: tempfile::TempDir,
-    conf: PathBuf,
+    server: FakeServer,
     state: Arc<Mutex<State>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Cluster {
     fn start(state: State) -> Cluster {
-        let dir = tempfile::tempdir().expect("dir");
-        let key = dir.path().join("slurm.key");
-        generate_key(&key).expect("key");
-        let auth = SlurmKeyAuth::load(&key).expect("load key");
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let incoming = rt
-            .block_on(async { TcpIncoming::bind("127.0.0.1:0".parse().expect("addr")) })
-            .expect("bind");
-        let port = incoming.local_addr().expect("addr").port();
-        let conf = dir.path().join("slurm.conf");
-        std::fs::write(
-            &conf,
+        let state = Arc::new(Mutex::new(state));
+        let conf_text = |port: u16| {
             format!(
                 "ClusterName=ref\nSlurmctldHost=vm(127.0.0.1)\nSlurmctldPort={port}\n\
                  AuthType=auth/slurm\nMessageTimeout=5\n\
                  NodeName=n1 CPUs=2048 RealMemory=2048\n\
                  PartitionName=a Nodes=n1 PriorityTier=10\n\
                  PartitionName=b Nodes=n1 Default=YES\n"
-            ),
-        )
-        .expect("conf");
-        let state = Arc::new(Mutex::new(state));
-        let fake = Fake {
+            )
+        };
+        let server = FakeServer::start(conf_text, |auth| Fake {
             auth,
             state: state.clone(),
-        };
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            rt.block_on(async move {
-                let _ = tonic::transport::Server::builder()
-                    .add_service(SlurmControllerServer::new(fake))
-                    .serve_with_incoming_shutdown(incoming, async {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
         });
-        Cluster {
-            dir,
-            conf,
-            state,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
+        Cluster { server, state }
     }
 
     /// Runs `bin` with `args` and the `env` variables, none of the caller's
@@ -200,8 +160,8 @@ impl Cluster {
     fn run(&self, bin: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(bin);
         cmd.args(args)
-            .current_dir(self.dir.path())
-            .env("SLURM_CONF", &self.conf)
+            .current_dir(self.server.path())
+            .env("SLURM_CONF", self.server.conf())
             .stdin(std::process::Stdio::null());
         for (k, _) in std::env::vars_os() {
             let k_text = k.to_string_lossy();
@@ -215,17 +175,6 @@ impl Cluster {
 
     fn partition_calls(&self) -> usize {
         self.state.lock().expect("lock").partition_calls
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
