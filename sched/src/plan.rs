@@ -51,6 +51,9 @@ pub struct NodeAlloc {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Start {
     pub job: JobId,
+    /// Index into [`ClusterView::partitions`]: the one it starts in, of
+    /// those it asked for.
+    pub partition: usize,
     /// In node order; the first one is the batch host.
     pub nodes: Vec<NodeAlloc>,
     /// The job's limit, or the partition's default where it gave none.
@@ -103,29 +106,32 @@ impl Plan {
     }
 }
 
-/// The order jobs are considered in. Equal keys cannot happen for distinct
-/// ids; the queue position breaks ties among duplicate ids, so the order is
-/// total and the plan deterministic.
-fn queue_order(view: &ClusterView, queue: &[JobRequest]) -> Vec<usize> {
-    let mut keyed: Vec<_> = queue
-        .iter()
-        .enumerate()
-        .map(|(pos, j)| {
-            let tier = view
-                .partitions
-                .get(j.partition)
-                .map_or(0, |p| p.priority_tier);
-            (
-                std::cmp::Reverse(tier),
-                std::cmp::Reverse(j.priority),
-                j.submit_time,
-                j.id,
-                pos,
-            )
-        })
-        .collect();
+/// The order jobs are considered in: one entry `(queue position,
+/// partition)` per partition a job may run in, each keyed by that
+/// partition's tier. Equal keys cannot happen for distinct ids; the queue
+/// position and then the job's own order of partitions break ties among
+/// duplicates, so the order is total and the plan deterministic.
+fn queue_order(view: &ClusterView, queue: &[JobRequest]) -> Vec<(usize, usize)> {
+    let mut keyed = Vec::with_capacity(queue.len());
+    for (pos, j) in queue.iter().enumerate() {
+        let parts = std::iter::once(j.partition).chain(j.other_partitions.iter().copied());
+        for (rank, part) in parts.enumerate() {
+            let tier = view.partitions.get(part).map_or(0, |p| p.priority_tier);
+            keyed.push((
+                (
+                    std::cmp::Reverse(tier),
+                    std::cmp::Reverse(j.priority),
+                    j.submit_time,
+                    j.id,
+                    pos,
+                    rank,
+                ),
+                part,
+            ));
+        }
+    }
     keyed.sort_unstable();
-    keyed.into_iter().map(|k| k.4).collect()
+    keyed.into_iter().map(|(k, part)| (k.4, part)).collect()
 }
 
 /// The job's time limit, resolved against its partition.
@@ -247,8 +253,104 @@ pub(crate) fn deadline_limit(limit: TimeLimit, deadline: Option<i64>, now: i64) 
     ))
 }
 
+/// Nodes kept back for jobs that are waiting for resources: later jobs may
+/// not use them. A job listed in several partitions may still use what only
+/// it keeps back.
+struct Blocked {
+    /// How many waiting jobs keep each node back.
+    count: Vec<u32>,
+    /// `count > 0`, the mask [`fit::select`] takes.
+    mask: Vec<bool>,
+    any: bool,
+    /// Per queue position of a job listed in several partitions: the nodes
+    /// it keeps back itself.
+    own: Vec<(usize, Vec<usize>)>,
+}
+
+impl Blocked {
+    fn new(nodes: usize) -> Self {
+        Blocked {
+            count: vec![0; nodes],
+            mask: vec![false; nodes],
+            any: false,
+            own: Vec::new(),
+        }
+    }
+
+    /// `pos` waits for the nodes of `part`.
+    fn keep_back(&mut self, pos: usize, multi: bool, part: &PartitionView) {
+        let own = if multi {
+            if let Some(k) = self.own.iter().position(|(p, _)| *p == pos) {
+                Some(k)
+            } else {
+                self.own.push((pos, Vec::new()));
+                Some(self.own.len() - 1)
+            }
+        } else {
+            None
+        };
+        for &i in &part.nodes {
+            if let Some(k) = own {
+                let list = &mut self.own[k].1;
+                if list.contains(&i) {
+                    continue;
+                }
+                list.push(i);
+            }
+            if let (Some(c), Some(m)) = (self.count.get_mut(i), self.mask.get_mut(i)) {
+                *c += 1;
+                *m = true;
+                self.any = true;
+            }
+        }
+    }
+
+    /// The mask the job at `pos` sees: `None` when nothing is kept back
+    /// from it.
+    fn for_job(&self, pos: usize) -> Option<std::borrow::Cow<'_, [bool]>> {
+        if !self.any {
+            return None;
+        }
+        match self.own.iter().find(|(p, _)| *p == pos) {
+            None => Some(std::borrow::Cow::Borrowed(&self.mask)),
+            Some((_, mine)) => {
+                let mut mask = self.mask.clone();
+                for &i in mine {
+                    if self.count.get(i) == Some(&1) {
+                        mask[i] = false;
+                    }
+                }
+                Some(std::borrow::Cow::Owned(mask))
+            }
+        }
+    }
+}
+
+/// Whether `reason`, from one partition of a job listed in several, may
+/// replace what an earlier one said. The later one wins unless it says
+/// less about when the job may start: a reason about the partition itself
+/// (its state or limits, or a request it can never fit) never hides that
+/// nodes are down or busy, and down nodes never hide busy ones.
+fn replaces(reason: PendingReason, earlier: Option<PendingReason>) -> bool {
+    let rank = |r: PendingReason| match r {
+        PendingReason::PartitionDown
+        | PendingReason::PartitionInactive
+        | PendingReason::PartitionTimeLimit
+        | PendingReason::PartitionNodeLimit
+        | PendingReason::PartitionConfig
+        | PendingReason::BadConstraints => 0,
+        PendingReason::ReqNodeNotAvail => 1,
+        _ => 2,
+    };
+    earlier.is_none_or(|e| rank(reason) >= rank(e))
+}
+
 /// One scheduling pass over `queue` (pending jobs, any order) at time `now`
 /// (Unix seconds). Pure: the same arguments always give the same plan.
+///
+/// A job listed in several partitions is tried in each, in queue order,
+/// until one starts it; if none does, it keeps the reason of the last one
+/// tried ([`replaces`] aside).
 pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
     let mut plan = Plan::default();
     let mut pool = Pool::current(view);
@@ -257,83 +359,91 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
         .iter()
         .map(|p| view.preference_order(p))
         .collect();
-    // Partitions with a job that could not start, and the nodes reserved
-    // for such jobs.
     // Licenses still free; starts in this pass take theirs.
     let mut licenses_free: Vec<u32> = view.licenses.iter().map(|l| l.free()).collect();
+    // Partitions with a job that could not start, and the nodes reserved
+    // for such jobs.
     let mut part_failed = vec![false; view.partitions.len()];
-    let mut node_blocked = vec![false; view.nodes.len()];
-    let mut any_blocked = false;
+    let mut blocked = Blocked::new(view.nodes.len());
     let mut diagnosis = Diagnosis::new(view);
+    // Per queue position: started, or the reason it waits so far.
+    let mut started = vec![false; queue.len()];
+    let mut reasons: Vec<Option<PendingReason>> = vec![None; queue.len()];
+    // Queue positions in the order first seen, for the pending list.
+    let mut seen = Vec::with_capacity(queue.len());
 
-    for pos in queue_order(view, queue) {
+    'entries: for (pos, part_index) in queue_order(view, queue) {
         let job = &queue[pos];
-        let mut pending = |reason| plan.pending.push((job.id, reason));
+        if started[pos] {
+            continue;
+        }
+        let multi = !job.other_partitions.is_empty();
+        if reasons[pos].is_none() {
+            seen.push(pos);
+        }
+        let reason = 'reason: {
+            if let Some(hold) = job.hold {
+                break 'reason match hold {
+                    Hold::User => PendingReason::JobHeldUser,
+                    Hold::Admin => PendingReason::JobHeldAdmin,
+                };
+            }
+            if let Some(reason) = job.blocked_by {
+                break 'reason reason;
+            }
+            if job.begin_time.is_some_and(|t| t > now) {
+                break 'reason PendingReason::BeginTime;
+            }
+            let (Some(part), Some(order)) =
+                (view.partitions.get(part_index), orders.get(part_index))
+            else {
+                break 'reason PendingReason::PartitionConfig;
+            };
+            let shape = Shape::new(view, job, part);
+            if let Some(reason) = partition_gate(job, part, &shape) {
+                break 'reason reason;
+            }
+            if part_failed[part_index] {
+                break 'reason PendingReason::Priority;
+            }
+            if !licenses_available(job, &licenses_free) {
+                // As in Slurm, waiting for licenses holds nothing back.
+                break 'reason PendingReason::Licenses;
+            }
 
-        if let Some(hold) = job.hold {
-            pending(match hold {
-                Hold::User => PendingReason::JobHeldUser,
-                Hold::Admin => PendingReason::JobHeldAdmin,
-            });
-            continue;
-        }
-        if let Some(reason) = job.blocked_by {
-            pending(reason);
-            continue;
-        }
-        if job.begin_time.is_some_and(|t| t > now) {
-            pending(PendingReason::BeginTime);
-            continue;
-        }
-        let (Some(part), Some(order)) = (
-            view.partitions.get(job.partition),
-            orders.get(job.partition),
-        ) else {
-            pending(PendingReason::PartitionConfig);
-            continue;
+            let mask = blocked.for_job(pos);
+            if let Some(nodes) = fit::select(view, job, &shape, &pool, order, mask.as_deref()) {
+                pool.take(&nodes, shape.exclusive);
+                for need in &job.licenses {
+                    if let Some(free) = licenses_free.get_mut(need.index) {
+                        *free = free.saturating_sub(need.count);
+                    }
+                }
+                plan.starts.push(Start {
+                    job: job.id,
+                    partition: part_index,
+                    nodes,
+                    time_limit: deadline_limit(effective_time_limit(job, part), job.deadline, now),
+                    exclusive: shape.exclusive,
+                });
+                started[pos] = true;
+                continue 'entries;
+            }
+
+            let reason = diagnosis.explain(job, &shape, order, &pool, mask.is_some());
+            if matches!(reason, PendingReason::Resources | PendingReason::Priority) {
+                part_failed[part_index] = true;
+                blocked.keep_back(pos, multi, part);
+            }
+            reason
         };
-        let shape = Shape::new(view, job, part);
-        if let Some(reason) = partition_gate(job, part, &shape) {
-            pending(reason);
-            continue;
+        if replaces(reason, reasons[pos]) {
+            reasons[pos] = Some(reason);
         }
-        if part_failed[job.partition] {
-            pending(PendingReason::Priority);
-            continue;
-        }
-        if !licenses_available(job, &licenses_free) {
-            // As in Slurm, waiting for licenses holds nothing back.
-            pending(PendingReason::Licenses);
-            continue;
-        }
-
-        let blocked = any_blocked.then_some(node_blocked.as_slice());
-        if let Some(nodes) = fit::select(view, job, &shape, &pool, order, blocked) {
-            pool.take(&nodes, shape.exclusive);
-            for need in &job.licenses {
-                if let Some(free) = licenses_free.get_mut(need.index) {
-                    *free = free.saturating_sub(need.count);
-                }
-            }
-            plan.starts.push(Start {
-                job: job.id,
-                nodes,
-                time_limit: deadline_limit(effective_time_limit(job, part), job.deadline, now),
-                exclusive: shape.exclusive,
-            });
-            continue;
-        }
-
-        let reason = diagnosis.explain(job, &shape, order, &pool, any_blocked);
-        pending(reason);
-        if matches!(reason, PendingReason::Resources | PendingReason::Priority) {
-            part_failed[job.partition] = true;
-            for &i in &part.nodes {
-                if let Some(b) = node_blocked.get_mut(i) {
-                    *b = true;
-                    any_blocked = true;
-                }
-            }
+    }
+    for pos in seen {
+        if let (false, Some(reason)) = (started[pos], reasons[pos]) {
+            plan.pending.push((queue[pos].id, reason));
         }
     }
     plan

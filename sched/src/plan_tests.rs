@@ -547,3 +547,95 @@ fn a_deadline_shortens_the_limit_of_a_start() {
         assert_eq!(plan.starts.len(), 1);
     }
 }
+
+fn partitions_of(plan: &Plan) -> Vec<(u32, usize)> {
+    plan.starts.iter().map(|s| (s.job.0, s.partition)).collect()
+}
+
+#[test]
+fn job_in_two_partitions_starts_in_the_one_with_room() {
+    // "all" (index 0) on n1-n4, "small" (index 1, tier 2) on n1-n2; n1-n2
+    // are full.
+    let mut view = two_partitions();
+    for n in &mut view.nodes[..2] {
+        n.alloc_cpus = 2;
+    }
+    let mut j = job(1);
+    j.partition = 1;
+    j.other_partitions = vec![0];
+    let plan = schedule(&view, &[j], 0);
+    assert_eq!(partitions_of(&plan), vec![(1, 0)]);
+    assert_eq!(started(&plan), vec![(1, vec![2])]);
+    assert!(plan.pending.is_empty());
+}
+
+#[test]
+fn job_in_two_partitions_tries_the_higher_tier_first() {
+    // Both have room: tier 2 ("small", index 1) is tried first though it is
+    // listed second.
+    let view = two_partitions();
+    let mut j = job(1);
+    j.other_partitions = vec![1];
+    let plan = schedule(&view, &[j], 0);
+    assert_eq!(partitions_of(&plan), vec![(1, 1)]);
+}
+
+#[test]
+fn job_in_two_partitions_is_not_held_back_by_its_own_wait() {
+    // "a" = n1-n2 with n1 full, "b" = n2-n3. The job wants two whole
+    // nodes: in "a" it waits for n1 and keeps n1-n2 back, but in "b" it may
+    // still take n2 and n3.
+    let mut view = cluster(3, 2, 4000);
+    view.partitions[0] = PartitionView::new("a", vec![0, 1]);
+    view.partitions.push(PartitionView::new("b", vec![1, 2]));
+    view.nodes[0].alloc_cpus = 2;
+    let mut j = job(1);
+    j.min_nodes = 2;
+    j.ntasks = 4;
+    j.other_partitions = vec![1];
+    // A later job of "b" alone must not slip in ahead of it.
+    let mut other = job(2);
+    other.partition = 1;
+    other.submit_time = 5;
+    let plan = schedule(&view, &[other, j], 0);
+    assert_eq!(partitions_of(&plan), vec![(1, 1)]);
+    assert_eq!(started(&plan), vec![(1, vec![1, 2])]);
+    assert_eq!(reasons(&plan), vec![(2, R::Resources)]);
+}
+
+#[test]
+fn job_in_two_partitions_keeps_the_reason_about_resources() {
+    // "a" is down, "b" is full: the job waits for resources, whichever
+    // partition is tried last.
+    let mut view = cluster(2, 2, 4000);
+    view.partitions[0] = PartitionView::new("a", vec![0]);
+    view.partitions[0].state = PartitionState::Down;
+    view.partitions.push(PartitionView::new("b", vec![1]));
+    view.nodes[1].alloc_cpus = 2;
+    for others in [vec![1], vec![0]] {
+        let mut j = job(1);
+        j.partition = if others == [1] { 0 } else { 1 };
+        j.other_partitions = others;
+        let plan = schedule(&view, &[j], 0);
+        assert!(plan.starts.is_empty());
+        assert_eq!(reasons(&plan), vec![(1, R::Resources)]);
+    }
+    // Held: one reason, given once.
+    let mut held = job(1);
+    held.other_partitions = vec![1];
+    held.hold = Some(Hold::User);
+    let plan = schedule(&view, &[held], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::JobHeldUser)]);
+}
+
+#[test]
+fn job_in_two_partitions_starts_once() {
+    let mut view = cluster(2, 2, 4000);
+    view.partitions.push(PartitionView::new("b", vec![0, 1]));
+    let mut j = job(1);
+    j.other_partitions = vec![1];
+    let plan = schedule(&view, &[j], 0);
+    assert_eq!(plan.starts.len(), 1);
+    assert_eq!(plan.starts[0].partition, 0);
+    assert_eq!(view.nodes[0].alloc_cpus, 0);
+}

@@ -137,6 +137,7 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
         (
             prop::sample::select(vec![0u64, 0, 0, 50, 500]),
             prop::collection::vec((0usize..=2, 1u32..=2), 0..=2),
+            prop::option::weighted(0.25, 0..parts),
         ),
     )
         .prop_map(
@@ -149,9 +150,11 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
                 constraint,
                 hold,
                 begin,
-                (tmp, licenses),
+                (tmp, licenses, other),
             )| {
                 let mut j = JobRequest::new(JobId(id), partition);
+                // `-p a,b`: a second partition, now and then.
+                j.other_partitions = other.filter(|&o| o != partition).into_iter().collect();
                 j.priority = priority;
                 j.submit_time = submit;
                 j.min_nodes = min_nodes;
@@ -190,15 +193,14 @@ fn arb_case() -> impl Strategy<Value = (ClusterView, Vec<JobRequest>)> {
     })
 }
 
-/// The scheduler's order key, restated independently.
+/// The scheduler's order key of `j` in partition `part`, restated
+/// independently.
 fn order_key(
     view: &ClusterView,
     j: &JobRequest,
+    part: usize,
 ) -> (std::cmp::Reverse<u16>, std::cmp::Reverse<u32>, i64, JobId) {
-    let tier = view
-        .partitions
-        .get(j.partition)
-        .map_or(0, |p| p.priority_tier);
+    let tier = view.partitions.get(part).map_or(0, |p| p.priority_tier);
     (
         std::cmp::Reverse(tier),
         std::cmp::Reverse(j.priority),
@@ -261,7 +263,8 @@ fn check_no_oversubscription(
         }
         for s in &here {
             let j = job_of(queue, s);
-            prop_assert!(view.partitions[j.partition].nodes.contains(&i));
+            prop_assert!(s.partition == j.partition || j.other_partitions.contains(&s.partition));
+            prop_assert!(view.partitions[s.partition].nodes.contains(&i));
         }
     }
     Ok(())
@@ -274,7 +277,7 @@ fn check_allocation_meets_request(
 ) -> Result<(), TestCaseError> {
     for s in &plan.starts {
         let j = job_of(queue, s);
-        let part = &view.partitions[j.partition];
+        let part = &view.partitions[s.partition];
         let cpt = j.cpus_per_task.max(1);
         let count = s.nodes.len() as u32;
         prop_assert!(count >= j.min_nodes.max(part.min_nodes).max(1));
@@ -417,10 +420,18 @@ proptest! {
             }
             let waiting = queue.iter().find(|j| j.id == id).map_or_else(
                 || Err(TestCaseError::fail("pending job not in queue")), Ok)?;
+            // A job listed in several partitions keeps back only those
+            // where it waits for resources, which its one reason does not
+            // tell: the unit tests of `plan` cover it.
+            if !waiting.other_partitions.is_empty() {
+                continue;
+            }
             let its_nodes = &view.partitions[waiting.partition].nodes;
             for s in &plan.starts {
                 let started = job_of(&queue, s);
-                if order_key(&view, started) > order_key(&view, waiting) {
+                if order_key(&view, started, s.partition)
+                    > order_key(&view, waiting, waiting.partition)
+                {
                     prop_assert!(
                         !s.node_indices().any(|i| its_nodes.contains(&i)),
                         "job {} started on nodes of job {}, which waits with {}",
@@ -461,7 +472,7 @@ proptest! {
             prop_assert!(j.hold.is_none());
             prop_assert!(j.begin_time.is_none_or(|t| t <= 5));
             prop_assert!(matches!(
-                view.partitions[j.partition].state,
+                view.partitions[s.partition].state,
                 PartitionState::Up | PartitionState::Drain
             ));
         }

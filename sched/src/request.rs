@@ -47,6 +47,10 @@ pub struct JobRequest {
     pub submit_time: i64,
     /// Index into [`crate::ClusterView::partitions`].
     pub partition: usize,
+    /// `-p a,b`: the partitions after the first that the job may also run
+    /// in, in the order given. Each is tried in its own place in the queue
+    /// (its own `PriorityTier`); the job starts in the first that has room.
+    pub other_partitions: Vec<usize>,
     /// `-N min[-max]`. At least the number of `required_nodes`.
     pub min_nodes: u32,
     /// `None` when `-N` gave no maximum: as many nodes as the tasks need.
@@ -101,6 +105,7 @@ impl JobRequest {
             priority: 1,
             submit_time: 0,
             partition,
+            other_partitions: Vec::new(),
             min_nodes: 1,
             max_nodes: None,
             ntasks: 1,

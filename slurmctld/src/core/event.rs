@@ -146,6 +146,9 @@ pub enum Event {
         time_limit: TimeLimit,
         exclusive: bool,
         allocs: Vec<AllocRecord>,
+        /// The partition it starts in, for a job listed in several
+        /// (`-p a,b`); `None` for a job with one.
+        partition: Option<String>,
     },
     /// A job reached a final state. With `release` its resources are freed
     /// at once; otherwise it stays COMPLETING until [`Event::JobReleased`].
@@ -380,8 +383,11 @@ impl Event {
                 time_limit,
                 exclusive,
                 allocs,
+                partition,
             } => {
-                w.u8(2);
+                // Tag 29 is tag 2 followed by the partition chosen, so that
+                // journals written before it still read.
+                w.u8(if partition.is_some() { 29 } else { 2 });
                 w.u32(*job_id);
                 w.i64(*time);
                 w.limit(*time_limit);
@@ -392,6 +398,9 @@ impl Event {
                     w.u32(a.cpus);
                     w.u64(a.mem_mb);
                     w.u32(a.tasks);
+                }
+                if let Some(p) = partition {
+                    w.str(p);
                 }
             }
             Event::JobEnded {
@@ -735,7 +744,7 @@ impl Event {
                     crc: r.u32("script checksum")?,
                 },
             },
-            2 => {
+            tag @ (2 | 29) => {
                 let job_id = r.u32("job id")?;
                 let time = r.i64("time")?;
                 let time_limit = r.limit()?;
@@ -750,12 +759,18 @@ impl Event {
                         tasks: r.u32("tasks")?,
                     });
                 }
+                let partition = if tag == 29 {
+                    Some(r.string("partition")?)
+                } else {
+                    None
+                };
                 Event::JobStarted {
                     job_id,
                     time,
                     time_limit,
                     exclusive,
                     allocs,
+                    partition,
                 }
             }
             3 => Event::JobEnded {
@@ -1084,6 +1099,20 @@ mod tests {
                     mem_mb: 4000,
                     tasks: 1,
                 }],
+                partition: None,
+            },
+            Event::JobStarted {
+                job_id: 8,
+                time: 6,
+                time_limit: TimeLimit::Minutes(10),
+                exclusive: false,
+                allocs: vec![AllocRecord {
+                    node: "n2".into(),
+                    cpus: 1,
+                    mem_mb: 0,
+                    tasks: 1,
+                }],
+                partition: Some("long".into()),
             },
             Event::JobEnded {
                 job_id: 7,

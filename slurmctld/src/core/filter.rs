@@ -14,7 +14,7 @@ pub fn selects(job: &Job, f: &v1::JobFilter, nodes: &[usize]) -> bool {
     let any = |list: &[String], value: &str| list.is_empty() || list.iter().any(|x| x == value);
     (f.user_ids.is_empty() || f.user_ids.contains(&job.uid))
         && any(&f.names, &job.name)
-        && any(&f.partitions, &job.partition_name)
+        && (f.partitions.is_empty() || f.partitions.iter().any(|p| job.in_partition(p)))
         && any(&f.accounts, &job.spec.account)
         && any(&f.qos, &job.spec.qos)
         && any(&f.reservations, &job.spec.reservation)

@@ -11,6 +11,7 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 use slurm_sched::{Hold, MemReq, SubmitRejection};
 
+use super::job;
 use super::node_attrs::NodeAttrs;
 use super::{
     Action, Caller, Command, Controller, CtlConfig, Event, Job, JobChange, JobShape, JobSpec,
@@ -198,7 +199,7 @@ impl Controller {
     ) -> Reply {
         match self.check_submit(caller, desc, now) {
             Err(reply) => reply,
-            Ok((mut desc, partition, uid, gid)) => {
+            Ok((mut desc, partition, partition_list, uid, gid)) => {
                 let Some(job_id) = self.free_job_id() else {
                     return Reply::error(ErrorCode::Internal, "no free job id");
                 };
@@ -207,7 +208,7 @@ impl Controller {
                 }
                 if desc.test_only {
                     // As Slurm: the id the job would get, not taken.
-                    return self.estimate(&desc, job_id, partition, now);
+                    return self.estimate(&desc, job_id, partition, &partition_list, now);
                 }
                 let priority = match desc.priority {
                     Some(p) => p,
@@ -223,7 +224,7 @@ impl Controller {
                     time: now,
                     uid,
                     gid,
-                    partition: self.partitions[partition].name().to_string(),
+                    partition: partition_list,
                     priority,
                     desc: Box::new(desc),
                     files: files.at,
@@ -242,13 +243,14 @@ impl Controller {
     }
 
     /// Everything Slurm refuses at submission. On success: the description
-    /// to store (uid/gid resolved), the partition index, uid and gid.
+    /// to store (uid/gid resolved), the index of its first partition, its
+    /// partition list (`a,b`), uid and gid.
     fn check_submit(
         &self,
         caller: Caller,
         mut desc: v1::JobDescription,
         now: i64,
-    ) -> Result<(v1::JobDescription, usize, u32, u32), Reply> {
+    ) -> Result<(v1::JobDescription, usize, String, u32, u32), Reply> {
         let op = self.is_operator(caller);
         if desc.script.trim().is_empty() {
             return Err(Reply::error(ErrorCode::JobScriptMissing, ""));
@@ -274,15 +276,19 @@ impl Controller {
         if desc.nice.is_some_and(|n| n < 0) && !op {
             return Err(Reply::error(ErrorCode::AccessDenied, ""));
         }
-        let partition = if desc.partitions.is_empty() {
-            self.default_part
-                .ok_or_else(|| Reply::error(ErrorCode::DefaultPartitionNotSet, ""))?
+        // `-p a,b`: every name must exist; the job may run in any of them.
+        let partitions: Vec<usize> = if desc.partitions.is_empty() {
+            vec![self
+                .default_part
+                .ok_or_else(|| Reply::error(ErrorCode::DefaultPartitionNotSet, ""))?]
         } else {
-            let mut chosen = None;
-            for name in &desc.partitions {
-                match self.part_index.get(name.trim()) {
+            let mut chosen = Vec::new();
+            for name in desc.partitions.iter().flat_map(|p| job::partition_names(p)) {
+                match self.part_index.get(name) {
                     Some(&i) => {
-                        chosen.get_or_insert(i);
+                        if !chosen.contains(&i) {
+                            chosen.push(i);
+                        }
                     }
                     None => {
                         return Err(Reply::error(
@@ -292,8 +298,12 @@ impl Controller {
                     }
                 }
             }
-            chosen.ok_or_else(|| Reply::error(ErrorCode::InvalidPartitionName, ""))?
+            if chosen.is_empty() {
+                return Err(Reply::error(ErrorCode::InvalidPartitionName, ""));
+            }
+            chosen
         };
+        let partition = partitions[0];
         if slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref()).is_err() {
             return Err(Reply::error(ErrorCode::InvalidTimeLimit, ""));
         }
@@ -337,8 +347,42 @@ impl Controller {
             );
             return Err(Reply::error(ErrorCode::TryAgain, ""));
         }
+        // A job listed in several partitions is refused only if no one of
+        // them could ever run it, with what the first one says.
+        let mut refusal = None;
+        let mut fits = Vec::with_capacity(partitions.len());
+        for &part in &partitions {
+            match self.check_partition_fit(&desc, part, uid, gid) {
+                Ok(()) => fits.push(part),
+                Err(reply) => {
+                    refusal.get_or_insert(reply);
+                }
+            }
+        }
+        if fits.is_empty() {
+            return Err(
+                refusal.unwrap_or_else(|| Reply::error(ErrorCode::InvalidPartitionName, ""))
+            );
+        }
+        let names: Vec<&str> = partitions
+            .iter()
+            .map(|&i| self.partitions[i].name())
+            .collect();
+        Ok((desc, partition, names.join(","), uid, gid))
+    }
+
+    /// Whether partition `part` could ever run the job `desc` describes:
+    /// its nodes have the GRES asked for, and the scheduler's admission
+    /// rules accept it there.
+    fn check_partition_fit(
+        &self,
+        desc: &v1::JobDescription,
+        part: usize,
+        uid: u32,
+        gid: u32,
+    ) -> Result<(), Reply> {
         // Slurm prints no more than the code's text for either refusal.
-        match self.check_gres(&desc.gres, &self.partitions[partition].view.nodes) {
+        match self.check_gres(&desc.gres, &self.partitions[part].view.nodes) {
             Ok(None) => {}
             Ok(Some(_)) => {
                 tracing::info!(gres = %desc.gres, "no node of the partition has the gres asked for");
@@ -351,13 +395,10 @@ impl Controller {
         }
         // The same resolution replay will do, checked by the scheduler's
         // admission rules.
-        let probe = self.probe_job(&desc, partition, uid, gid);
+        let probe = self.probe_job(desc, part, uid, gid);
         let request = self.job_request(&probe);
         let view = self.cluster_view();
-        if let Err(rejection) = slurm_sched::check_submit(&view, &request) {
-            return Err(rejection_reply(&rejection));
-        }
-        Ok((desc, partition, uid, gid))
+        slurm_sched::check_submit(&view, &request).map_err(|r| rejection_reply(&r))
     }
 
     fn probe_job(&self, desc: &v1::JobDescription, partition: usize, uid: u32, gid: u32) -> Job {
@@ -407,9 +448,11 @@ impl Controller {
         desc: &v1::JobDescription,
         job_id: u32,
         partition: usize,
+        partition_list: &str,
         now: i64,
     ) -> Reply {
-        let probe = self.probe_job(desc, partition, desc.user_id, desc.group_id);
+        let mut probe = self.probe_job(desc, partition, desc.user_id, desc.group_id);
+        partition_list.clone_into(&mut probe.partition_name);
         let mut request = self.job_request(&probe);
         request.priority = u32::MAX;
         let view = self.cluster_view();
@@ -423,7 +466,7 @@ impl Controller {
                     .map(|n| n.name.as_str()),
             ),
             cpus: u32::try_from(s.total_cpus()).unwrap_or(u32::MAX),
-            partition: self.partitions[partition].name().to_string(),
+            partition: self.partitions[s.partition].name().to_string(),
             preempted_job_ids: Vec::new(),
         });
         Reply::Submitted {
@@ -766,10 +809,12 @@ impl Controller {
             if !pending {
                 return Err((ErrorCode::JobNotPending, String::new()));
             }
-            if !self.part_index.contains_key(p) {
+            // `Partition=a,b` lists several, as `sbatch -p` does.
+            let names: Vec<&str> = job::partition_names(p).collect();
+            if names.is_empty() || names.iter().any(|n| !self.part_index.contains_key(*n)) {
                 return Err((ErrorCode::InvalidPartitionName, String::new()));
             }
-            changes.push(JobChange::Partition(p.clone()));
+            changes.push(JobChange::Partition(names.join(",")));
         }
         if req.min_nodes.is_some() || req.max_nodes.is_some() {
             if !pending {

@@ -35,6 +35,7 @@
 //! in Slurm. Cancelled while its nodes still clean up, it is CANCELLED at
 //! once and COMPLETING until they are done, and does not run again.
 
+use std::collections::HashMap;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -255,9 +256,13 @@ pub struct Job {
     pub gid: u32,
     pub spec: SharedSpec,
     pub name: String,
-    /// Index into the controller's partitions; `None` when the partition of
-    /// a replayed job no longer exists.
+    /// Index into the controller's partitions: the one it runs (or ran)
+    /// in, or while it waits the first of its partitions that exists;
+    /// `None` when none does any more (a replayed job whose partition was
+    /// removed).
     pub partition: Option<usize>,
+    /// What Slurm shows as the job's partition: the list it asked for
+    /// (`-p a,b`) while it waits, the one it started in once it has.
     pub partition_name: String,
     pub shape: JobShape,
     pub status: JobStatus,
@@ -302,7 +307,23 @@ pub struct Job {
     pub suspend: Option<Box<super::suspend::Suspension>>,
 }
 
+/// The partitions a job's partition list names, in order (`a,b`).
+pub fn partition_names(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|n| !n.is_empty())
+}
+
+/// The first partition of `list` that `index` knows: the one a waiting job
+/// is shown and checked against.
+pub fn first_partition(list: &str, index: &HashMap<String, usize>) -> Option<usize> {
+    partition_names(list).find_map(|n| index.get(n).copied())
+}
+
 impl Job {
+    /// Whether `name` is one of the job's partitions.
+    pub fn in_partition(&self, name: &str) -> bool {
+        partition_names(&self.partition_name).any(|n| n == name)
+    }
+
     /// Scheduling priority as shown: 0 while held or suspended (as Slurm
     /// shows a job an operator suspended).
     pub fn priority(&self) -> u32 {

@@ -522,7 +522,7 @@ impl Controller {
                     uid: *uid,
                     gid: *gid,
                     name: desc.name.clone(),
-                    partition: self.part_index.get(partition).copied(),
+                    partition: job::first_partition(partition, &self.part_index),
                     partition_name: partition.clone(),
                     status: slurm_common::state::JobStatus::pending(),
                     reason: if hold.is_some() {
@@ -580,7 +580,12 @@ impl Controller {
                 time_limit,
                 exclusive,
                 allocs,
+                partition,
             } => {
+                // Of a job listed in several partitions: the one it got.
+                let chosen = partition
+                    .as_ref()
+                    .map(|p| (self.part_index.get(p).copied(), p));
                 let mut alloc = Vec::with_capacity(allocs.len());
                 for a in allocs {
                     let Some(&i) = self.node_index.get(&a.node) else {
@@ -623,6 +628,10 @@ impl Controller {
                 job.reason_detail.clear();
                 job.alloc = alloc.as_slice().into();
                 job.exclusive_alloc = *exclusive;
+                if let Some((index, name)) = chosen {
+                    job.partition = index;
+                    job.partition_name.clone_from(name);
+                }
                 let id = job.id;
                 for a in &alloc {
                     self.nodes[a.node_index].take(a, *exclusive, id);
@@ -1079,6 +1088,12 @@ impl Controller {
     /// The scheduler's request for a pending job.
     pub(crate) fn job_request(&self, job: &Job) -> slurm_sched::JobRequest {
         let mut r = slurm_sched::JobRequest::new(job.id, job.partition.unwrap_or(usize::MAX));
+        if job.partition_name.contains(',') {
+            r.other_partitions = job::partition_names(&job.partition_name)
+                .filter_map(|n| self.part_index.get(n).copied())
+                .filter(|&i| Some(i) != job.partition)
+                .collect();
+        }
         r.priority = job.priority();
         r.submit_time = job.submit_time;
         r.min_nodes = job.shape.min_nodes;
@@ -1192,12 +1207,20 @@ impl Controller {
                     })
                 })
                 .collect();
+            // A job listed in several partitions records the one it got.
+            let partition = self
+                .jobs
+                .get(&job_id)
+                .filter(|j| j.partition_name.contains(','))
+                .and_then(|_| self.partitions.get(start.partition))
+                .map(|p| p.name().to_string());
             let event = Event::JobStarted {
                 job_id,
                 time: now,
                 time_limit: start.time_limit,
                 exclusive: start.exclusive,
                 allocs,
+                partition,
             };
             if self.emit(out, event) {
                 // The Prologs first: the batch host's waits for its own.
@@ -1428,7 +1451,7 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             }
         }
         JobChange::Partition(p) => {
-            job.partition = part_index.get(p).copied();
+            job.partition = job::first_partition(p, part_index);
             job.partition_name.clone_from(p);
         }
         JobChange::MinNodes(n) => {

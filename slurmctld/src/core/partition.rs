@@ -247,7 +247,7 @@ impl Controller {
         }
         if let Some(job) = self
             .jobs()
-            .find(|j| j.partition_name == req.name && !j.state().is_finished())
+            .find(|j| j.in_partition(&req.name) && !j.state().is_finished())
         {
             tracing::debug!(partition = %req.name, job_id = job.id.get(), "partition in use");
             return Reply::error(ErrorCode::PartitionInUse, "");
@@ -453,7 +453,7 @@ impl Controller {
             let index = self
                 .jobs
                 .get(&id)
-                .map(|j| self.part_index.get(&j.partition_name).copied());
+                .map(|j| super::job::first_partition(&j.partition_name, &self.part_index));
             if let (Some(index), Some(job)) = (index, self.jobs.get_mut(&id)) {
                 if job.partition != index {
                     Arc::make_mut(job).partition = index;

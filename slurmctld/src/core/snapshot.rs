@@ -1104,7 +1104,7 @@ fn read_job(
         gid,
         spec: SharedSpec::new(specs.share(spec), files),
         name,
-        partition: part_index.get(&partition_name).copied(),
+        partition: super::job::first_partition(&partition_name, part_index),
         partition_name,
         shape,
         status: JobStatus { state, flags },

@@ -1914,6 +1914,9 @@ mod updates;
 // scontrol update PartitionName=.
 mod partitions;
 
+// sbatch -p a,b: a job listed in several partitions.
+mod multipart;
+
 // scontrol update NodeName= Features, ActiveFeatures, Weight, Comment.
 mod node_attrs;
 
