@@ -124,6 +124,15 @@ impl SlurmController for Fake {
         }))
     }
 
+    type SubmitJobsStream = slurm_proto::SubmitJobsReplyStream;
+
+    async fn submit_jobs(
+        &self,
+        _: Request<tonic::Streaming<v1::SubmitJobRequest>>,
+    ) -> Result<Response<Self::SubmitJobsStream>, Status> {
+        Err(Status::unimplemented("submit_jobs"))
+    }
+
     type StreamJobsStream = slurm_proto::JobsReplyStream;
 
     async fn stream_jobs(

@@ -53,6 +53,15 @@ macro_rules! controller_impl {
 
 controller_impl! {
     {
+        type SubmitJobsStream = slurm_proto::SubmitJobsReplyStream;
+
+        async fn submit_jobs(
+            &self,
+            _: Request<tonic::Streaming<v1::SubmitJobRequest>>,
+        ) -> Result<Response<Self::SubmitJobsStream>, Status> {
+            Err(Status::unimplemented("submit_jobs"))
+        }
+
         type StreamJobsStream = slurm_proto::JobsReplyStream;
 
         async fn stream_jobs(

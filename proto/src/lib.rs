@@ -43,6 +43,14 @@ pub type JobsReplyStream = std::pin::Pin<
     >,
 >;
 
+/// The reply stream of `SubmitJobs`, as a `SlurmController` implements it.
+pub type SubmitJobsReplyStream = std::pin::Pin<
+    Box<
+        dyn tonic::codegen::tokio_stream::Stream<Item = Result<v1::SubmitJobsReply, tonic::Status>>
+            + Send,
+    >,
+>;
+
 use tonic::metadata::{AsciiMetadataValue, MetadataMap};
 
 /// gRPC metadata key carrying the caller's credential (an auth/slurm token

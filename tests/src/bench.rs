@@ -260,6 +260,72 @@ pub fn api_submit(
     })
 }
 
+/// Submits `n` jobs through the API's `SubmitJobs` stream, sending ahead
+/// freely (the controller bounds what it works on); returns (ids,
+/// elapsed). Every id is of a durable job, as with [`api_submit`].
+pub fn api_stream_submit(
+    cluster: &LocalCluster,
+    n: usize,
+    hold: bool,
+) -> Result<(Vec<u32>, Duration)> {
+    let ctl = cluster.client()?;
+    let workdir = cluster.dir().root().join("bench");
+    std::fs::create_dir_all(&workdir).context("bench work dir")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    rt.block_on(async move {
+        let addr = ctl
+            .controllers()
+            .first()
+            .cloned()
+            .context("no controller configured")?;
+        let client = ctl
+            .connect_to(&addr)
+            .await
+            .map_err(|e| anyhow::anyhow!("connect: {e:?}"))?;
+        submit_streamed(client, description(&workdir, hold), n).await
+    })
+}
+
+/// Submits `n` copies of `job` over one `SubmitJobs` stream; the
+/// acknowledged ids and the time from the first request to the last
+/// answer. A refused job is an error.
+pub async fn submit_streamed(
+    mut client: ControllerClient,
+    job: JobDescription,
+    n: usize,
+) -> Result<(Vec<u32>, Duration)> {
+    let start = Instant::now();
+    let requests = tonic::codegen::tokio_stream::iter((0..n).map(move |_| SubmitJobRequest {
+        job: Some(job.clone()),
+    }));
+    let mut answers = client
+        .submit_jobs(requests)
+        .await
+        .map_err(|s| anyhow::anyhow!("SubmitJobs: {}", s.message()))?
+        .into_inner();
+    let mut ids = Vec::with_capacity(n);
+    while let Some(answer) = answers
+        .message()
+        .await
+        .map_err(|s| anyhow::anyhow!("SubmitJobs: {}", s.message()))?
+    {
+        match answer.submitted {
+            Some(reply) if answer.error_code == 0 => ids.push(reply.job_id),
+            _ => anyhow::bail!(
+                "SubmitJobs refused job {}: {} (error {})",
+                ids.len() + 1,
+                answer.error_message,
+                answer.error_code
+            ),
+        }
+    }
+    anyhow::ensure!(ids.len() == n, "{} answers for {n} jobs", ids.len());
+    Ok((ids, start.elapsed()))
+}
+
 /// Submits `n` copies of `job` over one client connection with `in_flight`
 /// requests outstanding at once; the acknowledged ids and the time from the
 /// first request to the last answer.
@@ -677,7 +743,7 @@ pub fn run_submit(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<F
         Goal::AtLeast(1600.0),
         parallel_sbatch(&subs, sizes.parallel_submitters, sizes.parallel_jobs),
     ));
-    figs.push(api_figure(&subs, sizes, progress));
+    figs.extend(api_figures(&subs, sizes, progress));
     drop(subs);
     Ok(figs)
 }
@@ -686,21 +752,35 @@ pub fn run_submit(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<F
 pub fn run_api(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<Figure>> {
     progress("starting a cluster for API submissions");
     let subs = LocalCluster::start(ClusterSpec::default())?;
-    Ok(vec![api_figure(&subs, sizes, progress)])
+    Ok(api_figures(&subs, sizes, progress))
 }
 
-fn api_figure(subs: &LocalCluster, sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Figure {
+/// Durable submissions through the API two ways: unary `SubmitJob` calls
+/// with many in flight, and one `SubmitJobs` stream.
+fn api_figures(subs: &LocalCluster, sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Vec<Figure> {
     progress(&format!(
         "{} API submissions, {} in flight",
         sizes.api_jobs, sizes.api_in_flight
     ));
-    figure(
+    let unary = figure(
         format!("API submissions ({} in flight)", sizes.api_in_flight),
         "jobs/s",
         Goal::AtLeast(20_000.0),
         api_submit(subs, sizes.api_jobs, sizes.api_in_flight, true)
             .map(|(ids, t)| ids.len() as f64 / t.as_secs_f64()),
-    )
+    );
+    progress(&format!(
+        "{} API submissions over one SubmitJobs stream",
+        sizes.api_jobs
+    ));
+    let streamed = figure(
+        "API submissions (one SubmitJobs stream)".to_string(),
+        "jobs/s",
+        Goal::AtLeast(20_000.0),
+        api_stream_submit(subs, sizes.api_jobs, true)
+            .map(|(ids, t)| ids.len() as f64 / t.as_secs_f64()),
+    );
+    vec![unary, streamed]
 }
 
 /// squeue times at two queue sizes, the controller's memory with the

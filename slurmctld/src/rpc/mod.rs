@@ -11,6 +11,7 @@
 pub mod admin;
 pub mod convert;
 pub mod jobs;
+mod submit_stream;
 
 use std::sync::{Arc, RwLock};
 
@@ -161,6 +162,31 @@ impl Service {
     }
 }
 
+/// The command a submission becomes. The user's name, when the request
+/// has none, is resolved here by `name_of`, at the edge, so the core stays
+/// free of passwd lookups; the name is journaled with the job.
+fn submit_command(
+    caller: Caller,
+    request: v1::SubmitJobRequest,
+    name_of: impl FnOnce(u32) -> String,
+) -> Result<Command, Status> {
+    let mut desc = request
+        .job
+        .ok_or_else(|| ErrorCode::MalformedRequest.to_status("no job description"))?;
+    if desc.user_name.is_empty() {
+        let uid = if desc.user_id == 0 {
+            caller.uid
+        } else {
+            desc.user_id
+        };
+        desc.user_name = name_of(uid);
+    }
+    Ok(Command::Submit {
+        caller,
+        desc: Box::new(desc),
+    })
+}
+
 fn unexpected(reply: &Reply) -> Status {
     ErrorCode::Internal.to_status(format!("unexpected reply {reply:?}"))
 }
@@ -172,27 +198,10 @@ impl slurm_proto::SlurmController for Service {
         request: Request<v1::SubmitJobRequest>,
     ) -> Result<Response<v1::SubmitJobReply>, Status> {
         let caller = self.caller(&request)?;
-        let mut desc = request
-            .into_inner()
-            .job
-            .ok_or_else(|| ErrorCode::MalformedRequest.to_status("no job description"))?;
-        if desc.user_name.is_empty() {
-            // Resolved here, at the edge, so the core stays free of passwd
-            // lookups; the name is journaled with the job.
-            let uid = if desc.user_id == 0 {
-                caller.uid
-            } else {
-                desc.user_id
-            };
-            desc.user_name = crate::server::user_name_of(uid).unwrap_or_else(|| uid.to_string());
-        }
-        match self
-            .ask(Command::Submit {
-                caller,
-                desc: Box::new(desc),
-            })
-            .await?
-        {
+        let cmd = submit_command(caller, request.into_inner(), |uid| {
+            crate::server::user_name_of(uid).unwrap_or_else(|| uid.to_string())
+        })?;
+        match self.ask(cmd).await? {
             Reply::Submitted { job_id, estimate } => Ok(Response::new(v1::SubmitJobReply {
                 job_id,
                 user_messages: Vec::new(),
@@ -200,6 +209,20 @@ impl slurm_proto::SlurmController for Service {
             })),
             other => Err(unexpected(&other)),
         }
+    }
+
+    type SubmitJobsStream = slurm_proto::SubmitJobsReplyStream;
+
+    async fn submit_jobs(
+        &self,
+        request: Request<tonic::Streaming<v1::SubmitJobRequest>>,
+    ) -> Result<Response<Self::SubmitJobsStream>, Status> {
+        let caller = self.caller(&request)?;
+        Ok(Response::new(submit_stream::serve(
+            Arc::clone(&self.shared),
+            caller,
+            request.into_inner(),
+        )))
     }
 
     async fn get_jobs(
