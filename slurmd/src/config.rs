@@ -169,11 +169,20 @@ impl NodeSetup {
 pub fn load_conf(conf_path: &Path) -> Result<(Arc<SlurmConf>, PathBuf), ConfigError> {
     let abs = std::path::absolute(conf_path).unwrap_or_else(|_| conf_path.to_path_buf());
     let shown = abs.display().to_string();
-    let parsed = SlurmConf::load(&shown).map_err(|source| ConfigError::Load {
+    let load_err = |source| ConfigError::Load {
         path: shown.clone(),
         source,
-    })?;
+    };
+    let parsed = SlurmConf::load(&shown).map_err(load_err)?;
+    check_stepd_keys(&parsed.conf).map_err(load_err)?;
     Ok((Arc::new(parsed.conf), abs))
+}
+
+/// Checks the keys slurm.conf keeps untyped but slurmstepd acts on, so that
+/// a bad value stops slurmd at start-up (and a reconfiguration) rather than
+/// every job launch.
+pub fn check_stepd_keys(conf: &SlurmConf) -> Result<(), slurm_common::conf::ConfError> {
+    crate::stepd::prio::PrioPropagation::from_conf(conf).map(|_| ())
 }
 
 /// gRPC endpoints of `conf`'s controllers (read from `conf_path`), primary
@@ -332,6 +341,29 @@ PartitionName=debug Nodes=ALL Default=YES
         );
         let e = NodeSetup::from_conf(c, "/x".into(), None, "zz").unwrap_err();
         assert!(e.to_string().contains("use -N"), "{e}");
+    }
+
+    /// A bad PropagatePrioProcess stops slurmd (and slurmstepd) at load,
+    /// naming the file, line, key and value.
+    #[test]
+    fn bad_propagate_prio_process_is_a_load_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("slurm.conf");
+        for bad in ["3", "yes"] {
+            std::fs::write(&path, format!("{CONF}PropagatePrioProcess={bad}\n")).unwrap();
+            let e = load_conf(&path).unwrap_err();
+            let shown = path.display();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "cannot load {shown}: {shown}:13: invalid value \"{bad}\" for \
+                     PropagatePrioProcess: expected 0, 1 or 2"
+                )
+            );
+            assert!(NodeSetup::load(&path, Some("n1"), "vm").is_err());
+        }
+        std::fs::write(&path, format!("{CONF}PropagatePrioProcess=2\n")).unwrap();
+        assert!(load_conf(&path).is_ok());
     }
 
     #[test]

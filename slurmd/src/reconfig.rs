@@ -17,7 +17,8 @@
 //!   SlurmdTimeout, KillWait, SlurmUser, the health check, SlurmdDebug and
 //!   SlurmdLogFile (as Slurm's slurmd reopens its log on every
 //!   reconfiguration; slurmstepd of the next launch writes there too), the
-//!   Prolog and Epilog (the next job runs the new ones).
+//!   Prolog and Epilog (the next job runs the new ones), PropagatePrioProcess
+//!   (the next job's slurmstepd reads it).
 //!
 //! What to take and what to keep is decided here, purely, from the running
 //! setup and the new parse ([`reload_node`], [`process_changes`]); the
@@ -132,6 +133,12 @@ const PROCESS_LIVE_KEYS: &KeyTable<SlurmConf> = &[
     ("TaskProlog", |c| opt(&c.task_prolog)),
     ("TaskEpilog", |c| opt(&c.task_epilog)),
     ("TmpFS", |c| c.tmp_fs.clone()),
+    // Checked when the file was read (`config::check_stepd_keys`).
+    ("PropagatePrioProcess", |c| {
+        crate::stepd::prio::PrioPropagation::from_conf(c)
+            .map(|p| p.number().to_string())
+            .unwrap_or_default()
+    }),
 ];
 
 /// Node keys that only a restart can change: where slurmd listens.
@@ -282,7 +289,7 @@ PartitionName=debug Nodes=ALL Default=YES
                 "Port=17001 CPUs=2 RealMemory=1000",
                 "Port=17001 CPUs=4 RealMemory=1500 Feature=fast,ib Gres=gpu:2",
             )
-            .replace("KillWait=30", "KillWait=5")
+            .replace("KillWait=30", "KillWait=5\nPropagatePrioProcess=2")
             .replace("ctl(127.0.0.1)", "ctl2(127.0.0.2)");
         let r = reload_node(&old, conf(&text)).unwrap();
         // Without a topology, CPUs= gives the sockets too.
@@ -300,7 +307,10 @@ PartitionName=debug Nodes=ALL Default=YES
             vec!["http://127.0.0.2:7000".to_string()]
         );
         let (changed, kept) = process_changes(&old.conf, &r.setup.conf);
-        assert_eq!(changed, vec!["SlurmctldHost", "KillWait"]);
+        assert_eq!(
+            changed,
+            vec!["SlurmctldHost", "KillWait", "PropagatePrioProcess"]
+        );
         assert!(kept.is_empty());
         // The other node's change is not this node's.
         let other = reload_node(&setup(BASE, "n2"), conf(&text)).unwrap();

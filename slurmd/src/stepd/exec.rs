@@ -12,6 +12,11 @@
 //! allocated beforehand. The child becomes a session and process-group
 //! leader, so signalling `-pid` reaches the script and everything it
 //! started that did not leave the group.
+//!
+//! The child cannot log, so it reports through a close-on-exec pipe in
+//! 8-byte records (kind, errno): a failed step before exec ends the launch,
+//! a refused scheduling priority (PropagatePrioProcess) is only noted, and
+//! the parent logs it.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -352,8 +357,8 @@ impl Syscalls for RealSyscalls {
         let stdout_fd = stdio.stdout.as_raw_fd();
         let stderr_fd = stdio.stderr.as_ref().map_or(stdout_fd, |fd| fd.as_raw_fd());
 
-        // Exec failures travel back through a close-on-exec pipe: EOF means
-        // the exec happened, four bytes are the errno.
+        // Reports travel back through a close-on-exec pipe (see the module
+        // docs); EOF without a FAILED record means the exec happened.
         let mut pipe_fds = [0 as libc::c_int; 2];
         // SAFETY: pipe_fds has room for two descriptors.
         if unsafe { libc::pipe2(pipe_fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -394,6 +399,7 @@ impl Syscalls for RealSyscalls {
                     groups: &groups,
                     rlimits: &rlimits,
                     umask: plan.umask,
+                    nice: plan.nice,
                     switch,
                     uid,
                     gid,
@@ -403,10 +409,11 @@ impl Syscalls for RealSyscalls {
             }
         }
         drop(write_end);
-        let mut buf = [0u8; 4];
+        // The child writes at most one record of each kind.
+        let mut buf = [0u8; 2 * REPORT_LEN];
         let mut read_end = read_end;
         let mut got = 0;
-        while got < 4 {
+        while got < buf.len() {
             match read_end.read(&mut buf[got..]) {
                 Ok(0) => break,
                 Ok(n) => got += n,
@@ -414,8 +421,20 @@ impl Syscalls for RealSyscalls {
                 Err(_) => break,
             }
         }
-        if got == 4 {
-            let errno = i32::from_ne_bytes(buf);
+        let mut failed = None;
+        for (kind, errno) in buf[..got].chunks_exact(REPORT_LEN).filter_map(parse_report) {
+            match kind {
+                REPORT_FAILED => failed = Some(errno),
+                REPORT_NICE => tracing::debug!(
+                    job_id = plan.job_id,
+                    nice = plan.nice,
+                    error = %std::io::Error::from_raw_os_error(errno),
+                    "the job keeps slurmstepd's scheduling priority"
+                ),
+                _ => {}
+            }
+        }
+        if let Some(errno) = failed {
             let mut status = 0;
             // SAFETY: reaping the child that failed to exec.
             unsafe { libc::waitpid(pid, &mut status, 0) };
@@ -473,11 +492,42 @@ struct ChildArgs<'a> {
     groups: &'a [libc::gid_t],
     rlimits: &'a [(libc::__rlimit_resource_t, libc::rlim_t)],
     umask: Option<u32>,
+    nice: Option<i32>,
     switch: bool,
     uid: u32,
     gid: u32,
     stdio: [libc::c_int; 3],
     err_fd: libc::c_int,
+}
+
+/// Length of one record on the report pipe: kind and errno.
+const REPORT_LEN: usize = 8;
+/// A step before exec failed; the child exits.
+const REPORT_FAILED: i32 = 1;
+/// setpriority was refused; the child goes on at the priority it has.
+const REPORT_NICE: i32 = 2;
+
+/// Kind and errno of one record.
+fn parse_report(record: &[u8]) -> Option<(i32, i32)> {
+    let kind = i32::from_ne_bytes(record.get(..4)?.try_into().ok()?);
+    let errno = i32::from_ne_bytes(record.get(4..8)?.try_into().ok()?);
+    Some((kind, errno))
+}
+
+/// Writes a record of `kind` with the current errno to `fd`.
+///
+/// # Safety
+/// Async-signal-safe; `fd` may be any descriptor (a bad one just fails).
+unsafe fn report(fd: libc::c_int, kind: i32) {
+    // SAFETY: errno location and write are async-signal-safe; `record`
+    // outlives the call.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let mut record = [0u8; REPORT_LEN];
+        record[..4].copy_from_slice(&kind.to_ne_bytes());
+        record[4..].copy_from_slice(&errno.to_ne_bytes());
+        libc::write(fd, record.as_ptr().cast(), record.len());
+    }
 }
 
 /// The child between fork and exec. Async-signal-safe calls only.
@@ -487,11 +537,9 @@ struct ChildArgs<'a> {
 /// valid (they point into the parent's memory, copied by fork).
 unsafe fn child_exec(a: ChildArgs<'_>) -> ! {
     let fail = |err_fd: libc::c_int| -> ! {
-        // SAFETY: errno location and write/_exit are async-signal-safe.
+        // SAFETY: report and _exit are async-signal-safe.
         unsafe {
-            let errno = *libc::__errno_location();
-            let bytes = errno.to_ne_bytes();
-            libc::write(err_fd, bytes.as_ptr().cast(), bytes.len());
+            report(err_fd, REPORT_FAILED);
             libc::_exit(127)
         }
     };
@@ -533,6 +581,14 @@ unsafe fn child_exec(a: ChildArgs<'_>) -> ! {
                 || libc::setuid(a.uid) != 0)
         {
             fail(a.err_fd);
+        }
+        // As the job's user, so that the kernel refuses a better priority
+        // than an unprivileged user may take; the job then keeps the one
+        // it inherited.
+        if let Some(nice) = a.nice {
+            if libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
+                report(a.err_fd, REPORT_NICE);
+            }
         }
         if let Some(mask) = a.umask {
             libc::umask(mask);
@@ -676,6 +732,7 @@ mod tests {
             stderr: StderrTarget::Stdout,
             rlimits: vec![],
             umask: None,
+            nice: None,
         }
     }
 
@@ -898,6 +955,61 @@ mod tests {
         assert!(ended, "the stopped job did not end");
         assert!(libc::WIFSIGNALED(status), "{status:#x}");
         assert_eq!(libc::WTERMSIG(status), libc::SIGTERM);
+    }
+
+    /// Field 19 of `/proc/<pid>/stat`: the nice value (the fields after
+    /// the command name, which may hold blanks, are counted from its `)`).
+    fn nice_of_stat(stat: &str) -> i32 {
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        after.split_whitespace().nth(16).unwrap().parse().unwrap()
+    }
+
+    /// A script line printing its own nice value from /proc.
+    const PRINT_NICE: &str = "#!/bin/sh\ncat /proc/$$/stat\n";
+
+    /// A priority the kernel refuses (better than an unprivileged job may
+    /// take) leaves the job at the one it inherited, and the job runs.
+    #[test]
+    fn real_launch_keeps_the_inherited_priority_when_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            // Root runs the job as an unprivileged user, who needs to
+            // write in the directory.
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+            p.identity = Identity::SwitchTo;
+            p.uid = 65534;
+            p.gid = 65534;
+        }
+        let own = crate::stepd::prio::own_nice().unwrap();
+        assert!(own > -20, "the test needs room below nice {own}");
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct we own.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NICE, &mut limit) }, 0);
+        // RLIMIT_NICE lets an unprivileged process go down to 20 - limit.
+        let floor = 20 - i32::try_from(limit.rlim_cur.min(40)).unwrap();
+        let wanted = (own - 1).min(floor - 1);
+        assert!(wanted >= -20 && wanted < own, "own {own}, floor {floor}");
+        p.nice = Some(wanted);
+        p.script = PRINT_NICE.into();
+        let (pid, _stdio) = launch(&p, &mut RealSyscalls).unwrap();
+        assert_eq!(wait_for(pid).unwrap().status, 0);
+        let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+        assert_eq!(nice_of_stat(&out), own, "{out}");
+    }
+
+    #[test]
+    fn stat_field_19_is_the_nice_value() {
+        let stat = "42 (a b) c) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 7 1 0";
+        assert_eq!(nice_of_stat(stat), 7);
+        let mut record = 1i32.to_ne_bytes().to_vec();
+        record.extend_from_slice(&13i32.to_ne_bytes());
+        assert_eq!(parse_report(&record), Some((1, 13)));
+        assert_eq!(parse_report(&[1, 0, 0]), None);
     }
 
     #[test]

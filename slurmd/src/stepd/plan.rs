@@ -13,6 +13,7 @@ use thiserror::Error;
 
 use super::env::{batch_env, Env, NodeContext};
 use super::pattern::{self, PatternValues, NOT_AN_ARRAY_TASK};
+use super::prio::{self, PrioPropagation};
 
 /// Name of the script file inside the job's spool directory (Slurm's name,
 /// visible to scripts as `$0`).
@@ -67,6 +68,9 @@ pub struct LaunchPlan {
     /// The submitting shell's file mode creation mask (`SLURM_UMASK`,
     /// taken out of the environment): for the output files and the job.
     pub umask: Option<u32>,
+    /// The nice value to give the job once it runs as its user
+    /// (PropagatePrioProcess); `None` keeps slurmstepd's.
+    pub nice: Option<i32>,
 }
 
 /// A launch request that cannot be carried out.
@@ -98,6 +102,11 @@ pub struct StepdContext {
     pub own_uid: u32,
     /// JobFileAppend from slurm.conf: the default open mode.
     pub append_by_default: bool,
+    /// PropagatePrioProcess from slurm.conf.
+    pub propagate_prio: PrioPropagation,
+    /// slurmstepd's own nice value; `None` when it could not be read, which
+    /// leaves the job's priority alone.
+    pub own_nice: Option<i32>,
 }
 
 /// Plans the launch of `req`. `user_name` is the job user's login name
@@ -217,6 +226,14 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
         .take(|k, v| (k == UMASK_VAR).then(|| parse_umask(v)))
         .pop()
         .flatten();
+    let nice = ctx.own_nice.and_then(|own| {
+        prio::task_nice(
+            ctx.propagate_prio,
+            own,
+            prio::requested_nice(&req.environment),
+            req.user_id == 0,
+        )
+    });
     Ok(LaunchPlan {
         job_id,
         uid: req.user_id,
@@ -233,6 +250,7 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
         stderr,
         rlimits,
         umask,
+        nice,
     })
 }
 
@@ -277,6 +295,8 @@ mod tests {
             job_dir: "/spool/n2/job00026".into(),
             own_uid,
             append_by_default: false,
+            propagate_prio: PrioPropagation::Off,
+            own_nice: Some(0),
         }
     }
 
@@ -351,6 +371,54 @@ mod tests {
             assert_eq!(parse_umask(v), want, "{v}");
         }
         assert_eq!(plan(&req(), &ctx(0)).unwrap().umask, None);
+    }
+
+    /// The submitter's nice value reaches the plan only as
+    /// PropagatePrioProcess allows; it stays in the job's environment.
+    #[test]
+    fn nice_follows_propagate_prio_process() {
+        let with = |mode, own_nice, env: &[&str], uid| {
+            let r = LaunchBatchRequest {
+                environment: env.iter().map(|e| e.to_string()).collect(),
+                user_id: uid,
+                ..req()
+            };
+            let c = StepdContext {
+                propagate_prio: mode,
+                own_nice,
+                ..ctx(0)
+            };
+            plan(&r, &c).unwrap()
+        };
+        let seven = ["SLURM_PRIO_PROCESS=7"];
+        assert_eq!(with(PrioPropagation::Off, Some(0), &seven, 1000).nice, None);
+        let p = with(PrioPropagation::Submitter, Some(0), &seven, 1000);
+        assert_eq!(p.nice, Some(7));
+        assert_eq!(p.env.get("SLURM_PRIO_PROCESS"), Some("7"));
+        let minus = ["SLURM_PRIO_PROCESS=-5"];
+        assert_eq!(
+            with(PrioPropagation::Submitter, Some(2), &minus, 1000).nice,
+            Some(2)
+        );
+        assert_eq!(
+            with(PrioPropagation::Submitter, Some(2), &minus, 0).nice,
+            Some(-5)
+        );
+        assert_eq!(
+            with(PrioPropagation::Nicer, Some(2), &minus, 0).nice,
+            Some(3)
+        );
+        // Missing, not a number, or slurmstepd's own value unknown: left alone.
+        assert_eq!(
+            with(PrioPropagation::Submitter, Some(0), &[], 1000).nice,
+            None
+        );
+        let bad = ["SLURM_PRIO_PROCESS=high"];
+        assert_eq!(with(PrioPropagation::Nicer, Some(0), &bad, 1000).nice, None);
+        assert_eq!(
+            with(PrioPropagation::Submitter, None, &seven, 1000).nice,
+            None
+        );
     }
 
     #[test]

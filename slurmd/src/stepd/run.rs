@@ -32,6 +32,7 @@ use tokio::sync::watch;
 use super::env::NodeContext;
 use super::exec::{self, ExecError, Exit, RealSyscalls, Syscalls, Usage, TERMINATE_SIGNALS};
 use super::plan::{self, PlanError, StepdContext};
+use super::prio::PrioPropagation;
 use crate::client::{retry, ControllerClient};
 use crate::config::{select_plugin_id, NodeSetup};
 use crate::control::{EndReason, Request, MAX_LINE};
@@ -94,6 +95,11 @@ pub enum LaunchError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot load {}: {source}", path.display())]
+    Config {
+        path: PathBuf,
+        source: slurm_common::conf::ConfError,
+    },
 }
 
 impl LaunchError {
@@ -113,6 +119,7 @@ impl LaunchError {
                 ErrorCode::ExecveFailed
             }
             LaunchError::Socket { .. } => ErrorCode::CreateBatchDir,
+            LaunchError::Config { .. } => ErrorCode::SetupEnvironment,
         }
     }
 }
@@ -134,14 +141,25 @@ fn read_spec(job_dir: &Path) -> Result<LaunchBatchRequest, LaunchError> {
         .map_err(|source| LaunchError::DecodeSpec { path, source })
 }
 
-/// The stepd context for `setup`'s node.
-pub fn context(setup: &NodeSetup, job_dir: &Path, own_uid: u32) -> StepdContext {
+/// The stepd context for `setup`'s node; `own_uid` and `own_nice` are
+/// slurmstepd's effective uid and nice value.
+pub fn context(
+    setup: &NodeSetup,
+    job_dir: &Path,
+    own_uid: u32,
+    own_nice: Option<i32>,
+) -> Result<StepdContext, LaunchError> {
     let conf = &setup.conf;
+    let propagate_prio =
+        PrioPropagation::from_conf(conf).map_err(|source| LaunchError::Config {
+            path: setup.conf_path.clone(),
+            source,
+        })?;
     let (addr, port) = match conf.slurmctld_hosts.first() {
         Some(h) => (h.contact().to_string(), conf.slurmctld_port.first),
         None => (String::new(), conf.slurmctld_port.first),
     };
-    StepdContext {
+    Ok(StepdContext {
         node: NodeContext {
             node_name: setup.node.name.clone(),
             conf_path: setup.conf_path.display().to_string(),
@@ -154,7 +172,9 @@ pub fn context(setup: &NodeSetup, job_dir: &Path, own_uid: u32) -> StepdContext 
         job_dir: job_dir.to_path_buf(),
         own_uid,
         append_by_default: false,
-    }
+        propagate_prio,
+        own_nice,
+    })
 }
 
 /// Everything up to the exec, while single-threaded.
@@ -172,7 +192,10 @@ fn start(
         // What initgroups(3) would give the user.
         req.extra_group_ids = crate::users::group_list(&req.user_name, req.group_id);
     }
-    let ctx = context(setup, job_dir, own_uid);
+    let own_nice = super::prio::own_nice()
+        .map_err(|e| tracing::debug!(error = %e, "cannot read slurmstepd's nice value"))
+        .ok();
+    let ctx = context(setup, job_dir, own_uid, own_nice)?;
     let plan = plan::plan(req, &ctx)?;
     let sock = job_dir.join(SOCKET_FILE);
     let _ = std::fs::remove_file(&sock);
@@ -531,6 +554,58 @@ mod tests {
         assert!(parse_args(&a[..4]).unwrap_err().contains("-J"));
         assert!(parse_args(&["-x".to_string()]).is_err());
         assert!(parse_args(&["-f".to_string()]).is_err());
+    }
+
+    /// The job's nice value, read back from `/proc` by the script that
+    /// slurmstepd's own launch path (`start`) ran with
+    /// PropagatePrioProcess=`mode` and `SLURM_PRIO_PROCESS=requested`.
+    fn launched_nice(mode: &str, requested: &str) -> i32 {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = format!(
+            "ClusterName=t\nSlurmctldHost=ctl(127.0.0.1)\nPropagatePrioProcess={mode}\n\
+             NodeName=n1 NodeHostname=vm NodeAddr=127.0.0.1 CPUs=1\n\
+             PartitionName=debug Nodes=ALL Default=YES\n"
+        );
+        let conf_path = dir.path().join("slurm.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        let setup = NodeSetup::load(&conf_path, Some("n1"), "vm").unwrap();
+        let out = dir.path().join("out.txt");
+        // SAFETY: getegid cannot fail.
+        let gid = unsafe { libc::getegid() };
+        let mut req = LaunchBatchRequest {
+            job_id: 31,
+            name: "nice.sh".into(),
+            user_id: crate::users::euid(),
+            group_id: gid,
+            script: "#!/bin/sh\ncat /proc/$$/stat\n".into(),
+            work_dir: dir.path().display().to_string(),
+            stdout_path: out.display().to_string(),
+            environment: vec![format!("SLURM_PRIO_PROCESS={requested}")],
+            nodes: "n1".into(),
+            cpus_per_node: vec![1],
+            ..Default::default()
+        };
+        let started = start(&mut req, &setup, dir.path()).unwrap();
+        assert_eq!(exec::wait_for(started.pid).unwrap().status, 0);
+        let stat = std::fs::read_to_string(&out).unwrap();
+        // Field 19; the command name (field 2) is in parentheses.
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        after.split_whitespace().nth(16).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn the_submitters_nice_value_reaches_the_job() {
+        let own = super::super::prio::own_nice().unwrap();
+        let root = crate::users::euid() == 0;
+        // Mode 1: the submitter's 7, unless that is better than ours and
+        // the job is not root's.
+        let want = if root { 7 } else { own.max(7) };
+        assert_eq!(launched_nice("1", "7"), want);
+        // Mode 2: one worse than slurmstepd at least.
+        assert_eq!(launched_nice("2", "0"), (own + 1).min(19));
+        // Mode 0, or a value that is not a number: the job keeps ours.
+        assert_eq!(launched_nice("0", "7"), own);
+        assert_eq!(launched_nice("1", "seven"), own);
     }
 
     #[test]
