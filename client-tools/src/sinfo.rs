@@ -15,7 +15,7 @@ use slurm_proto::v1::{GetNodesRequest, GetPartitionsRequest, NodeInfo, Partition
 use crate::client::{self, ClientConfig, Controller, EnvLookup};
 use crate::format::scontrol::node_state;
 use crate::format::sinfo::{self as render, SortKey, View};
-use crate::format::{self, checks, Ctx, Item, Units, Zone};
+use crate::format::{self, checks, yaml, Ctx, Dump, Item, Units, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 use crate::squeue::{Pacer, SystemPacer};
@@ -48,6 +48,7 @@ enum Key {
     Usage,
     Verbose,
     Version,
+    Yaml,
     /// Read and accepted, with no effect here.
     Ignored,
 }
@@ -119,7 +120,7 @@ const LONGS: &[LongOpt<Key>] = &[
     long("usage", HasArg::No, Key::Usage),
     long("verbose", HasArg::No, Key::Verbose),
     long("version", HasArg::No, Key::Version),
-    long("yaml", HasArg::No, Key::Ignored),
+    long("yaml", HasArg::No, Key::Yaml),
 ];
 
 /// sinfo 22.05's usage text.
@@ -242,7 +243,8 @@ pub struct Options {
     pub env_format: Option<String>,
     pub help: bool,
     pub usage: bool,
-    pub json: bool,
+    /// `--json` or `--yaml`, whichever came last.
+    pub dump: Option<Dump>,
     pub reasons: bool,
     pub long: bool,
     pub node_oriented: bool,
@@ -327,7 +329,8 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
                 }
                 o.iterate = value;
             }
-            Key::Json => o.json = true,
+            Key::Json => o.dump = Some(Dump::Json),
+            Key::Yaml => o.dump = Some(Dump::Yaml),
             Key::Reasons => o.reasons = true,
             Key::Long => o.long = true,
             Key::Node => o.node_oriented = true,
@@ -492,17 +495,19 @@ impl Plan {
     }
 
     /// Renders the controller's reply: the header and the rows (the date
-    /// line is [`report_loop`]'s, printed before asking).
+    /// line is [`report_loop`]'s, printed before asking), or the
+    /// `--json`/`--yaml` document. Only a YAML document can fail: when the
+    /// JSON it is read back from cannot be.
     pub fn render(
         &self,
         partitions: Vec<PartitionInfo>,
         nodes: Vec<NodeInfo>,
         ctx: &Ctx,
-    ) -> String {
+    ) -> Result<String, yaml::ReadError> {
         let o = &self.opts;
         let (parts, nodes) = select(o, partitions, nodes);
-        if o.json {
-            return format::json::nodes(&nodes, ctx);
+        if let Some(dump) = o.dump {
+            return dump.write(format::json::nodes(&nodes, ctx));
         }
         let view = View {
             node_oriented: o.node_oriented,
@@ -515,7 +520,14 @@ impl Plan {
                 Units::Scaled
             },
         };
-        render::render_sorted(&parts, &nodes, &self.items, view, &self.sort, ctx)
+        Ok(render::render_sorted(
+            &parts,
+            &nodes,
+            &self.items,
+            view,
+            &self.sort,
+            ctx,
+        ))
     }
 }
 
@@ -541,15 +553,19 @@ pub fn report_loop(
             now: pacer.now(),
             zone,
         };
-        if plan.date_line && !plan.opts.json {
+        if plan.date_line && plan.opts.dump.is_none() {
             if let Err(e) = out.line(&ctx.ctime_now()) {
                 out.error_line(&format!("sinfo: error: {e}"));
                 return 1;
             }
         }
-        match fetch() {
-            Ok((parts, nodes)) => {
-                if out.block("sinfo", &plan.render(parts, nodes, &ctx)) != 0 {
+        let shown = fetch().and_then(|(parts, nodes)| {
+            plan.render(parts, nodes, &ctx)
+                .map_err(|e| format!("sinfo: error: {e}"))
+        });
+        match shown {
+            Ok(text) => {
+                if out.block("sinfo", &text) != 0 {
                     return 1;
                 }
             }
@@ -718,11 +734,10 @@ mod tests {
             ..PartitionInfo::default()
         };
         let render = |args: &[&str]| {
-            Plan::new(&parse(args)).unwrap().render(
-                vec![part.clone()],
-                vec![node.clone()],
-                &Ctx::utc(0),
-            )
+            Plan::new(&parse(args))
+                .unwrap()
+                .render(vec![part.clone()], vec![node.clone()], &Ctx::utc(0))
+                .unwrap()
         };
         assert_eq!(render(&["-h", "-o", "%N %c %m"]), "n1 2K 2048\n");
         assert_eq!(
@@ -1022,7 +1037,34 @@ mod tests {
     fn sort_option_orders_rows() {
         let plan = Plan::new(&parse(&["-N", "-h", "-S", "-N", "-o", "%N"])).unwrap();
         let (parts, nodes) = reply();
-        let text = plan.render(parts, nodes, &Ctx::system(0));
+        let text = plan.render(parts, nodes, &Ctx::system(0)).unwrap();
         assert_eq!(text, "n2\nn1\n");
+    }
+
+    #[test]
+    fn the_last_of_json_and_yaml_wins() {
+        assert_eq!(parse(&[]).dump, None);
+        assert_eq!(parse(&["--json"]).dump, Some(Dump::Json));
+        assert_eq!(parse(&["--yaml"]).dump, Some(Dump::Yaml));
+        assert_eq!(parse(&["--json", "--yaml"]).dump, Some(Dump::Yaml));
+        assert_eq!(parse(&["--yaml", "--json"]).dump, Some(Dump::Json));
+    }
+
+    #[test]
+    fn yaml_is_the_json_document() {
+        let (parts, nodes) = reply();
+        let ctx = Ctx::utc(0);
+        let render = |args: &[&str]| {
+            Plan::new(&parse(args))
+                .unwrap()
+                .render(parts.clone(), nodes.clone(), &ctx)
+                .unwrap()
+        };
+        let json = render(&["--json"]);
+        let out = render(&["--yaml", "-l"]);
+        assert_eq!(out, format::yaml::json_to_yaml(&json).unwrap());
+        assert!(out.starts_with("%YAML 1.1\n--- !!map\n!!str meta: !!map\n"));
+        assert!(out.contains("\n!!str nodes: !!seq\n- !!map\n  !!str architecture: "));
+        assert!(out.ends_with("\n...\n"));
     }
 }

@@ -14,8 +14,8 @@
 //! passes the filter is rendered into its row at once, and only its sort
 //! keys are kept ([`render::SortKeys`]). So the first jobs are rendered
 //! while the controller still encodes the last ones. The rows are put in
-//! order at the end. `--json` needs every job at once and decodes every
-//! part.
+//! order at the end. `--json` and `--yaml` need every job at once and
+//! decode every part.
 //!
 //! Two of Slurm's displays need more than one record at a time. Pending
 //! tasks split off an array (held or cancelled one by one) are shown on
@@ -41,7 +41,7 @@ use slurm_proto::ErrorCode;
 use crate::client::{self, ClientConfig, Controller, EnvLookup, RpcError};
 use crate::format::reply::{JobRecords, ReplyError};
 use crate::format::squeue::{self as render, StateFilter};
-use crate::format::{self, checks, Ctx, Units, Zone};
+use crate::format::{self, checks, yaml, Ctx, Dump, Units, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
@@ -79,6 +79,7 @@ enum Key {
     User,
     Verbose,
     Version,
+    Yaml,
     /// Read and accepted, with no effect here.
     Ignored,
 }
@@ -165,7 +166,7 @@ const LONGS: &[LongOpt<Key>] = &[
     long("users", HasArg::Required, Key::User),
     long("verbose", HasArg::No, Key::Verbose),
     long("version", HasArg::No, Key::Version),
-    long("yaml", HasArg::No, Key::Ignored),
+    long("yaml", HasArg::No, Key::Yaml),
 ];
 
 /// squeue 22.05's usage text (its last line starts with a tab).
@@ -232,7 +233,10 @@ pub struct Options {
     pub help: bool,
     pub usage: bool,
     pub job_ids: Vec<String>,
-    pub json: bool,
+    /// `--json` or `--yaml`, whichever came last.
+    pub dump: Option<Dump>,
+    /// `SLURM_BITSTR_LEN`: how long a combined task list may get.
+    pub task_list_limit: TaskListLimit,
     /// `-L`: jobs asking for any of these licenses.
     pub licenses: Vec<String>,
     pub long: bool,
@@ -342,6 +346,12 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
         partitions: list(var("SQUEUE_PARTITION")),
         qos: list(var("SQUEUE_QOS")),
         states: var("SQUEUE_STATES"),
+        task_list_limit: TaskListLimit::from_env(
+            env("SLURM_BITSTR_LEN")
+                .as_deref()
+                .map(|v| v.to_string_lossy())
+                .as_deref(),
+        ),
         ..Options::default()
     };
     if let Some(users) = var("SQUEUE_USERS") {
@@ -403,7 +413,8 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
                 }
                 o.job_ids.extend(list(value));
             }
-            Key::Json => o.json = true,
+            Key::Json => o.dump = Some(Dump::Json),
+            Key::Yaml => o.dump = Some(Dump::Yaml),
             Key::Long => o.long = true,
             Key::Me => o.me = true,
             Key::Name => o.names = list(value),
@@ -739,19 +750,22 @@ impl Tiers {
 }
 
 /// Why a report could not be made: the call failed (before or while the
-/// jobs came), or what came cannot be read.
+/// jobs came), what came cannot be read, or the `--json` document written
+/// from it could not be read back for `--yaml`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReportError {
     Rpc(RpcError),
     Reply(ErrorCode),
+    Dump(yaml::ReadError),
 }
 
 impl ReportError {
-    /// The text after `slurm_load_jobs error: `.
-    pub fn message(&self) -> String {
+    /// The line squeue prints for it.
+    pub fn line(&self) -> String {
         match self {
-            ReportError::Rpc(e) => e.to_string(),
-            ReportError::Reply(code) => code.message().to_owned(),
+            ReportError::Rpc(e) => format!("slurm_load_jobs error: {e}"),
+            ReportError::Reply(code) => format!("slurm_load_jobs error: {}", code.message()),
+            ReportError::Dump(e) => format!("squeue: error: {e}"),
         }
     }
 }
@@ -781,15 +795,14 @@ pub fn report_loop(
             now: pacer.now(),
             zone,
         };
-        if plan.date_line && !plan.json {
+        if plan.date_line && plan.dump.is_none() {
             if let Err(e) = out.line(&ctx.ctime_now()) {
                 out.error_line(&format!("squeue: error: {e}"));
                 return 1;
             }
         }
-        let jobs_failed = |e: ReportError| format!("slurm_load_jobs error: {}", e.message());
         let shown = (sources.jobs)(&plan.request)
-            .map_err(|e| jobs_failed(ReportError::Rpc(e)))
+            .map_err(|e| ReportError::Rpc(e).line())
             .and_then(|mut parts| {
                 let tiers = if plan.needs_tiers() {
                     (sources.tiers)().map_err(|e| format!("slurm_load_partitions: {e}"))?
@@ -797,7 +810,7 @@ pub fn report_loop(
                     Tiers::default()
                 };
                 plan.render_parts(&mut *parts, &ctx, &tiers)
-                    .map_err(jobs_failed)
+                    .map_err(|e| e.line())
             });
         match shown {
             Ok(text) => {
@@ -831,7 +844,9 @@ pub struct Plan {
     header: bool,
     date_line: bool,
     start: bool,
-    json: bool,
+    dump: Option<Dump>,
+    /// `SLURM_BITSTR_LEN`, for task lists combined here.
+    task_list_limit: TaskListLimit,
     array: bool,
     /// `--array-unique`: pending tasks are not combined into their array's
     /// line.
@@ -904,7 +919,7 @@ impl Plan {
                 changed_since: 0,
                 detail: false,
                 fields: with_license_field(
-                    format::job_fields::for_report(&items, &sort, o.json),
+                    format::job_fields::for_report(&items, &sort, o.dump.is_some()),
                     &o.licenses,
                 ),
             },
@@ -918,7 +933,8 @@ impl Plan {
             // without the header.
             date_line: !o.no_header && (o.long || iterate.is_some()),
             start: o.start,
-            json: o.json,
+            dump: o.dump,
+            task_list_limit: o.task_list_limit,
             array: o.array,
             array_unique: o.array_unique,
             priority: o.priority,
@@ -937,7 +953,9 @@ impl Plan {
     /// Whether a report needs the partitions' tiers: `-P` with a sort on
     /// priority.
     pub fn needs_tiers(&self) -> bool {
-        self.priority && !self.json && self.sort.iter().any(|k| matches!(k.code, 'p' | 'Q'))
+        self.priority
+            && self.dump.is_none()
+            && self.sort.iter().any(|k| matches!(k.code, 'p' | 'Q'))
     }
 
     /// Whether pending tasks split off an array join the array's pending
@@ -971,9 +989,9 @@ impl Plan {
     /// rows (the date line is [`report_loop`]'s, printed before asking). A
     /// single `-j` id that matches nothing is Slurm's "Invalid job id
     /// specified".
-    pub fn render(&self, jobs: &[JobInfo], ctx: &Ctx) -> Result<String, ErrorCode> {
-        if self.json {
-            return self.render_json(jobs, ctx);
+    pub fn render(&self, jobs: &[JobInfo], ctx: &Ctx) -> Result<String, ReportError> {
+        if let Some(dump) = self.dump {
+            return self.render_dump(dump, jobs, ctx);
         }
         let mut next = jobs.iter();
         self.render_each(
@@ -994,13 +1012,13 @@ impl Plan {
     ) -> Result<String, ReportError> {
         // What a reply prost cannot decode gives inside tonic.
         let malformed = ReportError::Reply(ErrorCode::from_grpc_code(tonic::Code::Internal));
-        if self.json {
+        if let Some(dump) = self.dump {
             let mut jobs = Vec::new();
             while let Some(part) = parts.next_part().map_err(ReportError::Rpc)? {
                 let reply = GetJobsReply::decode(part).map_err(|_| malformed.clone())?;
                 jobs.extend(reply.jobs);
             }
-            return Ok(self.render_json(&jobs, ctx)?);
+            return self.render_dump(dump, &jobs, ctx);
         }
         let (mut part, mut at) = (Bytes::new(), 0);
         self.render_each(
@@ -1024,24 +1042,30 @@ impl Plan {
     /// [`Plan::render`] from the encoded `GetJobsReply`, read one record
     /// at a time. A reply that cannot be read is the error a reply tonic
     /// cannot decode gives.
-    pub fn render_reply(&self, reply: &[u8], ctx: &Ctx) -> Result<String, ErrorCode> {
+    pub fn render_reply(&self, reply: &[u8], ctx: &Ctx) -> Result<String, ReportError> {
         // What a reply prost cannot decode gives inside tonic.
         let malformed = ErrorCode::from_grpc_code(tonic::Code::Internal);
-        if self.json {
+        if let Some(dump) = self.dump {
             let jobs = GetJobsReply::decode(reply).map_err(|_| malformed)?.jobs;
-            return self.render_json(&jobs, ctx);
+            return self.render_dump(dump, &jobs, ctx);
         }
         let mut records = JobRecords::new(reply);
         self.render_each(
-            |job: &mut JobInfo| records.next_into(job).map_err(|_: ReplyError| malformed),
+            |job: &mut JobInfo| {
+                records
+                    .next_into(job)
+                    .map_err(|_: ReplyError| ReportError::Reply(malformed))
+            },
             ctx,
             &Tiers::default(),
         )
     }
 
-    fn render_json(&self, jobs: &[JobInfo], ctx: &Ctx) -> Result<String, ErrorCode> {
+    /// `--json` or `--yaml`: one document, written as JSON first (the
+    /// YAML is read back from it, so both hold the same).
+    fn render_dump(&self, dump: Dump, jobs: &[JobInfo], ctx: &Ctx) -> Result<String, ReportError> {
         if self.single_id && jobs.is_empty() {
-            return Err(ErrorCode::InvalidJobId);
+            return Err(ErrorCode::InvalidJobId.into());
         }
         let expanded;
         let jobs = if self.array {
@@ -1051,7 +1075,8 @@ impl Plan {
             jobs
         };
         let shown: Vec<&JobInfo> = jobs.iter().filter(|j| self.admits(j)).collect();
-        Ok(format::json::jobs(&shown, ctx))
+        dump.write(format::json::jobs(&shown, ctx))
+            .map_err(ReportError::Dump)
     }
 
     /// The table, from jobs that `next` puts one at a time into a reused
@@ -1099,7 +1124,7 @@ impl Plan {
             }
             table.add(&mut job, at);
         }
-        for (at, mut job) in combine_pending_tasks(held) {
+        for (at, mut job) in combine_pending_tasks(held, self.task_list_limit) {
             table.add(&mut job, at);
         }
         if self.single_id && !any {
@@ -1196,9 +1221,50 @@ fn is_pending_array_part(job: &JobInfo) -> bool {
         && format::base_state(job) == slurm_common::state::JobState::Pending
 }
 
-/// How long a combined task list may grow: Slurm formats it into 64 bytes
-/// (`SLURM_BITSTR_LEN`'s default), so the text stops at 63.
-const COMBINED_SPEC_MAX: usize = 63;
+/// How long a task list combined from split-off tasks may get, as
+/// `SLURM_BITSTR_LEN` says: Slurm writes the list into a buffer of that
+/// many bytes, its terminating NUL included, and cuts what does not fit
+/// without a mark. 0 means no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskListLimit(pub u32);
+
+impl Default for TaskListLimit {
+    /// Slurm's buffer when the variable is unset: 64 bytes, so 63
+    /// characters of text.
+    fn default() -> Self {
+        TaskListLimit(64)
+    }
+}
+
+impl TaskListLimit {
+    /// The limit `SLURM_BITSTR_LEN` sets (`None`: unset). squeue reads it
+    /// with C's `atoi`: leading blanks and a sign, then digits, the rest
+    /// ignored (`20x` is 20). So text that is not a number reads as 0 and
+    /// lifts the limit, as does an empty value, while a negative number
+    /// keeps the default; both are what Slurm 22.05 does, and a script
+    /// setting the variable expects Slurm's reading of it.
+    pub fn from_env(value: Option<&str>) -> TaskListLimit {
+        match value.map(checks::atoi) {
+            None => TaskListLimit::default(),
+            Some(n) => u32::try_from(n).map_or_else(|_| TaskListLimit::default(), TaskListLimit),
+        }
+    }
+
+    /// Cuts `list` to fit the buffer (at a character boundary, though a
+    /// task list is ASCII).
+    pub fn cut(self, list: &mut String) {
+        let Some(mut end) = usize::try_from(self.0).ok().and_then(|n| n.checked_sub(1)) else {
+            return;
+        };
+        if end >= list.len() {
+            return;
+        }
+        while !list.is_char_boundary(end) {
+            end -= 1;
+        }
+        list.truncate(end);
+    }
+}
 
 /// Combines pending tasks split off an array back into the array's
 /// pending record, as squeue shows them unless `-r` or `--array-unique`:
@@ -1207,8 +1273,12 @@ const COMBINED_SPEC_MAX: usize = 63;
 /// `0-3,7`, without the `%N` throttle), and a reason of its own is added
 /// to the record's (`Priority,JobHeldUser`). Everything else, and any
 /// record whose task list is too large to expand ([`array_task_ids`]), is
-/// left as it is. Order is kept; combined tasks are dropped.
-pub fn combine_pending_tasks(mut jobs: Vec<(u32, JobInfo)>) -> Vec<(u32, JobInfo)> {
+/// left as it is. Order is kept; combined tasks are dropped. A combined
+/// list longer than `limit` allows is cut.
+pub fn combine_pending_tasks(
+    mut jobs: Vec<(u32, JobInfo)>,
+    limit: TaskListLimit,
+) -> Vec<(u32, JobInfo)> {
     let is_meta = |j: &JobInfo| {
         j.array_task_id.is_none() && !j.array_task_spec.is_empty() && is_pending_array_part(j)
     };
@@ -1260,7 +1330,7 @@ pub fn combine_pending_tasks(mut jobs: Vec<(u32, JobInfo)>) -> Vec<(u32, JobInfo
         }
         if combined > 0 {
             let mut spec = ranges(ids);
-            spec.truncate(COMBINED_SPEC_MAX);
+            limit.cut(&mut spec);
             jobs[m].1.array_task_spec = spec;
         }
     }
@@ -1708,7 +1778,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         let o = parse(&["-j", "999999"]).unwrap();
         let plan = Plan::new(&o).unwrap();
         let ctx = Ctx::system(0);
-        assert_eq!(plan.render(&[], &ctx), Err(ErrorCode::InvalidJobId));
+        assert_eq!(plan.render(&[], &ctx), Err(ErrorCode::InvalidJobId.into()));
         assert_eq!(
             ErrorCode::InvalidJobId.message(),
             "Invalid job id specified"
@@ -1834,6 +1904,101 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
     }
 
     #[test]
+    fn the_last_of_json_and_yaml_wins() {
+        assert_eq!(parse(&[]).unwrap().dump, None);
+        assert_eq!(parse(&["--json"]).unwrap().dump, Some(Dump::Json));
+        assert_eq!(parse(&["--yaml"]).unwrap().dump, Some(Dump::Yaml));
+        assert_eq!(parse(&["--json", "--yaml"]).unwrap().dump, Some(Dump::Yaml));
+        assert_eq!(parse(&["--yaml", "--json"]).unwrap().dump, Some(Dump::Json));
+        assert_eq!(parse(&["--yam"]).unwrap().dump, Some(Dump::Yaml));
+    }
+
+    #[test]
+    fn yaml_is_the_json_document() {
+        let jobs = held_task_array();
+        let ctx = Ctx::utc(0);
+        let json = Plan::new(&parse(&["--json"]).unwrap()).unwrap();
+        let yaml = Plan::new(&parse(&["--yaml"]).unwrap()).unwrap();
+        let json = json.render(&jobs, &ctx).unwrap();
+        let out = yaml.render(&jobs, &ctx).unwrap();
+        assert_eq!(out, format::yaml::json_to_yaml(&json).unwrap());
+        assert!(out.starts_with("%YAML 1.1\n--- !!map\n!!str meta: !!map\n"));
+        assert!(out.contains("\n  !!str array_task_string: !!str 0-1,3%2\n"));
+        // As for --json, an unknown single id is an error.
+        let one = Plan::new(&parse(&["--yaml", "-j", "9"]).unwrap()).unwrap();
+        assert_eq!(one.render(&[], &ctx), Err(ErrorCode::InvalidJobId.into()));
+    }
+
+    #[test]
+    fn slurm_bitstr_len_is_read_as_atoi_reads_it() {
+        let read = |v: Option<&str>| TaskListLimit::from_env(v).0;
+        assert_eq!(read(None), 64);
+        assert_eq!(read(Some("0")), 0);
+        assert_eq!(read(Some("10")), 10);
+        assert_eq!(read(Some(" 20")), 20);
+        assert_eq!(read(Some("20x")), 20);
+        assert_eq!(read(Some("100000")), 100_000);
+        // Not a number: atoi's 0, no limit, as in Slurm.
+        assert_eq!(read(Some("garbage")), 0);
+        assert_eq!(read(Some("")), 0);
+        // Negative: the default.
+        assert_eq!(read(Some("-1")), 64);
+        assert_eq!(read(Some("99999999999999999999")), 64);
+    }
+
+    #[test]
+    fn task_lists_are_cut_to_the_buffer() {
+        let cut = |limit: u32, text: &str| {
+            let mut s = text.to_owned();
+            TaskListLimit(limit).cut(&mut s);
+            s
+        };
+        let long: String = (0..100).map(|i| format!("{},", i * 2)).collect();
+        assert_eq!(cut(0, &long), long);
+        assert_eq!(cut(10, &long), "0,2,4,6,8");
+        assert_eq!(cut(12, &long), "0,2,4,6,8,1");
+        assert_eq!(cut(64, &long).len(), 63);
+        assert_eq!(cut(64, "0-3"), "0-3");
+        assert_eq!(cut(1, &long), "");
+        assert_eq!(cut(2, &long), "0");
+        assert_eq!(cut(u32::MAX, &long), long);
+        // Never inside a character.
+        assert_eq!(cut(3, "aé"), "a");
+    }
+
+    #[test]
+    fn slurm_bitstr_len_sets_where_a_combined_list_stops() {
+        let mut jobs = held_task_array();
+        jobs[0].array_task_spec = (0..50)
+            .map(|i| (i * 2).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        jobs[1].array_task_id = Some(1);
+        let fmt = ["-h", "-o", "%K"];
+        let tiers = Tiers::default();
+        let with = |value: &'static str| {
+            move |name: &str| (name == "SLURM_BITSTR_LEN").then(|| OsString::from(value))
+        };
+        let full = "0-2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42,44,\
+                    46,48,50,52,54,56,58,60,62,64,66,68,70,72,74,76,78,80,82,84,86,88,\
+                    90,92,94,96,98";
+        assert_eq!(
+            report(&fmt, &no_env, &jobs, &tiers),
+            format!("{}\n", &full[..63])
+        );
+        assert_eq!(report(&fmt, &with("0"), &jobs, &tiers), format!("{full}\n"));
+        assert_eq!(
+            report(&fmt, &with("junk"), &jobs, &tiers),
+            format!("{full}\n")
+        );
+        assert_eq!(report(&fmt, &with("10"), &jobs, &tiers), "0-2,4,6,8\n");
+        assert_eq!(
+            report(&fmt, &with("-5"), &jobs, &tiers),
+            format!("{}\n", &full[..63])
+        );
+    }
+
+    #[test]
     fn pending_tasks_join_their_array_unless_array_unique() {
         let jobs = held_task_array();
         let tiers = Tiers::default();
@@ -1946,6 +2111,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
                 .enumerate()
                 .map(|(i, j)| (i as u32, j))
                 .collect(),
+            TaskListLimit::default(),
         );
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].1.array_task_spec.len(), 63);
@@ -1953,7 +2119,10 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         // A task list too large to expand is left alone, and so is its task.
         let mut jobs = held_task_array();
         jobs[0].array_task_spec = "0-4000000".into();
-        let out = combine_pending_tasks(jobs.into_iter().map(|j| (0, j)).collect());
+        let out = combine_pending_tasks(
+            jobs.into_iter().map(|j| (0, j)).collect(),
+            TaskListLimit::default(),
+        );
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].1.array_task_spec, "0-4000000");
     }
@@ -2443,13 +2612,13 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             let reply = GetJobsReply { jobs: jobs.clone(), last_update: 0, unchanged: false };
             let got = plan.render_reply(&reply.encode_to_vec(), &ctx);
             let want = if plan.single_id && jobs.is_empty() {
-                Err(ErrorCode::InvalidJobId)
+                Err(ReportError::Reply(ErrorCode::InvalidJobId))
             } else {
                 let all = if plan.array { expand_arrays(&jobs) } else { jobs.clone() };
                 let admitted: Vec<(u32, JobInfo)> =
                     all.into_iter().filter(|j| plan.admits(j)).map(|j| (0, j)).collect();
                 let combined = if plan.combines_tasks() {
-                    combine_pending_tasks(admitted)
+                    combine_pending_tasks(admitted, plan.task_list_limit)
                 } else {
                     admitted
                 };
@@ -2474,7 +2643,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             // In parts, as StreamJobs sends it: the report of the whole.
             let mut parts = one_job_parts(jobs).into_iter();
             let streamed = plan.render_parts(&mut parts, &ctx, &Tiers::default());
-            prop_assert_eq!(streamed, want.map_err(ReportError::Reply));
+            prop_assert_eq!(streamed, want);
         }
     }
 
@@ -2484,12 +2653,14 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         let ctx = Ctx::system(0);
         assert_eq!(
             plan.render_reply(&[0x0a, 0x05, 0x08], &ctx),
-            Err(ErrorCode::Internal)
+            Err(ErrorCode::Internal.into())
         );
-        let json = Plan::new(&parse(&["--json"]).unwrap()).unwrap();
-        assert_eq!(
-            json.render_reply(&[0x0a, 0x05, 0x08], &ctx),
-            Err(ErrorCode::Internal)
-        );
+        for dump in ["--json", "--yaml"] {
+            let plan = Plan::new(&parse(&[dump]).unwrap()).unwrap();
+            assert_eq!(
+                plan.render_reply(&[0x0a, 0x05, 0x08], &ctx),
+                Err(ErrorCode::Internal.into())
+            );
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod scontrol;
 pub mod sinfo;
 pub mod spec;
 pub mod squeue;
+pub mod yaml;
 
 use std::fmt::Write as _;
 
@@ -24,6 +25,24 @@ use slurm_common::time::{format_ctime_in, format_timestamp_in, FixedZone, System
 use slurm_proto::v1::{JobInfo, JobState, JobStateFlag, TimeLimit, TresList};
 
 pub use spec::{FormatError, Item};
+
+/// `--json` or `--yaml`: the whole state as one document instead of a
+/// table. Whichever option comes last wins, as in Slurm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dump {
+    Json,
+    Yaml,
+}
+
+impl Dump {
+    /// The document [`json`] wrote, in this dump's form.
+    pub fn write(self, json: String) -> Result<String, yaml::ReadError> {
+        match self {
+            Dump::Json => Ok(json),
+            Dump::Yaml => yaml::json_to_yaml(&json),
+        }
+    }
+}
 
 /// What every renderer needs besides the data: the time the reply is shown
 /// at (Unix seconds) and the zone timestamps are printed in.
