@@ -236,12 +236,27 @@ pub fn api_submit(
     in_flight: usize,
     hold: bool,
 ) -> Result<(Vec<u32>, Duration)> {
+    with_api_client(cluster, hold, move |client, job| {
+        submit_concurrently(client, job, n, in_flight)
+    })
+}
+
+/// Runs `submit` with a client connected to `cluster`'s controller and the
+/// job to submit. One client thread: the requests share one HTTP/2
+/// connection (one task) anyway, and the controller runs on the same
+/// cores, so a second client thread only adds hand-offs between threads.
+fn with_api_client<F, Fut>(
+    cluster: &LocalCluster,
+    hold: bool,
+    submit: F,
+) -> Result<(Vec<u32>, Duration)>
+where
+    F: FnOnce(ControllerClient, JobDescription) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<u32>, Duration)>>,
+{
     let ctl = cluster.client()?;
     let workdir = cluster.dir().root().join("bench");
     std::fs::create_dir_all(&workdir).context("bench work dir")?;
-    // One client thread: the requests share one HTTP/2 connection (one
-    // task) anyway, and the controller runs on the same cores, so a second
-    // client thread only adds hand-offs between threads.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -256,7 +271,7 @@ pub fn api_submit(
             .connect_to(&addr)
             .await
             .map_err(|e| anyhow::anyhow!("connect: {e:?}"))?;
-        submit_concurrently(client, description(&workdir, hold), n, in_flight).await
+        submit(client, description(&workdir, hold)).await
     })
 }
 
@@ -268,24 +283,8 @@ pub fn api_stream_submit(
     n: usize,
     hold: bool,
 ) -> Result<(Vec<u32>, Duration)> {
-    let ctl = cluster.client()?;
-    let workdir = cluster.dir().root().join("bench");
-    std::fs::create_dir_all(&workdir).context("bench work dir")?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
-    rt.block_on(async move {
-        let addr = ctl
-            .controllers()
-            .first()
-            .cloned()
-            .context("no controller configured")?;
-        let client = ctl
-            .connect_to(&addr)
-            .await
-            .map_err(|e| anyhow::anyhow!("connect: {e:?}"))?;
-        submit_streamed(client, description(&workdir, hold), n).await
+    with_api_client(cluster, hold, move |client, job| {
+        submit_streamed(client, job, n)
     })
 }
 
