@@ -349,20 +349,21 @@ impl Controller {
         }
         // A job listed in several partitions is refused only if no one of
         // them could ever run it, with what the first one says.
-        let mut refusal = None;
-        let mut fits = Vec::with_capacity(partitions.len());
+        let view = self.cluster_view();
+        let mut first_refusal = None;
         for &part in &partitions {
-            match self.check_partition_fit(&desc, part, uid, gid) {
-                Ok(()) => fits.push(part),
+            match self.check_partition_fit(&view, &desc, part, uid, gid) {
+                Ok(()) => {
+                    first_refusal = None;
+                    break;
+                }
                 Err(reply) => {
-                    refusal.get_or_insert(reply);
+                    first_refusal.get_or_insert(reply);
                 }
             }
         }
-        if fits.is_empty() {
-            return Err(
-                refusal.unwrap_or_else(|| Reply::error(ErrorCode::InvalidPartitionName, ""))
-            );
+        if let Some(reply) = first_refusal {
+            return Err(reply);
         }
         let names: Vec<&str> = partitions
             .iter()
@@ -376,6 +377,7 @@ impl Controller {
     /// rules accept it there.
     fn check_partition_fit(
         &self,
+        view: &slurm_sched::ClusterView,
         desc: &v1::JobDescription,
         part: usize,
         uid: u32,
@@ -397,8 +399,7 @@ impl Controller {
         // admission rules.
         let probe = self.probe_job(desc, part, uid, gid);
         let request = self.job_request(&probe);
-        let view = self.cluster_view();
-        slurm_sched::check_submit(&view, &request).map_err(|r| rejection_reply(&r))
+        slurm_sched::check_submit(view, &request).map_err(|r| rejection_reply(&r))
     }
 
     fn probe_job(&self, desc: &v1::JobDescription, partition: usize, uid: u32, gid: u32) -> Job {

@@ -172,3 +172,37 @@ fn update_filter_and_delete_see_every_partition() {
         assert_eq!(refusal(r), ErrorCode::PartitionInUse, "{name}");
     }
 }
+
+#[test]
+fn refused_only_when_no_partition_could_ever_run_it() {
+    let conf = "\
+ClusterName=ref
+SlurmctldHost=vm
+SlurmUser=root
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+NodeName=n[1-2] CPUs=2 RealMemory=1000 State=UNKNOWN
+NodeName=n[3-4] CPUs=2 RealMemory=4000 State=UNKNOWN
+PartitionName=small Nodes=n[1-2] Default=YES State=UP
+PartitionName=big Nodes=n[3-4] State=UP
+";
+    let mut env = Env::with_conf(conf);
+    let with_mem = |list: &[&str]| v1::JobDescription {
+        memory: Some(v1::job_description::Memory::MemPerNodeMb(2000)),
+        ..in_partitions(list)
+    };
+    // No node of "small" has 2000 MB: refused there alone, with what
+    // "small" says, whichever partition comes first.
+    let alone = refusal(env.submit_as(ALICE, with_mem(&["small"])));
+    assert_ne!(alone, ErrorCode::InvalidPartitionName);
+    let r = env.submit_as(ALICE, with_mem(&["big"]));
+    assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+    let id = env.submit(with_mem(&["small,big"]));
+    assert_eq!(env.job(id).partition_name, "small,big");
+    let id = env.submit(with_mem(&["big,small"]));
+    assert_eq!(env.job(id).partition_name, "big,small");
+    let mut too_big = with_mem(&["small"]);
+    too_big.memory = Some(v1::job_description::Memory::MemPerNodeMb(9000));
+    too_big.partitions = vec!["small,big".into()];
+    assert_eq!(refusal(env.submit_as(ALICE, too_big)), alone);
+}
