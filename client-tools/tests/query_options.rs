@@ -34,34 +34,8 @@ impl Fake {
     }
 }
 
-/// The fake's `SlurmController`: the methods written out, then every other
-/// one answering "unimplemented" (these commands never call them). One
-/// macro makes the whole impl so that `async_trait` sees every method.
-macro_rules! controller_impl {
-    ({ $($own:tt)* } $($name:ident($req:ty) -> $reply:ty;)*) => {
-        #[tonic::async_trait]
-        impl SlurmController for Fake {
-            $($own)*
-            $(
-                async fn $name(&self, _: Request<$req>) -> Result<Response<$reply>, Status> {
-                    Err(Status::unimplemented(stringify!($name)))
-                }
-            )*
-        }
-    };
-}
-
 controller_impl! {
-    {
-        type SubmitJobsStream = slurm_proto::SubmitJobsReplyStream;
-
-        async fn submit_jobs(
-            &self,
-            _: Request<tonic::Streaming<v1::SubmitJobRequest>>,
-        ) -> Result<Response<Self::SubmitJobsStream>, Status> {
-            Err(Status::unimplemented("submit_jobs"))
-        }
-
+    Fake {
         type StreamJobsStream = slurm_proto::JobsReplyStream;
 
         async fn stream_jobs(

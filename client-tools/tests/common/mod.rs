@@ -89,3 +89,32 @@ pub fn check_credential<T>(auth: &SlurmKeyAuth, request: &Request<T>) -> Result<
     auth.verify_now(token)
         .map_err(|e| ErrorCode::ProtocolAuthentication.to_status(e.to_string()))
 }
+
+/// Makes `impl SlurmController for $fake`: the methods written out, then
+/// each listed unary one answering "unimplemented", and `SubmitJobs`
+/// (which no command these tests run calls) answering the same. One macro
+/// makes the whole impl so that `async_trait` sees every method.
+#[macro_export]
+macro_rules! controller_impl {
+    ($fake:ident { $($own:tt)* } $($name:ident($req:ty) -> $reply:ty;)*) => {
+        #[tonic::async_trait]
+        impl SlurmController for $fake {
+            $($own)*
+
+            type SubmitJobsStream = slurm_proto::SubmitJobsReplyStream;
+
+            async fn submit_jobs(
+                &self,
+                _: Request<tonic::Streaming<v1::SubmitJobRequest>>,
+            ) -> Result<Response<Self::SubmitJobsStream>, Status> {
+                Err(Status::unimplemented("submit_jobs"))
+            }
+
+            $(
+                async fn $name(&self, _: Request<$req>) -> Result<Response<$reply>, Status> {
+                    Err(Status::unimplemented(stringify!($name)))
+                }
+            )*
+        }
+    };
+}
