@@ -11,6 +11,11 @@
 //!   in a process of its own). Each port handed out is claimed with an
 //!   exclusive `flock` on a file named after it in a shared directory, held
 //!   until this process exits; a claimed port is skipped by the others.
+//!
+//!
+//! Whether anything outside the tests holds a port is tried with a bind
+//! that never listens (see `port_in_use`): a probe socket is copied into
+//! every child that another thread forks while it is open.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
@@ -50,8 +55,8 @@ pub fn free_loopback_port() -> Result<u16> {
         let Some(claim) = claim(&dir, port)? else {
             continue;
         };
-        // Claimed: now make sure no one outside the tests listens there.
-        if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_err() {
+        // Claimed: now make sure no socket of the machine uses it.
+        if port_in_use(port) {
             continue;
         }
         given.insert(port);
@@ -95,6 +100,45 @@ fn claim(dir: &std::path::Path, port: u16) -> Result<Option<File>> {
     // SAFETY: flock on a descriptor this function owns; no memory is passed.
     let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
     Ok(locked.then_some(file))
+}
+
+/// Whether a listener, or a socket bound without `SO_REUSEADDR`, holds
+/// `port` on 127.0.0.1 (or on every address).
+///
+/// Tried with a bind that never listens, with `SO_REUSEADDR` set: while
+/// another thread forks, a copy of the probe lives on in the child until it
+/// execs, and only a socket in that state keeps out no one — the daemon's
+/// listener (which sets `SO_REUSEADDR`, as tokio and std do) still binds
+/// and listens beside it. A probe that listened would keep it out.
+fn port_in_use(port: u16) -> bool {
+    // SAFETY: plain socket calls on a descriptor this function creates and
+    // closes; the option and address point at locals that outlive the calls.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return true;
+        }
+        let one: libc::c_int = 1;
+        let set = libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            std::ptr::addr_of!(one).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = port.to_be();
+        addr.sin_addr.s_addr = u32::from(Ipv4Addr::LOCALHOST).to_be();
+        let bound = set == 0
+            && libc::bind(
+                fd,
+                std::ptr::addr_of!(addr).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            ) == 0;
+        libc::close(fd);
+        !bound
+    }
 }
 
 /// The kernel's ephemeral port range, from procfs.
@@ -170,6 +214,48 @@ mod tests {
         assert!(claim(dir.path(), 12345).unwrap().is_none());
         drop(held);
         assert!(claim(dir.path(), 12345).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_port_with_a_listener_is_seen_in_use_and_a_closed_one_is_not() {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        assert!(port_in_use(port));
+        drop(listener);
+        let given = free_loopback_port().unwrap();
+        assert!(!port_in_use(given));
+    }
+
+    #[test]
+    fn probing_a_port_leaves_it_free_while_other_threads_fork() {
+        // A probe is copied into each child forked while it is open; a
+        // copy must not make the port look taken (nor keep a daemon out).
+        let port = free_loopback_port().unwrap();
+        let spawned = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let spawner = {
+            let (spawned, stop) = (spawned.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::process::Command::new("true").status();
+                    spawned.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        };
+        let mut taken = 0;
+        let mut probes = 0;
+        while spawned.load(std::sync::atomic::Ordering::Relaxed) < 200 {
+            probes += 1;
+            taken += usize::from(port_in_use(port));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spawner.join().unwrap();
+        assert_eq!(
+            taken, 0,
+            "port {port} looked taken {taken} times in {probes} probes"
+        );
+        let _listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).unwrap();
+        assert!(port_in_use(port));
     }
 
     #[test]
