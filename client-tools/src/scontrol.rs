@@ -653,9 +653,11 @@ const ENTITIES: &[(&str, usize, Entity)] = &[
     ("hostlistsorted", 9, Entity::HostlistSorted),
     ("hostlist", 5, Entity::Hostlist),
     ("jobs", 1, Entity::Jobs),
+    ("jobid", 4, Entity::Jobs),
     ("licenses", 2, Entity::Licenses),
     ("nodes", 1, Entity::Nodes),
     ("partitions", 2, Entity::Partitions),
+    ("partitionname", 10, Entity::Partitions),
     ("reservation", 1, Entity::NeedsController("reservation")),
     ("slurmd", 2, Entity::NeedsController("slurmd")),
     ("step", 2, Entity::NeedsController("step")),
@@ -831,13 +833,17 @@ impl Command {
     }
 
     fn parse_show(args: &[String]) -> Result<Command, CommandError> {
-        let (tag, id) = match args {
+        // `show ENTITY ID` or `show ENTITY=ID` (a word after the latter is
+        // ignored, as Slurm ignores it).
+        let (word, tag, id) = match args {
             [] => return Err(CommandError::TooFewArguments("show")),
-            [tag] => (tag, None),
-            [tag, id] => (tag, Some(id.clone())),
-            _ => return Err(CommandError::TooManyArguments("show")),
+            [_, _, _, ..] => return Err(CommandError::TooManyArguments("show")),
+            [word, rest @ ..] => match word.split_once('=') {
+                Some((tag, id)) => (word, tag, Some(id.to_owned())),
+                None => (word, word.as_str(), rest.first().cloned()),
+            },
         };
-        match Entity::parse(tag).ok_or_else(|| CommandError::InvalidEntity(tag.clone()))? {
+        match Entity::parse(tag).ok_or_else(|| CommandError::InvalidEntity(word.clone()))? {
             Entity::Hostnames => Ok(Command::ShowHostnames { expr: id }),
             Entity::Hostlist => Ok(Command::ShowHostlist {
                 arg: id,
@@ -1134,6 +1140,47 @@ mod tests {
         assert_eq!(Entity::parse("hostlistx"), None);
         assert_eq!(Entity::parse("hostnamesx"), None);
         assert_eq!(Entity::parse("j"), Some(Entity::Jobs));
+    }
+
+    #[test]
+    fn show_takes_entity_equals_id_as_slurm_does() {
+        let p = |s: &str| Command::parse(&words(s));
+        let job = |id: &str| {
+            Ok(Command::Controller(Box::new(CtlCommand::ShowJobs {
+                id: Some(id.into()),
+            })))
+        };
+        assert_eq!(p("show job=12"), job("12"));
+        assert_eq!(p("show JobId=12"), job("12"));
+        assert_eq!(p("show jobi=12"), job("12"));
+        assert_eq!(p("show jobid 12"), job("12"));
+        // The word after ENTITY=ID is not looked at; a third is too many.
+        assert_eq!(p("show job=12 13"), job("12"));
+        assert_eq!(
+            p("show job=12 13 14"),
+            Err(CommandError::TooManyArguments("show"))
+        );
+        assert_eq!(p("show job="), job(""));
+        assert_eq!(
+            p("show PartitionName=debug"),
+            Ok(Command::Controller(Box::new(CtlCommand::ShowPartitions {
+                name: Some("debug".into())
+            })))
+        );
+        assert_eq!(
+            p("show node=n1"),
+            Ok(Command::Controller(Box::new(CtlCommand::ShowNodes {
+                name: Some("n1".into())
+            })))
+        );
+        assert_eq!(
+            p("show nodename=n1"),
+            Err(CommandError::InvalidEntity("nodename=n1".into()))
+        );
+        assert_eq!(
+            p("show jobidx=6"),
+            Err(CommandError::InvalidEntity("jobidx=6".into()))
+        );
     }
 
     #[test]

@@ -189,6 +189,19 @@ fn write_id_ranges(out: &mut String, ids: &[u32]) {
 
 /// One job record.
 pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
+    write_job_detailed(out, job, oneliner, false, ctx);
+}
+
+/// One job record; `details` (`scontrol -d`) adds the `DerivedExitCode`
+/// line and, for a job with an allocation, the `JOB_GRES` line before the
+/// per-node lines.
+pub fn write_job_detailed(
+    out: &mut String,
+    job: &JobInfo,
+    oneliner: bool,
+    details: bool,
+    ctx: &Ctx,
+) {
     let mut r = Record::new(out, oneliner);
     r.kv_num("JobId", job.job_id);
     if let Some(master) = job.array_job_id {
@@ -230,6 +243,16 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     let exit = job.exit_code.unwrap_or_default();
     let _ = write!(r.key("ExitCode"), "{}:{}", exit.status, exit.signal);
     r.line();
+    if details {
+        let derived = job.derived_exit_code.unwrap_or_default();
+        let _ = write!(
+            r.key("DerivedExitCode"),
+            "{}:{}",
+            derived.status,
+            derived.signal
+        );
+        r.line();
+    }
     r.kv("RunTime", &format_duration_sacct(job.run_time_secs));
     r.kv(
         "TimeLimit",
@@ -305,7 +328,9 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     r.kv("Socks/Node", "*");
     let _ = write!(r.key("NtasksPerN:B:S:C"), "{}:0:*:*", job.ntasks_per_node);
     r.kv("CoreSpec", "*");
-    if let Some(resources) = job.resources.as_ref() {
+    if let Some(resources) = job.resources.as_ref().filter(|r| !r.nodes.is_empty()) {
+        r.line();
+        r.kv("JOB_GRES", &job_gres(&job.gres));
         for node in &resources.nodes {
             r.line();
             r.out.push_str("  ");
@@ -390,12 +415,29 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
     out.push('\n');
 }
 
+/// The `JOB_GRES=` value: the generic resources of the job without the
+/// `gres:` prefix of the TRES spelling; `(null)` for none.
+fn job_gres(gres: &str) -> String {
+    if gres.is_empty() {
+        return "(null)".to_owned();
+    }
+    gres.split(',')
+        .map(|g| g.strip_prefix("gres:").unwrap_or(g))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// `scontrol show job`: every record, each followed by a blank line
 /// (nothing between records with `-o`).
 pub fn show_jobs(jobs: &[JobInfo], oneliner: bool, ctx: &Ctx) -> String {
+    show_jobs_detailed(jobs, oneliner, false, ctx)
+}
+
+/// [`show_jobs`], with the lines of `scontrol -d` when `details`.
+pub fn show_jobs_detailed(jobs: &[JobInfo], oneliner: bool, details: bool, ctx: &Ctx) -> String {
     let mut out = String::with_capacity(jobs.len() * 1100);
     for job in jobs {
-        write_job(&mut out, job, oneliner, ctx);
+        write_job_detailed(&mut out, job, oneliner, details, ctx);
         if !oneliner {
             out.push('\n');
         }
@@ -795,6 +837,40 @@ pub fn show_config(reply: &GetConfigReply, ctx: &Ctx) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn details_add_derived_exit_code_and_job_gres() {
+        let ctx = Ctx::utc(0);
+        let mut job = JobInfo {
+            job_id: 5,
+            derived_exit_code: Some(v1::ExitCode {
+                status: 2,
+                ..v1::ExitCode::default()
+            }),
+            resources: Some(v1::JobResources {
+                nodes: vec![v1::NodeAllocation {
+                    node: "n1".into(),
+                    cpu_ids: vec![0, 1],
+                    memory_mb: 100,
+                    ..v1::NodeAllocation::default()
+                }],
+            }),
+            ..JobInfo::default()
+        };
+        let detailed = show_jobs_detailed(std::slice::from_ref(&job), false, true, &ctx);
+        assert!(detailed.contains("ExitCode=0:0\n   DerivedExitCode=2:0\n   RunTime="));
+        assert!(detailed
+            .contains("CoreSpec=*\n   JOB_GRES=(null)\n     Nodes=n1 CPU_IDs=0-1 Mem=100 GRES=\n"));
+        let plain = show_jobs(std::slice::from_ref(&job), false, &ctx);
+        assert!(!plain.contains("DerivedExitCode"));
+        job.gres = "gres:gpu:2".into();
+        let detailed = show_jobs_detailed(std::slice::from_ref(&job), false, true, &ctx);
+        assert!(detailed.contains("JOB_GRES=gpu:2\n"));
+        // Without an allocation there is no JOB_GRES line.
+        job.resources = Some(v1::JobResources::default());
+        let detailed = show_jobs_detailed(&[job], false, true, &ctx);
+        assert!(!detailed.contains("JOB_GRES"));
+    }
 
     #[test]
     fn id_ranges() {

@@ -624,6 +624,205 @@ pub(super) fn report_results(out: &mut Output<'_>, results: &[v1::JobActionResul
     code
 }
 
+/// The job `show job ID` asks for, read as Slurm reads ID: `N`, `N_T`
+/// (an array task), `N+C` (a component of a heterogeneous job; every job
+/// here is its own component 0), `N_T+C`; an empty word or 0 is every job.
+/// `N_` and `N+` read the missing number as 0 and as "any".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShowJobId {
+    All,
+    /// A job id above what a job id can hold: no such job.
+    Unknown,
+    Job {
+        job: u32,
+        component: Option<u32>,
+    },
+    Task {
+        job: u32,
+        task: u32,
+        component: Option<u32>,
+    },
+}
+
+impl ShowJobId {
+    /// `None` for a word that is no job id (`6,7`, `6abc`, `2_[1-3]`).
+    pub fn parse(word: &str) -> Option<ShowJobId> {
+        fn number(s: &str) -> Option<u64> {
+            if s.is_empty() {
+                return Some(0);
+            }
+            if !s.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            // Digits past what fits read as a number no job has.
+            Some(s.parse::<u64>().unwrap_or(u64::MAX))
+        }
+        if word.is_empty() {
+            return Some(ShowJobId::All);
+        }
+        let (head, component) = match word.split_once('+') {
+            Some((head, "")) => (head, None),
+            Some((head, c)) => (head, Some(number(c)?)),
+            None => (word, None),
+        };
+        let (job, task) = match head.split_once('_') {
+            Some((job, task)) => (job, Some(number(task)?)),
+            None => (head, None),
+        };
+        if job.is_empty() {
+            return None;
+        }
+        let job = number(job)?;
+        if job == 0 {
+            return Some(ShowJobId::All);
+        }
+        let Ok(job) = u32::try_from(job) else {
+            return Some(ShowJobId::Unknown);
+        };
+        let component = component.map(|c| u32::try_from(c).unwrap_or(u32::MAX));
+        Some(match task {
+            None => ShowJobId::Job { job, component },
+            Some(task) => ShowJobId::Task {
+                job,
+                task: u32::try_from(task).unwrap_or(u32::MAX),
+                component,
+            },
+        })
+    }
+
+    /// What to ask the controller for.
+    fn filter(self) -> v1::JobFilter {
+        let mut filter = v1::JobFilter::default();
+        match self {
+            ShowJobId::All => {}
+            // Job id 0 is never given out: nothing matches it.
+            ShowJobId::Unknown => filter.job_ids.push(0),
+            ShowJobId::Job { job, .. } => filter.job_ids.push(job),
+            ShowJobId::Task { job, task, .. } => filter.array_tasks.push(v1::ArrayTaskSelector {
+                array_job_id: job,
+                task_spec: task.to_string(),
+            }),
+        }
+        filter
+    }
+
+    /// Whether the jobs loaded are the ones asked for: a component other
+    /// than 0, or a task of a job that is no array, is not there.
+    fn matches(self, jobs: &[v1::JobInfo]) -> bool {
+        match self {
+            ShowJobId::All | ShowJobId::Unknown => true,
+            ShowJobId::Job { component, .. } => component.unwrap_or(0) == 0,
+            ShowJobId::Task {
+                task, component, ..
+            } => {
+                component.unwrap_or(0) == 0
+                    && jobs.iter().any(|j| {
+                        j.array_task_id == Some(task) || task_spec_holds(&j.array_task_spec, task)
+                    })
+            }
+        }
+    }
+
+    /// Keeps only the record of the task asked for; the still-pending rest
+    /// of an array shows as that one task, as Slurm shows it.
+    fn narrow(self, jobs: &mut Vec<v1::JobInfo>) {
+        let ShowJobId::Task { task, .. } = self else {
+            return;
+        };
+        jobs.retain(|j| j.array_task_id == Some(task) || task_spec_holds(&j.array_task_spec, task));
+        for job in jobs.iter_mut().filter(|j| j.array_task_id != Some(task)) {
+            job.array_task_spec.clear();
+            job.array_task_id = Some(task);
+        }
+    }
+
+    /// The id as Slurm's `Job ... not found` line names it.
+    fn missing_name(self) -> String {
+        match self {
+            ShowJobId::All | ShowJobId::Unknown => String::new(),
+            ShowJobId::Job { job, component } => match component {
+                Some(c) => format!("{job}+{c}"),
+                None => job.to_string(),
+            },
+            ShowJobId::Task { job, task, .. } => format!("{job}_{task}"),
+        }
+    }
+}
+
+/// Whether an array's pending task list (`1-33:2`, `0,4-6%2`) holds `task`.
+fn task_spec_holds(spec: &str, task: u32) -> bool {
+    let spec = spec.split('%').next().unwrap_or_default();
+    spec.split(',').any(|range| {
+        let (range, step) = match range.split_once(':') {
+            Some((r, s)) => (r, s.parse::<u32>().ok().filter(|s| *s > 0)),
+            None => (range, Some(1)),
+        };
+        let Some(step) = step else {
+            return false;
+        };
+        let (lo, hi) = match range.split_once('-') {
+            Some((lo, hi)) => (lo.parse::<u32>().ok(), hi.parse::<u32>().ok()),
+            None => (range.parse::<u32>().ok(), range.parse::<u32>().ok()),
+        };
+        matches!((lo, hi), (Some(lo), Some(hi)) if (lo..=hi).contains(&task) && (task - lo) % step == 0)
+    })
+}
+
+async fn load_jobs(
+    c: &mut Controller,
+    filter: v1::JobFilter,
+    detail: bool,
+) -> Result<v1::GetJobsReply, RpcError> {
+    let request = v1::GetJobsRequest {
+        filter: Some(filter),
+        changed_since: 0,
+        detail,
+        fields: Vec::new(),
+    };
+    c.call(|mut cl| {
+        let request = request.clone();
+        async move { cl.get_jobs(request).await }
+    })
+    .await
+}
+
+/// The records of the entities that `expr` names (a hostlist expression;
+/// a word that is not one is taken as one name), in the order named, each
+/// missing one replaced by Slurm's `<what> NAME not found` line; and
+/// whether any was missing.
+fn render_named<T: Clone>(
+    expr: &str,
+    all: &[T],
+    name_of: impl Fn(&T) -> &String,
+    what: &str,
+    render_one: impl Fn(&[T]) -> String,
+) -> (String, bool) {
+    let names = slurm_common::hostlist::expand(expr).unwrap_or_else(|_| vec![expr.to_owned()]);
+    let mut text = String::new();
+    let mut missing = false;
+    for wanted in &names {
+        match all.iter().find(|item| name_of(item) == wanted) {
+            Some(item) => text.push_str(&render_one(std::slice::from_ref(item))),
+            None => {
+                missing = true;
+                text.push_str(&format!("{what} {wanted} not found\n"));
+            }
+        }
+    }
+    (text, missing)
+}
+
+/// Prints `text` on standard output; exit status 1 when `failed`, as
+/// Slurm's scontrol gives when a named entity does not exist.
+fn block_then_status(out: &mut Output<'_>, text: &str, failed: bool) -> i32 {
+    let code = out.block("scontrol", text);
+    if failed {
+        1
+    } else {
+        code
+    }
+}
+
 async fn run(
     command: &CtlCommand,
     options: &Options,
@@ -653,35 +852,43 @@ async fn run(
             }
         }
         CtlCommand::ShowJobs { id } => {
-            let mut filter = v1::JobFilter::default();
-            if let Some(id) = id {
-                match parse_job_list(std::slice::from_ref(id)) {
-                    Ok(f) => filter = f,
-                    Err(_) => {
-                        out.error_line("slurm_load_jobs error: Invalid job id specified");
-                        return 1;
-                    }
+            let selector = match id.as_deref().map(ShowJobId::parse) {
+                None => ShowJobId::All,
+                Some(Some(sel)) => sel,
+                Some(None) => {
+                    out.error_line("scontrol_print_job error: Invalid job id specified");
+                    return 1;
                 }
-            }
-            let request = v1::GetJobsRequest {
-                filter: Some(filter),
-                changed_since: 0,
-                detail: options.details > 0,
-                fields: Vec::new(),
             };
-            let reply = c
-                .call(|mut cl| {
-                    let request = request.clone();
-                    async move { cl.get_jobs(request).await }
-                })
-                .await;
+            let detail = options.details > 0;
+            let reply = load_jobs(c, selector.filter(), detail).await;
+            let nothing = reply.as_ref().map_or(true, |r| r.jobs.is_empty());
+            let reply = match selector {
+                // An array task that is not there: Slurm tells it apart from
+                // an array (or a job) that is not there at all, which the
+                // records of the whole job decide.
+                ShowJobId::Task { job, .. } if nothing => {
+                    let whole = v1::JobFilter {
+                        job_ids: vec![job],
+                        ..v1::JobFilter::default()
+                    };
+                    load_jobs(c, whole, false).await
+                }
+                _ => reply,
+            };
             match reply {
-                Ok(r) if r.jobs.is_empty() && id.is_some() => {
+                Ok(r) if r.jobs.is_empty() && selector != ShowJobId::All => {
                     out.error_line("slurm_load_jobs error: Invalid job id specified");
                     1
                 }
                 Ok(r) if r.jobs.is_empty() => out.block("scontrol", "No jobs in the system\n"),
+                Ok(r) if !selector.matches(&r.jobs) => block_then_status(
+                    out,
+                    &format!("Job {} not found\n", selector.missing_name()),
+                    true,
+                ),
                 Ok(mut r) => {
+                    selector.narrow(&mut r.jobs);
                     // The per-node allocation lines (`Nodes=n1 CPU_IDs=...`)
                     // are part of the details (`-d`) only, as in Slurm.
                     if options.details == 0 {
@@ -702,15 +909,23 @@ async fn run(
                     }
                     out.block(
                         "scontrol",
-                        &render::show_jobs(&r.jobs, oneliner, &Ctx::system(unix_now())),
+                        &render::show_jobs_detailed(
+                            &r.jobs,
+                            oneliner,
+                            options.details > 0,
+                            &Ctx::system(unix_now()),
+                        ),
                     )
                 }
                 Err(e) => fail(out, "slurm_load_jobs error", &e),
             }
         }
         CtlCommand::ShowNodes { name } => {
+            // Every node is loaded and the names are matched here, as
+            // Slurm's scontrol does: each name of the expression is shown
+            // in its turn, or reported missing on standard output.
             let request = v1::GetNodesRequest {
-                names: name.iter().cloned().collect(),
+                names: Vec::new(),
                 partitions: Vec::new(),
                 changed_since: 0,
             };
@@ -721,23 +936,35 @@ async fn run(
                 })
                 .await;
             match reply {
-                Ok(r) if r.nodes.is_empty() => match name {
-                    Some(n) => {
-                        out.error_line(&format!("Node {n} not found"));
-                        1
+                Ok(r) => {
+                    let ctx = Ctx::system(unix_now());
+                    match name {
+                        Some(expr) => {
+                            let (text, missing) = render_named(
+                                expr,
+                                &r.nodes,
+                                |n| &n.name,
+                                "Node",
+                                |found| render::show_nodes(found, oneliner, &ctx),
+                            );
+                            block_then_status(out, &text, missing)
+                        }
+                        None if r.nodes.is_empty() => {
+                            out.block("scontrol", "No nodes in the system\n")
+                        }
+                        None => {
+                            out.block("scontrol", &render::show_nodes(&r.nodes, oneliner, &ctx))
+                        }
                     }
-                    None => out.block("scontrol", "No nodes in the system\n"),
-                },
-                Ok(r) => out.block(
-                    "scontrol",
-                    &render::show_nodes(&r.nodes, oneliner, &Ctx::system(unix_now())),
-                ),
+                }
                 Err(e) => fail(out, "slurm_load_node error", &e),
             }
         }
         CtlCommand::ShowPartitions { name } => {
+            // All partitions are loaded and the name matched as given (no
+            // list, no expression), as Slurm's scontrol does.
             let request = v1::GetPartitionsRequest {
-                names: name.iter().cloned().collect(),
+                names: Vec::new(),
                 changed_since: 0,
             };
             let reply = c
@@ -747,17 +974,28 @@ async fn run(
                 })
                 .await;
             match reply {
-                Ok(r) if r.partitions.is_empty() => match name {
+                Ok(r) => match name {
                     Some(n) => {
-                        out.error_line(&format!("Partition {n} not found"));
-                        1
+                        let found: Vec<v1::PartitionInfo> = r
+                            .partitions
+                            .iter()
+                            .filter(|p| &p.name == n)
+                            .cloned()
+                            .collect();
+                        if found.is_empty() {
+                            block_then_status(out, &format!("Partition {n} not found\n"), true)
+                        } else {
+                            out.block("scontrol", &render::show_partitions(&found, oneliner))
+                        }
                     }
-                    None => out.block("scontrol", "No partitions in the system\n"),
+                    None if r.partitions.is_empty() => {
+                        out.block("scontrol", "No partitions in the system\n")
+                    }
+                    None => out.block(
+                        "scontrol",
+                        &render::show_partitions(&r.partitions, oneliner),
+                    ),
                 },
-                Ok(r) => out.block(
-                    "scontrol",
-                    &render::show_partitions(&r.partitions, oneliner),
-                ),
                 Err(e) => fail(out, "slurm_load_partitions error", &e),
             }
         }
@@ -983,6 +1221,131 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn show_job_ids_as_slurm_reads_them() {
+        let job = |job, component| Some(ShowJobId::Job { job, component });
+        let task = |job, task, component| {
+            Some(ShowJobId::Task {
+                job,
+                task,
+                component,
+            })
+        };
+        assert_eq!(ShowJobId::parse(""), Some(ShowJobId::All));
+        assert_eq!(ShowJobId::parse("0"), Some(ShowJobId::All));
+        assert_eq!(ShowJobId::parse("6"), job(6, None));
+        assert_eq!(ShowJobId::parse("06"), job(6, None));
+        assert_eq!(ShowJobId::parse("6+0"), job(6, Some(0)));
+        assert_eq!(ShowJobId::parse("6+"), job(6, None));
+        assert_eq!(ShowJobId::parse("6_"), task(6, 0, None));
+        assert_eq!(ShowJobId::parse("2_01"), task(2, 1, None));
+        assert_eq!(ShowJobId::parse("2_1+0"), task(2, 1, Some(0)));
+        assert_eq!(ShowJobId::parse("4294967296"), Some(ShowJobId::Unknown));
+        assert_eq!(
+            ShowJobId::parse("99999999999999999999999"),
+            Some(ShowJobId::Unknown)
+        );
+        for bad in [
+            "6,7", "6abc", " 6", "0x6", "2_[1-3]", "6_abc", "_1", "+1", "6=7", "-6",
+        ] {
+            assert_eq!(ShowJobId::parse(bad), None, "{bad}");
+        }
+        assert_eq!(
+            job(6, Some(1)).map(ShowJobId::missing_name).as_deref(),
+            Some("6+1")
+        );
+        assert_eq!(
+            task(6, 0, Some(1)).map(ShowJobId::missing_name).as_deref(),
+            Some("6_0")
+        );
+    }
+
+    #[test]
+    fn show_job_narrows_an_array_to_the_task_asked_for() {
+        let meta = v1::JobInfo {
+            job_id: 9,
+            array_job_id: Some(9),
+            array_task_spec: "1-33:2".into(),
+            ..v1::JobInfo::default()
+        };
+        let running = v1::JobInfo {
+            job_id: 10,
+            array_job_id: Some(9),
+            array_task_id: Some(0),
+            ..v1::JobInfo::default()
+        };
+        let jobs = vec![meta.clone(), running.clone()];
+        let sel = |t| ShowJobId::Task {
+            job: 9,
+            task: t,
+            component: None,
+        };
+        assert!(sel(3).matches(&jobs));
+        assert!(sel(0).matches(&jobs));
+        assert!(!sel(2).matches(&jobs));
+        assert!(!sel(35).matches(&jobs));
+        let mut narrowed = jobs.clone();
+        sel(3).narrow(&mut narrowed);
+        assert_eq!(narrowed.len(), 1);
+        assert_eq!(
+            (narrowed[0].job_id, narrowed[0].array_task_id),
+            (9, Some(3))
+        );
+        assert_eq!(narrowed[0].array_task_spec, "");
+        let mut narrowed = jobs;
+        sel(0).narrow(&mut narrowed);
+        assert_eq!(narrowed, vec![running]);
+        // A job that is no array has no tasks; only component 0 exists.
+        let plain = vec![v1::JobInfo {
+            job_id: 6,
+            ..v1::JobInfo::default()
+        }];
+        assert!(!ShowJobId::Task {
+            job: 6,
+            task: 0,
+            component: None
+        }
+        .matches(&plain));
+        assert!(ShowJobId::Job {
+            job: 6,
+            component: Some(0)
+        }
+        .matches(&plain));
+        assert!(!ShowJobId::Job {
+            job: 6,
+            component: Some(1)
+        }
+        .matches(&plain));
+    }
+
+    #[test]
+    fn task_specs() {
+        assert!(task_spec_holds("1-33:2", 33));
+        assert!(!task_spec_holds("1-33:2", 32));
+        assert!(task_spec_holds("0,4-6%2", 5));
+        assert!(!task_spec_holds("0,4-6%2", 2));
+        assert!(!task_spec_holds("", 0));
+        assert!(!task_spec_holds("1-5:0", 1));
+    }
+
+    #[test]
+    fn named_entities_in_order_with_the_missing_ones_reported() {
+        let nodes = vec!["n1".to_owned(), "n2".to_owned()];
+        let render = |found: &[String]| format!("<{}>\n", found.join(","));
+        let named = |expr| render_named(expr, &nodes, |n| n, "Node", render);
+        assert_eq!(
+            named("nosuch,n2"),
+            ("Node nosuch not found\n<n2>\n".to_owned(), true)
+        );
+        assert_eq!(
+            named("n[1-3]"),
+            ("<n1>\n<n2>\nNode n3 not found\n".to_owned(), true)
+        );
+        assert_eq!(named("n2"), ("<n2>\n".to_owned(), false));
+        // An empty name names nothing.
+        assert_eq!(named(""), (String::new(), false));
     }
 
     #[test]
