@@ -787,22 +787,20 @@ impl Command {
                 }))
             }
             Keyword::Hold | Keyword::Uhold => {
-                let filter = controller::parse_job_list(args).map_err(CommandError::Controller)?;
+                let words = controller::parse_job_words(args);
                 Ok(Command::Controller(Box::new(CtlCommand::Hold {
-                    filter,
+                    words,
                     user: keyword == Keyword::Uhold,
                 })))
             }
             Keyword::Release => {
-                let filter = controller::parse_job_list(args).map_err(CommandError::Controller)?;
-                Ok(Command::Controller(Box::new(CtlCommand::Release {
-                    filter,
-                })))
+                let words = controller::parse_job_words(args);
+                Ok(Command::Controller(Box::new(CtlCommand::Release { words })))
             }
             Keyword::Requeue | Keyword::RequeueHold => {
-                let filter = controller::parse_job_list(args).map_err(CommandError::Controller)?;
+                let words = controller::parse_job_words(args);
                 Ok(Command::Controller(Box::new(CtlCommand::Requeue {
-                    filter,
+                    words,
                     hold: keyword == Keyword::RequeueHold,
                 })))
             }
@@ -1234,10 +1232,13 @@ mod tests {
         assert_eq!(
             p("hold 8"),
             Ok(Command::Controller(Box::new(CtlCommand::Hold {
-                filter: slurm_proto::v1::JobFilter {
-                    job_ids: vec![8],
-                    ..Default::default()
-                },
+                words: vec![controller::JobWord {
+                    word: "8".into(),
+                    filter: Some(slurm_proto::v1::JobFilter {
+                        job_ids: vec![8],
+                        ..Default::default()
+                    }),
+                }],
                 user: false
             })))
         );

@@ -54,14 +54,14 @@ pub enum CtlCommand {
     },
     /// `hold` (administrator hold) or `uhold` (user hold).
     Hold {
-        filter: v1::JobFilter,
+        words: Vec<JobWord>,
         user: bool,
     },
     Release {
-        filter: v1::JobFilter,
+        words: Vec<JobWord>,
     },
     Requeue {
-        filter: v1::JobFilter,
+        words: Vec<JobWord>,
         hold: bool,
     },
     UpdateJob(Box<v1::UpdateJobRequest>),
@@ -119,6 +119,184 @@ pub fn parse_job_list(args: &[String]) -> Result<v1::JobFilter, CtlError> {
         return Err(refuse(&["Invalid job id specified"]));
     }
     Ok(filter)
+}
+
+/// One argument of `hold`, `uhold`, `release`, `requeue`, `requeuehold`:
+/// Slurm sends each on its own and reports each on its own, a word that
+/// is no job list included (`filter` is `None` then).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobWord {
+    pub word: String,
+    pub filter: Option<v1::JobFilter>,
+}
+
+/// The words of a job list command, in order.
+pub fn parse_job_words(args: &[String]) -> Vec<JobWord> {
+    args.iter()
+        .map(|word| JobWord {
+            word: word.clone(),
+            filter: parse_job_list(std::slice::from_ref(word)).ok(),
+        })
+        .collect()
+}
+
+/// How a job list command reports: the hold family (`hold`, `uhold`,
+/// `release`) ends the errors of a word with Slurm's
+/// `slurm_suspend error: ...` line; `requeue` does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListVerb {
+    Hold,
+    Requeue,
+}
+
+/// The lines (standard error) for one word of a job list command and
+/// whether it failed. A word naming tasks of one array (`9_2`, `9_[1-3]`)
+/// is answered per group of tasks with one outcome (`9_1,3: No error`,
+/// `9_2: Invalid job id specified`), a task nobody answered for being
+/// unknown; any other word per failed job (`<error> for job <id>`).
+pub fn word_report(
+    word: &JobWord,
+    results: &[v1::JobActionResult],
+    verb: ListVerb,
+) -> (Vec<String>, bool) {
+    let Some(filter) = &word.filter else {
+        let mut lines = vec![format!("{} for job {}", ErrorCode::InvalidJobId, word.word)];
+        if verb == ListVerb::Hold {
+            lines.push(format!("slurm_suspend error: {}", ErrorCode::InvalidJobId));
+        }
+        return (lines, true);
+    };
+    if let ([], [tasks]) = (filter.job_ids.as_slice(), filter.array_tasks.as_slice()) {
+        if let Some(wanted) = expand_task_spec(&tasks.task_spec) {
+            return array_report(tasks.array_job_id, &wanted, results);
+        }
+    }
+    let mut lines = Vec::new();
+    let mut last = None;
+    for r in results.iter().filter(|r| r.error_code != 0) {
+        let id = match r.array_task_id {
+            Some(t) => format!("{}_{t}", r.job_id),
+            None => r.job_id.to_string(),
+        };
+        let err = ErrorCode::from_number_or_unspecified(r.error_code);
+        lines.push(format!("{err} for job {id}"));
+        last = Some(err);
+    }
+    match last {
+        Some(err) => {
+            if verb == ListVerb::Hold {
+                lines.push(format!("slurm_suspend error: {err}"));
+            }
+            (lines, true)
+        }
+        None => (lines, false),
+    }
+}
+
+/// The per-outcome lines of a word naming `wanted` tasks of array `job`.
+fn array_report(job: u32, wanted: &[u32], results: &[v1::JobActionResult]) -> (Vec<String>, bool) {
+    // A result without a task answers for the tasks nobody else did (the
+    // still-pending rest of the array, or the array as a whole).
+    let whole = results
+        .iter()
+        .find(|r| r.job_id == job && r.array_task_id.is_none())
+        .map(|r| r.error_code);
+    let mut groups: Vec<(i32, Vec<u32>)> = Vec::new();
+    for &task in wanted {
+        let code = results
+            .iter()
+            .find(|r| r.array_task_id == Some(task))
+            .map(|r| r.error_code)
+            .or(whole)
+            .unwrap_or_else(|| ErrorCode::InvalidJobId.number());
+        match groups.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, tasks)) => tasks.push(task),
+            None => groups.push((code, vec![task])),
+        }
+    }
+    if groups.iter().all(|(code, _)| *code == 0) {
+        return (Vec::new(), false);
+    }
+    let lines = groups
+        .iter()
+        .map(|(code, tasks)| {
+            let mut ids = String::new();
+            write_task_ranges(&mut ids, tasks);
+            let what = if *code == 0 {
+                "No error".to_owned()
+            } else {
+                ErrorCode::from_number_or_unspecified(*code).to_string()
+            };
+            format!("{job}_{ids}: {what}")
+        })
+        .collect();
+    (lines, true)
+}
+
+/// `1,3-5`: ascending task ids with runs of three or more collapsed, as
+/// Slurm writes a task set.
+fn write_task_ranges(out: &mut String, tasks: &[u32]) {
+    let mut i = 0;
+    while i < tasks.len() {
+        let start = tasks[i];
+        let mut end = start;
+        while i + 1 < tasks.len() && tasks[i + 1] == end.saturating_add(1) {
+            i += 1;
+            end = tasks[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if end == start {
+            out.push_str(&start.to_string());
+        } else {
+            out.push_str(&format!("{start}-{end}"));
+        }
+        i += 1;
+    }
+}
+
+/// The most task ids one word may name here; more is read as no task set.
+const MAX_WORD_TASKS: usize = 1_000_000;
+
+/// The task ids of `2`, `[1-3]`, `[1,3-9:2]` (`%N` ignored), ascending.
+fn expand_task_spec(spec: &str) -> Option<Vec<u32>> {
+    let spec = spec.split('%').next().unwrap_or_default();
+    let inner = spec
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(spec);
+    let mut tasks = Vec::new();
+    for range in inner.split(',') {
+        let (range, step) = match range.split_once(':') {
+            Some((r, s)) => (r, s.parse::<u32>().ok().filter(|s| *s > 0)?),
+            None => (range, 1),
+        };
+        let (lo, hi) = match range.split_once('-') {
+            Some((lo, hi)) => (lo.parse::<u32>().ok()?, hi.parse::<u32>().ok()?),
+            None => {
+                let one = range.parse::<u32>().ok()?;
+                (one, one)
+            }
+        };
+        if lo > hi {
+            return None;
+        }
+        let mut t = lo;
+        loop {
+            tasks.push(t);
+            if tasks.len() > MAX_WORD_TASKS {
+                return None;
+            }
+            match t.checked_add(step) {
+                Some(next) if next <= hi => t = next,
+                _ => break,
+            }
+        }
+    }
+    tasks.sort_unstable();
+    tasks.dedup();
+    Some(tasks)
 }
 
 /// `word` split at the commas that are not inside `[...]`.
@@ -1032,44 +1210,12 @@ async fn run(
                 Err(e) => fail(out, "slurm_load_license error", &e),
             }
         }
-        CtlCommand::Hold { filter, user } => {
-            let request = v1::HoldJobRequest {
-                filter: Some(filter.clone()),
-                user_hold: *user,
-            };
-            let reply = c
-                .call(|mut cl| {
-                    let request = request.clone();
-                    async move { cl.hold_job(request).await }
-                })
-                .await;
-            job_action(out, reply)
+        CtlCommand::Hold { words, user } => {
+            job_words(out, words, ListCall::Hold { user: *user }, c).await
         }
-        CtlCommand::Release { filter } => {
-            let request = v1::ReleaseJobRequest {
-                filter: Some(filter.clone()),
-            };
-            let reply = c
-                .call(|mut cl| {
-                    let request = request.clone();
-                    async move { cl.release_job(request).await }
-                })
-                .await;
-            job_action(out, reply)
-        }
-        CtlCommand::Requeue { filter, hold } => {
-            let request = v1::RequeueJobRequest {
-                filter: Some(filter.clone()),
-                hold: *hold,
-                special_exit: false,
-            };
-            let reply = c
-                .call(|mut cl| {
-                    let request = request.clone();
-                    async move { cl.requeue_job(request).await }
-                })
-                .await;
-            job_action(out, reply)
+        CtlCommand::Release { words } => job_words(out, words, ListCall::Release, c).await,
+        CtlCommand::Requeue { words, hold } => {
+            job_words(out, words, ListCall::Requeue { hold: *hold }, c).await
         }
         CtlCommand::UpdateJob(request) => {
             let reply = c
@@ -1123,6 +1269,84 @@ async fn run(
             update_status(out, reply)
         }
     }
+}
+
+/// The call a job list command makes for each of its words.
+#[derive(Debug, Clone, Copy)]
+enum ListCall {
+    Hold { user: bool },
+    Release,
+    Requeue { hold: bool },
+}
+
+/// Sends each word of a job list command on its own and reports each;
+/// 1 if any failed.
+async fn job_words(
+    out: &mut Output<'_>,
+    words: &[JobWord],
+    call: ListCall,
+    c: &mut Controller,
+) -> i32 {
+    let verb = match call {
+        ListCall::Requeue { .. } => ListVerb::Requeue,
+        ListCall::Hold { .. } | ListCall::Release => ListVerb::Hold,
+    };
+    let mut code = 0;
+    for word in words {
+        let reply = match &word.filter {
+            None => Ok(Vec::new()),
+            Some(filter) => {
+                let filter = Some(filter.clone());
+                let reply = match call {
+                    ListCall::Hold { user } => {
+                        let request = v1::HoldJobRequest {
+                            filter,
+                            user_hold: user,
+                        };
+                        c.call(|mut cl| {
+                            let request = request.clone();
+                            async move { cl.hold_job(request).await }
+                        })
+                        .await
+                    }
+                    ListCall::Release => {
+                        let request = v1::ReleaseJobRequest { filter };
+                        c.call(|mut cl| {
+                            let request = request.clone();
+                            async move { cl.release_job(request).await }
+                        })
+                        .await
+                    }
+                    ListCall::Requeue { hold } => {
+                        let request = v1::RequeueJobRequest {
+                            filter,
+                            hold,
+                            special_exit: false,
+                        };
+                        c.call(|mut cl| {
+                            let request = request.clone();
+                            async move { cl.requeue_job(request).await }
+                        })
+                        .await
+                    }
+                };
+                reply.map(|r| r.results)
+            }
+        };
+        match reply {
+            Ok(results) => {
+                let (lines, failed) = word_report(word, &results, verb);
+                for line in &lines {
+                    out.error_line(line);
+                }
+                if failed {
+                    code = 1;
+                }
+            }
+            Err(e) => code = fail(out, "slurm_update error", &e),
+        }
+    }
+    code
 }
 
 fn job_action(out: &mut Output<'_>, reply: Result<v1::JobActionReply, RpcError>) -> i32 {
@@ -1318,6 +1542,106 @@ mod tests {
             component: Some(1)
         }
         .matches(&plain));
+    }
+
+    fn res(job_id: u32, task: Option<u32>, code: ErrorCode) -> v1::JobActionResult {
+        v1::JobActionResult {
+            job_id,
+            array_task_id: task,
+            error_code: if code == ErrorCode::Unspecified {
+                0
+            } else {
+                code.number()
+            },
+            error_detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn job_list_words_are_reported_one_by_one_as_slurm_does() {
+        let words = parse_job_words(&words("abc 999999,abc 7,8 9_[1-3] 9_2"));
+        assert_eq!(words.len(), 5);
+        assert_eq!(words[0].filter, None);
+        assert_eq!(words[1].filter, None);
+        // A word that is no job list, with the hold family's last line.
+        assert_eq!(
+            word_report(&words[0], &[], ListVerb::Hold),
+            (
+                vec![
+                    "Invalid job id specified for job abc".to_owned(),
+                    "slurm_suspend error: Invalid job id specified".to_owned()
+                ],
+                true
+            )
+        );
+        assert_eq!(
+            word_report(&words[1], &[], ListVerb::Requeue),
+            (
+                vec!["Invalid job id specified for job 999999,abc".to_owned()],
+                true
+            )
+        );
+        // Jobs: one line per failed job, then the last error.
+        let results = [
+            res(7, None, ErrorCode::AlreadyDone),
+            res(8, None, ErrorCode::InvalidJobId),
+        ];
+        assert_eq!(
+            word_report(&words[2], &results, ListVerb::Hold).0,
+            vec![
+                "Job/step already completing or completed for job 7",
+                "Invalid job id specified for job 8",
+                "slurm_suspend error: Invalid job id specified",
+            ]
+        );
+        let ok = [res(7, None, ErrorCode::Unspecified)];
+        assert_eq!(word_report(&words[2], &ok, ListVerb::Hold), (vec![], false));
+        // Array tasks: grouped by outcome, a task nobody answered for is
+        // unknown; all well prints nothing.
+        let results = [
+            res(9, Some(1), ErrorCode::Unspecified),
+            res(9, Some(3), ErrorCode::Unspecified),
+        ];
+        assert_eq!(
+            word_report(&words[3], &results, ListVerb::Hold),
+            (
+                vec![
+                    "9_1,3: No error".to_owned(),
+                    "9_2: Invalid job id specified".to_owned()
+                ],
+                true
+            )
+        );
+        assert_eq!(
+            word_report(&words[4], &[], ListVerb::Requeue),
+            (vec!["9_2: Invalid job id specified".to_owned()], true)
+        );
+        let pending_rest = [res(9, None, ErrorCode::JobPending)];
+        assert_eq!(
+            word_report(&words[4], &pending_rest, ListVerb::Requeue).0,
+            vec!["9_2: Job is pending execution"]
+        );
+        assert_eq!(
+            word_report(
+                &words[3],
+                &[res(9, None, ErrorCode::Unspecified)],
+                ListVerb::Hold
+            ),
+            (vec![], false)
+        );
+    }
+
+    #[test]
+    fn task_sets_expand_and_compress() {
+        assert_eq!(expand_task_spec("2"), Some(vec![2]));
+        assert_eq!(expand_task_spec("[1-3]"), Some(vec![1, 2, 3]));
+        assert_eq!(expand_task_spec("[5,1-9:4]%2"), Some(vec![1, 5, 9]));
+        assert_eq!(expand_task_spec("[3-1]"), None);
+        assert_eq!(expand_task_spec("[1-5:0]"), None);
+        assert_eq!(expand_task_spec("[0-4294967295]"), None);
+        let mut out = String::new();
+        write_task_ranges(&mut out, &[1, 3, 4, 5, 9, 10]);
+        assert_eq!(out, "1,3-5,9-10");
     }
 
     #[test]
