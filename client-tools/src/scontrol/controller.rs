@@ -390,9 +390,15 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
     for (key, value, arg) in pairs {
         let v = *value;
         match key.to_ascii_lowercase().as_str() {
-            "jobid" => r.filter = Some(parse_job_list(&[v.to_owned()])?),
+            "jobid" => {
+                r.filter = Some(parse_job_list(&[v.to_owned()]).map_err(|_| {
+                    CtlError(vec![format!("{} for job {v}", ErrorCode::InvalidJobId)])
+                })?)
+            }
             "timelimit" => {
-                let t = parse_time_limit(v).map_err(|_| invalid_value("TimeLimit", v))?;
+                // Slurm's wording for a bad absolute limit.
+                let t = parse_time_limit(v)
+                    .map_err(|_| refuse(&["scontrol: error: Invalid TimeLimit value"]))?;
                 r.time_limit = Some(time_limit(t));
             }
             // `TimeLimit+=30` / `TimeLimit-=30`: changes the current limit.
@@ -489,6 +495,10 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
             _ => return Err(unsupported(arg)),
         }
     }
+    if pairs.len() < 2 {
+        // `JobId=` alone.
+        return Err(refuse(&["No changes specified"]));
+    }
     Ok(CtlCommand::UpdateJob(Box::new(r)))
 }
 
@@ -533,7 +543,8 @@ fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlErro
                     CtlError(vec![
                         format!("Invalid input: {arg}"),
                         "Request aborted".to_owned(),
-                        "Valid states are: CANCEL_REBOOT DOWN DRAIN FAIL FUTURE IDLE POWER_DOWN POWER_UP RESUME UNDRAIN".to_owned(),
+                        "Valid states are: NoResp DRAIN FAIL FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN".to_owned(),
+                        "Not all states are valid given a node's prior state".to_owned(),
                     ])
                 })?;
                 r.state = s as i32;
@@ -1266,7 +1277,13 @@ async fn run(
                     async move { cl.update_node(request).await }
                 })
                 .await;
-            update_status(out, reply)
+            match reply {
+                // Slurm's line says it all: no name after it.
+                Err(e) if e.code == ErrorCode::InvalidNodeName => {
+                    fail(out, "slurm_update error", &e)
+                }
+                reply => update_status(out, reply),
+            }
         }
     }
 }
@@ -1942,9 +1959,10 @@ mod tests {
         );
         assert_eq!(
             e("JobId=1 TimeLimit=abc"),
-            vec!["Invalid TimeLimit value: abc"]
+            vec!["scontrol: error: Invalid TimeLimit value"]
         );
-        assert_eq!(e("JobId=x"), vec!["Invalid job id specified"]);
+        assert_eq!(e("JobId=x"), vec!["Invalid job id specified for job x"]);
+        assert_eq!(e("JobId=1"), vec!["No changes specified"]);
         assert_eq!(e("Foo=1")[0], "No valid entity in update command");
         assert_eq!(
             e("NodeName=n1 State=DRAIN"),
