@@ -451,6 +451,10 @@ pub struct Plan {
     date_line: bool,
     /// `-O` names sinfo does not know: reported, then left out.
     pub unknown_fields: Vec<String>,
+    /// `-o` codes sinfo does not know: each is reported (without sinfo's
+    /// usual `sinfo: error: ` prefix, as in Slurm 22.05) and printed as
+    /// written, and the report goes on.
+    pub unknown_codes: Vec<char>,
 }
 
 impl Plan {
@@ -464,18 +468,12 @@ impl Plan {
                 _ => return Err(format!("Error: invalid entry for --iterate={v}")),
             },
         };
-        let (items, unknown_fields) = if o.format_long {
+        let (items, unknown_fields, unknown_codes) = if o.format_long {
             let long = render::parse_long_format(o.format.as_deref().unwrap_or(""));
-            (long.items, long.unknown)
+            (long.items, long.unknown, Vec::new())
         } else {
-            let items = render::parse_format(format_for(o)).map_err(|e| {
-                let mut msg = e.to_string();
-                if let Some(first) = msg.get_mut(..1) {
-                    first.make_ascii_uppercase();
-                }
-                msg
-            })?;
-            (items, Vec::new())
+            let (items, unknown) = render::parse_format_lenient(format_for(o));
+            (items, Vec::new(), unknown)
         };
         let sort = render::parse_sort(match &o.sort {
             Some(s) => s,
@@ -491,6 +489,7 @@ impl Plan {
             // without the header.
             date_line: !o.no_header && (o.long || iterate.is_some()),
             unknown_fields,
+            unknown_codes,
         })
     }
 
@@ -549,10 +548,7 @@ pub fn report_loop(
 ) -> i32 {
     let mut code = 0;
     loop {
-        let ctx = Ctx {
-            now: pacer.now(),
-            zone,
-        };
+        let ctx = Ctx::new(pacer.now(), zone);
         if plan.date_line && plan.opts.dump.is_none() {
             if let Err(e) = out.line(&ctx.ctime_now()) {
                 out.error_line(&format!("sinfo: error: {e}"));
@@ -648,6 +644,9 @@ pub fn run_paced(
         out.error_line(&format!(
             "sinfo: error: Invalid job format specification: {name}"
         ));
+    }
+    for code in &plan.unknown_codes {
+        out.error_line(&format!("Invalid node format specification: {code}"));
     }
     let config = match ClientConfig::load_with(env) {
         Ok(c) => c,
@@ -952,9 +951,12 @@ mod tests {
         let p = plan(&["-O", "partition,bogus,nodes:.3"]).unwrap();
         assert_eq!(p.unknown_fields, vec!["bogus".to_owned()]);
         assert_eq!(p.items.len(), 2);
+        // An unknown code is reported and printed as written.
+        let p = plan(&["-o", "%P %! %5!"]).unwrap();
+        assert_eq!(p.unknown_codes, vec!['!', '!']);
         assert_eq!(
-            plan(&["-o", "%P %!"]).unwrap_err(),
-            "Invalid node format specification: !"
+            p.items.last(),
+            Some(&crate::format::Item::Literal(" %! %5!".to_owned()))
         );
         assert!(plan(&["-i", "3"]).unwrap().date_line);
         assert!(!plan(&["-i", "3", "-h"]).unwrap().date_line);

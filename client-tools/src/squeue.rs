@@ -33,14 +33,15 @@ use std::io::Write;
 use prost::bytes::Bytes;
 use prost::Message;
 use slurm_proto::v1::{
-    ArrayTaskSelector, GetJobsReply, GetJobsRequest, GetPartitionsRequest, JobFilter, JobInfo,
-    PartitionInfo,
+    ArrayTaskSelector, GetJobsReply, GetJobsRequest, GetNodesRequest, GetPartitionsRequest,
+    JobFilter, JobInfo, NodeInfo, PartitionInfo,
 };
 use slurm_proto::ErrorCode;
 
 use crate::client::{self, ClientConfig, Controller, EnvLookup, RpcError};
 use crate::format::reply::{JobRecords, ReplyError};
 use crate::format::squeue::{self as render, StateFilter};
+pub use crate::format::TaskListLimit;
 use crate::format::{self, checks, yaml, Ctx, Dump, Units, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
@@ -611,6 +612,16 @@ pub fn run_paced(
             return 1;
         }
     };
+    for name in &plan.unknown_fields {
+        out.error_line(&format!(
+            "squeue: error: Invalid job format specification: {name}"
+        ));
+    }
+    for code in &plan.unknown_codes {
+        out.error_line(&format!(
+            "squeue: error: Invalid job format specification: {code}"
+        ));
+    }
     let config = match ClientConfig::load_with(env) {
         Ok(c) => c,
         Err(e) => {
@@ -660,11 +671,38 @@ pub fn run_paced(
         }))?;
         Ok(Tiers::from_partitions(&reply.partitions))
     };
+    if !opts.nodelist.is_empty() {
+        // As Slurm: every name `-w` gives must be a node of the cluster.
+        let nodes = runtime.block_on(
+            controller
+                .borrow_mut()
+                .call(|mut c| async move { c.get_nodes(GetNodesRequest::default()).await }),
+        );
+        match nodes {
+            Ok(reply) => {
+                if let Some(name) = unknown_node(&opts.nodelist, &reply.nodes) {
+                    out.error_line(&format!("squeue: error: Invalid node name {name}"));
+                    return 1;
+                }
+            }
+            Err(e) => {
+                out.error_line(&format!("squeue: error: slurm_load_node: {e}"));
+                return 1;
+            }
+        }
+    }
     let mut sources = Sources {
         jobs: &mut fetch,
         tiers: &mut tiers,
     };
     report_loop(&plan, &mut sources, pacer, Zone::System, &mut out)
+}
+
+/// The first name of the `-w` hostlist that is no node in `nodes`.
+fn unknown_node(hostlist: &str, nodes: &[NodeInfo]) -> Option<String> {
+    let names = slurm_common::hostlist::expand(hostlist).ok()?;
+    let known: std::collections::HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    names.into_iter().find(|n| !known.contains(n.as_str()))
 }
 
 /// The refusal of a `-M` list naming a cluster other than this one (`all`
@@ -791,10 +829,7 @@ pub fn report_loop(
 ) -> i32 {
     let mut code = 0;
     loop {
-        let ctx = Ctx {
-            now: pacer.now(),
-            zone,
-        };
+        let ctx = Ctx::new(pacer.now(), zone);
         if plan.date_line && plan.dump.is_none() {
             if let Err(e) = out.line(&ctx.ctime_now()) {
                 out.error_line(&format!("squeue: error: {e}"));
@@ -859,7 +894,30 @@ pub struct Plan {
     users_given: bool,
     /// Seconds between reports (`--iterate`).
     iterate: Option<u64>,
+    /// `-O` names squeue does not know: each is reported and left out,
+    /// and the report goes on, as in Slurm.
+    pub unknown_fields: Vec<String>,
+    /// `-o` codes squeue does not know: each is reported and printed as
+    /// written, and the report goes on, as in Slurm.
+    pub unknown_codes: Vec<char>,
     opts: Options,
+}
+
+/// An `-O` list, field by field: a name squeue does not know goes to
+/// `unknown` and is left out; any other fault fails the whole list.
+fn long_format(
+    spec: &str,
+    unknown: &mut Vec<String>,
+) -> Result<Vec<format::Item>, format::spec::FormatError> {
+    let mut items = Vec::new();
+    for field in spec.split(',').filter(|f| !f.is_empty()) {
+        match render::parse_long_format(field) {
+            Ok(mut some) => items.append(&mut some),
+            Err(format::spec::FormatError::UnknownName { name, .. }) => unknown.push(name),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(items)
 }
 
 impl Plan {
@@ -875,9 +933,15 @@ impl Plan {
                 _ => return Err(format!("--iterate={v}\n")),
             },
         };
+        let mut unknown_fields = Vec::new();
+        let mut unknown_codes = Vec::new();
         let items = match (&o.format, &o.format_long) {
-            (Some(f), _) => render::parse_format(f),
-            (None, Some(f)) => render::parse_long_format(f),
+            (Some(f), _) => {
+                let (items, unknown) = render::parse_format_lenient(f);
+                unknown_codes = unknown;
+                Ok(items)
+            }
+            (None, Some(f)) => long_format(f, &mut unknown_fields),
             (None, None) if o.start => render::parse_format(render::START_FORMAT),
             (None, None) if o.long => render::parse_format(render::LONG_FORMAT),
             (None, None) => render::parse_format(render::DEFAULT_FORMAT),
@@ -946,6 +1010,8 @@ impl Plan {
             users_given: o.users_given || o.me,
             uids,
             iterate,
+            unknown_fields,
+            unknown_codes,
             opts: o.clone(),
         })
     }
@@ -1093,7 +1159,10 @@ impl Plan {
     ) -> Result<String, E> {
         let mut table = Table {
             plan: self,
-            ctx,
+            ctx: Ctx {
+                task_lists: self.task_list_limit,
+                ..*ctx
+            },
             tiers,
             rows: String::new(),
             ends: Vec::new(),
@@ -1124,7 +1193,7 @@ impl Plan {
             }
             table.add(&mut job, at);
         }
-        for (at, mut job) in combine_pending_tasks(held, self.task_list_limit) {
+        for (at, mut job) in combine_pending_tasks(held) {
             table.add(&mut job, at);
         }
         if self.single_id && !any {
@@ -1137,7 +1206,8 @@ impl Plan {
 /// The rows of a report as they are rendered, and what they sort by.
 struct Table<'a> {
     plan: &'a Plan,
-    ctx: &'a Ctx,
+    /// The caller's, with the plan's `SLURM_BITSTR_LEN`.
+    ctx: Ctx,
     /// The partitions' tiers, for `-P`.
     tiers: &'a Tiers,
     /// Every row, newline included, in the order the jobs came.
@@ -1182,7 +1252,7 @@ impl Table<'_> {
             &mut self.rows,
             job,
             &self.plan.items,
-            self.ctx,
+            &self.ctx,
             self.plan.units,
         );
         self.ends.push(self.rows.len());
@@ -1221,64 +1291,16 @@ fn is_pending_array_part(job: &JobInfo) -> bool {
         && format::base_state(job) == slurm_common::state::JobState::Pending
 }
 
-/// How long a task list combined from split-off tasks may get, as
-/// `SLURM_BITSTR_LEN` says: Slurm writes the list into a buffer of that
-/// many bytes, its terminating NUL included, and cuts what does not fit
-/// without a mark. 0 means no limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TaskListLimit(pub u32);
-
-impl Default for TaskListLimit {
-    /// Slurm's buffer when the variable is unset: 64 bytes, so 63
-    /// characters of text.
-    fn default() -> Self {
-        TaskListLimit(64)
-    }
-}
-
-impl TaskListLimit {
-    /// The limit `SLURM_BITSTR_LEN` sets (`None`: unset). squeue reads it
-    /// with C's `atoi`: leading blanks and a sign, then digits, the rest
-    /// ignored (`20x` is 20). So text that is not a number reads as 0 and
-    /// lifts the limit, as does an empty value, while a negative number
-    /// keeps the default; both are what Slurm 22.05 does, and a script
-    /// setting the variable expects Slurm's reading of it.
-    pub fn from_env(value: Option<&str>) -> TaskListLimit {
-        match value.map(checks::atoi) {
-            None => TaskListLimit::default(),
-            Some(n) => u32::try_from(n).map_or_else(|_| TaskListLimit::default(), TaskListLimit),
-        }
-    }
-
-    /// Cuts `list` to fit the buffer (at a character boundary, though a
-    /// task list is ASCII).
-    pub fn cut(self, list: &mut String) {
-        let Some(mut end) = usize::try_from(self.0).ok().and_then(|n| n.checked_sub(1)) else {
-            return;
-        };
-        if end >= list.len() {
-            return;
-        }
-        while !list.is_char_boundary(end) {
-            end -= 1;
-        }
-        list.truncate(end);
-    }
-}
-
 /// Combines pending tasks split off an array back into the array's
 /// pending record, as squeue shows them unless `-r` or `--array-unique`:
 /// a pending task with the same array id, name and partition as a pending
-/// array record joins its task list (which is then written as plain ranges,
-/// `0-3,7`, without the `%N` throttle), and a reason of its own is added
-/// to the record's (`Priority,JobHeldUser`). Everything else, and any
+/// array record joins its task list (which is then written as Slurm writes
+/// a set, `0-3,7`, without the `%N` throttle), and a reason of its own is
+/// added to the record's (`Priority,JobHeldUser`). Everything else, and any
 /// record whose task list is too large to expand ([`array_task_ids`]), is
-/// left as it is. Order is kept; combined tasks are dropped. A combined
-/// list longer than `limit` allows is cut.
-pub fn combine_pending_tasks(
-    mut jobs: Vec<(u32, JobInfo)>,
-    limit: TaskListLimit,
-) -> Vec<(u32, JobInfo)> {
+/// left as it is. Order is kept; combined tasks are dropped. Lists are cut
+/// to `SLURM_BITSTR_LEN` when shown, not here.
+pub fn combine_pending_tasks(mut jobs: Vec<(u32, JobInfo)>) -> Vec<(u32, JobInfo)> {
     let is_meta = |j: &JobInfo| {
         j.array_task_id.is_none() && !j.array_task_spec.is_empty() && is_pending_array_part(j)
     };
@@ -1329,9 +1351,7 @@ pub fn combine_pending_tasks(
             combined += 1;
         }
         if combined > 0 {
-            let mut spec = ranges(ids);
-            limit.cut(&mut spec);
-            jobs[m].1.array_task_spec = spec;
+            jobs[m].1.array_task_spec = ranges(ids);
         }
     }
     jobs.into_iter()
@@ -1349,31 +1369,12 @@ fn reason_name(job: &JobInfo) -> &str {
     }
 }
 
-/// Task ids as ranges, `0-3,5,7-9`, ascending without duplicates.
+/// Task ids as Slurm writes them (`0-3,5,7-9`, `0-98:2`), ascending
+/// without duplicates.
 fn ranges(mut ids: Vec<u32>) -> String {
-    use std::fmt::Write as _;
     ids.sort_unstable();
     ids.dedup();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let start = ids[i];
-        let mut end = start;
-        while i + 1 < ids.len() && end.checked_add(1) == Some(ids[i + 1]) {
-            i += 1;
-            end = ids[i];
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        if end == start {
-            let _ = write!(out, "{start}");
-        } else {
-            let _ = write!(out, "{start}-{end}");
-        }
-        i += 1;
-    }
-    out
+    slurm_common::tasklist::format(&ids)
 }
 
 /// Most tasks `-r` shows for one pending array record; a bigger spec is
@@ -1609,7 +1610,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             job(4, "matlabx:1"),
             job(5, "fluent|ansys:3"),
         ];
-        assert_eq!(plan.render(&jobs, &Ctx::system(0)).unwrap(), "1\n3\n5\n");
+        assert_eq!(plan.render(&jobs, &Ctx::system(0)).unwrap(), "5\n3\n1\n");
         // Without -L nothing is filtered on licenses.
         let plan = Plan::new(&parse(&["-h", "-o", "%i"]).unwrap()).unwrap();
         assert_eq!(
@@ -1897,8 +1898,12 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             state_reason: reason.into(),
             ..JobInfo::default()
         };
+        // A held task has priority 0, the rest of the array its own.
         vec![
-            pending(15, None, "0-1,3%2", "Priority"),
+            JobInfo {
+                priority: 100,
+                ..pending(15, None, "0-1,3%2", "Priority")
+            },
             pending(17, Some(2), "", "JobHeldUser"),
         ]
     }
@@ -1931,39 +1936,41 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
 
     #[test]
     fn slurm_bitstr_len_is_read_as_atoi_reads_it() {
-        let read = |v: Option<&str>| TaskListLimit::from_env(v).0;
-        assert_eq!(read(None), 64);
-        assert_eq!(read(Some("0")), 0);
-        assert_eq!(read(Some("10")), 10);
-        assert_eq!(read(Some(" 20")), 20);
-        assert_eq!(read(Some("20x")), 20);
-        assert_eq!(read(Some("100000")), 100_000);
+        let read = |v: Option<&str>| TaskListLimit::from_env(v);
+        assert_eq!(
+            read(None),
+            TaskListLimit {
+                bytes: 64,
+                set: false
+            }
+        );
+        let set = |bytes| TaskListLimit { bytes, set: true };
+        assert_eq!(read(Some("0")), set(0));
+        assert_eq!(read(Some("10")), set(10));
+        assert_eq!(read(Some(" 20")), set(20));
+        assert_eq!(read(Some("20x")), set(20));
+        assert_eq!(read(Some("100000")), set(100_000));
         // Not a number: atoi's 0, no limit, as in Slurm.
-        assert_eq!(read(Some("garbage")), 0);
-        assert_eq!(read(Some("")), 0);
-        // Negative: the default.
-        assert_eq!(read(Some("-1")), 64);
-        assert_eq!(read(Some("99999999999999999999")), 64);
+        assert_eq!(read(Some("garbage")), set(0));
+        assert_eq!(read(Some("")), set(0));
+        // Negative: the default size.
+        assert_eq!(read(Some("-1")), set(64));
+        assert_eq!(read(Some("99999999999999999999")), set(64));
     }
 
     #[test]
-    fn task_lists_are_cut_to_the_buffer() {
-        let cut = |limit: u32, text: &str| {
-            let mut s = text.to_owned();
-            TaskListLimit(limit).cut(&mut s);
-            s
-        };
+    fn task_lists_are_cut_to_the_buffer_with_a_mark() {
+        let cut =
+            |bytes: u32, text: &str| TaskListLimit { bytes, set: true }.cut(text).into_owned();
         let long: String = (0..100).map(|i| format!("{},", i * 2)).collect();
         assert_eq!(cut(0, &long), long);
-        assert_eq!(cut(10, &long), "0,2,4,6,8");
-        assert_eq!(cut(12, &long), "0,2,4,6,8,1");
+        assert_eq!(cut(10, &long), "0,2,4,...");
         assert_eq!(cut(64, &long).len(), 63);
+        assert!(cut(64, &long).ends_with("..."));
         assert_eq!(cut(64, "0-3"), "0-3");
         assert_eq!(cut(1, &long), "");
-        assert_eq!(cut(2, &long), "0");
+        assert_eq!(cut(2, &long), ".");
         assert_eq!(cut(u32::MAX, &long), long);
-        // Never inside a character.
-        assert_eq!(cut(3, "aé"), "a");
     }
 
     #[test]
@@ -1984,17 +1991,29 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
                     90,92,94,96,98";
         assert_eq!(
             report(&fmt, &no_env, &jobs, &tiers),
-            format!("{}\n", &full[..63])
+            format!("{}...\n", &full[..60])
         );
         assert_eq!(report(&fmt, &with("0"), &jobs, &tiers), format!("{full}\n"));
         assert_eq!(
             report(&fmt, &with("junk"), &jobs, &tiers),
             format!("{full}\n")
         );
-        assert_eq!(report(&fmt, &with("10"), &jobs, &tiers), "0-2,4,6,8\n");
+        assert_eq!(report(&fmt, &with("10"), &jobs, &tiers), "0-2,4,...\n");
         assert_eq!(
             report(&fmt, &with("-5"), &jobs, &tiers),
-            format!("{}\n", &full[..63])
+            format!("{}...\n", &full[..60])
+        );
+        // %i: unset, the whole id stops at 31 characters, bracket and all;
+        // set, the cut list is closed by its bracket.
+        let id = ["-h", "-o", "%i"];
+        assert_eq!(
+            report(&id, &no_env, &jobs, &tiers),
+            format!("15_[{}\n", &full[..27])
+        );
+        assert_eq!(report(&id, &with("10"), &jobs, &tiers), "15_[0-2,4,...]\n");
+        assert_eq!(
+            report(&id, &with("0"), &jobs, &tiers),
+            format!("15_[{full}]\n")
         );
     }
 
@@ -2092,14 +2111,16 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
     }
 
     #[test]
-    fn combined_task_lists_are_ranges_cut_as_slurm_cuts_them() {
+    fn combined_task_lists_are_written_as_slurm_writes_sets() {
         assert_eq!(ranges(vec![3, 0, 1, 2, 7, 9, 10, 9]), "0-3,7,9-10");
         assert_eq!(ranges(Vec::new()), "");
         assert_eq!(
             ranges(vec![u32::MAX, u32::MAX - 1]),
             "4294967294-4294967295"
         );
-        // Every other task of 0-98 and one split task: cut at 63 bytes.
+        assert_eq!(ranges((0..50).map(|i| i * 3).collect()), "0-147:3");
+        // Every other task of 0-98 and one split task: the whole list (it
+        // is cut when shown).
         let mut jobs = held_task_array();
         jobs[0].array_task_spec = (0..50)
             .map(|i| (i * 2).to_string())
@@ -2111,18 +2132,14 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
                 .enumerate()
                 .map(|(i, j)| (i as u32, j))
                 .collect(),
-            TaskListLimit::default(),
         );
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].1.array_task_spec.len(), 63);
         assert!(out[0].1.array_task_spec.starts_with("0-2,4,6,"));
+        assert!(out[0].1.array_task_spec.ends_with(",96,98"));
         // A task list too large to expand is left alone, and so is its task.
         let mut jobs = held_task_array();
         jobs[0].array_task_spec = "0-4000000".into();
-        let out = combine_pending_tasks(
-            jobs.into_iter().map(|j| (0, j)).collect(),
-            TaskListLimit::default(),
-        );
+        let out = combine_pending_tasks(jobs.into_iter().map(|j| (0, j)).collect());
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].1.array_task_spec, "0-4000000");
     }
@@ -2228,10 +2245,41 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
     }
 
     #[test]
+    fn a_nodelist_naming_no_node_is_found_out() {
+        let nodes: Vec<NodeInfo> = ["n1", "n2"]
+            .iter()
+            .map(|n| NodeInfo {
+                name: (*n).into(),
+                ..NodeInfo::default()
+            })
+            .collect();
+        assert_eq!(unknown_node("n[1-2]", &nodes), None);
+        assert_eq!(unknown_node("n2,nosuch", &nodes).as_deref(), Some("nosuch"));
+        assert_eq!(unknown_node("n[1-3]", &nodes).as_deref(), Some("n3"));
+    }
+
+    #[test]
     fn bad_specs_are_reported() {
+        // Unknown codes and names are reported and the report goes on: a
+        // code is printed as written, a name left out.
+        let plan = Plan::new(&parse(&["-o", "%i %10+ %.5+|"]).unwrap()).unwrap();
+        assert_eq!(plan.unknown_codes, vec!['+', '+']);
+        let job = JobInfo {
+            job_id: 7,
+            state: slurm_proto::v1::JobState::Pending as i32,
+            ..JobInfo::default()
+        };
         assert_eq!(
-            Plan::new(&parse(&["-o", "%+"]).unwrap()).unwrap_err(),
-            "Invalid job format specification: +"
+            plan.render(std::slice::from_ref(&job), &Ctx::utc(0))
+                .unwrap(),
+            "JOBID %10+ %.5+|\n7 %10+ %.5+|\n"
+        );
+        let plan = Plan::new(&parse(&["-O", "jobid:4,bogus,name:5,junk"]).unwrap()).unwrap();
+        assert_eq!(plan.unknown_fields, vec!["bogus", "junk"]);
+        assert_eq!(
+            plan.render(std::slice::from_ref(&job), &Ctx::utc(0))
+                .unwrap(),
+            "JOBINAME \n7        \n"
         );
         assert!(parse(&["-t", "nosuch"]).is_err());
         assert!(parse(&["-j", "abc"]).is_err());
@@ -2451,7 +2499,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         assert_eq!(
             out,
             "Sat Nov 21 09:00:00 2026\nJOBID NAME\n7 sleep\n\n\
-             Sat Nov 21 09:00:30 2026\nJOBID NAME\n7 sleep\n8 sleep\n\n"
+             Sat Nov 21 09:00:30 2026\nJOBID NAME\n8 sleep\n7 sleep\n\n"
         );
         assert_eq!((err.as_str(), code), ("", 0));
         assert_eq!(pauses, vec![30, 30]);
@@ -2618,7 +2666,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
                 let admitted: Vec<(u32, JobInfo)> =
                     all.into_iter().filter(|j| plan.admits(j)).map(|j| (0, j)).collect();
                 let combined = if plan.combines_tasks() {
-                    combine_pending_tasks(admitted, plan.task_list_limit)
+                    combine_pending_tasks(admitted)
                 } else {
                     admitted
                 };

@@ -262,15 +262,23 @@ fn squeue_cuts_a_combined_task_list_as_slurm_bitstr_len_says() {
     let full = "15_[0-2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42,\
                 44,46,48,50,52,54,56,58,60,62,64,66,68,70,72,74,76,78,80,82,84,86,88,\
                 90,92,94,96,98]\n";
-    let default = format!("15_[{}]\n", &full[4..4 + 63]);
-    assert_eq!(stdout_of(&cluster.run(SQUEUE, &fmt, &[])), default);
+    // Unset: the list is cut to 63 characters with a `...` mark, and the
+    // whole id to 31 characters.
+    assert_eq!(
+        stdout_of(&cluster.run(SQUEUE, &fmt, &[])),
+        format!("{}\n", &full[..31])
+    );
     let with = |v: &'static str| [("SLURM_BITSTR_LEN", v)];
     assert_eq!(stdout_of(&cluster.run(SQUEUE, &fmt, &with("0"))), full);
     assert_eq!(
         stdout_of(&cluster.run(SQUEUE, &fmt, &with("10"))),
-        "15_[0-2,4,6,8]\n"
+        "15_[0-2,4,...]\n"
     );
-    assert_eq!(stdout_of(&cluster.run(SQUEUE, &fmt, &with("-3"))), default);
+    // Set but negative: the default length, and no cut of the id.
+    assert_eq!(
+        stdout_of(&cluster.run(SQUEUE, &fmt, &with("-3"))),
+        format!("15_[{}...]\n", &full[4..4 + 60])
+    );
 }
 
 /// `sinfo --json` from Slurm 22.05.8 for one node that never registered.

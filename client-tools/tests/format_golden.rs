@@ -21,10 +21,7 @@ use slurm_proto::v1::{
 const T0: i64 = 1_795_244_461;
 
 fn ctx(now: i64) -> Ctx {
-    Ctx {
-        now,
-        zone: Zone::Fixed(FixedZone::UTC),
-    }
+    Ctx::new(now, Zone::Fixed(FixedZone::UTC))
 }
 
 fn golden_dir() -> PathBuf {
@@ -280,7 +277,8 @@ fn format_squeue_array_master_and_tasks() {
     assert_text("squeue_array", &out);
     let tasks: Vec<JobInfo> = (0..4)
         .map(|t| {
-            let mut j = pending(15 + t, "arrayjob", 4_294_901_745, "None");
+            // What `-r` makes of one pending record: its tasks, one id.
+            let mut j = pending(15, "arrayjob", 4_294_901_745, "None");
             j.array_job_id = Some(15);
             j.array_task_id = Some(t);
             j

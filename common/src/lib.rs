@@ -12,5 +12,6 @@ pub mod rlimit;
 pub mod signal;
 pub mod size;
 pub mod state;
+pub mod tasklist;
 pub mod time;
 pub mod tree;

@@ -45,22 +45,81 @@ impl Dump {
 }
 
 /// What every renderer needs besides the data: the time the reply is shown
-/// at (Unix seconds) and the zone timestamps are printed in.
+/// at (Unix seconds), the zone timestamps are printed in, and how long an
+/// array's task list may get (`SLURM_BITSTR_LEN`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ctx {
     pub now: i64,
     pub zone: Zone,
+    pub task_lists: TaskListLimit,
 }
 
 impl Ctx {
     /// Shown at `now` with timestamps in UTC: what tests compare.
     pub fn utc(now: i64) -> Ctx {
+        Ctx::new(now, Zone::Fixed(FixedZone::UTC))
+    }
+
+    /// Shown at `now` in `zone`, with `SLURM_BITSTR_LEN` unset.
+    pub fn new(now: i64, zone: Zone) -> Ctx {
         Ctx {
             now,
-            zone: Zone::Fixed(FixedZone::UTC),
+            zone,
+            task_lists: TaskListLimit::default(),
         }
     }
 }
+
+/// How long an array's task list may get, as `SLURM_BITSTR_LEN` says:
+/// Slurm writes the list into a buffer of that many bytes, terminating NUL
+/// included, and marks a cut list with `...` ([`slurm_common::tasklist::cut`]).
+/// 0 means no limit. Unset, the buffer is 64 bytes, and squeue's `%i` of an
+/// array record (`15_[...]`) is moreover cut to 31 characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskListLimit {
+    pub bytes: u32,
+    /// Whether `SLURM_BITSTR_LEN` was set at all.
+    pub set: bool,
+}
+
+impl Default for TaskListLimit {
+    fn default() -> Self {
+        TaskListLimit {
+            bytes: 64,
+            set: false,
+        }
+    }
+}
+
+impl TaskListLimit {
+    /// The limit `SLURM_BITSTR_LEN` sets (`None`: unset). Slurm reads it
+    /// with C's `atoi`: leading blanks and a sign, then digits, the rest
+    /// ignored (`20x` is 20). So text that is not a number reads as 0 and
+    /// lifts the limit, as does an empty value, while a negative number
+    /// keeps the default size; both are what Slurm 22.05 does, and a script
+    /// setting the variable expects Slurm's reading of it.
+    pub fn from_env(value: Option<&str>) -> TaskListLimit {
+        let Some(value) = value else {
+            return TaskListLimit::default();
+        };
+        let bytes = u32::try_from(checks::atoi(value)).unwrap_or(64);
+        TaskListLimit { bytes, set: true }
+    }
+
+    /// `list` cut to the limit.
+    pub fn cut(self, list: &str) -> std::borrow::Cow<'_, str> {
+        if self.bytes == 0 || list.len() < self.bytes as usize {
+            return std::borrow::Cow::Borrowed(list);
+        }
+        let mut owned = list.to_owned();
+        slurm_common::tasklist::cut(&mut owned, self.bytes);
+        std::borrow::Cow::Owned(owned)
+    }
+}
+
+/// The most characters squeue shows of an array record's id (`15_[...]`)
+/// while `SLURM_BITSTR_LEN` is unset.
+const ARRAY_ID_WIDTH: usize = 31;
 
 /// The zone timestamps are printed in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +131,13 @@ pub enum Zone {
 }
 
 impl Ctx {
-    /// The commands' context: the host's zone at `now`.
+    /// The commands' context: the host's zone at `now`, and task lists
+    /// as the process's `SLURM_BITSTR_LEN` says.
     pub fn system(now: i64) -> Ctx {
+        let bitstr = std::env::var("SLURM_BITSTR_LEN").ok();
         Ctx {
-            now,
-            zone: Zone::System,
+            task_lists: TaskListLimit::from_env(bitstr.as_deref()),
+            ..Ctx::new(now, Zone::System)
         }
     }
 
@@ -348,14 +409,27 @@ pub(crate) fn reason_text(job: &JobInfo) -> &str {
     }
 }
 
-/// A job's id as squeue's `%i` shows it: `12`, `15_3`, `15_[0-3%2]`.
-pub(crate) fn write_job_id(out: &mut String, job: &JobInfo) {
+/// A job's id as squeue's `%i` shows it: `12`, `15_3`, `15_[0-3%2]`
+/// (the task list cut as `ctx` says).
+pub(crate) fn write_job_id(out: &mut String, job: &JobInfo, ctx: &Ctx) {
     match (job.array_job_id, job.array_task_id) {
         (Some(master), Some(task)) => {
             let _ = write!(out, "{master}_{task}");
         }
         (Some(master), None) if !job.array_task_spec.is_empty() => {
-            let _ = write!(out, "{master}_[{}]", job.array_task_spec);
+            let start = out.len();
+            let _ = write!(
+                out,
+                "{master}_[{}]",
+                ctx.task_lists.cut(&job.array_task_spec)
+            );
+            if !ctx.task_lists.set && out.len() - start > ARRAY_ID_WIDTH {
+                let mut end = start + ARRAY_ID_WIDTH;
+                while !out.is_char_boundary(end) {
+                    end -= 1;
+                }
+                out.truncate(end);
+            }
         }
         _ => push_u64(out, job.job_id.into()),
     }

@@ -208,7 +208,7 @@ pub fn write_job_detailed(
         r.kv_num("ArrayJobId", master);
         match job.array_task_id {
             Some(task) => r.kv_num("ArrayTaskId", task),
-            None => r.kv("ArrayTaskId", &job.array_task_spec),
+            None => r.kv("ArrayTaskId", &ctx.task_lists.cut(&job.array_task_spec)),
         }
         if job.array_task_throttle > 0 {
             r.kv_num("ArrayTaskThrottle", job.array_task_throttle);
@@ -870,6 +870,34 @@ mod tests {
         job.resources = Some(v1::JobResources::default());
         let detailed = show_jobs_detailed(&[job], false, true, &ctx);
         assert!(!detailed.contains("JOB_GRES"));
+    }
+
+    #[test]
+    fn a_long_pending_task_list_is_cut_as_slurm_bitstr_len_says() {
+        let job = JobInfo {
+            job_id: 124,
+            array_job_id: Some(124),
+            array_task_spec: "1-2,5,9,12,15,20,22,25,31,37,40,44,50,57,61,70,73,79,84,90,95,99"
+                .into(),
+            ..JobInfo::default()
+        };
+        let shown = |ctx: &Ctx| {
+            let text = show_jobs(std::slice::from_ref(&job), true, ctx);
+            text.split(' ')
+                .find(|w| w.starts_with("ArrayTaskId="))
+                .unwrap()
+                .to_owned()
+        };
+        // As Slurm 22.05 showed it, unset and with SLURM_BITSTR_LEN=10.
+        assert_eq!(
+            shown(&Ctx::utc(0)),
+            "ArrayTaskId=1-2,5,9,12,15,20,22,25,31,37,40,44,50,57,61,70,73,79,84,90,9..."
+        );
+        let ten = Ctx {
+            task_lists: crate::format::TaskListLimit::from_env(Some("10")),
+            ..Ctx::utc(0)
+        };
+        assert_eq!(shown(&ten), "ArrayTaskId=1-2,5,...");
     }
 
     #[test]

@@ -60,10 +60,20 @@ pub fn is_code(code: char) -> bool {
 /// Parses an `-o`/`--format` string. `%all` (any case) is every field,
 /// separated by `|`, as in Slurm.
 pub fn parse_format(spec: &str) -> Result<Vec<Item>, FormatError> {
-    if spec.eq_ignore_ascii_case("%all") {
-        return Ok(all_fields());
+    let (items, unknown) = parse_format_lenient(spec);
+    match unknown.first() {
+        Some(&code) => Err(FormatError::UnknownCode { what: "node", code }),
+        None => Ok(items),
     }
-    spec::parse(spec, "node", is_code)
+}
+
+/// [`parse_format`] as sinfo reads `-o`: unknown codes are kept as text
+/// and returned, to be reported.
+pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<char>) {
+    if spec.eq_ignore_ascii_case("%all") {
+        return (all_fields(), Vec::new());
+    }
+    spec::parse_lenient(spec, is_code)
 }
 
 /// The fields of `%all` and `-O all`: every lower-case letter, then every

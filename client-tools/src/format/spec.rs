@@ -45,21 +45,34 @@ pub(crate) const MAX_WIDTH: usize = 4096;
 
 /// Parses a `%`-format. `known` says whether a code letter is a field.
 /// `%%` is a literal percent sign; a `%` at the very end is kept as text.
+/// An unknown code is an error ([`parse_lenient`] goes on instead).
 pub fn parse(
     spec: &str,
     what: &'static str,
     known: impl Fn(char) -> bool,
 ) -> Result<Vec<Item>, FormatError> {
+    let (items, unknown) = parse_lenient(spec, known);
+    match unknown.first() {
+        Some(&code) => Err(FormatError::UnknownCode { what, code }),
+        None => Ok(items),
+    }
+}
+
+/// [`parse`] as squeue and sinfo read `-o`: an unknown code is kept as
+/// the text it was written as (`%10+`), and returned so that the command
+/// can report it, once per place it appears.
+pub fn parse_lenient(spec: &str, known: impl Fn(char) -> bool) -> (Vec<Item>, Vec<char>) {
     let mut items = Vec::new();
+    let mut unknown = Vec::new();
     let mut text = String::new();
-    let mut chars = spec.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut chars = spec.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
         if c != '%' {
             text.push(c);
             continue;
         }
         let mut right = false;
-        while let Some(&flag) = chars.peek() {
+        while let Some(&(_, flag)) = chars.peek() {
             match flag {
                 '.' => right = true,
                 '-' | '#' => {}
@@ -68,7 +81,7 @@ pub fn parse(
             chars.next();
         }
         let mut width: Option<usize> = None;
-        while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+        while let Some(d) = chars.peek().and_then(|(_, c)| c.to_digit(10)) {
             let w = width
                 .unwrap_or(0)
                 .saturating_mul(10)
@@ -80,20 +93,23 @@ pub fn parse(
         let width = width.filter(|w| *w > 0);
         match chars.next() {
             None => text.push('%'),
-            Some('%') => text.push('%'),
-            Some(code) if known(code) => {
+            Some((_, '%')) => text.push('%'),
+            Some((_, code)) if known(code) => {
                 if !text.is_empty() {
                     items.push(Item::Literal(std::mem::take(&mut text)));
                 }
                 items.push(Item::Field { code, width, right });
             }
-            Some(code) => return Err(FormatError::UnknownCode { what, code }),
+            Some((end, code)) => {
+                unknown.push(code);
+                text.push_str(&spec[at..end + code.len_utf8()]);
+            }
         }
     }
     if !text.is_empty() {
         items.push(Item::Literal(text));
     }
-    Ok(items)
+    (items, unknown)
 }
 
 /// Parses a `-O` list: comma-separated `name[:[.][size][suffix]]`.

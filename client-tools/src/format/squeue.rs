@@ -38,6 +38,12 @@ pub fn parse_format(spec: &str) -> Result<Vec<Item>, FormatError> {
     spec::parse(spec, "job", is_code)
 }
 
+/// Parses an `-o`/`--format` string as squeue does: unknown codes are
+/// kept as text and returned, to be reported.
+pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<char>) {
+    spec::parse_lenient(spec, is_code)
+}
+
 /// `-O` names and the field each shows.
 const LONG_NAMES: &[(&str, char)] = &[
     ("account", 'a'),
@@ -273,13 +279,13 @@ pub fn write_value_in(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx, un
         }
         'H' | 'I' | 'J' => out.push('*'),
         'h' => out.push_str(sharing_word(job)),
-        'i' => write_job_id(out, job),
+        'i' => write_job_id(out, job, ctx),
         'j' => out.push_str(&job.name),
         'K' => match (job.array_task_id, job.array_task_spec.is_empty()) {
             (Some(t), _) => {
                 let _ = write!(out, "{t}");
             }
-            (None, false) => out.push_str(&job.array_task_spec),
+            (None, false) => out.push_str(&ctx.task_lists.cut(&job.array_task_spec)),
             (None, true) => out.push_str("N/A"),
         },
         'k' => out.push_str(or_null(&job.comment)),
@@ -299,7 +305,8 @@ pub fn write_value_in(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx, un
         'o' => out.push_str(or_null(&job.command)),
         'P' => out.push_str(&job.partition),
         'p' => {
-            let _ = write!(out, "{:.8}", f64::from(job.priority) / 4_294_967_296.0);
+            // Slurm 22.05: the priority over 0xffffffff, 14 decimals.
+            let _ = write!(out, "{:.14}", f64::from(job.priority) / f64::from(u32::MAX));
         }
         'Q' => push_u64(out, job.priority.into()),
         'q' => out.push_str(or_null(&job.qos)),
@@ -487,8 +494,8 @@ fn key_of(job: &JobInfo, code: char, tier: u32) -> KeyVal<'_> {
     }
 }
 
-/// Sorts jobs by `keys`; ties keep the order they came in (the
-/// controller's job id order). See [`SortKeys`].
+/// Sorts jobs by `keys`; ties go newest job first (oldest first when
+/// sorting by start time), as in Slurm. See [`SortKeys`].
 pub fn sort_jobs(jobs: &mut [&JobInfo], keys: &[SortKey]) {
     if jobs.len() < 2 {
         return;
@@ -516,9 +523,15 @@ pub fn sort_jobs(jobs: &mut [&JobInfo], keys: &[SortKey]) {
 pub struct SortKeys {
     keys: Vec<SortKey>,
     columns: Vec<Column>,
-    /// Per row, the place its job came in: equal rows keep that order.
-    /// Usually the row's own index; rows held back (pending array tasks
-    /// combined at the end) keep the place their record had.
+    /// Per row, its job id: rows equal in every key go by it, highest
+    /// first (Slurm 22.05 lists jobs of equal priority, user or submit
+    /// time newest first), or lowest first when the jobs are sorted by
+    /// start time (as its `--start` view lists jobs without one).
+    ids: Vec<u32>,
+    /// Per row, the place its job came in: rows of one record (the tasks
+    /// `-r` shows of a pending array) keep that order. Usually the row's
+    /// own index; rows held back (pending array tasks combined at the end)
+    /// keep the place their record had.
     seqs: Vec<u32>,
     len: usize,
 }
@@ -584,6 +597,7 @@ impl SortKeys {
         SortKeys {
             keys: keys.to_vec(),
             columns: vec![Column::Empty; keys.len()],
+            ids: Vec::new(),
             seqs: Vec::new(),
             len: 0,
         }
@@ -608,6 +622,7 @@ impl SortKeys {
     /// in (ties between rows go by it), `tier` the PriorityTier its
     /// partition sorts by (`-P`; 0 otherwise).
     pub fn push_at(&mut self, job: &JobInfo, seq: u32, tier: u32) {
+        self.ids.push(job.job_id);
         self.seqs.push(seq);
         for (key, column) in self.keys.iter().zip(self.columns.iter_mut()) {
             let value = key_of(job, key.code, tier);
@@ -630,8 +645,9 @@ impl SortKeys {
         self.len += 1;
     }
 
-    /// The positions of the pushed jobs in sorted order; ties go by the
-    /// place each job came in, then by the order they were pushed in.
+    /// The positions of the pushed jobs in sorted order; ties go by job
+    /// id, highest first, then by the place each job came in, then by the
+    /// order they were pushed in.
     pub fn order(&self) -> Vec<u32> {
         let n = self.len;
         let Ok(n32) = u32::try_from(n) else {
@@ -663,12 +679,18 @@ impl SortKeys {
             .collect();
         // A stable sort: ties keep the order the jobs were pushed in.
         let mut order: Vec<u32> = (0..n32).collect();
-        let seqs = &self.seqs;
+        let (ids, seqs) = (&self.ids, &self.seqs);
+        let oldest_first = self.keys.iter().any(|k| k.code == 'S');
         order.sort_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
             ords.iter()
-                .map(|col| col[a as usize].cmp(&col[b as usize]))
+                .map(|col| col[a].cmp(&col[b]))
                 .find(|o| o.is_ne())
-                .unwrap_or_else(|| seqs[a as usize].cmp(&seqs[b as usize]))
+                .unwrap_or_else(|| {
+                    let by_id = ids[b].cmp(&ids[a]);
+                    let by_id = if oldest_first { by_id.reverse() } else { by_id };
+                    by_id.then(seqs[a].cmp(&seqs[b]))
+                })
         });
         order
     }
@@ -799,6 +821,24 @@ mod tests {
         assert_eq!(ids(&refs)[..3], [0, 1, 2]);
         sort_jobs(&mut refs, &parse_sort("V").unwrap());
         assert_eq!(ids(&refs)[..3], [39, 38, 37]);
+    }
+
+    #[test]
+    fn normalized_priority_has_fourteen_decimals_over_the_u32_range() {
+        let ctx = crate::format::Ctx::utc(0);
+        let shown = |priority| {
+            let mut out = String::new();
+            let j = JobInfo {
+                priority,
+                ..JobInfo::default()
+            };
+            write_value(&mut out, 'p', &j, &ctx);
+            out
+        };
+        // As Slurm 22.05 printed them.
+        assert_eq!(shown(4_294_901_758), "0.99998474097810");
+        assert_eq!(shown(0), "0.00000000000000");
+        assert_eq!(shown(u32::MAX), "1.00000000000000");
     }
 
     #[test]
@@ -973,7 +1013,8 @@ mod tests {
 
     proptest! {
         /// The packed-ordinal sort orders as a plain stable sort comparing
-        /// the key values one key after another.
+        /// the key values one key after another, then job ids, highest
+        /// first.
         #[test]
         fn sort_matches_a_plain_comparison(
             jobs in proptest::collection::vec(small_job(), 0..40),
@@ -997,7 +1038,11 @@ mod tests {
                         return o;
                     }
                 }
-                Ordering::Equal
+                if keys.iter().any(|k| k.code == 'S') {
+                    a.job_id.cmp(&b.job_id)
+                } else {
+                    b.job_id.cmp(&a.job_id)
+                }
             });
             let pos = |v: &[&JobInfo]| -> Vec<usize> {
                 v.iter()

@@ -203,9 +203,9 @@ impl ArrayState {
     }
 
     /// The task ids left as `scontrol show job` shows them in ArrayTaskId
-    /// (`1-3,5%2`), and squeue inside brackets.
+    /// (`1-3,5%2`, `0-98:2`), and squeue inside brackets.
     pub fn pending_text(&self) -> String {
-        let mut s = ranges(&self.pending);
+        let mut s = slurm_common::tasklist::format(&self.pending);
         if self.throttle > 0 {
             s.push('%');
             s.push_str(&self.throttle.to_string());
@@ -224,30 +224,6 @@ impl ArrayState {
             task_step: self.step,
         }
     }
-}
-
-/// `0-3,5,7-8` for ascending ids.
-pub fn ranges(ids: &[u32]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let start = ids[i];
-        let mut end = start;
-        while i + 1 < ids.len() && ids[i + 1] == end.saturating_add(1) {
-            i += 1;
-            end = ids[i];
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        out.push_str(&start.to_string());
-        if end != start {
-            out.push('-');
-            out.push_str(&end.to_string());
-        }
-        i += 1;
-    }
-    out
 }
 
 /// Whether `job` is the record of array `array_job_id`'s task `task`, or
@@ -620,11 +596,11 @@ mod tests {
     }
 
     #[test]
-    fn ranges_compress_runs() {
-        assert_eq!(ranges(&[0, 1, 2, 3]), "0-3");
-        assert_eq!(ranges(&[1, 3, 4, 5, 9]), "1,3-5,9");
-        assert_eq!(ranges(&[]), "");
-        assert_eq!(ranges(&[u32::MAX - 1, u32::MAX]), "4294967294-4294967295");
+    fn pending_tasks_are_written_as_slurm_writes_the_set() {
+        let a = ArrayState::submitted(3, &parse("1,3,5,7,9,11,13,15,17", 1001).unwrap());
+        assert_eq!(a.pending_text(), "1-17:2");
+        let b = ArrayState::submitted(4, &parse("0-8:2%2", 1001).unwrap());
+        assert_eq!(b.pending_text(), "0,2,4,6,8%2");
     }
 
     #[test]
