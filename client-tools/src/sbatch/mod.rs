@@ -59,12 +59,17 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let cli = match options::parse_command_line(&words) {
+    // getopt names the program as it was called (`/usr/bin/sbatch: ...`).
+    let called_as = args
+        .first()
+        .map_or_else(|| PROG.to_owned(), |a| a.to_string_lossy().into_owned());
+    let now = unix_now();
+    let cli = match options::parse_command_line(&words, &read_node_file, now) {
         Ok(Invocation::Help) => return out.block(PROG, HELP),
         Ok(Invocation::Usage) => return out.block(PROG, USAGE),
         Ok(Invocation::Version) => return out.block(PROG, &version_line()),
         Ok(Invocation::Submit(cli)) => cli,
-        Err(e) => return report_opt_error(out, &e),
+        Err(e) => return report_opt_error_as(out, &e, &called_as),
     };
     let script = match read_script(&cli, stdin) {
         Ok(s) => s,
@@ -86,7 +91,6 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             .and_then(|(_, v)| v.to_str())
             .map(str::to_owned)
     };
-    let now = unix_now();
     let opts = match options::resolve(&cli, Some(&script.text), &env, &read_node_file, now) {
         Ok(o) => o,
         Err(e) => return report_opt_error(out, &e),
@@ -178,7 +182,6 @@ fn add_rlimits(
     }
 }
 
-/// Prints an option error as Slurm does and gives its exit status.
 /// Who the job runs as: the caller, or for root the user (and group) of
 /// `--uid` / `--gid`; a user's primary group when only `--uid` is given.
 fn submit_identity(opts: &SbatchOpts, uid: u32, gid: u32) -> Result<(u32, u32), OptError> {
@@ -206,10 +209,23 @@ fn submit_identity(opts: &SbatchOpts, uid: u32, gid: u32) -> Result<(u32, u32), 
     Ok((target, group))
 }
 
+/// Prints an option error as Slurm does and gives its exit status.
 fn report_opt_error(out: &mut Output<'_>, e: &OptError) -> i32 {
+    report_opt_error_as(out, e, PROG)
+}
+
+/// [`report_opt_error`] for sbatch called as `called_as`, the name getopt
+/// puts before its complaints about the command line. Those about an
+/// `#SBATCH` line name plain `sbatch`, as do the "Try" line and every
+/// other message.
+fn report_opt_error_as(out: &mut Output<'_>, e: &OptError, called_as: &str) -> i32 {
     match e {
         OptError::Getopt(g) => {
-            out.error_line(&format!("{PROG}: {g}"));
+            out.error_line(&format!("{called_as}: {g}"));
+            out.error_line(&format!("Try \"{PROG} --help\" for more information"));
+        }
+        OptError::Directive { error, .. } => {
+            out.error_line(&format!("{PROG}: {error}"));
             out.error_line(&format!("Try \"{PROG} --help\" for more information"));
         }
         OptError::Invalid(text) | OptError::Refused(text) => {
@@ -227,7 +243,6 @@ fn report_opt_error(out: &mut Output<'_>, e: &OptError) -> i32 {
         OptError::Help { text, .. } => {
             out.block(PROG, text);
         }
-        OptError::Directive { .. } => print_error(out, PROG, e),
     }
     e.exit_status()
 }
@@ -240,8 +255,7 @@ fn words_to_line(words: &[String]) -> String {
         .join(" ")
 }
 
-/// The scheduling priority (nice value) sbatch runs at, which the job
-/// inherits through `SLURM_PRIO_PROCESS`.
+/// The file mode creation mask sbatch runs with, for `SLURM_UMASK`.
 fn process_umask() -> u32 {
     // SAFETY: umask cannot fail; the mask is put back at once.
     unsafe {
@@ -251,6 +265,8 @@ fn process_umask() -> u32 {
     }
 }
 
+/// The scheduling priority (nice value) sbatch runs at, which the job
+/// inherits through `SLURM_PRIO_PROCESS`.
 fn process_priority() -> i32 {
     // SAFETY: getpriority only reads the calling process's nice value.
     unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
@@ -653,6 +669,10 @@ async fn submit(
     };
     let reply = match reply {
         Ok(r) => r,
+        Err(e) if opts.test_only => {
+            report_test_only_error(out, &e);
+            return EXIT_ERROR;
+        }
         Err(e) => {
             report_submit_error(out, &e);
             return EXIT_ERROR;
@@ -706,6 +726,18 @@ pub fn report_submit_error(out: &mut Output<'_>, e: &RpcError) {
         }
     }
     print_error(out, PROG, format!("Batch job submission failed: {e}"));
+}
+
+/// Prints a refused `--test-only` request: the controller's explanation
+/// when it gave one, then Slurm's `allocation failure:` line, which has no
+/// program prefix.
+pub fn report_test_only_error(out: &mut Output<'_>, e: &RpcError) {
+    if let Some(detail) = e.extra_detail() {
+        if e.code != ErrorCode::ControllerConnect {
+            print_error(out, PROG, detail);
+        }
+    }
+    out.error_line(&format!("allocation failure: {e}"));
 }
 
 /// Whether a job in this state and with these flags is over.
@@ -1036,7 +1068,7 @@ mod tests {
 
     fn cli(args: &str) -> CommandLine {
         let words: Vec<String> = args.split_whitespace().map(str::to_owned).collect();
-        match options::parse_command_line(&words).unwrap() {
+        match options::parse_command_line(&words, &read_node_file, 0).unwrap() {
             Invocation::Submit(c) => c,
             other => panic!("{other:?}"),
         }
@@ -1282,6 +1314,67 @@ mod tests {
         );
         let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
         (text(stdout), text(stderr), status)
+    }
+
+    /// getopt names sbatch as it was called; the "Try" line says `sbatch`.
+    #[test]
+    fn command_line_errors_name_the_program_as_called() {
+        let argv: Vec<OsString> = ["/usr/bin/sbatch", "--bogus"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = run_with(
+            &argv,
+            &mut std::io::empty(),
+            &mut Output::new(&mut stdout, &mut stderr),
+        );
+        assert_eq!(status, 255);
+        assert_eq!(
+            String::from_utf8(stderr).unwrap(),
+            "/usr/bin/sbatch: unrecognized option '--bogus'\n\
+             Try \"sbatch --help\" for more information\n"
+        );
+    }
+
+    /// A bad `#SBATCH` line is reported as getopt reports a bad command
+    /// line, under the plain name, before any controller is reached.
+    #[test]
+    fn bad_directives_print_as_getopt_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("job.sh");
+        for (line, want) in [
+            ("#SBATCH --bogus", "sbatch: unrecognized option '--bogus'"),
+            ("#SBATCH -J", "sbatch: option requires an argument -- 'J'"),
+            (
+                "#SBATCH --ti=5",
+                "sbatch: option '--ti=5' is ambiguous; possibilities: '--time' '--time-min'",
+            ),
+        ] {
+            std::fs::write(&job, format!("#!/bin/sh\n{line}\necho hi\n")).unwrap();
+            let got = run_sbatch(&[job.to_str().unwrap()]);
+            let want = format!("{want}\nTry \"sbatch --help\" for more information\n");
+            assert_eq!(got, (String::new(), want, 255), "{line}");
+        }
+    }
+
+    #[test]
+    fn test_only_refusals_print_as_allocation_failures() {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let mut out = Output::new(&mut o, &mut e);
+        let err = RpcError::new(
+            ErrorCode::InvalidPartitionName,
+            "invalid partition specified: nope",
+        );
+        report_test_only_error(&mut out, &err);
+        let bare = RpcError::new(ErrorCode::RequestedNodeConfigUnavailable, "");
+        report_test_only_error(&mut out, &bare);
+        assert_eq!(
+            String::from_utf8(e).unwrap(),
+            "sbatch: error: invalid partition specified: nope\n\
+             allocation failure: Invalid partition name specified\n\
+             allocation failure: Requested node configuration is not available\n"
+        );
     }
 
     #[test]

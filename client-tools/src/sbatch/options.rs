@@ -535,28 +535,35 @@ pub struct CommandLine {
     pub wrap: Option<String>,
 }
 
-/// Reads the command line (without the program name). `--help`,
-/// `--usage` and `--version` win as soon as they are read, as in Slurm.
-pub fn parse_command_line(args: &[String]) -> Result<Invocation, OptError> {
-    let split = opts::split(args, SHORTS, LONGS, Ordering::StopAtOperand)?;
-    for found in &split.options {
+/// Reads the command line (without the program name), as Slurm's first
+/// pass over it does: options in order, each value checked as it is read
+/// (so `--time=abc --bogus` fails on the time), `--help`, `--usage` and
+/// `--version` winning as soon as they are reached. `read_file` and `now`
+/// serve the checks, as in [`resolve`].
+pub fn parse_command_line(
+    args: &[String],
+    read_file: ReadFile<'_>,
+    now: i64,
+) -> Result<Invocation, OptError> {
+    let mut getopt = opts::Getopt::new(args, SHORTS, LONGS, Ordering::StopAtOperand);
+    let mut options = Vec::new();
+    let mut checked = SbatchOpts::default();
+    for found in &mut getopt {
+        let found = found?;
         match found.key {
             Key::Help => return Ok(Invocation::Help),
             Key::Usage => return Ok(Invocation::Usage),
             Key::Version => return Ok(Invocation::Version),
             _ => {}
         }
+        apply_found(&mut checked, &found, read_file, now)?;
+        options.push(found);
     }
-    let wrap = split
-        .options
-        .iter()
-        .rev()
-        .find(|f| f.key == Key::Wrap)
-        .and_then(|f| f.value.clone());
-    let mut operands = split.operands.into_iter();
+    let wrap = checked.wrap.take();
+    let mut operands = getopt.into_operands().into_iter();
     let script = operands.next();
     Ok(Invocation::Submit(CommandLine {
-        options: split.options,
+        options,
         script,
         script_args: operands.collect(),
         wrap,
@@ -568,10 +575,13 @@ pub fn parse_command_line(args: &[String]) -> Result<Invocation, OptError> {
 /// sbatch's own is `sbatch::read_node_file`.
 pub type ReadFile<'a> = &'a dyn Fn(&str) -> io::Result<Vec<u8>>;
 
-/// Combines the sources: `env` (`SBATCH_*`), then the `#SBATCH` lines of
-/// `script` (when there is one), then the command line. `read_file` reads
-/// the node files options name; `now` resolves relative times
-/// (`--begin=now+1hour`).
+/// Combines the sources as Slurm 22.05 does: the `#SBATCH` lines of
+/// `script` (when there is one), then `env` (`SBATCH_*`), then the command
+/// line, each overriding what came before. One exception: a kind of memory
+/// request from the environment gives way to another kind the script asks
+/// for (`SBATCH_MEM_PER_CPU` with `#SBATCH --mem`: `--mem` counts).
+/// `read_file` reads the node files options name; `now` resolves relative
+/// times (`--begin=now+1hour`).
 pub fn resolve(
     cli: &CommandLine,
     script: Option<&str>,
@@ -580,6 +590,25 @@ pub fn resolve(
     now: i64,
 ) -> Result<SbatchOpts, OptError> {
     let mut o = SbatchOpts::default();
+    // The kinds of memory request the script and the command line make
+    // (those of the environment give way to them).
+    let mut memory_kinds: Vec<Key> = Vec::new();
+    let note_memory = |kinds: &mut Vec<Key>, key: Key| {
+        if matches!(key, Key::Mem | Key::MemPerCpu | Key::MemPerGpu) && !kinds.contains(&key) {
+            kinds.push(key);
+        }
+    };
+    if let Some(text) = script {
+        for (line, words) in directives::parse(text) {
+            let split = opts::split(&words, SHORTS, LONGS, Ordering::Permute)
+                .map_err(|error| OptError::Directive { line, error })?;
+            for found in split.options {
+                apply_found(&mut o, &found, read_file, now)?;
+                note_memory(&mut memory_kinds, found.key);
+            }
+        }
+    }
+    let script_memory = o.memory;
     for (name, key) in ENV_VARS {
         if let Some(value) = env(name) {
             let has_arg = LONGS
@@ -595,28 +624,16 @@ pub fn resolve(
             apply(&mut o, *key, value.as_deref(), name, read_file, now)?;
         }
     }
-    // The kinds of memory request the script and the command line make
-    // (those of the environment give way to them).
-    let mut memory_kinds: Vec<Key> = Vec::new();
-    let mut note_memory = |key: Key| {
-        if matches!(key, Key::Mem | Key::MemPerCpu | Key::MemPerGpu) && !memory_kinds.contains(&key)
-        {
-            memory_kinds.push(key);
-        }
-    };
-    if let Some(text) = script {
-        for (line, words) in directives::parse(text) {
-            let split = opts::split(&words, SHORTS, LONGS, Ordering::Permute)
-                .map_err(|error| OptError::Directive { line, error })?;
-            for found in split.options {
-                apply_found(&mut o, &found, read_file, now)?;
-                note_memory(found.key);
-            }
-        }
+    let env_kind = o.memory.map(|m| match m {
+        Memory::PerNode(_) => Key::Mem,
+        Memory::PerCpu(_) => Key::MemPerCpu,
+    });
+    if env_kind.is_some_and(|k| !memory_kinds.is_empty() && !memory_kinds.contains(&k)) {
+        o.memory = script_memory;
     }
     for found in &cli.options {
         apply_found(&mut o, found, read_file, now)?;
-        note_memory(found.key);
+        note_memory(&mut memory_kinds, found.key);
     }
     if memory_kinds.len() > 1 {
         return Err(OptError::Fatal(
@@ -642,7 +659,7 @@ pub fn parse(
     read_file: ReadFile<'_>,
     now: i64,
 ) -> Result<Option<SbatchOpts>, OptError> {
-    match parse_command_line(args)? {
+    match parse_command_line(args, read_file, now)? {
         Invocation::Submit(cli) => resolve(&cli, script, env, read_file, now).map(Some),
         _ => Ok(None),
     }
@@ -702,6 +719,13 @@ fn count(value: &str, name: &str) -> Result<u32, OptError> {
 fn text(value: Option<&str>) -> Option<String> {
     value.map(str::to_owned)
 }
+
+/// The largest `--nice` adjustment either way.
+const NICE_LIMIT: u32 = 2_147_483_645;
+/// `--priority` must stay below this (Slurm's `NO_VAL - 1`).
+const PRIORITY_LIMIT: u32 = u32::MAX - 1;
+/// The priority `--priority=top` asks for.
+const PRIORITY_TOP: u32 = u32::MAX - 2;
 
 /// Records one option. `spelled` names it in messages about ignored
 /// options.
@@ -775,19 +799,18 @@ fn apply(
             o.memory = Some(Memory::PerCpu(mb));
         }
         Key::Mincpus => o.mincpus = Some(count(v, "--mincpus")?),
+        // Read as C's strtol reads it: "abc" is 0, "5x" is 5.
         Key::Nice => {
-            let nice = match value {
-                None => 100,
-                Some(s) => s.trim().parse::<i64>().map_err(|_| {
-                    invalid("Invalid nice value, must be between -2147483645 and 2147483645")
-                })?,
-            };
-            if nice.abs() > 2_147_483_645 {
-                return Err(invalid(
-                    "Invalid nice value, must be between -2147483645 and 2147483645",
-                ));
-            }
-            o.nice = i32::try_from(nice).ok();
+            let nice = value.map_or(100, |s| opts::strtol(s).0);
+            o.nice = i32::try_from(nice)
+                .ok()
+                .filter(|n| n.unsigned_abs() <= NICE_LIMIT)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "Invalid --nice value, out of range (+/- {NICE_LIMIT})"
+                    ))
+                })
+                .map(Some)?;
         }
         Key::NoRequeue => o.requeue = Some(false),
         // Slurm's sbatch reads the file itself and sends its hosts as the
@@ -831,14 +854,21 @@ fn apply(
         Key::Oversubscribe => o.sharing = Some(Sharing::Oversubscribe),
         Key::Parsable => o.parsable = true,
         Key::Partition => o.partition = text(value),
+        // `top`, or a number read as C's strtoll reads it ("abc" is 0);
+        // 0 leaves the priority to the controller.
         Key::Priority => {
-            let p = v
-                .trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|p| *p < u32::MAX - 1)
-                .ok_or_else(|| invalid(format!("Invalid --priority value: {v}")))?;
-            o.priority = Some(p);
+            o.priority = if v.eq_ignore_ascii_case("top") {
+                Some(PRIORITY_TOP)
+            } else {
+                let p = opts::strtol(v).0;
+                if p < 0 {
+                    return Err(invalid("Priority must be >= 0"));
+                }
+                if p >= i64::from(PRIORITY_LIMIT) {
+                    return Err(invalid(format!("Priority must be < {PRIORITY_LIMIT}")));
+                }
+                u32::try_from(p).ok().filter(|p| *p > 0)
+            };
         }
         Key::Qos => o.qos = text(value),
         Key::Quiet => o.quiet = true,
@@ -982,6 +1012,10 @@ mod tests {
         parse(&args(s), script, &no_env, &read, NOW).map(|o| o.unwrap())
     }
 
+    fn parse_command_line_(words: &[String]) -> Result<Invocation, OptError> {
+        parse_command_line(words, &no_files, NOW)
+    }
+
     fn opts(s: &str) -> SbatchOpts {
         parse(&args(s), None, &no_env, &no_files, NOW)
             .unwrap()
@@ -1068,30 +1102,35 @@ mod tests {
 
     #[test]
     fn script_and_its_arguments() {
-        let Invocation::Submit(cli) = parse_command_line(&args("-N1 job.sh -N 2 x")).unwrap()
+        let Invocation::Submit(cli) = parse_command_line_(&args("-N1 job.sh -N 2 x")).unwrap()
         else {
             panic!()
         };
         assert_eq!(cli.script.as_deref(), Some("job.sh"));
         assert_eq!(cli.script_args, args("-N 2 x"));
         assert_eq!(cli.options.len(), 1);
-        let Invocation::Submit(cli) = parse_command_line(&args("--wrap=true")).unwrap() else {
+        let Invocation::Submit(cli) = parse_command_line_(&args("--wrap=true")).unwrap() else {
             panic!()
         };
         assert_eq!((cli.script, cli.wrap.as_deref()), (None, Some("true")));
         assert_eq!(
-            parse_command_line(&args("-p x --vers")).unwrap(),
+            parse_command_line_(&args("-p x --vers")).unwrap(),
             Invocation::Version
         );
         assert_eq!(
-            parse_command_line(&args("--help --bogus"))
+            parse_command_line_(&args("--bogus --help"))
                 .unwrap_err()
                 .to_string(),
             "unrecognized option '--bogus'"
         );
-        assert_eq!(parse_command_line(&args("-h")).unwrap(), Invocation::Help);
+        // --help counts once reached, whatever follows.
         assert_eq!(
-            parse_command_line(&args("--usage")).unwrap(),
+            parse_command_line_(&args("--help --bogus")).unwrap(),
+            Invocation::Help
+        );
+        assert_eq!(parse_command_line_(&args("-h")).unwrap(), Invocation::Help);
+        assert_eq!(
+            parse_command_line_(&args("--usage")).unwrap(),
             Invocation::Usage
         );
     }
@@ -1129,9 +1168,64 @@ mod tests {
         assert_eq!(err("--exclusive=bad"), "Invalid --exclusive specification");
         assert_eq!(
             err("--nice=9999999999"),
-            "Invalid nice value, must be between -2147483645 and 2147483645"
+            "Invalid --nice value, out of range (+/- 2147483645)"
+        );
+        assert_eq!(
+            err("--nice=-2147483646"),
+            "Invalid --nice value, out of range (+/- 2147483645)"
+        );
+        assert_eq!(err("--priority=-1"), "Priority must be >= 0");
+        assert_eq!(
+            err("--priority=4294967294"),
+            "Priority must be < 4294967294"
+        );
+        assert_eq!(
+            err("--priority=99999999999999999999"),
+            "Priority must be < 4294967294"
         );
         assert_eq!(err("-t"), "option requires an argument -- 't'");
+    }
+
+    /// `--nice` and `--priority` read numbers as C's strtol does, so text
+    /// that is not a number counts as 0, as in Slurm 22.05.
+    #[test]
+    fn nice_and_priority_read_numbers_as_slurm_does() {
+        let nice = |s: &str| opts(&format!("--nice={s}")).nice;
+        assert_eq!(nice("abc"), Some(0));
+        assert_eq!(nice("-3x"), Some(-3));
+        assert_eq!(nice(""), Some(0));
+        assert_eq!(nice("-2147483645"), Some(-2_147_483_645));
+        assert_eq!(opts("--nice").nice, Some(100));
+        let priority = |s: &str| opts(&format!("--priority={s}")).priority;
+        // 0 leaves the priority to the controller.
+        assert_eq!(priority("abc"), None);
+        assert_eq!(priority("0"), None);
+        assert_eq!(priority(""), None);
+        assert_eq!(priority("7x"), Some(7));
+        assert_eq!(priority("+5"), Some(5));
+        assert_eq!(priority("TOP"), Some(4_294_967_293));
+        assert_eq!(priority("4294967293"), Some(4_294_967_293));
+    }
+
+    /// Slurm's first pass over the command line checks each value as it
+    /// reads it, before the script is opened: the first bad word wins,
+    /// whether getopt or the value check refuses it.
+    #[test]
+    fn command_line_values_are_checked_in_order() {
+        assert_eq!(err("--time=abc --bogus"), "Invalid --time specification");
+        assert_eq!(err("--bogus --time=abc"), "unrecognized option '--bogus'");
+        assert_eq!(
+            parse_command_line_(&args("--time=abc --help"))
+                .unwrap_err()
+                .to_string(),
+            "Invalid --time specification"
+        );
+        assert_eq!(
+            parse_command_line_(&args("--open-mode=x nofile.sh"))
+                .unwrap_err()
+                .to_string(),
+            "Invalid --open-mode specification"
+        );
     }
 
     #[test]
@@ -1195,8 +1289,11 @@ mod tests {
         assert_eq!(o.memory, Some(Memory::PerNode(1024)));
     }
 
+    /// Slurm 22.05's order, as its sbatch man page states and a real
+    /// cluster shows: `SBATCH_JOB_NAME=envname sbatch job.sh` with
+    /// `#SBATCH -J dirname` in job.sh names the job envname.
     #[test]
-    fn precedence_cli_over_directives_over_env() {
+    fn precedence_cli_over_env_over_directives() {
         let env = |n: &str| match n {
             "SBATCH_PARTITION" => Some("envpart".to_owned()),
             "SBATCH_TIMELIMIT" => Some("7".to_owned()),
@@ -1205,15 +1302,17 @@ mod tests {
             "SBATCH_WAIT" => Some(String::new()),
             _ => None,
         };
-        let script = "#!/bin/sh\n#SBATCH -p scriptpart\n#SBATCH --time=8 -J scriptname\necho\n#SBATCH -A late\n";
+        let script = "#!/bin/sh\n#SBATCH -p scriptpart -q scriptqos\n#SBATCH --time=8 -J scriptname\necho\n#SBATCH --comment=late\n";
         let o = parse(&args("-J cliname x.sh"), Some(script), &env, &no_files, NOW)
             .unwrap()
             .unwrap();
-        assert_eq!(o.partition.as_deref(), Some("scriptpart"));
-        assert_eq!(o.time, Some(TimeLimit::Minutes(8)));
+        assert_eq!(o.partition.as_deref(), Some("envpart"));
+        assert_eq!(o.time, Some(TimeLimit::Minutes(7)));
         assert_eq!(o.job_name.as_deref(), Some("cliname"));
-        // The directive after the first command is not read.
         assert_eq!(o.account.as_deref(), Some("envacct"));
+        assert_eq!(o.qos.as_deref(), Some("scriptqos"));
+        // The directive after the first command is not read.
+        assert_eq!(o.comment, None);
         assert!(o.wait);
         let o = parse(
             &args("x.sh"),
@@ -1232,6 +1331,55 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "Invalid --time specification"
+        );
+        // The script's lines are read before the environment: their
+        // errors come first.
+        let bad_mode = |n: &str| (n == "SBATCH_OPEN_MODE").then(|| "bogus".to_owned());
+        assert_eq!(
+            parse(
+                &args("x.sh"),
+                Some("#!/bin/sh\n#SBATCH -t abc\n"),
+                &bad_mode,
+                &no_files,
+                NOW
+            )
+            .unwrap_err()
+            .to_string(),
+            "Invalid --time specification"
+        );
+    }
+
+    /// A memory request from the environment overrides one of the same
+    /// kind in the script, and gives way to one of another kind.
+    #[test]
+    fn environment_memory_against_the_script() {
+        let memory = |var: &str, directive: &str| {
+            let env = |n: &str| (n == var).then(|| "200".to_owned());
+            let script = format!("#!/bin/sh\n#SBATCH {directive}\n");
+            parse(&args("x.sh"), Some(&script), &env, &no_files, NOW)
+                .unwrap()
+                .unwrap()
+                .memory
+        };
+        assert_eq!(
+            memory("SBATCH_MEM_PER_NODE", "--mem=100"),
+            Some(Memory::PerNode(200))
+        );
+        assert_eq!(
+            memory("SBATCH_MEM_PER_CPU", "--mem=100"),
+            Some(Memory::PerNode(100))
+        );
+        assert_eq!(
+            memory("SBATCH_MEM_PER_NODE", "--mem-per-cpu=100"),
+            Some(Memory::PerCpu(100))
+        );
+        assert_eq!(
+            memory("SBATCH_MEM_PER_CPU", "--mem-per-cpu=100"),
+            Some(Memory::PerCpu(200))
+        );
+        assert_eq!(
+            memory("SBATCH_MEM_PER_CPU", "-J x"),
+            Some(Memory::PerCpu(200))
         );
     }
 

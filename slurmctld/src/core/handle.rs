@@ -307,12 +307,12 @@ impl Controller {
         if slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref()).is_err() {
             return Err(Reply::error(ErrorCode::InvalidTimeLimit, ""));
         }
+        // Slurm's submission reply names no node: `sbatch -w nosuchnode`
+        // prints only "Invalid node name specified".
         for expr in [&desc.required_nodes, &desc.excluded_nodes] {
             if let Err(bad) = self.node_list(expr) {
-                return Err(Reply::error(
-                    ErrorCode::InvalidNodeName,
-                    format!("invalid node name specified: {bad}"),
-                ));
+                tracing::info!(node = %bad, "job asks for a node that does not exist");
+                return Err(Reply::error(ErrorCode::InvalidNodeName, ""));
             }
         }
         if !desc.constraint.is_empty() && slurm_sched::Constraint::parse(&desc.constraint).is_err()
@@ -1703,4 +1703,34 @@ fn rejection_reply(r: &SubmitRejection) -> Reply {
         SubmitRejection::NodeConfigUnavailable { .. } => ErrorCode::RequestedNodeConfigUnavailable,
     };
     Reply::error(code, r.user_message().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod submit_check_tests {
+    use super::super::tests::{script, Env, ALICE};
+    use super::*;
+
+    /// `sbatch -w nosuchnode` (or `-x`): Slurm's reply carries the code
+    /// alone, so sbatch prints one line, "Invalid node name specified".
+    #[test]
+    fn unknown_node_names_are_refused_without_a_detail() {
+        let mut env = Env::new();
+        env.register_all();
+        for (required, excluded) in [("nosuchnode", ""), ("", "nosuchnode")] {
+            let r = env.submit_as(
+                ALICE,
+                v1::JobDescription {
+                    required_nodes: required.into(),
+                    excluded_nodes: excluded.into(),
+                    ..script()
+                },
+            );
+            match r {
+                Reply::Error { code, detail } => {
+                    assert_eq!((code, detail.as_str()), (ErrorCode::InvalidNodeName, ""));
+                }
+                other => panic!("accepted: {other:?}"),
+            }
+        }
+    }
 }
