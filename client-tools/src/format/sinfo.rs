@@ -29,7 +29,7 @@ pub const DEFAULT_FORMAT: &str = "%9P %.5a %.10l %.6D %.6t %N";
 /// `sinfo -l`.
 pub const LONG_FORMAT: &str = "%9P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N";
 /// `sinfo -N`.
-pub const NODE_FORMAT: &str = "%9N %.6D %.9P %.6t";
+pub const NODE_FORMAT: &str = "%9N %.6D %.9P %6t";
 /// `sinfo -N -l`.
 pub const NODE_LONG_FORMAT: &str = "%9N %.6D %.9P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E";
 /// `sinfo -s`.
@@ -82,7 +82,11 @@ pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<char>) {
 /// last).
 fn all_fields() -> Vec<Item> {
     let mut items = Vec::new();
-    for code in ('a'..='z').chain('A'..='Z').filter(|c| is_code(*c)) {
+    // Slurm 22.05's list has every field but the reservation (`%i`).
+    for code in ('a'..='z')
+        .chain('A'..='Z')
+        .filter(|c| is_code(*c) && *c != 'i')
+    {
         items.push(Item::Field {
             code,
             width: None,
@@ -627,8 +631,32 @@ fn has_reason(node: &NodeInfo) -> bool {
 struct Row<'a> {
     part_index: usize,
     partition: &'a PartitionInfo,
+    /// The row's nodes; for a partition none of whose nodes is shown, a
+    /// blank node that stands for none (see `empty`).
     nodes: Vec<&'a NodeInfo>,
     key: String,
+    /// The partition's line when it shows no node: Slurm still lists the
+    /// partition, with 0 nodes, state `n/a` and blank node values.
+    empty: bool,
+}
+
+/// The node values of a partition's line that shows no node, as Slurm
+/// 22.05 prints them: numbers 0, lists `(null)`, state `n/a`, and the
+/// reason set by root (uid 0) at an unknown time.
+fn write_blank_node_value(
+    out: &mut String,
+    code: char,
+    p: &PartitionInfo,
+    blank: &NodeInfo,
+    ctx: &Ctx,
+    units: Units,
+) {
+    match code {
+        't' | 'T' => out.push_str("n/a"),
+        'u' => out.push_str("root"),
+        'U' => out.push_str("root(0)"),
+        _ => write_value(out, code, p, blank, ctx, units),
+    }
 }
 
 /// Compares host names as sinfo does: at the first differing character,
@@ -798,6 +826,11 @@ pub fn render_sorted(
     sort: &[SortKey],
     ctx: &Ctx,
 ) -> String {
+    let blank = NodeInfo {
+        free_memory_mb: Some(0),
+        cpu_load_hundredths: Some(0),
+        ..NodeInfo::default()
+    };
     let mut rows: Vec<Row<'_>> = Vec::new();
     let mut scratch = String::new();
     for (part_index, p) in partitions.iter().enumerate() {
@@ -825,8 +858,18 @@ pub fn render_sorted(
                     partition: p,
                     nodes: vec![node],
                     key: scratch.clone(),
+                    empty: false,
                 }),
             }
+        }
+        if rows.len() == first_row && !view.node_oriented && !view.reasons_only {
+            rows.push(Row {
+                part_index,
+                partition: p,
+                nodes: vec![&blank],
+                key: String::new(),
+                empty: true,
+            });
         }
     }
     sort_rows(&mut rows, sort);
@@ -889,7 +932,17 @@ pub fn render_sorted(
                 Item::Field { code, width, right } => {
                     scratch.clear();
                     if is_aggregate(*code) {
-                        write_aggregate(&mut scratch, *code, &row.nodes);
+                        let nodes: &[&NodeInfo] = if row.empty { &[] } else { &row.nodes };
+                        write_aggregate(&mut scratch, *code, nodes);
+                    } else if row.empty {
+                        write_blank_node_value(
+                            &mut scratch,
+                            *code,
+                            row.partition,
+                            &blank,
+                            ctx,
+                            view.units,
+                        );
                     } else {
                         write_value(
                             &mut scratch,
@@ -1193,6 +1246,66 @@ mod tests {
     }
 
     #[test]
+    fn a_partition_showing_no_node_keeps_a_blank_line() {
+        let parts = vec![partition("debug", true)];
+        let view = |node_oriented, reasons_only| View {
+            node_oriented,
+            reasons_only,
+            header: false,
+            ..View::default()
+        };
+        let shown =
+            |fmt: &str, v: View| render(&parts, &[], &parse_format(fmt).unwrap(), v, &ctx());
+        // As Slurm 22.05 printed them for `sinfo -t down` on a cluster
+        // with no down node.
+        assert_eq!(
+            shown(DEFAULT_FORMAT, view(false, false)),
+            "debug*       up   infinite      0    n/a \n"
+        );
+        assert_eq!(
+            shown(SUMMARY_FORMAT, view(false, false)),
+            "debug*       up   infinite          0/0/0/0 \n"
+        );
+        assert_eq!(
+            shown(
+                "%P|%c|%m|%D|%t|%T|%N|%z|%C|%F|%A|%e|%O|%E|%G|%f|%d|%w|%H|%u|%U|%v|%n|%o",
+                view(false, false)
+            ),
+            "debug*|0|0|0|n/a|n/a||0:0:0|0/0/0/0|0/0/0/0|0/0|0|0.00|none|(null)|(null)|0|0\
+             |Unknown|root|root(0)|N/A||\n"
+        );
+        // Node lines and reasons show nothing for it.
+        assert_eq!(shown(NODE_FORMAT, view(true, false)), "");
+        assert_eq!(shown(REASON_FORMAT, view(false, true)), "");
+    }
+
+    #[test]
+    fn node_lines_leave_the_state_left_justified() {
+        let view = View {
+            node_oriented: true,
+            header: true,
+            ..View::default()
+        };
+        let (parts, nodes) = cluster();
+        let out = render(
+            &parts,
+            &nodes,
+            &parse_format(NODE_FORMAT).unwrap(),
+            view,
+            &ctx(),
+        );
+        assert_eq!(
+            out.lines().next(),
+            Some("NODELIST   NODES PARTITION STATE ")
+        );
+        assert!(
+            out.lines()
+                .any(|l| l == "n1             1    batch* idle  "),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn default_mark_survives_a_narrow_column() {
         assert_eq!(
             table("%4P|%.3P|%P", Some("N"), true).lines().next(),
@@ -1227,7 +1340,9 @@ mod tests {
                 Item::Literal(_) => None,
             })
             .collect();
-        assert_eq!(codes.len(), CODES.len());
+        // Every code but the reservation's, as in Slurm 22.05.
+        assert_eq!(codes.len(), CODES.len() - 1);
+        assert!(!codes.contains('i'));
         let (parts, nodes) = cluster();
         let view = View {
             header: true,
