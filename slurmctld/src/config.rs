@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use slurm_common::conf::{CgroupConf, SlurmConf};
+use slurm_common::conf::{AccountingStorageType, CgroupConf, ProctrackType, SlurmConf, TaskPlugin};
 use slurm_proto::v1::ConfigEntry;
 
 use crate::VERSION;
@@ -20,6 +20,10 @@ pub struct Runtime {
     pub boot_time: String,
     pub next_job_id: u32,
     pub slurm_user: String,
+    /// The login name of the user the daemon runs as: Slurm's
+    /// `AccountingStorageUser` when accounting does not go to slurmdbd and
+    /// slurm.conf names none.
+    pub process_user: String,
 }
 
 fn secs(d: Duration) -> String {
@@ -52,11 +56,35 @@ fn typed(conf: &SlurmConf, rt: &Runtime) -> Vec<(String, String)> {
         "AccountingStorageBackupHost",
         opt(&conf.accounting_storage_backup_host),
     );
-    push("AccountingStorageHost", opt(&conf.accounting_storage_host));
+    // Slurm fills the storage defaults by type: slurmdbd's port and a user
+    // it does not use (`N/A`), or, without slurmdbd, port 0 and the user the
+    // daemon runs as. The host is `localhost` either way.
+    let dbd = conf.accounting_storage_type == AccountingStorageType::Slurmdbd;
+    push(
+        "AccountingStorageHost",
+        conf.accounting_storage_host
+            .clone()
+            .unwrap_or_else(|| "localhost".to_string()),
+    );
     push(
         "AccountingStoragePort",
-        conf.accounting_storage_port.to_string(),
+        match raw(conf, "AccountingStoragePort") {
+            Some(_) => conf.accounting_storage_port.to_string(),
+            None if dbd => conf.accounting_storage_port.to_string(),
+            None => "0".to_string(),
+        },
     );
+    push(
+        "AccountingStorageUser",
+        raw(conf, "AccountingStorageUser").unwrap_or_else(|| {
+            if dbd {
+                "N/A".to_string()
+            } else {
+                rt.process_user.clone()
+            }
+        }),
+    );
+    push("MaxDBDMsgs", max_dbd_msgs(conf, dbd));
     push("AccountingStorageType", r("AccountingStorageType"));
     push("AuthAltTypes", r("AuthAltTypes"));
     push("AuthInfo", r("AuthInfo"));
@@ -160,6 +188,32 @@ fn typed(conf: &SlurmConf, rt: &Runtime) -> Vec<(String, String)> {
     out
 }
 
+/// MaxDBDMsgs: as written, else without slurmdbd 0 (no queue), else
+/// room for two messages per job and four per node, at least 10000.
+fn max_dbd_msgs(conf: &SlurmConf, dbd: bool) -> String {
+    if let Some(v) = raw(conf, "MaxDBDMsgs") {
+        return v;
+    }
+    if !dbd {
+        return "0".to_string();
+    }
+    let nodes = conf
+        .nodes
+        .iter()
+        .filter(|n| !n.name.eq_ignore_ascii_case("DEFAULT"))
+        .count() as u64;
+    let want = u64::from(conf.max_job_count) * 2 + nodes * 4;
+    want.max(10_000).to_string()
+}
+
+/// Whether `scontrol show config` ends with the `Cgroup Support
+/// Configuration:` section: Slurm's controller reads cgroup.conf, and so
+/// reports it, only where a cgroup plugin is in use (ProctrackType or
+/// TaskPlugin); with `proctrack/linuxproc` and `task/none` it prints none.
+pub fn shows_cgroup(conf: &SlurmConf) -> bool {
+    conf.proctrack_type == ProctrackType::Cgroup || conf.task_plugin.contains(&TaskPlugin::Cgroup)
+}
+
 /// How Slurm prints a number written in slurm.conf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Unit {
@@ -195,7 +249,7 @@ impl Unit {
 const KEYS: &[(&str, Unit, &str)] = &[
     ("AccountingStorageBackupHost", Unit::Plain, "(null)"),
     ("AccountingStorageEnforce", Unit::Plain, "none"),
-    ("AccountingStorageHost", Unit::Plain, "(null)"),
+    ("AccountingStorageHost", Unit::Plain, "localhost"),
     ("AccountingStorageExternalHost", Unit::Plain, "(null)"),
     ("AccountingStorageParameters", Unit::Plain, "(null)"),
     ("AccountingStoragePort", Unit::Plain, "0"),
@@ -209,7 +263,7 @@ const KEYS: &[(&str, Unit, &str)] = &[
         Unit::Plain,
         "accounting_storage/none",
     ),
-    ("AccountingStorageUser", Unit::Plain, "N/A"),
+    ("AccountingStorageUser", Unit::Plain, "root"),
     ("AccountingStoreFlags", Unit::Plain, "(null)"),
     (
         "AcctGatherEnergyType",
@@ -310,7 +364,7 @@ const KEYS: &[(&str, Unit, &str)] = &[
     ("MailDomain", Unit::Plain, "(null)"),
     ("MailProg", Unit::Plain, "/bin/mail"),
     ("MaxArraySize", Unit::Plain, "1001"),
-    ("MaxDBDMsgs", Unit::Plain, "200016"),
+    ("MaxDBDMsgs", Unit::Plain, "0"),
     ("MaxJobCount", Unit::Plain, "10000"),
     ("MaxJobId", Unit::Plain, "67043328"),
     ("MaxMemPerNode", Unit::Plain, "UNLIMITED"),
@@ -520,6 +574,7 @@ mod tests {
             boot_time: "2026-11-21T07:01:00".into(),
             next_job_id: 2,
             slurm_user: "root(0)".into(),
+            process_user: "root".into(),
         };
         let e = entries(&conf, &rt);
         let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
@@ -551,6 +606,7 @@ mod tests {
             boot_time: "2026-11-21T07:01:00".into(),
             next_job_id: 2,
             slurm_user: "slurm(64030)".into(),
+            process_user: "root".into(),
         };
         let cgroup = CgroupConf::parse(
             &std::fs::read_to_string(root.join("cgroup.conf")).unwrap(),
@@ -596,5 +652,72 @@ mod tests {
         assert!(diff.is_empty(), "{}", diff.join("\n"));
         assert_eq!(ours.len(), want.len());
         assert!(want.len() > 200, "golden has {} lines", want.len());
+    }
+
+    /// Without slurmdbd, Slurm 22.05 prints the storage defaults of
+    /// `accounting_storage/none` (captured from `scontrol show config` of
+    /// a controller with `AccountingStorageType=accounting_storage/none`,
+    /// `ProctrackType=proctrack/linuxproc` and `TaskPlugin=task/none`).
+    #[test]
+    fn accounting_none_shows_the_none_defaults_and_no_cgroup_section() {
+        let text = "ClusterName=ref\nSlurmctldHost=vm\n\
+                    ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
+                    AccountingStorageType=accounting_storage/none\n\
+                    NodeName=vm CPUs=2 RealMemory=4000\n\
+                    PartitionName=debug Nodes=vm Default=YES\n";
+        let conf = SlurmConf::parse(text, "slurm.conf").unwrap().conf;
+        let rt = Runtime {
+            conf_path: "/etc/slurm/slurm.conf".into(),
+            boot_time: "2026-11-21T07:01:00".into(),
+            next_job_id: 2,
+            slurm_user: "root(0)".into(),
+            process_user: "operator".into(),
+        };
+        let e = entries(&conf, &rt);
+        let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
+        assert_eq!(
+            get("AccountingStorageType"),
+            Some("accounting_storage/none")
+        );
+        assert_eq!(get("AccountingStorageHost"), Some("localhost"));
+        assert_eq!(get("AccountingStoragePort"), Some("0"));
+        assert_eq!(get("AccountingStorageUser"), Some("operator"));
+        assert_eq!(get("MaxDBDMsgs"), Some("0"));
+        assert!(!shows_cgroup(&conf));
+
+        // Set explicitly, the values are shown as written.
+        let text = format!(
+            "{text}AccountingStorageHost=db1\nAccountingStoragePort=7000\n\
+             AccountingStorageUser=acct\nMaxDBDMsgs=12345\n"
+        );
+        let conf = SlurmConf::parse(&text, "slurm.conf").unwrap().conf;
+        let e = entries(&conf, &rt);
+        let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
+        assert_eq!(get("AccountingStorageHost"), Some("db1"));
+        assert_eq!(get("AccountingStoragePort"), Some("7000"));
+        assert_eq!(get("AccountingStorageUser"), Some("acct"));
+        assert_eq!(get("MaxDBDMsgs"), Some("12345"));
+    }
+
+    #[test]
+    fn slurmdbd_defaults_scale_max_dbd_msgs_with_jobs_and_nodes() {
+        let text = "ClusterName=ref\nSlurmctldHost=vm\n\
+                    AccountingStorageType=accounting_storage/slurmdbd\n\
+                    NodeName=vm[1-3] CPUs=2\nPartitionName=debug Nodes=ALL\n";
+        let conf = SlurmConf::parse(text, "slurm.conf").unwrap().conf;
+        let rt = Runtime {
+            conf_path: "/etc/slurm/slurm.conf".into(),
+            boot_time: "2026-11-21T07:01:00".into(),
+            next_job_id: 2,
+            slurm_user: "root(0)".into(),
+            process_user: "operator".into(),
+        };
+        let e = entries(&conf, &rt);
+        let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
+        assert_eq!(get("AccountingStoragePort"), Some("6819"));
+        assert_eq!(get("AccountingStorageUser"), Some("N/A"));
+        // 2 * 10000 (MaxJobCount's default) + 4 * 3 nodes.
+        assert_eq!(get("MaxDBDMsgs"), Some("20012"));
+        assert!(shows_cgroup(&conf), "proctrack/cgroup is the default");
     }
 }

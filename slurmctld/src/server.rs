@@ -325,9 +325,12 @@ pub fn config_entries_for(
             conf.slurm_user,
             uid_of(&conf.slurm_user).map_or_else(|| "?".to_string(), |u| u.to_string())
         ),
+        process_user: user_name_of(current_uid()).unwrap_or_else(|| current_uid().to_string()),
     };
     let mut entries = crate::config::entries(conf, &runtime);
-    entries.extend(crate::config::cgroup_entries(&cgroup_conf(conf_path)));
+    if crate::config::shows_cgroup(conf) {
+        entries.extend(crate::config::cgroup_entries(&cgroup_conf(conf_path)));
+    }
     entries
 }
 

@@ -108,7 +108,9 @@ fn name_id(out: &mut String, name: &str, id: u32) {
 }
 
 /// Expands an output file pattern as scontrol does (`%j`, `%A`, `%a`, `%u`,
-/// `%x`, `%N`, `%%`) and puts a relative path under the work directory.
+/// `%x`, and `%N` once the job has a batch host) and puts a relative path
+/// under the work directory. Like Slurm 22.05's scontrol it leaves `%%`
+/// as written, and `%N` too while the job has no batch host.
 pub fn expand_path(pattern: &str, job: &JobInfo) -> String {
     let mut out = String::with_capacity(pattern.len() + 16);
     if !pattern.starts_with('/') && !job.work_dir.is_empty() {
@@ -135,8 +137,9 @@ pub fn expand_path(pattern: &str, job: &JobInfo) -> String {
             }
             Some('u') => out.push_str(&job.user_name),
             Some('x') => out.push_str(&job.name),
-            Some('N') => out.push_str(&job.batch_host),
-            Some('%') => out.push('%'),
+            Some('N') if !job.batch_host.is_empty() => out.push_str(&job.batch_host),
+            Some('N') => out.push_str("%N"),
+            Some('%') => out.push_str("%%"),
             Some(other) => {
                 out.push('%');
                 out.push(other);
@@ -362,7 +365,10 @@ pub fn write_job_detailed(
     r.kv("WorkDir", &job.work_dir);
     if !job.comment.is_empty() {
         r.line();
+        // Slurm writes this one with a space after the value, so the
+        // line ends in a space (two spaces before `StdErr=` with `-o`).
         r.kv("Comment", &job.comment);
+        r.out.push(' ');
     }
     let stdout = if job.stdout_path.is_empty() {
         default_output(job)
@@ -835,6 +841,7 @@ pub fn show_config(reply: &GetConfigReply, ctx: &Ctx) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -958,8 +965,19 @@ mod tests {
         };
         assert_eq!(
             expand_path("o-%j-%x-%u-%a-%%-%q", &job),
-            "/w/o-7-x-u-4294967294-%-%q"
+            "/w/o-7-x-u-4294967294-%%-%q"
         );
+        // As Slurm 22.05 showed `-o 'o_%j_%A_%a_%u_%x_%N_%%.txt'` of a
+        // pending job: `%N` waits for a batch host, `%%` stays.
+        assert_eq!(
+            expand_path("o_%j_%A_%a_%u_%x_%N_%%.txt", &job),
+            "/w/o_7_7_4294967294_u_x_%N_%%.txt"
+        );
+        let placed = JobInfo {
+            batch_host: "n1".into(),
+            ..job.clone()
+        };
+        assert_eq!(expand_path("%N.out", &placed), "/w/n1.out");
         assert_eq!(expand_path("/abs/%A.out", &job), "/abs/7.out");
         assert_eq!(expand_path("trailing%", &job), "/w/trailing%");
     }
@@ -1042,5 +1060,33 @@ mod tests {
         );
         // More used than configured (slurm.conf shrank) shows no free ones.
         assert!(show_licenses(&[lic("x", 1, 3)], None, true).contains(" Free=0 "));
+    }
+
+    /// Slurm ends the Comment line with a space: `Comment=x \n` on its own
+    /// line, `Comment=x  StdErr=` with `-o`.
+    #[test]
+    fn comment_is_followed_by_a_space_as_slurm_prints_it() {
+        let ctx = Ctx::utc(0);
+        let job = JobInfo {
+            job_id: 9,
+            work_dir: "/w".into(),
+            comment: "x".into(),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &job, false, &ctx);
+        assert!(
+            out.contains("\n   WorkDir=/w\n   Comment=x \n   StdErr=/w/slurm-9.out\n"),
+            "{out}"
+        );
+        let mut one = String::new();
+        write_job(&mut one, &job, true, &ctx);
+        assert!(
+            one.contains(" WorkDir=/w Comment=x  StdErr=/w/slurm-9.out "),
+            "{one}"
+        );
+        let mut none = String::new();
+        write_job(&mut none, &JobInfo::default(), false, &ctx);
+        assert!(!none.contains("Comment"), "{none}");
     }
 }
