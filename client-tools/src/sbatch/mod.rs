@@ -438,6 +438,17 @@ pub fn job_environment(
     vars.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
+/// Whether the job asks the node for the user's login environment
+/// (`SLURM_GET_USER_ENV=1`): with `--get-user-env`, and, as Slurm 22.05's
+/// sbatch decides, with any `--export` other than plain `ALL` (`NONE`, a
+/// list, even `ALL,NAME=value`).
+fn asks_for_user_env(o: &SbatchOpts) -> bool {
+    o.get_user_env
+        || o.export
+            .as_deref()
+            .is_some_and(|spec| !spec.eq_ignore_ascii_case("ALL"))
+}
+
 /// Makes `path` absolute against `cwd`.
 fn absolute(path: &str, cwd: &str) -> String {
     if path.starts_with('/') {
@@ -524,6 +535,9 @@ pub fn build_job(
     }
     if let Some(spec) = &o.export {
         put("SLURM_EXPORT_ENV", spec.clone());
+    }
+    if asks_for_user_env(o) {
+        put("SLURM_GET_USER_ENV", "1".to_owned());
     }
     let environment = job_environment(o.export.as_deref(), &ctx.env, &extra);
     let (min_nodes, max_nodes) = match o.nodes {
@@ -1252,6 +1266,29 @@ mod tests {
             source: ScriptSource::Stdin,
         };
         assert_eq!(build("", stdin).name, "sbatch");
+    }
+
+    /// Slurm 22.05 sets `SLURM_GET_USER_ENV=1` for `--get-user-env` and
+    /// for every `--export` but plain `ALL`.
+    #[test]
+    fn export_other_than_all_asks_for_the_user_environment() {
+        let script = || Script {
+            text: "#!/bin/sh\ntrue\n".into(),
+            source: ScriptSource::File("job.sh".into()),
+        };
+        let asks = |args: &str| {
+            build(args, script())
+                .environment
+                .contains(&"SLURM_GET_USER_ENV=1".to_owned())
+        };
+        assert!(!asks("job.sh"));
+        assert!(!asks("--export=ALL job.sh"));
+        assert!(!asks("--export=all job.sh"));
+        assert!(asks("--export=NONE job.sh"));
+        assert!(asks("--export=FOO,BAR=baz job.sh"));
+        assert!(asks("--export=ALL,FOO=1 job.sh"));
+        assert!(asks("--get-user-env job.sh"));
+        assert!(asks("--get-user-env=10L job.sh"));
     }
 
     #[test]

@@ -462,6 +462,8 @@ pub struct SbatchOpts {
     pub gpus_per_node: Option<String>,
     pub gpus_per_task: Option<String>,
     pub gres: Option<String>,
+    /// `--get-user-env` (its timeout and mode are checked, not kept).
+    pub get_user_env: bool,
     pub hold: bool,
     pub input: Option<String>,
     pub job_name: Option<String>,
@@ -905,13 +907,16 @@ fn apply(
             values::propagate(v)?;
             o.propagate = Some(v.to_owned());
         }
+        Key::GetUserEnv => {
+            check_ignored(key, v)?;
+            o.get_user_env = true;
+        }
         Key::AcctgFreq
         | Key::CoreSpec
         | Key::CpuFreq
         | Key::CpusPerGpu
         | Key::DelayBoot
         | Key::ExtraNodeInfo
-        | Key::GetUserEnv
         | Key::GpuBind
         | Key::Hint
         | Key::MemBind
