@@ -168,6 +168,32 @@ pub struct Request {
     pub clusters: Option<String>,
 }
 
+impl Request {
+    /// Whether any filter (`-A`, `-n`, `-p`, `-q`, `-R`, `-t`, `-u`,
+    /// `--me`, `-w`, `--wckey`) narrows the jobs.
+    pub fn has_filter(&self) -> bool {
+        let f = &self.filter;
+        !f.user_ids.is_empty()
+            || !f.states.is_empty()
+            || !f.names.is_empty()
+            || !f.partitions.is_empty()
+            || !f.accounts.is_empty()
+            || !f.qos.is_empty()
+            || !f.reservations.is_empty()
+            || !f.nodelist.is_empty()
+            || !f.wckeys.is_empty()
+            || self.matches_nothing
+    }
+
+    /// Whether the named jobs are checked against the job list before
+    /// anything is sent, as Slurm's scancel does when a signal (`-s`),
+    /// `--batch` or a filter goes with them; a plain cancel of ids is sent
+    /// at once, and reports a finished or unknown job only with `-v`.
+    pub fn checks_named_jobs(&self) -> bool {
+        !self.jobs.is_empty() && (self.signal.is_some() || self.batch || self.has_filter())
+    }
+}
+
 /// A command line scancel refuses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScancelError {
@@ -366,17 +392,7 @@ pub fn parse(
             return Err(invalid(format!("Invalid job id {operand}")));
         }
     }
-    let has_filter = !r.filter.user_ids.is_empty()
-        || !r.filter.states.is_empty()
-        || !r.filter.names.is_empty()
-        || !r.filter.partitions.is_empty()
-        || !r.filter.accounts.is_empty()
-        || !r.filter.qos.is_empty()
-        || !r.filter.reservations.is_empty()
-        || !r.filter.nodelist.is_empty()
-        || !r.filter.wckeys.is_empty()
-        || r.matches_nothing;
-    if r.jobs.is_empty() && !has_filter {
+    if r.jobs.is_empty() && !r.has_filter() {
         return Err(invalid("No job identification provided"));
     }
     for job in &r.jobs {
@@ -569,7 +585,11 @@ pub fn execute_io(
 ) -> i32 {
     if !r.interactive {
         let mut out = Output::new(stdout, stderr);
-        let code = execute(control, r, &mut out);
+        let code = if r.checks_named_jobs() {
+            execute_checked(control, r, &mut out)
+        } else {
+            execute(control, r, &mut out)
+        };
         let _ = out.flush();
         return code;
     }
@@ -624,6 +644,48 @@ pub fn execute_io(
     let sent = execute(control, &request, &mut out);
     let _ = out.flush();
     code.max(sent)
+}
+
+/// [`execute`] for named jobs that Slurm checks against the job list first
+/// (see [`Request::checks_named_jobs`]): each one that is unknown or
+/// finished is reported as an invalid job id, even without `-v`, and makes
+/// the exit status 1; the request then goes for the others only.
+fn execute_checked(control: &mut dyn JobControl, r: &Request, out: &mut Output<'_>) -> i32 {
+    let jobs = match control.jobs(&selection(&r.jobs)) {
+        Ok(jobs) => jobs,
+        // None of the named jobs exists: each is reported below.
+        Err(e) if e.code == ErrorCode::InvalidJobId => Vec::new(),
+        Err(e) => {
+            print_error(out, PROG, format!("slurm_load_jobs error: {e}"));
+            return 1;
+        }
+    };
+    let (live, gone): (Vec<&JobRef>, Vec<&JobRef>) = r.jobs.iter().partition(|job| {
+        jobs.iter()
+            .any(|j| matches_ref(j, job) && is_cancellable(j))
+    });
+    if !r.quiet {
+        for job in &gone {
+            print_error(
+                out,
+                PROG,
+                format!(
+                    "Kill job error on job id {job}: {}",
+                    ErrorCode::InvalidJobId
+                ),
+            );
+        }
+    }
+    let code = i32::from(!gone.is_empty());
+    if live.is_empty() {
+        return code;
+    }
+    let mut request = r.clone();
+    request.jobs = live.into_iter().cloned().collect();
+    let named = selection(&request.jobs);
+    request.filter.job_ids = named.job_ids;
+    request.filter.array_tasks = named.array_tasks;
+    code.max(execute(control, &request, out))
 }
 
 /// Whether a job can still be cancelled (pending, running or suspended).
@@ -1249,5 +1311,55 @@ mod tests {
             Invocation::Help
         );
         assert_eq!(err("-z --help"), "invalid option -- 'z'");
+    }
+
+    /// With a signal, `--batch` or a filter, named jobs that are unknown or
+    /// finished are reported as Slurm 22.05 reports them (without `-v`) and
+    /// make the status 1; the live ones are still sent, filters kept.
+    #[test]
+    fn named_jobs_with_signal_batch_or_filter_are_checked_first() {
+        let invalid = |ids: &[&str]| -> String {
+            ids.iter()
+                .map(|id| {
+                    format!(
+                        "scancel: error: Kill job error on job id {id}: Invalid job id specified\n"
+                    )
+                })
+                .collect()
+        };
+        for args in [
+            "-s USR1 999999",
+            "-b 999999",
+            "-t PENDING 999999",
+            "-p debug 14",
+            "-s KILL 14",
+            "-s USR1 15_7",
+        ] {
+            let (out, err, code, acted) = interact(args, Ok(queue()), "");
+            let id = args.rsplit(' ').next().unwrap();
+            assert_eq!((out.as_str(), err, code), ("", invalid(&[id]), 1), "{args}");
+            assert!(acted.is_empty(), "{args}: {acted:?}");
+        }
+        // The live ones go, with the filters; the gone ones are named.
+        let (_, err, code, acted) = interact("-s USR1 -n foo 12 999999 14", Ok(queue()), "");
+        assert_eq!((err, code), (invalid(&["999999", "14"]), 1));
+        assert_eq!(acted.len(), 1);
+        assert_eq!(acted[0].filter.job_ids, vec![12]);
+        assert_eq!(acted[0].filter.names, vec!["foo".to_string()]);
+        assert_eq!(acted[0].signal, Some(10));
+        // -Q keeps the status and drops the lines; none of the jobs
+        // existing is not a load error.
+        let (_, err, code, _) = interact(
+            "-Q -s USR1 999999",
+            Err(RpcError::new(ErrorCode::InvalidJobId, "")),
+            "",
+        );
+        assert_eq!((err.as_str(), code), ("", 1));
+        // A plain cancel is sent at once, and a gone job stays quiet.
+        let (_, err, code, acted) = interact("999999", Ok(queue()), "");
+        assert_eq!((err.as_str(), code, acted.len()), ("", 0, 1));
+        // Live jobs pass the check silently.
+        let (_, err, code, acted) = interact("-s USR1 13 15_2", Ok(queue()), "");
+        assert_eq!((err.as_str(), code, acted.len()), ("", 0, 1));
     }
 }
