@@ -333,17 +333,18 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         tres_per_job: pick!(95, d.extras().tres_per_job.to_string()),
         tres_per_task: pick!(96, d.extras().tres_per_task.to_string()),
         network: pick!(104, d.extras().network.to_string()),
-        resources: pick!(92, {
-            let cpu_ids = cpu_ids_of(snap, job);
+        resources: pick!(
+            92,
             Some(v1::JobResources {
                 nodes: job
                     .alloc
                     .iter()
-                    .zip(cpu_ids)
-                    .filter_map(|(a, cpu_ids)| {
+                    .filter_map(|a| {
                         snap.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
                             node: n.name.clone(),
-                            cpu_ids,
+                            // The scheduler counts CPUs per node and pins
+                            // none: there are no ids to show.
+                            cpu_ids: Vec::new(),
                             memory_mb: a.mem_mb,
                             gres: Vec::new(),
                             tasks: a.tasks,
@@ -351,7 +352,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                     })
                     .collect(),
             })
-        }),
+        ),
         features: pick!(100, d.constraint.to_string()),
         sharing: pick!(101, d.sharing),
         contiguous: pick!(102, d.contiguous),
@@ -377,65 +378,6 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         tres_allocated: pick!(91, (!alloc.is_empty()).then_some(tres)),
         ..v1::JobInfo::default()
     }
-}
-
-/// The CPU ids each share of `job`'s allocation is shown with (`scontrol
-/// -d show job`'s `CPU_IDs=`), one list per entry of `job.alloc`.
-///
-/// The scheduler counts CPUs per node and pins none, so the ids are laid
-/// out here the way Slurm's first fit hands them out: the jobs holding a
-/// node, in the order they started (then by id), take its CPUs from 0 up,
-/// each as many as it holds. A job's ids therefore stay put while the jobs
-/// started before it on the node run. Where shares add up to more CPUs
-/// than the node has (oversubscription) the ids wrap around.
-///
-/// Costs one pass over the job table per job with an allocation; records
-/// without one (pending and finished jobs) cost nothing.
-pub(crate) fn cpu_ids_of(snap: &Snapshot, job: &Job) -> Vec<Vec<u32>> {
-    if job.alloc.is_empty() {
-        return Vec::new();
-    }
-    let key = |j: &Job| (j.start_time, j.id.get());
-    let mine = key(job);
-    // CPUs taken on each of the job's nodes by the jobs started before it.
-    let mut before = vec![0u64; job.alloc.len()];
-    for other in snap.jobs.values() {
-        if other.alloc.is_empty() || key(other) >= mine {
-            continue;
-        }
-        for (slot, share) in job.alloc.iter().enumerate() {
-            let taken: u64 = other
-                .alloc
-                .iter()
-                .filter(|o| o.node_index == share.node_index)
-                .map(|o| u64::from(o.cpus))
-                .sum();
-            before[slot] = before[slot].saturating_add(taken);
-        }
-    }
-    job.alloc
-        .iter()
-        .zip(before)
-        .map(|(share, first)| {
-            // A node without a CPU count (never the case for a node a job
-            // holds) numbers them without wrapping.
-            let node_cpus = snap
-                .nodes
-                .get(share.node_index)
-                .map_or(0, |n| u64::from(n.cpus));
-            let wrap = if node_cpus == 0 {
-                u64::from(u32::MAX)
-            } else {
-                node_cpus
-            };
-            let count = u64::from(share.cpus).min(wrap);
-            let mut ids: Vec<u32> = (0..count)
-                .map(|i| u32::try_from(first.saturating_add(i) % wrap).unwrap_or(u32::MAX))
-                .collect();
-            ids.sort_unstable();
-            ids
-        })
-        .collect()
 }
 
 /// `scontrol show licenses`: every configured license and its use.
@@ -815,74 +757,6 @@ mod tests {
         let snap = env.ctl.snapshot();
         assert_eq!(tres(&snap, "p"), "cpu=12,mem=3,node=3,billing=12");
         assert_eq!(tres(&snap, "empty"), "");
-    }
-
-    fn cpu_ids(env: &Env, id: u32) -> Vec<(String, Vec<u32>)> {
-        let snap = env.ctl.snapshot();
-        let job = snap.jobs.get(&id).unwrap();
-        job_info(&snap, job, env.now)
-            .resources
-            .unwrap()
-            .nodes
-            .into_iter()
-            .map(|n| (n.node, n.cpu_ids))
-            .collect()
-    }
-
-    /// `scontrol -d show job` showed `CPU_IDs=` empty: the jobs on a node
-    /// are numbered from CPU 0 up in the order they started, each with as
-    /// many ids as it holds CPUs, as Slurm's first fit lays them out.
-    #[test]
-    fn detailed_job_shows_the_cpu_ids_of_each_node() {
-        let mut env = Env::with_conf(
-            "ClusterName=c\nSlurmctldHost=h\nSelectTypeParameters=CR_Core\n\
-             NodeName=n1 CPUs=4 RealMemory=4000\n\
-             PartitionName=p Nodes=ALL Default=YES\n",
-        );
-        env.run(Command::RegisterNode {
-            caller: Caller::ROOT,
-            request: Box::new(v1::RegisterNodeRequest {
-                node_name: "n1".into(),
-                ..Default::default()
-            }),
-        });
-        let one = submit(&mut env, |_| {});
-        env.now += 1;
-        let two = submit(&mut env, |d| d.cpus_per_task = Some(2));
-        env.now += 1;
-        let three = submit(&mut env, |_| {});
-        let waiting = submit(&mut env, |_| {});
-        let n1 = |ids: &[u32]| vec![("n1".to_string(), ids.to_vec())];
-        assert_eq!(cpu_ids(&env, one), n1(&[0]));
-        assert_eq!(cpu_ids(&env, two), n1(&[1, 2]));
-        assert_eq!(cpu_ids(&env, three), n1(&[3]));
-        // Nothing held, nothing shown.
-        assert_eq!(cpu_ids(&env, waiting), vec![]);
-        // The first one gone, the fourth starts in its place and is shown
-        // after the others.
-        env.finish(one, 0, 0);
-        assert_eq!(env.job(waiting).state(), JobState::Running);
-        assert_eq!(cpu_ids(&env, two), n1(&[0, 1]));
-        assert_eq!(cpu_ids(&env, waiting), n1(&[3]));
-    }
-
-    /// Shares adding up to more CPUs than the node has wrap around rather
-    /// than naming CPUs the node lacks. The scheduler never lays out such a
-    /// node, so the second holder is added to the snapshot by hand.
-    #[test]
-    fn cpu_ids_wrap_on_an_oversubscribed_node() {
-        let mut env = Env::new();
-        env.register_all();
-        let first = submit(&mut env, |d| d.cpus_per_task = Some(2));
-        let mut snap = env.ctl.snapshot();
-        let mut later = (**snap.jobs.get(&first).unwrap()).clone();
-        later.id = slurm_common::ids::JobId::new(first + 100);
-        later.start_time += 1;
-        let later_id = later.id.get();
-        snap.jobs.insert(later_id, std::sync::Arc::new(later));
-        let ids = |id: u32| cpu_ids_of(&snap, snap.jobs.get(&id).unwrap());
-        assert_eq!(ids(first), vec![vec![0, 1]]);
-        assert_eq!(ids(later_id), vec![vec![0, 1]]);
     }
 
     /// The default output of an array task is `slurm-%A_%a.out` (expanded
