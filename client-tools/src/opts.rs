@@ -107,11 +107,19 @@ impl fmt::Display for Quoted<'_> {
 }
 
 /// Prints a getopt refusal the way every Slurm command does: the glibc line
-/// prefixed with the program name, then the pointer to `--help`. The exit
-/// status is the command's business (1 for most, 255 for `sbatch`).
-pub fn report(out: &mut Output<'_>, prog: &str, e: &GetoptError) {
-    out.error_line(&format!("{prog}: {e}"));
+/// prefixed with the program as it was called (`argv[0]`: `squeue`,
+/// `/usr/bin/squeue`), then the pointer to `--help`, which names `prog`.
+/// The exit status is the command's business (1 for most, 255 for
+/// `sbatch`).
+pub fn report(out: &mut Output<'_>, prog: &str, called_as: &str, e: &GetoptError) {
+    out.error_line(&format!("{called_as}: {e}"));
     out.error_line(&format!("Try \"{prog} --help\" for more information"));
+}
+
+/// The program as it was called (`argv[0]`), or `prog` without one.
+pub fn called_as(args: &[std::ffi::OsString], prog: &str) -> String {
+    args.first()
+        .map_or_else(|| prog.to_owned(), |a| a.to_string_lossy().into_owned())
 }
 
 /// Where operands may appear.
@@ -657,10 +665,15 @@ mod tests {
     fn report_prints_two_lines() {
         let (mut o, mut e) = (Vec::new(), Vec::new());
         let mut out = Output::new(&mut o, &mut e);
-        report(&mut out, "squeue", &GetoptError::UnknownShort('z'));
+        report(
+            &mut out,
+            "squeue",
+            "/usr/bin/squeue",
+            &GetoptError::UnknownShort('z'),
+        );
         assert_eq!(
             String::from_utf8(e).unwrap(),
-            "squeue: invalid option -- 'z'\nTry \"squeue --help\" for more information\n"
+            "/usr/bin/squeue: invalid option -- 'z'\nTry \"squeue --help\" for more information\n"
         );
         assert!(o.is_empty());
     }

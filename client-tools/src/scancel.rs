@@ -421,9 +421,10 @@ pub fn run_io(
     stderr: &mut dyn Write,
 ) -> i32 {
     let words = words_of(args);
+    let called_as = opts::called_as(args, PROG);
     let prepared = {
         let mut out = Output::new(stdout, stderr);
-        let prepared = prepare(&words, &mut out);
+        let prepared = prepare(&words, &called_as, &mut out);
         let _ = out.flush();
         prepared
     };
@@ -452,7 +453,7 @@ enum Prepared {
 
 /// Reads the arguments and connects; `Err` is the exit status after the
 /// refusal was printed.
-fn prepare(words: &[String], out: &mut Output<'_>) -> Result<Prepared, i32> {
+fn prepare(words: &[String], called_as: &str, out: &mut Output<'_>) -> Result<Prepared, i32> {
     let uid_of = |name: &str| {
         crate::format::checks::uid_from_string(name, &uid_for_name, &|uid| user_name(uid).is_some())
     };
@@ -462,7 +463,7 @@ fn prepare(words: &[String], out: &mut Output<'_>) -> Result<Prepared, i32> {
         Ok(Invocation::Version) => return Ok(Prepared::Done(out.block(PROG, &version_line()))),
         Ok(Invocation::Cancel(r)) => r,
         Err(ScancelError::Getopt(e)) => {
-            opts::report(out, PROG, &e);
+            opts::report(out, PROG, called_as, &e);
             return Err(1);
         }
         Err(ScancelError::Invalid(text)) => {
@@ -969,7 +970,7 @@ mod tests {
         let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
         let (mut o, mut e) = (Vec::new(), Vec::new());
         let mut out = Output::new(&mut o, &mut e);
-        let code = match prepare(&words, &mut out) {
+        let code = match prepare(&words, PROG, &mut out) {
             Err(code) | Ok(Prepared::Done(code)) => code,
             Ok(Prepared::Send(..)) => -1,
         };

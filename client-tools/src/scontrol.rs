@@ -78,6 +78,7 @@ pub fn run_io(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
+    let called_as = opts::called_as(args, "scontrol");
     let args: Vec<String> = args
         .iter()
         .skip(1)
@@ -92,7 +93,7 @@ pub fn run_io(
         }
         Ok(Invocation::Run { options, words }) => run_words(&words, &options, env, &mut out),
         Err(e) => {
-            opts::report(&mut out, "scontrol", &e);
+            opts::report(&mut out, "scontrol", &called_as, &e);
             1
         }
     };

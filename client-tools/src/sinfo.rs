@@ -606,6 +606,7 @@ pub fn run_paced(
     pacer: &mut dyn Pacer,
 ) -> i32 {
     let mut out = Output::new(stdout, stderr);
+    let called_as = opts::called_as(args, "sinfo");
     let args: Vec<String> = args
         .iter()
         .skip(1)
@@ -614,7 +615,7 @@ pub fn run_paced(
     let o = match parse_options(&args, env) {
         Ok(o) => o,
         Err(SinfoError::Getopt(e)) => {
-            opts::report(&mut out, "sinfo", &e);
+            opts::report(&mut out, "sinfo", &called_as, &e);
             return 1;
         }
         Err(SinfoError::Refused(lines)) => {

@@ -572,6 +572,7 @@ pub fn run_paced(
     pacer: &mut dyn Pacer,
 ) -> i32 {
     let mut out = Output::new(stdout, stderr);
+    let called_as = opts::called_as(args, "squeue");
     let args: Vec<String> = args
         .iter()
         .skip(1)
@@ -580,7 +581,7 @@ pub fn run_paced(
     let opts = match parse_options(&args, env) {
         Ok(o) => o,
         Err(SqueueError::Getopt(e)) => {
-            opts::report(&mut out, "squeue", &e);
+            opts::report(&mut out, "squeue", &called_as, &e);
             return 1;
         }
         Err(SqueueError::Refused { lines, usage }) => {

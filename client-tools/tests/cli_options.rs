@@ -49,8 +49,13 @@ fn run(name: &str, args: &[&str], input: &str) -> Run {
     }
 }
 
+/// getopt's refusal: the program as it was called (here by its path),
+/// then the pointer to `--help` by its name.
 fn try_help(prog: &str, first: &str) -> String {
-    format!("{prog}: {first}\nTry \"{prog} --help\" for more information\n")
+    format!(
+        "{}: {first}\nTry \"{prog} --help\" for more information\n",
+        bin(prog)
+    )
 }
 
 #[test]

@@ -103,12 +103,17 @@ impl SlurmController for Fake {
         if ids == [999_999] {
             return Err(ErrorCode::InvalidJobId.into());
         }
-        // Every job has ended, with the exit status of `exit 7`.
+        // Every job has ended, with the exit status of `exit 7`, but for
+        // those from 100 up, which run.
         let jobs = ids
             .into_iter()
             .map(|id| v1::JobInfo {
                 job_id: id,
-                state: v1::JobState::Failed as i32,
+                state: if id >= 100 {
+                    v1::JobState::Running as i32
+                } else {
+                    v1::JobState::Failed as i32
+                },
                 exit_code: Some(v1::ExitCode {
                     status: 7,
                     signal: 0,
@@ -528,14 +533,24 @@ fn scancel_reports_like_slurm() {
     assert_eq!(o.status.code(), Some(0));
     let o = c.run(SCANCEL, &["2"], None);
     assert_eq!((text(&o.stderr), o.status.code()), (String::new(), Some(0)));
-    let o = c.run(SCANCEL, &["-s", "USR1", "3,4"], None);
-    assert_eq!(o.status.code(), Some(0));
+    let o = c.run(SCANCEL, &["-s", "USR1", "103,104"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // A signal for jobs that have ended is refused before it is sent.
+    let o = c.run(SCANCEL, &["-s", "USR1", "3"], None);
+    assert_eq!(
+        (text(&o.stderr), o.status.code()),
+        (
+            "scancel: error: Kill job error on job id 3: Invalid job id specified\n".to_owned(),
+            Some(1)
+        )
+    );
     let seen = c.seen.lock().expect("lock");
     assert_eq!(seen.cancels.len(), 3);
+    assert_eq!(seen.signals.len(), 1);
     assert_eq!(seen.signals[0].signal, 10);
     assert_eq!(
         seen.signals[0].filter.as_ref().map(|f| f.job_ids.clone()),
-        Some(vec![3, 4])
+        Some(vec![103, 104])
     );
 }
 

@@ -31,8 +31,11 @@ struct Outcome {
 }
 
 fn scontrol(args: &[String], nodelist: Option<&str>) -> Outcome {
+    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scontrol"));
-    cmd.args(args)
+    // Called as the reference was, by name: getopt's lines start with it.
+    cmd.arg0("scontrol")
+        .args(args)
         .env_remove("SLURM_NODELIST")
         .env_remove("SLURM_JOB_NODELIST");
     if let Some(list) = nodelist {
