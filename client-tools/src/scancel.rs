@@ -166,6 +166,10 @@ pub struct Request {
     pub matches_nothing: bool,
     /// `-M`/`--clusters` as given; checked against `ClusterName`.
     pub clusters: Option<String>,
+    /// Each filter as `-v` names it when it matches no job (`partition` ->
+    /// `x`): the last value given, as typed (users by name or `--me`'s
+    /// uid, states by their names). Keys sort as Slurm lists them.
+    pub filter_words: std::collections::BTreeMap<&'static str, String>,
 }
 
 impl Request {
@@ -338,20 +342,41 @@ pub fn parse(
             Key::Help => return Ok(Invocation::Help),
             Key::Usage => return Ok(Invocation::Usage),
             Key::Version => return Ok(Invocation::Version),
-            Key::Account => r.filter.accounts.extend(list(v)),
+            Key::Account => {
+                r.filter.accounts = list(v);
+                r.filter_words.insert("account", v.to_owned());
+            }
             Key::Batch => r.batch = true,
             Key::Clusters => r.clusters = Some(v.to_owned()),
             Key::Ignored => {}
             Key::Full => r.full = true,
             Key::Hurry => r.hurry = true,
             Key::Interactive => r.interactive = true,
-            Key::Me => r.filter.user_ids.push(me),
-            Key::Name => r.filter.names.extend(list(v)),
-            Key::Nodelist => r.filter.nodelist = v.to_owned(),
-            Key::Partition => r.filter.partitions.extend(list(v)),
-            Key::Qos => r.filter.qos.extend(list(v)),
+            Key::Me => {
+                r.filter.user_ids = vec![me];
+                r.filter_words.insert("user_name", me.to_string());
+            }
+            Key::Name => {
+                r.filter.names = list(v);
+                r.filter_words.insert("job_name", v.to_owned());
+            }
+            Key::Nodelist => {
+                r.filter.nodelist = v.to_owned();
+                r.filter_words.insert("nodelist", v.to_owned());
+            }
+            Key::Partition => {
+                r.filter.partitions = list(v);
+                r.filter_words.insert("partition", v.to_owned());
+            }
+            Key::Qos => {
+                r.filter.qos = list(v);
+                r.filter_words.insert("qos", v.to_owned());
+            }
             Key::Quiet => r.quiet = true,
-            Key::Reservation => r.filter.reservations.extend(list(v)),
+            Key::Reservation => {
+                r.filter.reservations = list(v);
+                r.filter_words.insert("reservation", v.to_owned());
+            }
             Key::Signal => {
                 r.signal = Some(
                     parse_scancel_signal(v)
@@ -362,10 +387,17 @@ pub fn parse(
                 Some(StateChoice::Live(state)) => {
                     r.filter.states = vec![state as i32];
                     r.matches_nothing = false;
+                    let name = match state {
+                        v1::JobState::Running => "RUNNING",
+                        v1::JobState::Suspended => "SUSPENDED",
+                        _ => "PENDING",
+                    };
+                    r.filter_words.insert("state", name.to_owned());
                 }
                 Some(StateChoice::Finished) => {
                     r.filter.states.clear();
                     r.matches_nothing = true;
+                    r.filter_words.insert("state", v.to_ascii_uppercase());
                 }
                 None => {
                     return Err(ScancelError::Bare(format!(
@@ -377,10 +409,14 @@ pub fn parse(
             Key::User => {
                 // One user, the whole value, as Slurm reads it.
                 let uid = uid_of(v).ok_or_else(|| invalid(format!("Invalid user name: {v}")))?;
-                r.filter.user_ids.push(uid);
+                r.filter.user_ids = vec![uid];
+                r.filter_words.insert("user_name", v.to_owned());
             }
             Key::Verbose => r.verbose += 1,
-            Key::Wckey => r.filter.wckeys.push(v.to_owned()),
+            Key::Wckey => {
+                r.filter.wckeys = vec![v.to_owned()];
+                r.filter_words.insert("wckey", v.to_owned());
+            }
         }
     }
     for operand in &getopt.into_operands() {
@@ -856,6 +892,9 @@ fn verbose_line(r: &Request, job: &str) -> String {
 /// a reason other than being gone or already finished.
 pub fn report(r: &Request, results: &[v1::JobActionResult], out: &mut Output<'_>) -> i32 {
     let mut code = 0;
+    if results.is_empty() && r.jobs.is_empty() && r.verbose > 0 {
+        out.error_line(&no_match_line(r));
+    }
     for result in results {
         let id = match result.array_task_id {
             Some(task) => format!("{}_{task}", result.job_id),
@@ -878,6 +917,20 @@ pub fn report(r: &Request, results: &[v1::JobActionResult], out: &mut Output<'_>
         }
     }
     code
+}
+
+/// `-v`'s line when the filters match no job: each filter as given,
+/// followed by a space.
+fn no_match_line(r: &Request) -> String {
+    let mut line =
+        String::from("scancel: error: No active jobs match ALL job filters, including: ");
+    for (key, value) in &r.filter_words {
+        line.push_str(key);
+        line.push('=');
+        line.push_str(value);
+        line.push(' ');
+    }
+    line
 }
 
 const USAGE: &str = "\
@@ -938,7 +991,8 @@ mod tests {
     #[test]
     fn filters_and_signals() {
         let r = req("-u root -u alice -t PD -t running -n a -p debug -s USR1 -b -vv --me");
-        assert_eq!(r.filter.user_ids, vec![0, 1000, 42]);
+        // One user, the last named (`--me` here), as in Slurm.
+        assert_eq!(r.filter.user_ids, vec![42]);
         assert_eq!(r.filter.states, vec![v1::JobState::Running as i32]);
         assert_eq!(r.filter.names, vec!["a"]);
         assert_eq!(r.filter.partitions, vec!["debug"]);
@@ -1155,6 +1209,29 @@ mod tests {
             run_report(&req("-v -u root"), &ok),
             ("scancel: Terminating job 7\n".into(), 0)
         );
+        // Filters that match nothing: said with -v only, as Slurm 22.05
+        // says it (last value of each, keys in its order).
+        assert_eq!(
+            run_report(&req("-v -t pd -n a,b -u root -p x -p y -q a,b -A c,d"), &[]),
+            (
+                "scancel: error: No active jobs match ALL job filters, including: \
+                 account=c,d job_name=a,b partition=y qos=a,b state=PENDING user_name=root \n"
+                    .into(),
+                0
+            )
+        );
+        assert_eq!(
+            run_report(&req("-v -t r -u 0 --me -w vm --wckey w1 --wckey w2"), &[]),
+            (
+                "scancel: error: No active jobs match ALL job filters, including: \
+                 nodelist=vm state=RUNNING user_name=42 wckey=w2 \n"
+                    .into(),
+                0
+            )
+        );
+        assert_eq!(run_report(&req("-p y"), &[]), (String::new(), 0));
+        // The last of a repeated filter is the one sent.
+        assert_eq!(req("-p x -p y").filter.partitions, vec!["y"]);
     }
 
     /// A controller that lists `jobs` and records what it is asked to do.
