@@ -7,9 +7,21 @@ use std::ffi::{CStr, CString};
 const INITIAL_BUF: usize = 1024;
 const MAX_BUF: usize = 1 << 20;
 
+/// A user's passwd entry: what a login needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passwd {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Home directory.
+    pub dir: String,
+    /// Login shell as written; empty means /bin/sh to login(1).
+    pub shell: String,
+}
+
 fn lookup(
     mut call: impl FnMut(*mut libc::passwd, *mut libc::c_char, usize, *mut *mut libc::passwd) -> i32,
-) -> Option<(u32, u32, String)> {
+) -> Option<Passwd> {
     let mut size = INITIAL_BUF;
     loop {
         let mut buf = vec![0 as libc::c_char; size];
@@ -24,11 +36,22 @@ fn lookup(
         if rc != 0 || result.is_null() {
             return None;
         }
-        // SAFETY: on success pw_name points to a NUL-terminated string in buf.
-        let name = unsafe { CStr::from_ptr(pwd.pw_name) }
-            .to_string_lossy()
-            .into_owned();
-        return Some((pwd.pw_uid, pwd.pw_gid, name));
+        let text = |p: *const libc::c_char| {
+            if p.is_null() {
+                String::new()
+            } else {
+                // SAFETY: on success the string fields point to
+                // NUL-terminated strings in buf, which is still alive.
+                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+            }
+        };
+        return Some(Passwd {
+            name: text(pwd.pw_name),
+            uid: pwd.pw_uid,
+            gid: pwd.pw_gid,
+            dir: text(pwd.pw_dir),
+            shell: text(pwd.pw_shell),
+        });
     }
 }
 
@@ -39,16 +62,20 @@ pub fn uid_of(name: &str) -> Option<(u32, u32)> {
         // SAFETY: every pointer is valid for the call; len is buf's size.
         unsafe { libc::getpwnam_r(c.as_ptr(), pwd, buf, len, result) }
     })
-    .map(|(uid, gid, _)| (uid, gid))
+    .map(|p| (p.uid, p.gid))
 }
 
-/// Login name of `uid`.
-pub fn name_of(uid: u32) -> Option<String> {
+/// The passwd entry of `uid`.
+pub fn entry_of(uid: u32) -> Option<Passwd> {
     lookup(|pwd, buf, len, result| {
         // SAFETY: every pointer is valid for the call; len is buf's size.
         unsafe { libc::getpwuid_r(uid, pwd, buf, len, result) }
     })
-    .map(|(_, _, name)| name)
+}
+
+/// Login name of `uid`.
+pub fn name_of(uid: u32) -> Option<String> {
+    entry_of(uid).map(|p| p.name)
 }
 
 /// Every group `user` belongs to, `gid` included (what initgroups would
@@ -93,5 +120,9 @@ mod tests {
         assert_eq!(uid_of("no-such-user-\u{e9}"), None);
         assert_eq!(uid_of("a\0b"), None);
         assert!(group_list("root", 0).contains(&0));
+        let root = entry_of(0).unwrap();
+        assert_eq!((root.name.as_str(), root.uid, root.gid), ("root", 0, 0));
+        assert!(root.dir.starts_with('/'), "{root:?}");
+        assert_eq!(entry_of(u32::MAX - 7), None);
     }
 }

@@ -24,6 +24,9 @@ pub const PROTOCOL_VERSION: u32 = 9728;
 pub struct NodeContext {
     /// This node's NodeName.
     pub node_name: String,
+    /// This node's NodeHostname (the NodeName unless set): `HOSTNAME`, and
+    /// `%N` in file names.
+    pub host_name: String,
     /// Absolute path of the slurm.conf in use (SLURM_CONF).
     pub conf_path: String,
     /// TmpFS, the TMPDIR default.
@@ -124,18 +127,20 @@ pub fn compress_counts(counts: &[u32]) -> String {
     parts.join(",")
 }
 
-/// Tasks on each node: the controller's figures when sent, else derived the
-/// way Slurm lays out a batch job (block distribution of `--ntasks` over the
-/// CPUs of each node, or one task per `cpus_per_task` CPUs without it).
+/// Tasks on each node for SLURM_TASKS_PER_NODE. Without `--ntasks`, Slurm
+/// counts one task per `cpus_per_task` CPUs allocated on each node (so an
+/// `--exclusive` job on 2 CPUs shows `2`, whatever the scheduler counted);
+/// with it, the controller's figures when sent, else a block distribution
+/// of the tasks over the CPUs of each node, as Slurm lays out a batch job.
 pub fn tasks_per_node(req: &LaunchBatchRequest) -> Vec<u32> {
-    if !req.tasks_per_node.is_empty() {
-        return req.tasks_per_node.clone();
-    }
     let cpt = req.cpus_per_task.unwrap_or(1).max(1);
     let capacity: Vec<u32> = req.cpus_per_node.iter().map(|c| (c / cpt).max(1)).collect();
     let Some(mut left) = req.ntasks else {
         return capacity;
     };
+    if !req.tasks_per_node.is_empty() {
+        return req.tasks_per_node.clone();
+    }
     let n = capacity.len();
     if n == 0 {
         return Vec::new();
@@ -165,15 +170,27 @@ pub fn tasks_per_node(req: &LaunchBatchRequest) -> Vec<u32> {
 }
 
 /// The batch step's environment. `node_index` is this node's position in
-/// the job's node list (0 on the batch host).
-pub fn batch_env(req: &LaunchBatchRequest, ctx: &NodeContext, node_index: usize) -> Env {
-    let mut env = Env::from_entries(&req.environment);
+/// the job's node list (0 on the batch host). `user_env` is the user's
+/// login environment when the job asked for it (see
+/// [`super::user_env`]); the job's own variables go on top of it.
+pub fn batch_env(
+    req: &LaunchBatchRequest,
+    ctx: &NodeContext,
+    node_index: usize,
+    user_env: Option<&Env>,
+) -> Env {
+    let mut env = user_env.cloned().unwrap_or_default();
+    for (k, v) in Env::from_entries(&req.environment).vars() {
+        env.set(k, v.as_str());
+    }
     let job_id = req.job_id.to_string();
     let node_count = req.cpus_per_node.len().max(1);
     let cpus_here = req.cpus_per_node.get(node_index).copied().unwrap_or(1);
     let tasks = tasks_per_node(req);
 
     env.set("ENVIRONMENT", "BATCH");
+    // Whatever the submitter's shell had: the node's name, as Slurm sets it.
+    env.set("HOSTNAME", &ctx.host_name);
     env.set("SLURMD_NODENAME", &ctx.node_name);
     if let Some(a) = &req.array {
         env.set("SLURM_ARRAY_JOB_ID", a.array_job_id.to_string());
@@ -191,7 +208,11 @@ pub fn batch_env(req: &LaunchBatchRequest, ctx: &NodeContext, node_index: usize)
     }
     env.set("SLURM_GTIDS", "0");
     env.set("SLURM_JOBID", &job_id);
-    env.set("SLURM_JOB_ACCOUNT", &req.account);
+    // Without accounting a job has no account or QOS, and Slurm then
+    // leaves both variables out rather than setting them empty.
+    if !req.account.is_empty() {
+        env.set("SLURM_JOB_ACCOUNT", &req.account);
+    }
     if !req.constraint.is_empty() {
         env.set("SLURM_JOB_CONSTRAINTS", &req.constraint);
     }
@@ -205,17 +226,21 @@ pub fn batch_env(req: &LaunchBatchRequest, ctx: &NodeContext, node_index: usize)
     env.set("SLURM_JOB_NODELIST", &req.nodes);
     env.set("SLURM_JOB_NUM_NODES", node_count.to_string());
     env.set("SLURM_JOB_PARTITION", &req.partition);
-    env.set("SLURM_JOB_QOS", &req.qos);
+    if !req.qos.is_empty() {
+        env.set("SLURM_JOB_QOS", &req.qos);
+    }
     if !req.reservation.is_empty() {
         env.set("SLURM_JOB_RESERVATION", &req.reservation);
     }
     env.set("SLURM_JOB_UID", req.user_id.to_string());
     env.set("SLURM_JOB_USER", &req.user_name);
     env.set("SLURM_LOCALID", "0");
+    // `--mem=0` (all of the node's memory) and `--mem-per-cpu=0` set
+    // neither variable in Slurm.
     match req.memory {
-        Some(Memory::MemPerNodeMb(mb)) => env.set("SLURM_MEM_PER_NODE", mb.to_string()),
-        Some(Memory::MemPerCpuMb(mb)) => env.set("SLURM_MEM_PER_CPU", mb.to_string()),
-        None => {}
+        Some(Memory::MemPerNodeMb(mb)) if mb > 0 => env.set("SLURM_MEM_PER_NODE", mb.to_string()),
+        Some(Memory::MemPerCpuMb(mb)) if mb > 0 => env.set("SLURM_MEM_PER_CPU", mb.to_string()),
+        _ => {}
     }
     env.set("SLURM_NNODES", node_count.to_string());
     env.set("SLURM_NODEID", node_index.to_string());
@@ -268,6 +293,7 @@ mod tests {
     fn ctx() -> NodeContext {
         NodeContext {
             node_name: "n1".into(),
+            host_name: "vm".into(),
             conf_path: "/etc/slurm/slurm.conf".into(),
             tmp_fs: "/tmp".into(),
             controller_addr: "127.0.0.1".into(),
@@ -350,7 +376,7 @@ mod tests {
             return;
         };
         want.insert(TASK_PID_VAR.into(), "PID".into());
-        let got = ours(&batch_env(r, &ctx(), 0));
+        let got = ours(&batch_env(r, &ctx(), 0, None));
         assert_eq!(got, want, "golden {golden}");
     }
 
@@ -417,7 +443,7 @@ mod tests {
             ],
             ..req(14)
         };
-        let env = batch_env(&r, &ctx(), 0);
+        let env = batch_env(&r, &ctx(), 0, None);
         assert_eq!(env.vars()[0], ("SLURM_JOB_ID".into(), "14".into()));
         assert_eq!(env.get("TMPDIR"), Some("/scratch"));
         assert_eq!(env.get("SLURM_PRIO_PROCESS"), Some("5"));
@@ -436,12 +462,115 @@ mod tests {
             restart_count: 1,
             ..req(14)
         };
-        let env = batch_env(&r, &ctx(), 0);
+        let env = batch_env(&r, &ctx(), 0, None);
         assert_eq!(env.get("SLURM_CPUS_PER_TASK"), Some("2"));
         assert_eq!(env.get("SLURM_MEM_PER_NODE"), Some("100"));
         assert_eq!(env.get("SLURM_JOB_RESERVATION"), Some("maint"));
         assert_eq!(env.get("SLURM_RESTART_COUNT"), Some("1"));
         assert_eq!(env.get("SLURM_TASKS_PER_NODE"), Some("1"));
+    }
+
+    /// Slurm sets HOSTNAME to the node's host name, over the submitter's.
+    #[test]
+    fn hostname_is_the_nodes() {
+        let r = LaunchBatchRequest {
+            environment: vec!["HOSTNAME=submitter".into()],
+            ..req(14)
+        };
+        assert_eq!(batch_env(&r, &ctx(), 0, None).get("HOSTNAME"), Some("vm"));
+    }
+
+    /// Without accounting there is no account or QOS; Slurm leaves the
+    /// variables out instead of setting them empty.
+    #[test]
+    fn no_account_or_qos_variables_when_empty() {
+        let r = LaunchBatchRequest {
+            account: String::new(),
+            qos: String::new(),
+            ..req(14)
+        };
+        let env = batch_env(&r, &ctx(), 0, None);
+        assert_eq!(env.get("SLURM_JOB_ACCOUNT"), None);
+        assert_eq!(env.get("SLURM_JOB_QOS"), None);
+        let env = batch_env(&req(14), &ctx(), 0, None);
+        assert_eq!(env.get("SLURM_JOB_ACCOUNT"), Some("root"));
+        assert_eq!(env.get("SLURM_JOB_QOS"), Some("normal"));
+    }
+
+    /// The login environment comes first; the job's variables and then
+    /// Slurm's go on top of it.
+    #[test]
+    fn job_variables_override_the_login_environment() {
+        let login = Env::from_entries([
+            "HOME=/root",
+            "PATH=/login/bin",
+            "SHLVL=1",
+            "SLURM_JOB_ID=1",
+            "HOSTNAME=login",
+        ]);
+        let r = LaunchBatchRequest {
+            environment: vec!["PATH=/job/bin".into(), "SLURM_GET_USER_ENV=1".into()],
+            ..req(14)
+        };
+        let env = batch_env(&r, &ctx(), 0, Some(&login));
+        assert_eq!(env.vars()[0], ("HOME".into(), "/root".into()));
+        assert_eq!(env.get("PATH"), Some("/job/bin"));
+        assert_eq!(env.get("SHLVL"), Some("1"));
+        assert_eq!(env.get("SLURM_JOB_ID"), Some("14"));
+        assert_eq!(env.get("HOSTNAME"), Some("vm"));
+        assert_eq!(env.get("SLURM_GET_USER_ENV"), Some("1"));
+        // Without a login environment only the job's variables are there.
+        let env = batch_env(&r, &ctx(), 0, None);
+        assert_eq!(env.get("HOME"), None);
+    }
+
+    /// Without `--ntasks`, SLURM_TASKS_PER_NODE counts the CPUs (over
+    /// `--cpus-per-task`), not the one task the scheduler placed: Slurm
+    /// shows `2` for an `--exclusive` job on a 2-CPU node.
+    #[test]
+    fn tasks_per_node_without_ntasks_follows_the_cpus() {
+        let r = LaunchBatchRequest {
+            cpus_per_node: vec![2],
+            tasks_per_node: vec![1],
+            ..req(14)
+        };
+        let env = batch_env(&r, &ctx(), 0, None);
+        assert_eq!(env.get("SLURM_TASKS_PER_NODE"), Some("2"));
+        let r = LaunchBatchRequest {
+            cpus_per_task: Some(2),
+            ..r
+        };
+        let env = batch_env(&r, &ctx(), 0, None);
+        assert_eq!(env.get("SLURM_TASKS_PER_NODE"), Some("1"));
+        // With --ntasks the controller's figures stand.
+        let r = LaunchBatchRequest {
+            cpus_per_node: vec![1],
+            tasks_per_node: vec![4],
+            ntasks: Some(4),
+            ..req(14)
+        };
+        let env = batch_env(&r, &ctx(), 0, None);
+        assert_eq!(env.get("SLURM_TASKS_PER_NODE"), Some("4"));
+    }
+
+    /// `--mem=0` and `--mem-per-cpu=0` leave the memory variables out.
+    #[test]
+    fn zero_memory_sets_no_variable() {
+        for memory in [Memory::MemPerNodeMb(0), Memory::MemPerCpuMb(0)] {
+            let r = LaunchBatchRequest {
+                memory: Some(memory),
+                ..req(14)
+            };
+            let env = batch_env(&r, &ctx(), 0, None);
+            assert_eq!(env.get("SLURM_MEM_PER_NODE"), None);
+            assert_eq!(env.get("SLURM_MEM_PER_CPU"), None);
+        }
+        let r = LaunchBatchRequest {
+            memory: Some(Memory::MemPerCpuMb(50)),
+            ..req(14)
+        };
+        let env = batch_env(&r, &ctx(), 0, None);
+        assert_eq!(env.get("SLURM_MEM_PER_CPU"), Some("50"));
     }
 
     #[test]

@@ -9,3 +9,4 @@ pub mod pattern;
 pub mod plan;
 pub mod prio;
 pub mod run;
+pub mod user_env;

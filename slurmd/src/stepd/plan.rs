@@ -94,8 +94,6 @@ pub enum PlanError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepdContext {
     pub node: NodeContext,
-    /// NodeHostname of this node, for `%N`.
-    pub host_name: String,
     /// The job's spool directory.
     pub job_dir: PathBuf,
     /// Effective uid of slurmstepd.
@@ -107,6 +105,9 @@ pub struct StepdContext {
     /// slurmstepd's own nice value; `None` when it could not be read, which
     /// leaves the job's priority alone.
     pub own_nice: Option<i32>,
+    /// The job user's login environment, loaded when the job asked for it
+    /// (`SLURM_GET_USER_ENV=1`, see [`super::user_env`]).
+    pub user_env: Option<Env>,
 }
 
 /// Plans the launch of `req`. `user_name` is the job user's login name
@@ -166,7 +167,7 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
             .map_or(NOT_AN_ARRAY_TASK, |a| a.array_task_id),
         job_name: &req.name,
         user_name: &req.user_name,
-        host_name: &ctx.host_name,
+        host_name: &ctx.node.host_name,
         node_index: u32::try_from(node_index).unwrap_or(0),
         task_id: 0,
     };
@@ -213,7 +214,7 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
     let script_path = ctx.job_dir.join(SCRIPT_FILE);
     let mut argv = vec![script_path.display().to_string()];
     argv.extend(req.argv.iter().cloned());
-    let mut env = batch_env(req, &ctx.node, node_index);
+    let mut env = batch_env(req, &ctx.node, node_index, ctx.user_env.as_ref());
     let rlimits = env
         .take(rlimit::parse_env)
         .into_iter()
@@ -285,18 +286,19 @@ mod tests {
         StepdContext {
             node: NodeContext {
                 node_name: "n2".into(),
+                host_name: "vm".into(),
                 conf_path: "/etc/slurm/slurm.conf".into(),
                 tmp_fs: "/tmp".into(),
                 controller_addr: "127.0.0.1".into(),
                 controller_port: 6817,
                 select_plugin_id: 109,
             },
-            host_name: "vm".into(),
             job_dir: "/spool/n2/job00026".into(),
             own_uid,
             append_by_default: false,
             propagate_prio: PrioPropagation::Off,
             own_nice: Some(0),
+            user_env: None,
         }
     }
 

@@ -33,6 +33,7 @@ use super::env::NodeContext;
 use super::exec::{self, ExecError, Exit, RealSyscalls, Syscalls, Usage, TERMINATE_SIGNALS};
 use super::plan::{self, PlanError, StepdContext};
 use super::prio::PrioPropagation;
+use super::user_env;
 use crate::client::{retry, ControllerClient};
 use crate::config::{select_plugin_id, NodeSetup};
 use crate::control::{EndReason, Request, MAX_LINE};
@@ -162,18 +163,19 @@ pub fn context(
     Ok(StepdContext {
         node: NodeContext {
             node_name: setup.node.name.clone(),
+            host_name: setup.node.hostname.clone(),
             conf_path: setup.conf_path.display().to_string(),
             tmp_fs: conf.tmp_fs.clone(),
             controller_addr: addr,
             controller_port: port,
             select_plugin_id: select_plugin_id(conf.select_type),
         },
-        host_name: setup.node.hostname.clone(),
         job_dir: job_dir.to_path_buf(),
         own_uid,
         append_by_default: false,
         propagate_prio,
         own_nice,
+        user_env: None,
     })
 }
 
@@ -195,7 +197,28 @@ fn start(
     let own_nice = super::prio::own_nice()
         .map_err(|e| tracing::debug!(error = %e, "cannot read slurmstepd's nice value"))
         .ok();
-    let ctx = context(setup, job_dir, own_uid, own_nice)?;
+    let mut ctx = context(setup, job_dir, own_uid, own_nice)?;
+    // A slurmstepd of another user is refused by the plan; no login then.
+    let may_login = own_uid == 0 || own_uid == req.user_id;
+    if may_login && user_env::requested(&req.environment) {
+        let timeout =
+            user_env::timeout_from_conf(&setup.conf).map_err(|source| LaunchError::Config {
+                path: setup.conf_path.clone(),
+                source,
+            })?;
+        // An unknown user fails the launch below, when the identity is
+        // switched; there is no login to load meanwhile.
+        ctx.user_env = match crate::users::entry_of(req.user_id) {
+            Some(pw) => Some(user_env::load(&pw, own_uid, timeout)),
+            None => {
+                tracing::warn!(
+                    uid = req.user_id,
+                    "no passwd entry; the login environment is not loaded"
+                );
+                None
+            }
+        };
+    }
     let plan = plan::plan(req, &ctx)?;
     let sock = job_dir.join(SOCKET_FILE);
     let _ = std::fs::remove_file(&sock);
