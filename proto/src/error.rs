@@ -226,6 +226,9 @@ error_codes! {
         "Job can not start immediately", ResourceExhausted;
     InvalidArray = 2081, Some("ESLURM_INVALID_ARRAY"),
         "Invalid job array specification", InvalidArgument;
+    /// Hold or release of a job that has ended.
+    JobFinished = 2084, Some("ESLURM_JOB_FINISHED"),
+        "Job has already finished", FailedPrecondition;
     JobNotRunning = 2085, Some("ESLURM_JOB_NOT_RUNNING"),
         "Job is not running", FailedPrecondition;
     JobNotPendingNorRunning = 2086, Some("ESLURM_JOB_NOT_PENDING_NOR_RUNNING"),

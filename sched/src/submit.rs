@@ -12,6 +12,14 @@
 //! [`crate::SchedConfig::enforce_part_limits`] those limits are checked here
 //! too, as `EnforcePartLimits=ALL` does.
 //!
+//! More CPUs than the partition can give (`-c 3` or `-n 3` where the nodes
+//! have 2 CPUs, `--ntasks-per-node=3`) is such a partition limit too: Slurm
+//! 22.05 accepts the job and it waits with `PartitionConfig`, or, with
+//! `EnforcePartLimits`, refuses it with "More processors requested than
+//! permitted". That check comes before the memory one: `-c 3 --mem=5000` on
+//! 4000 MB nodes is accepted (or refused for its CPUs), while `--mem=5000`
+//! alone is refused for its memory.
+//!
 //! Node states never matter here: a job asking for nodes that are down today
 //! is accepted and waits. `--tmp` larger than every node's TmpDisk is
 //! refused like too much memory ("Requested node configuration is not
@@ -31,8 +39,6 @@ pub enum Unsatisfiable {
     Memory,
     /// More temporary disk (`--tmp`) than any eligible node's TmpDisk.
     TmpDisk,
-    /// More CPUs per task (or per node) than any eligible node has.
-    CpusPerNode,
     /// The whole request does not fit the partition even when it is empty.
     TotalSize,
     /// A required node is not in the partition, or is also excluded.
@@ -67,6 +73,8 @@ pub enum SubmitRejection {
         partition: String,
         constraint: String,
     },
+    #[error("partition {partition} has not as many CPUs as requested")]
+    TooManyCpus { partition: String },
     #[error("no node configuration of partition {partition} satisfies the request ({cause:?})")]
     NodeConfigUnavailable {
         partition: String,
@@ -87,6 +95,7 @@ impl SubmitRejection {
                 "Requested time limit is invalid (missing or exceeds some limit)"
             }
             SubmitRejection::InvalidFeature { .. } => "Invalid feature specification",
+            SubmitRejection::TooManyCpus { .. } => "More processors requested than permitted",
             SubmitRejection::NodeConfigUnavailable { .. } => {
                 "Requested node configuration is not available"
             }
@@ -201,11 +210,34 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         return Ok(());
     }
 
-    // Per-node checks first, so the rejection names the resource at fault.
-    let nodes = || eligible.iter().filter_map(|&i| view.nodes.get(i));
-    if !nodes().any(|n| n.cpus >= shape.cpus_per_task) {
-        return Err(unsatisfiable(Unsatisfiable::CpusPerNode));
+    // CPUs first: more than the partition's nodes can give is a partition
+    // limit (see the module docs), whatever the memory asked. Only the CPUs
+    // count here: which nodes the job may use is the checks' below.
+    let empty = Pool::empty(view, true);
+    let cpus_fit = order
+        .iter()
+        .filter_map(|&i| view.nodes.get(i))
+        .any(|n| n.cpus >= shape.cpus_per_task)
+        && {
+            let cpus_only = JobRequest {
+                mem: None,
+                required_nodes: Vec::new(),
+                excluded_nodes: Vec::new(),
+                constraint: None,
+                tmp_disk_mb: 0,
+                ..job.clone()
+            };
+            let cpu_shape = Shape::new(view, &cpus_only, part);
+            fit::select(view, &cpus_only, &cpu_shape, &empty, &order, None).is_some()
+        };
+    if !cpus_fit {
+        return if view.config.enforce_part_limits {
+            Err(SubmitRejection::TooManyCpus { partition: name() })
+        } else {
+            Ok(())
+        };
     }
+    let nodes = || eligible.iter().filter_map(|&i| view.nodes.get(i));
     let mem_per_node = |cpus: u32| match shape.mem {
         MemNeed::Nothing | MemNeed::WholeNode => 0,
         MemNeed::PerNode(m) => m,
@@ -222,7 +254,6 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     if !nodes().any(fits_memory) {
         return Err(unsatisfiable(Unsatisfiable::Memory));
     }
-    let empty = Pool::empty(view, true);
     if fit::select(view, job, &shape, &empty, &order, None).is_none() {
         return Err(unsatisfiable(Unsatisfiable::TotalSize));
     }
@@ -357,19 +388,84 @@ mod tests {
     }
 
     #[test]
-    fn cpus_and_total_size() {
-        let view = cluster(4, 2, 4000);
+    fn too_many_cpus_waits_unless_limits_are_enforced() {
+        // sbatch -c 3, -n 3, -c 2 -n 2, --ntasks-per-node=3 on 2-CPU
+        // nodes: accepted (Reason PartitionConfig) by Slurm 22.05, refused
+        // with "More processors requested than permitted" under
+        // EnforcePartLimits=ALL or ANY.
+        let mut view = cluster(1, 2, 4000);
         let mut wide_task = job(1);
         wide_task.cpus_per_task = 3;
+        let mut many = job(2);
+        many.ntasks = 3;
+        let mut both = job(3);
+        both.ntasks = 2;
+        both.cpus_per_task = 2;
+        let mut per_node = job(4);
+        per_node.ntasks = 3;
+        per_node.ntasks_per_node = Some(3);
+        let jobs = [wide_task, many, both, per_node];
+        for j in &jobs {
+            assert_eq!(check_submit(&view, j), Ok(()), "job {}", j.id);
+        }
+        view.config.enforce_part_limits = true;
+        for j in &jobs {
+            let e = reject(&view, j);
+            assert_eq!(
+                e,
+                SubmitRejection::TooManyCpus {
+                    partition: "debug".into()
+                }
+            );
+            assert_eq!(e.slurm_error(), "More processors requested than permitted");
+            assert_eq!(e.user_message(), None);
+        }
+    }
+
+    #[test]
+    fn cpus_are_checked_before_memory() {
+        let mut view = cluster(1, 2, 4000);
+        // -c 3 --mem=5000: the CPUs decide, so it waits.
+        let mut j = job(1);
+        j.cpus_per_task = 3;
+        j.mem = Some(MemReq::PerNode(5000));
+        assert_eq!(check_submit(&view, &j), Ok(()));
+        // --mem=5000 alone: refused for its memory.
+        let mut m = job(2);
+        m.mem = Some(MemReq::PerNode(5000));
         assert_eq!(
-            reject(&view, &wide_task),
+            reject(&view, &m).user_message(),
+            Some("Memory specification can not be satisfied")
+        );
+        // -n 2 --mem-per-cpu=3000: the CPUs fit, the node's memory does
+        // not; refused without the memory line, as Slurm does.
+        let mut t = job(3);
+        t.ntasks = 2;
+        t.mem = Some(MemReq::PerCpu(3000));
+        let e = reject(&view, &t);
+        assert_eq!(
+            e,
             SubmitRejection::NodeConfigUnavailable {
                 partition: "debug".into(),
-                cause: Unsatisfiable::CpusPerNode
+                cause: Unsatisfiable::TotalSize
             }
         );
+        assert_eq!(e.user_message(), None);
+        view.config.enforce_part_limits = true;
+        assert_eq!(
+            reject(&view, &j).slurm_error(),
+            "More processors requested than permitted"
+        );
+    }
+
+    #[test]
+    fn total_size() {
+        let view = cluster(4, 2, 4000);
         let mut many = job(2);
         many.ntasks = 9;
+        assert_eq!(check_submit(&view, &many), Ok(()));
+        many.ntasks = 8;
+        many.mem = Some(MemReq::PerCpu(2001));
         assert_eq!(
             reject(&view, &many),
             SubmitRejection::NodeConfigUnavailable {
@@ -377,7 +473,7 @@ mod tests {
                 cause: Unsatisfiable::TotalSize
             }
         );
-        many.ntasks = 8;
+        many.mem = None;
         assert_eq!(check_submit(&view, &many), Ok(()));
         many.overcommit = true;
         many.ntasks = 100;

@@ -29,7 +29,9 @@
 //! change of one of the spec's texts names the text by its [`SpecText`]
 //! number; `Gres=` (11) and `WCKey=` (12) came after the first ten, so
 //! older journals simply never hold them. A job suspended and resumed
-//! (`scontrol suspend|resume`, `core::suspend`) is tags 27 and 28.
+//! (`scontrol suspend|resume`, `core::suspend`) is tags 27 and 28. A hold
+//! or release is written with tag 30, which adds its time (tag 5, without
+//! one, is still read).
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -177,8 +179,15 @@ pub enum Event {
         node: String,
         time: i64,
     },
-    /// Hold set (`Some`) or released (`None`).
-    JobHoldChanged { job_id: u32, hold: Option<Hold> },
+    /// Hold set (`Some`) or released (`None`) at `time`: a hold makes the
+    /// job's EligibleTime Unknown, a release of a waiting job makes it
+    /// eligible from then. `time` is `None` only in records from before
+    /// it was journaled (tag 5), which leave the eligible time alone.
+    JobHoldChanged {
+        job_id: u32,
+        hold: Option<Hold>,
+        time: Option<i64>,
+    },
     /// Back to PENDING; a running job stays COMPLETING until released.
     /// Once back in the queue (at once, or with the release of its last
     /// share) its SubmitTime is the time of that event.
@@ -434,10 +443,13 @@ impl Event {
                 w.str(node);
                 w.i64(*time);
             }
-            Event::JobHoldChanged { job_id, hold } => {
-                w.u8(5);
+            Event::JobHoldChanged { job_id, hold, time } => {
+                w.u8(if time.is_some() { 30 } else { 5 });
                 w.u32(*job_id);
                 w.hold(*hold);
+                if let Some(t) = time {
+                    w.i64(*t);
+                }
             }
             Event::JobRequeued {
                 job_id,
@@ -787,9 +799,14 @@ impl Event {
                 job_id: r.u32("job id")?,
                 time: r.i64("time")?,
             },
-            5 => Event::JobHoldChanged {
+            tag @ (5 | 30) => Event::JobHoldChanged {
                 job_id: r.u32("job id")?,
                 hold: r.hold()?,
+                time: if tag == 30 {
+                    Some(r.i64("time")?)
+                } else {
+                    None
+                },
             },
             6 | 15 => Event::JobRequeued {
                 job_id: r.u32("job id")?,
@@ -1131,6 +1148,12 @@ mod tests {
             Event::JobHoldChanged {
                 job_id: 8,
                 hold: Some(Hold::Admin),
+                time: Some(10),
+            },
+            Event::JobHoldChanged {
+                job_id: 8,
+                hold: None,
+                time: Some(11),
             },
             Event::JobRequeued {
                 job_id: 8,
@@ -1312,6 +1335,27 @@ mod tests {
             e.encode(&mut buf);
             assert_eq!(Event::decode(&buf).unwrap(), e);
         }
+    }
+
+    /// Holds and releases journaled before they carried their time (tag 5)
+    /// still decode, without one.
+    #[test]
+    fn hold_records_without_a_time_still_decode() {
+        let mut buf = Vec::new();
+        let mut w = Writer(&mut buf);
+        w.u8(5);
+        w.u32(8);
+        w.hold(Some(Hold::User));
+        assert_eq!(
+            Event::decode(&buf).unwrap(),
+            Event::JobHoldChanged {
+                job_id: 8,
+                hold: Some(Hold::User),
+                time: None,
+            }
+        );
+        buf.push(1);
+        assert!(Event::decode(&buf).is_err());
     }
 
     /// Journals written before requeues carried a begin time hold tag 6

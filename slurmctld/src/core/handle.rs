@@ -21,6 +21,8 @@ use crate::persist::{JobFiles, ScriptRef};
 
 /// Linux's SIGKILL (signals travel as numbers; the core has no libc).
 const SIGKILL: u32 = 9;
+/// Linux's SIGTERM.
+const SIGTERM: u32 = 15;
 
 /// Per-job result of a multi-job operation.
 type JobResult = Result<(), (ErrorCode, String)>;
@@ -40,10 +42,14 @@ impl Controller {
                 filter,
                 signal,
             } => self.for_each_job(&mut out, caller, &filter, now, |c, out, job| match signal {
-                // SIGKILL, unless for the batch shell alone, cancels the
-                // job as a plain scancel does (Slurm's rule).
+                // SIGKILL, unless for the batch shell alone of a job that
+                // runs, cancels the job as a plain scancel does (Slurm's
+                // rule: `scancel -b` of a pending job cancels it).
                 None => c.cancel(out, job, now),
-                Some(sig) if sig.signal == SIGKILL && sig.scope != SignalScope::BatchShell => {
+                Some(sig)
+                    if sig.signal == SIGKILL
+                        && (sig.scope != SignalScope::BatchShell || c.is_pending(job)) =>
+                {
                     c.cancel(out, job, now)
                 }
                 Some(sig) => c.signal(out, job, sig),
@@ -59,13 +65,13 @@ impl Controller {
                     Hold::Admin
                 };
                 self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
-                    c.hold(out, job, hold)
+                    c.hold(out, job, hold, now)
                 })
             }
             Command::Release { caller, filter } => {
                 let op = self.is_operator(caller);
                 self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
-                    c.release_hold(out, job, op)
+                    c.release_hold(out, job, op, now)
                 })
             }
             Command::Requeue {
@@ -618,9 +624,12 @@ impl Controller {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
         };
+        // A pending job keeps the reason it last waited for
+        // (`scontrol show job` of a held job cancelled: Reason=JobHeldUser).
+        let reason = job.reason.as_str();
         match job.status.state {
             JobState::Pending if !job.status.is_completing() => {
-                self.end_job(out, id, now, JobState::Cancelled, (0, 0), "None", true);
+                self.end_job(out, id, now, JobState::Cancelled, (0, 0), reason, true);
                 Ok(())
             }
             JobState::Pending => {
@@ -667,17 +676,31 @@ impl Controller {
                 });
                 Ok(())
             }
-            JobState::Pending => Err((ErrorCode::JobPending, String::new())),
+            // Only SIGKILL (a cancel, above) acts on a job that waits;
+            // Slurm answers any other signal this way (scancel retries it,
+            // then exits 228).
+            JobState::Pending => Err((ErrorCode::TransitionStateNoUpdate, String::new())),
             _ => Err((ErrorCode::AlreadyDone, String::new())),
         }
     }
 
-    fn hold(&mut self, out: &mut Outcome, id: u32, hold: Hold) -> JobResult {
+    /// Whether job `id` exists and waits in the queue.
+    fn is_pending(&self, id: u32) -> bool {
+        self.jobs
+            .get(&id)
+            .is_some_and(|j| j.status.state == JobState::Pending)
+    }
+
+    /// `scontrol hold|uhold`. As in Slurm a job that runs (or is suspended)
+    /// may be held too: its priority becomes 0 and its Reason shows the
+    /// hold while it goes on running, so that a requeue would leave it
+    /// waiting. A job that has ended is refused with ESLURM_JOB_FINISHED.
+    fn hold(&mut self, out: &mut Outcome, id: u32, hold: Hold, now: i64) -> JobResult {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
         };
-        if job.status.state != JobState::Pending {
-            return Err((ErrorCode::JobNotPending, String::new()));
+        if job.status.state.is_finished() {
+            return Err((ErrorCode::JobFinished, String::new()));
         }
         if job.hold != Some(hold) {
             self.emit(
@@ -685,18 +708,21 @@ impl Controller {
                 Event::JobHoldChanged {
                     job_id: id,
                     hold: Some(hold),
+                    time: Some(now),
                 },
             );
         }
         Ok(())
     }
 
-    fn release_hold(&mut self, out: &mut Outcome, id: u32, operator: bool) -> JobResult {
+    /// `scontrol release`, of a waiting or a running job alike (see
+    /// [`Self::hold`]).
+    fn release_hold(&mut self, out: &mut Outcome, id: u32, operator: bool, now: i64) -> JobResult {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
         };
-        if job.status.state != JobState::Pending {
-            return Err((ErrorCode::JobNotPending, String::new()));
+        if job.status.state.is_finished() {
+            return Err((ErrorCode::JobFinished, String::new()));
         }
         match job.hold {
             None => Ok(()),
@@ -707,6 +733,7 @@ impl Controller {
                     Event::JobHoldChanged {
                         job_id: id,
                         hold: None,
+                        time: Some(now),
                     },
                 );
                 Ok(())
@@ -734,11 +761,13 @@ impl Controller {
             return Err((ErrorCode::JobPending, String::new()));
         }
         let running = job.status.state.holds_resources();
-        // A suspended job requeued is held, as in Slurm (`core::suspend`).
+        // A suspended job requeued is held, as in Slurm (`core::suspend`),
+        // and so is one held while it ran (`scontrol hold`).
         let held = if hold {
             Some(Hold::User)
         } else {
-            (job.status.state == JobState::Suspended).then_some(Hold::Admin)
+            job.hold
+                .or((job.status.state == JobState::Suspended).then_some(Hold::Admin))
         };
         self.emit(
             out,
@@ -817,10 +846,16 @@ impl Controller {
             }
             changes.push(JobChange::Partition(names.join(",")));
         }
-        if req.min_nodes.is_some() || req.max_nodes.is_some() {
-            if !pending {
-                return Err((ErrorCode::JobNotPending, String::new()));
+        if !pending && (req.min_nodes.is_some() || req.max_nodes.is_some()) {
+            // Slurm refuses to grow a running job this way; the node count
+            // it already has is no change. (Slurm would shrink it to fewer
+            // nodes; that is not supported here.)
+            let count = job.alloc.len();
+            let same = |n: Option<u32>| n.is_none_or(|n| n as usize == count);
+            if !same(req.min_nodes) || !same(req.max_nodes) {
+                return Err((ErrorCode::NotSupported, String::new()));
             }
+        } else if req.min_nodes.is_some() || req.max_nodes.is_some() {
             if let Some(n) = req.min_nodes {
                 if n == 0 {
                     return Err((ErrorCode::InvalidNodeCount, String::new()));
@@ -1451,7 +1486,8 @@ impl Controller {
             }
         }
         for id in timeouts {
-            self.finish_running(out, id, now, JobState::Timeout, (0, 0), "TimeLimit");
+            // Slurm records the SIGTERM of the time limit: ExitCode=0:15.
+            self.finish_running(out, id, now, JobState::Timeout, (0, SIGTERM), "TimeLimit");
         }
         for id in stuck {
             tracing::warn!(job_id = id, "nodes never confirmed cleanup; releasing");
@@ -1700,6 +1736,7 @@ fn rejection_reply(r: &SubmitRejection) -> Reply {
         SubmitRejection::InvalidNodeCount { .. } => ErrorCode::InvalidNodeCount,
         SubmitRejection::InvalidTimeLimit { .. } => ErrorCode::InvalidTimeLimit,
         SubmitRejection::InvalidFeature { .. } => ErrorCode::InvalidFeature,
+        SubmitRejection::TooManyCpus { .. } => ErrorCode::TooManyRequestedCpus,
         SubmitRejection::NodeConfigUnavailable { .. } => ErrorCode::RequestedNodeConfigUnavailable,
     };
     Reply::error(code, r.user_message().unwrap_or_default())

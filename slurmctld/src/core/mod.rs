@@ -539,8 +539,12 @@ impl Controller {
                     launch_failures: 0,
                     comment: desc.comment.clone(),
                     submit_time: *time,
+                    // Unknown while a dependency waits, or while held
+                    // (until released) unless a begin time is to come.
                     eligible_time: if waits {
                         0
+                    } else if hold.is_some() {
+                        shape.begin_time.filter(|b| b > time).unwrap_or(0)
                     } else {
                         shape.begin_time.unwrap_or(*time).max(*time)
                     },
@@ -698,9 +702,31 @@ impl Controller {
                 }
                 self.last_update = *time;
             }
-            Event::JobHoldChanged { job_id, hold } => {
+            Event::JobHoldChanged { job_id, hold, time } => {
                 let job = self.job_mut(*job_id)?;
                 job.hold = *hold;
+                // As in Slurm: EligibleTime=Unknown from a hold on (also
+                // for a job that runs, and after its release while it
+                // does); a waiting job released is eligible from then,
+                // unless a dependency or its begin time still holds it.
+                // A release journaled without its time (tag 5) is eligible
+                // from its submission, as such records were shown then.
+                let waits_dependency = job.dependency.as_ref().is_some_and(|d| d.is_active());
+                let pending = job.status.state == JobState::Pending;
+                match (hold, time) {
+                    // A begin time still to come stays shown.
+                    (Some(_), Some(t)) => {
+                        job.eligible_time = job.shape.begin_time.filter(|b| b > t).unwrap_or(0);
+                    }
+                    (None, Some(t)) if pending && !waits_dependency => {
+                        job.eligible_time = job.shape.begin_time.unwrap_or(*t).max(*t);
+                    }
+                    (None, None) if pending && !waits_dependency && job.eligible_time == 0 => {
+                        let t = job.submit_time;
+                        job.eligible_time = job.shape.begin_time.unwrap_or(t).max(t);
+                    }
+                    _ => {}
+                }
                 // As in Slurm, a hold or release replaces the reason and
                 // its text ("job requeued in held state" goes with it).
                 job.reason_detail.clear();

@@ -9,6 +9,7 @@ use slurm_proto::ErrorCode;
 
 use super::*;
 
+mod job_handling;
 mod jobs2;
 
 pub(crate) const CONF: &str = "\

@@ -1,0 +1,354 @@
+//! Job handling checked against Slurm 22.05's answers: jobs asking for more
+//! CPUs than a node has, holds of running and finished jobs, the reason a
+//! cancelled job keeps, EligibleTime of held jobs, signals to pending jobs,
+//! the exit code of a timeout, and node counts of running jobs.
+
+use slurm_common::reason::PendingReason;
+use slurm_common::state::JobState;
+use slurm_proto::v1;
+use slurm_proto::ErrorCode;
+
+use super::{filter, ok_results, replay_encoded, script, Env, ALICE, CONF};
+use crate::core::{Caller, Command, Event, Reply, SignalRequest};
+
+fn cpus(tasks: Option<u32>, per_task: Option<u32>, per_node: Option<u32>) -> v1::JobDescription {
+    v1::JobDescription {
+        ntasks: tasks,
+        cpus_per_task: per_task,
+        ntasks_per_node: per_node,
+        ..script()
+    }
+}
+
+fn hold(env: &mut Env, caller: Caller, id: u32, user_hold: bool) -> Vec<(u32, i32)> {
+    ok_results(&env.run(Command::Hold {
+        caller,
+        filter: filter(&[id]),
+        user_hold,
+    }))
+}
+
+fn release(env: &mut Env, caller: Caller, id: u32) -> Vec<(u32, i32)> {
+    ok_results(&env.run(Command::Release {
+        caller,
+        filter: filter(&[id]),
+    }))
+}
+
+fn signal(env: &mut Env, id: u32, sig: u32, batch_only: bool) -> Vec<(u32, i32)> {
+    ok_results(&env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[id]),
+        signal: Some(SignalRequest::new(sig, batch_only, false)),
+    }))
+}
+
+/// `sbatch -c 3`, `-n 9`, `-c 2 -n 5`, `--ntasks-per-node=3` where every
+/// node has 2 CPUs: Slurm (EnforcePartLimits=NO) queues them, Reason
+/// PartitionConfig; more memory than a node has is still refused.
+#[test]
+fn more_cpus_than_the_nodes_have_waits_with_partition_config() {
+    let mut env = Env::new();
+    env.register_all();
+    for d in [
+        cpus(None, Some(3), None),
+        cpus(Some(9), None, None),
+        cpus(Some(5), Some(2), None),
+        cpus(Some(3), None, Some(3)),
+        v1::JobDescription {
+            memory: Some(v1::job_description::Memory::MemPerNodeMb(5000)),
+            ..cpus(None, Some(3), None)
+        },
+    ] {
+        let id = env.submit(d);
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Pending, "job {id}");
+        assert_eq!(job.reason, PendingReason::PartitionConfig, "job {id}");
+    }
+    let mut d = script();
+    d.memory = Some(v1::job_description::Memory::MemPerNodeMb(5000));
+    assert_eq!(
+        env.submit_as(ALICE, d),
+        Reply::error(
+            ErrorCode::RequestedNodeConfigUnavailable,
+            "Memory specification can not be satisfied"
+        )
+    );
+}
+
+/// EnforcePartLimits=ALL (or ANY): refused with "More processors requested
+/// than permitted", before any memory check.
+#[test]
+fn more_cpus_than_the_nodes_have_is_refused_when_limits_are_enforced() {
+    for mode in ["ALL", "ANY"] {
+        let mut env = Env::with_conf(&format!("{CONF}EnforcePartLimits={mode}\n"));
+        env.register_all();
+        for d in [
+            cpus(None, Some(3), None),
+            cpus(Some(9), None, None),
+            v1::JobDescription {
+                memory: Some(v1::job_description::Memory::MemPerNodeMb(5000)),
+                ..cpus(None, Some(3), None)
+            },
+        ] {
+            assert_eq!(
+                env.submit_as(ALICE, d),
+                Reply::error(ErrorCode::TooManyRequestedCpus, ""),
+                "{mode}"
+            );
+        }
+        assert_eq!(
+            ErrorCode::TooManyRequestedCpus.message(),
+            "More processors requested than permitted"
+        );
+    }
+}
+
+/// `scontrol hold|uhold` of a running job succeed: it keeps running with
+/// priority 0 and the hold as its Reason, EligibleTime Unknown;
+/// `release` takes the hold away again.
+#[test]
+fn a_running_job_can_be_held_and_released() {
+    let (mut env, id) = Env::running_job();
+    assert_ne!(env.job(id).eligible_time, 0);
+    assert_eq!(hold(&mut env, Caller::ROOT, id, false), vec![(id, 0)]);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Running);
+    assert_eq!(job.reason, PendingReason::JobHeldAdmin);
+    assert_eq!(job.priority(), 0);
+    assert_eq!(job.eligible_time, 0);
+    assert_eq!(release(&mut env, Caller::ROOT, id), vec![(id, 0)]);
+    let job = env.job(id);
+    assert_eq!(job.reason, PendingReason::None);
+    assert_ne!(job.priority(), 0);
+    // Still Unknown while it runs, as Slurm shows it.
+    assert_eq!(job.eligible_time, 0);
+    assert_eq!(hold(&mut env, ALICE, id, true), vec![(id, 0)]);
+    assert_eq!(env.job(id).reason, PendingReason::JobHeldUser);
+    assert_eq!(release(&mut env, ALICE, id), vec![(id, 0)]);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    assert!(env.take_actions().is_empty());
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(
+        crate::core::snapshot::tests::fingerprint(&replayed),
+        crate::core::snapshot::tests::fingerprint(&env.ctl)
+    );
+}
+
+/// A held job requeued stays held.
+#[test]
+fn a_running_job_held_and_requeued_waits_held() {
+    let (mut env, id) = Env::running_job();
+    assert_eq!(hold(&mut env, ALICE, id, true), vec![(id, 0)]);
+    let r = env.run(Command::Requeue {
+        caller: ALICE,
+        filter: filter(&[id]),
+        hold: false,
+    });
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    env.epilogs(id);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Pending);
+    assert_eq!(job.reason, PendingReason::JobHeldUser);
+}
+
+/// hold, uhold and release of a finished job: "Job has already finished"
+/// (ESLURM_JOB_FINISHED).
+#[test]
+fn holding_a_finished_job_says_it_has_finished() {
+    let (mut env, id) = Env::running_job();
+    env.finish(id, 0, 0);
+    let finished = ErrorCode::JobFinished.number();
+    assert_eq!(finished, 2084);
+    assert_eq!(ErrorCode::JobFinished.message(), "Job has already finished");
+    assert_eq!(
+        hold(&mut env, Caller::ROOT, id, false),
+        vec![(id, finished)]
+    );
+    assert_eq!(hold(&mut env, ALICE, id, true), vec![(id, finished)]);
+    assert_eq!(release(&mut env, ALICE, id), vec![(id, finished)]);
+    // A pending job cancelled is finished too.
+    let p = env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    env.run(Command::Cancel {
+        caller: ALICE,
+        filter: filter(&[p]),
+        signal: None,
+    });
+    assert_eq!(release(&mut env, ALICE, p), vec![(p, finished)]);
+}
+
+/// A job cancelled while it waits keeps the reason it waited for
+/// (`scontrol show job`: JobState=CANCELLED Reason=JobHeldUser).
+#[test]
+fn a_job_cancelled_while_pending_keeps_its_reason() {
+    let mut env = Env::new();
+    env.register_all();
+    let held = env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    let wide = env.submit(cpus(None, Some(3), None));
+    for (id, reason) in [
+        (held, PendingReason::JobHeldUser),
+        (wide, PendingReason::PartitionConfig),
+    ] {
+        let r = env.run(Command::Cancel {
+            caller: ALICE,
+            filter: filter(&[id]),
+            signal: None,
+        });
+        assert_eq!(ok_results(&r), vec![(id, 0)]);
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Cancelled);
+        assert_eq!(job.reason, reason);
+    }
+}
+
+/// EligibleTime is Unknown while a job is held (a begin time still to come
+/// stays shown); released, it is eligible from the release.
+#[test]
+fn a_held_job_has_no_eligible_time_until_released() {
+    let mut env = Env::new();
+    let t0 = env.now;
+    let held = env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    assert_eq!(env.job(held).eligible_time, 0);
+    let begin = t0 + 3600;
+    let later = env.submit(v1::JobDescription {
+        hold: true,
+        begin_time: begin,
+        ..script()
+    });
+    assert_eq!(env.job(later).eligible_time, begin);
+    let plain = env.submit(script());
+    assert_eq!(env.job(plain).eligible_time, t0);
+
+    env.now += 10;
+    assert_eq!(release(&mut env, ALICE, held), vec![(held, 0)]);
+    assert_eq!(env.job(held).eligible_time, t0 + 10);
+    assert_eq!(release(&mut env, ALICE, later), vec![(later, 0)]);
+    assert_eq!(env.job(later).eligible_time, begin);
+    env.now += 10;
+    assert_eq!(hold(&mut env, ALICE, plain, true), vec![(plain, 0)]);
+    assert_eq!(env.job(plain).eligible_time, 0);
+    assert_eq!(hold(&mut env, ALICE, later, true), vec![(later, 0)]);
+    assert_eq!(env.job(later).eligible_time, begin);
+    // Replay (the events' own times, no clock) gives the same.
+    let replayed = replay_encoded(CONF, &env.events);
+    for id in [held, later, plain] {
+        let (a, b) = (replayed.job(id).unwrap(), env.job(id));
+        assert_eq!((a.hold, a.eligible_time), (b.hold, b.eligible_time));
+    }
+}
+
+/// A release journaled before holds carried their time (tag 5) shows the
+/// job eligible from its submission, as it was shown then.
+#[test]
+fn an_old_release_record_makes_the_job_eligible_from_its_submission() {
+    let mut env = Env::new();
+    let t0 = env.now;
+    let id = env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    let mut events = env.events.clone();
+    events.push(Event::JobHoldChanged {
+        job_id: id,
+        hold: None,
+        time: None,
+    });
+    let replayed = replay_encoded(CONF, &events);
+    let job = replayed.job(id).unwrap();
+    assert_eq!((job.hold, job.eligible_time), (None, t0));
+}
+
+/// `scancel -s USR1` (or TERM) of a pending job: "Job can not be altered
+/// now, try again later" and the job waits on; `-s KILL` and `-b` (KILL to
+/// the batch shell) cancel it.
+#[test]
+fn signals_to_a_pending_job() {
+    let mut env = Env::new();
+    let a = env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    let b = env.submit(script());
+    let busy = ErrorCode::TransitionStateNoUpdate;
+    assert_eq!(
+        busy.message(),
+        "Job can not be altered now, try again later"
+    );
+    for sig in [10, 15] {
+        assert_eq!(signal(&mut env, a, sig, false), vec![(a, busy.number())]);
+        assert_eq!(signal(&mut env, a, sig, true), vec![(a, busy.number())]);
+    }
+    assert_eq!(env.job(a).state(), JobState::Pending);
+    assert!(env.take_actions().is_empty());
+    assert_eq!(signal(&mut env, a, 9, false), vec![(a, 0)]);
+    assert_eq!(signal(&mut env, b, 9, true), vec![(b, 0)]);
+    for id in [a, b] {
+        assert_eq!(env.job(id).state(), JobState::Cancelled);
+    }
+    assert_eq!(env.job(a).reason, PendingReason::JobHeldUser);
+}
+
+/// A job ended by its time limit: TIMEOUT with ExitCode=0:15, whatever the
+/// node reports afterwards.
+#[test]
+fn a_timed_out_job_has_exit_code_0_15() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(v1::JobDescription {
+        time_limit: Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(1)),
+        }),
+        ..script()
+    });
+    env.now += 60;
+    env.run(Command::Tick);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Timeout);
+    assert_eq!((job.exit_status, job.exit_signal), (0, 15));
+    env.complete(id, 0, 9);
+    env.epilogs(id);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Timeout);
+    assert_eq!((job.exit_status, job.exit_signal), (0, 15));
+}
+
+/// `scontrol update JobId=<running> NumNodes=2`: "Requested operation not
+/// supported on this system"; the count it has is no change.
+#[test]
+fn a_running_job_cannot_change_its_node_count() {
+    let (mut env, id) = Env::running_job();
+    let update = |env: &mut Env, min: u32, max: Option<u32>| {
+        ok_results(&env.run(Command::UpdateJob {
+            caller: Caller::ROOT,
+            request: Box::new(v1::UpdateJobRequest {
+                filter: Some(filter(&[id])),
+                min_nodes: Some(min),
+                max_nodes: max,
+                ..Default::default()
+            }),
+        }))
+    };
+    let unsupported = ErrorCode::NotSupported;
+    assert_eq!(
+        unsupported.message(),
+        "Requested operation not supported on this system"
+    );
+    assert_eq!(update(&mut env, 2, None), vec![(id, unsupported.number())]);
+    assert_eq!(
+        update(&mut env, 2, Some(2)),
+        vec![(id, unsupported.number())]
+    );
+    let before = env.events.len();
+    assert_eq!(update(&mut env, 1, Some(1)), vec![(id, 0)]);
+    assert_eq!(env.events.len(), before);
+    assert_eq!(env.job(id).state(), JobState::Running);
+}
