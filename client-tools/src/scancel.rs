@@ -909,7 +909,12 @@ pub fn report(r: &Request, results: &[v1::JobActionResult], out: &mut Output<'_>
         }
         let err = ErrorCode::from_number_or_unspecified(result.error_code);
         let quiet_kind = matches!(err, ErrorCode::InvalidJobId | ErrorCode::AlreadyDone);
-        if !quiet_kind {
+        if err == ErrorCode::TransitionStateNoUpdate {
+            // A job that cannot take the signal now (pending): Slurm's
+            // scancel gives up after its retries with the error number
+            // as its status, which the shell sees as 2020 & 0xff = 228.
+            code = (result.error_code & 0xff).max(1);
+        } else if !quiet_kind && code == 0 {
             code = 1;
         }
         if r.verbose > 0 || !quiet_kind {
@@ -1230,6 +1235,21 @@ mod tests {
             )
         );
         assert_eq!(run_report(&req("-p y"), &[]), (String::new(), 0));
+        // A signal a pending job cannot take: Slurm's status, 2020 & 0xff.
+        let busy = [v1::JobActionResult {
+            job_id: 8,
+            error_code: 2020,
+            ..Default::default()
+        }];
+        assert_eq!(
+            run_report(&req("-s USR1 8"), &busy),
+            (
+                "scancel: error: Kill job error on job id 8: \
+                 Job can not be altered now, try again later\n"
+                    .into(),
+                228
+            )
+        );
         // The last of a repeated filter is the one sent.
         assert_eq!(req("-p x -p y").filter.partitions, vec!["y"]);
     }

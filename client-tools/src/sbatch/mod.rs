@@ -521,9 +521,30 @@ pub fn build_job(
     if let Some(n) = o.ntasks_per_node {
         put("SLURM_NTASKS_PER_NODE", n.to_string());
     }
+    // `--mem=0` (all of a node's memory) sets no variable, as in Slurm.
     match o.memory {
-        Some(Memory::PerNode(mb)) => put("SLURM_MEM_PER_NODE", mb.to_string()),
-        Some(Memory::PerCpu(mb)) => put("SLURM_MEM_PER_CPU", mb.to_string()),
+        Some(Memory::PerNode(mb)) if mb > 0 => put("SLURM_MEM_PER_NODE", mb.to_string()),
+        Some(Memory::PerCpu(mb)) if mb > 0 => put("SLURM_MEM_PER_CPU", mb.to_string()),
+        _ => {}
+    }
+    if let Some(d) = &o.distribution {
+        put("SLURM_DISTRIBUTION", d.clone());
+    }
+    if o.overcommit {
+        put("SLURM_OVERCOMMIT", "1".to_owned());
+    }
+    // A hint other than `multithread` means one thread per core, unless
+    // asked otherwise.
+    if let Some(h) = &o.hint {
+        put("SLURM_HINT", h.clone());
+    }
+    let one_thread = o
+        .hint
+        .as_deref()
+        .is_some_and(|h| !h.eq_ignore_ascii_case("multithread"));
+    match o.threads_per_core {
+        Some(t) => put("SLURM_THREADS_PER_CORE", t.to_string()),
+        None if one_thread => put("SLURM_THREADS_PER_CORE", "1".to_owned()),
         None => {}
     }
     if let Some(mode) = o.open_mode {
@@ -1207,6 +1228,56 @@ mod tests {
             .environment
             .contains(&"SLURM_SUBMIT_DIR=/tmp/slurm-ref".to_owned()));
         assert_eq!((job.user_id, job.group_id, job.submit_sid), (1000, 100, 7));
+    }
+
+    /// Layout options reach the job as Slurm 22.05's sbatch passes them,
+    /// whatever `--export` says; `--mem=0` passes no memory.
+    #[test]
+    fn layout_options_reach_the_job_environment() {
+        let wrap = || Script {
+            text: wrap_script("true"),
+            source: ScriptSource::Wrap,
+        };
+        let vars = |args: &str| -> Vec<String> {
+            build(args, wrap())
+                .environment
+                .into_iter()
+                .filter(|v| {
+                    [
+                        "SLURM_DISTRIBUTION=",
+                        "SLURM_HINT=",
+                        "SLURM_OVERCOMMIT=",
+                        "SLURM_THREADS_PER_CORE=",
+                        "SLURM_MEM_PER_",
+                    ]
+                    .iter()
+                    .any(|p| v.starts_with(p))
+                })
+                .collect()
+        };
+        assert_eq!(
+            vars("-m block:cyclic --export=NONE --wrap=true"),
+            ["SLURM_DISTRIBUTION=block:cyclic"]
+        );
+        assert_eq!(vars("--overcommit --wrap=true"), ["SLURM_OVERCOMMIT=1"]);
+        assert_eq!(
+            vars("--hint=nomultithread --wrap=true"),
+            ["SLURM_HINT=nomultithread", "SLURM_THREADS_PER_CORE=1"]
+        );
+        assert_eq!(
+            vars("--hint=compute_bound --wrap=true"),
+            ["SLURM_HINT=compute_bound", "SLURM_THREADS_PER_CORE=1"]
+        );
+        assert_eq!(
+            vars("--hint=multithread --wrap=true"),
+            ["SLURM_HINT=multithread"]
+        );
+        assert_eq!(
+            vars("--threads-per-core=2 --wrap=true"),
+            ["SLURM_THREADS_PER_CORE=2"]
+        );
+        assert!(vars("--mem=0 --wrap=true").is_empty());
+        assert_eq!(vars("--mem=100 --wrap=true"), ["SLURM_MEM_PER_NODE=100"]);
     }
 
     /// The submitting shell's umask travels as `SLURM_UMASK` (octal, four

@@ -501,6 +501,8 @@ pub struct SbatchOpts {
     pub sockets_per_node: Option<u32>,
     pub test_only: bool,
     pub threads_per_core: Option<u32>,
+    /// `--hint`, as given (the job sees it as `SLURM_HINT`).
+    pub hint: Option<String>,
     pub time: Option<TimeLimit>,
     pub time_min: Option<TimeLimit>,
     pub tmp_mb: Option<u64>,
@@ -911,6 +913,13 @@ fn apply(
             check_ignored(key, v)?;
             o.get_user_env = true;
         }
+        Key::Hint => {
+            // Passed on to the job (SLURM_HINT), without effect on where
+            // it runs.
+            values::hint(v)?;
+            o.hint = text(value);
+            o.ignored.push(spelled.to_owned());
+        }
         Key::AcctgFreq
         | Key::CoreSpec
         | Key::CpuFreq
@@ -918,7 +927,6 @@ fn apply(
         | Key::DelayBoot
         | Key::ExtraNodeInfo
         | Key::GpuBind
-        | Key::Hint
         | Key::MemBind
         | Key::MemPerGpu
         | Key::Profile

@@ -204,7 +204,6 @@ const OTHER_TEXTS: &[(i32, &str)] = &[
     (2080, "Reservation request lacks users, groups or accounts"),
     (2082, "Duplicate reservation name"),
     (2083, "Job has already started"),
-    (2084, "Job has already finished"),
     (2088, "Job is not finished"),
     (2089, "Duplicate event trigger"),
     (2091, "BurstBufferType change requires restart of slurmctld daemon to take effect"),
