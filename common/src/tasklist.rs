@@ -85,6 +85,7 @@ fn floor_boundary(s: &str, at: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use proptest::prelude::*;
 
