@@ -564,18 +564,23 @@ pub fn cgroup_entries(cg: &CgroupConf) -> Vec<ConfigEntry> {
 mod tests {
     use super::*;
 
+    /// What a controller started at a fixed time as `process_user` knows.
+    fn runtime(process_user: &str) -> Runtime {
+        Runtime {
+            conf_path: "/etc/slurm/slurm.conf".into(),
+            boot_time: "2026-11-21T07:01:00".into(),
+            next_job_id: 2,
+            slurm_user: "root(0)".into(),
+            process_user: process_user.into(),
+        }
+    }
+
     #[test]
     fn values_come_from_the_conf() {
         let conf = SlurmConf::parse(crate::core::tests::CONF, "slurm.conf")
             .unwrap()
             .conf;
-        let rt = Runtime {
-            conf_path: "/etc/slurm/slurm.conf".into(),
-            boot_time: "2026-11-21T07:01:00".into(),
-            next_job_id: 2,
-            slurm_user: "root(0)".into(),
-            process_user: "root".into(),
-        };
+        let rt = runtime("root");
         let e = entries(&conf, &rt);
         let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
         assert_eq!(get("ClusterName"), Some("ref"));
@@ -666,13 +671,7 @@ mod tests {
                     NodeName=vm CPUs=2 RealMemory=4000\n\
                     PartitionName=debug Nodes=vm Default=YES\n";
         let conf = SlurmConf::parse(text, "slurm.conf").unwrap().conf;
-        let rt = Runtime {
-            conf_path: "/etc/slurm/slurm.conf".into(),
-            boot_time: "2026-11-21T07:01:00".into(),
-            next_job_id: 2,
-            slurm_user: "root(0)".into(),
-            process_user: "operator".into(),
-        };
+        let rt = runtime("operator");
         let e = entries(&conf, &rt);
         let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
         assert_eq!(
@@ -705,13 +704,7 @@ mod tests {
                     AccountingStorageType=accounting_storage/slurmdbd\n\
                     NodeName=vm[1-3] CPUs=2\nPartitionName=debug Nodes=ALL\n";
         let conf = SlurmConf::parse(text, "slurm.conf").unwrap().conf;
-        let rt = Runtime {
-            conf_path: "/etc/slurm/slurm.conf".into(),
-            boot_time: "2026-11-21T07:01:00".into(),
-            next_job_id: 2,
-            slurm_user: "root(0)".into(),
-            process_user: "operator".into(),
-        };
+        let rt = runtime("operator");
         let e = entries(&conf, &rt);
         let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
         assert_eq!(get("AccountingStoragePort"), Some("6819"));
