@@ -69,6 +69,7 @@ fn typed(conf: &SlurmConf, rt: &Runtime) -> Vec<(String, String)> {
     push(
         "AccountingStoragePort",
         match raw(conf, "AccountingStoragePort") {
+            Some(v) if v.trim() == "0" => "0".to_string(),
             Some(_) => conf.accounting_storage_port.to_string(),
             None if dbd => conf.accounting_storage_port.to_string(),
             None => "0".to_string(),

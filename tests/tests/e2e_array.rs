@@ -134,7 +134,8 @@ fn a_throttle_keeps_tasks_back_and_one_task_can_be_cancelled() {
             &format!("{id}_0 CA None"),
             &format!("{id}_1 R None"),
             &format!("{id}_2 R None"),
-            &format!("{id}_4 CA None"),
+            // Cancelled while pending, a job keeps its reason (Slurm 22.05).
+            &format!("{id}_4 CA JobArrayTaskLimit"),
         ],
     );
     // The array's id cancels every task.
@@ -143,11 +144,11 @@ fn a_throttle_keeps_tasks_back_and_one_task_can_be_cancelled() {
         &c,
         id,
         &[
-            &format!("{id}_[3,5%2] CA None"),
+            &format!("{id}_[3,5%2] CA JobArrayTaskLimit"),
             &format!("{id}_0 CA None"),
             &format!("{id}_1 CA None"),
             &format!("{id}_2 CA None"),
-            &format!("{id}_4 CA None"),
+            &format!("{id}_4 CA JobArrayTaskLimit"),
         ],
     );
 }

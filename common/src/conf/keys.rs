@@ -407,7 +407,13 @@ impl SlurmConf {
                 self.accounting_storage_backup_host = f("AccountingStorageBackupHost").string()
             }
             "accountingstorageport" => {
-                self.accounting_storage_port = f("AccountingStoragePort").port()?
+                // 0, as `scontrol show config` and `write config` print it
+                // without accounting, is the default port.
+                self.accounting_storage_port = if value.trim() == "0" {
+                    super::slurm::SLURMDBD_PORT
+                } else {
+                    f("AccountingStoragePort").port()?
+                }
             }
             "accountingstoragetres" => self.accounting_storage_tres = split_list(value),
             "accountingstorageenforce" => {

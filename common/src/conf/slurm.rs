@@ -337,6 +337,9 @@ pub struct SlurmConf {
     pub file_hash: String,
 }
 
+/// slurmdbd's port when `AccountingStoragePort` is unset or 0.
+pub const SLURMDBD_PORT: u16 = 6819;
+
 impl Default for SlurmConf {
     /// Slurm 22.05's defaults; ClusterName and SlurmctldHost (required in a
     /// file) are empty.
@@ -432,7 +435,7 @@ impl Default for SlurmConf {
             accounting_storage_type: AccountingStorageType::None,
             accounting_storage_host: None,
             accounting_storage_backup_host: None,
-            accounting_storage_port: 6819,
+            accounting_storage_port: SLURMDBD_PORT,
             accounting_storage_tres: Vec::new(),
             accounting_storage_enforce: AccountingEnforce::default(),
             track_wckey: false,

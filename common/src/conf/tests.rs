@@ -486,7 +486,7 @@ fn invalid_values_are_errors_naming_the_key_and_form() {
             "AccountingStorageEnforce=everything",
             "AccountingStorageEnforce",
         ),
-        ("AccountingStoragePort=0", "AccountingStoragePort"),
+        ("AccountingStoragePort=70000", "AccountingStoragePort"),
         ("JobAcctGatherFrequency=gpu=3", "JobAcctGatherFrequency"),
         ("PropagateResourceLimits=CORES", "PropagateResourceLimits"),
         ("PrologFlags=Contain,Later", "PrologFlags"),
@@ -1343,4 +1343,14 @@ proptest! {
         prop_assert_eq!(h.len(), 16);
         prop_assert!(h.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
     }
+}
+
+/// `scontrol write config` writes `AccountingStoragePort=0` when there is
+/// no accounting, as Slurm does; reading it back gives the default port.
+#[test]
+fn accounting_storage_port_zero_is_the_default() {
+    let text = "ClusterName=c\nSlurmctldHost=h\nAccountingStoragePort=0\n\
+                NodeName=n1 CPUs=1\nPartitionName=p Nodes=ALL\n";
+    let c = SlurmConf::parse(text, "slurm.conf").unwrap().conf;
+    assert_eq!(c.accounting_storage_port, 6819);
 }
