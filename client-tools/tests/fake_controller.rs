@@ -64,300 +64,238 @@ fn results(filter: Option<&v1::JobFilter>) -> v1::JobActionReply {
     }
 }
 
-#[tonic::async_trait]
-impl SlurmController for Fake {
-    async fn submit_job(
-        &self,
-        request: Request<v1::SubmitJobRequest>,
-    ) -> Result<Response<v1::SubmitJobReply>, Status> {
-        self.check(&request)?;
-        let job = request.into_inner().job.unwrap_or_default();
-        if job.partitions == ["nope"] {
-            return Err(
-                ErrorCode::InvalidPartitionName.to_status("invalid partition specified: nope")
-            );
+controller_impl! {
+    Fake {
+        async fn submit_job(
+            &self,
+            request: Request<v1::SubmitJobRequest>,
+        ) -> Result<Response<v1::SubmitJobReply>, Status> {
+            self.check(&request)?;
+            let job = request.into_inner().job.unwrap_or_default();
+            if job.partitions == ["nope"] {
+                return Err(
+                    ErrorCode::InvalidPartitionName.to_status("invalid partition specified: nope")
+                );
+            }
+            let mut seen = self.seen.lock().expect("lock");
+            if job.partitions == ["full"] && seen.full_refusals == 0 {
+                seen.full_refusals += 1;
+                return Err(ErrorCode::TryAgain.to_status(""));
+            }
+            seen.submitted.push(job);
+            Ok(Response::new(v1::SubmitJobReply {
+                job_id: u32::try_from(seen.submitted.len()).unwrap_or(0) + 1,
+                user_messages: Vec::new(),
+                estimate: None,
+            }))
         }
-        let mut seen = self.seen.lock().expect("lock");
-        if job.partitions == ["full"] && seen.full_refusals == 0 {
-            seen.full_refusals += 1;
-            return Err(ErrorCode::TryAgain.to_status(""));
+
+        async fn get_jobs(
+            &self,
+            request: Request<v1::GetJobsRequest>,
+        ) -> Result<Response<v1::GetJobsReply>, Status> {
+            self.check(&request)?;
+            let ids = request
+                .into_inner()
+                .filter
+                .map(|f| f.job_ids)
+                .unwrap_or_default();
+            if ids == [999_999] {
+                return Err(ErrorCode::InvalidJobId.into());
+            }
+            // Every job has ended, with the exit status of `exit 7`, but for
+            // those from 100 up, which run.
+            let jobs = ids
+                .into_iter()
+                .map(|id| v1::JobInfo {
+                    job_id: id,
+                    state: if id >= 100 {
+                        v1::JobState::Running as i32
+                    } else {
+                        v1::JobState::Failed as i32
+                    },
+                    exit_code: Some(v1::ExitCode {
+                        status: 7,
+                        signal: 0,
+                        core_dumped: false,
+                    }),
+                    ..Default::default()
+                })
+                .collect();
+            Ok(Response::new(v1::GetJobsReply {
+                jobs,
+                last_update: 0,
+                unchanged: false,
+            }))
         }
-        seen.submitted.push(job);
-        Ok(Response::new(v1::SubmitJobReply {
-            job_id: u32::try_from(seen.submitted.len()).unwrap_or(0) + 1,
-            user_messages: Vec::new(),
-            estimate: None,
-        }))
-    }
 
-    async fn get_jobs(
-        &self,
-        request: Request<v1::GetJobsRequest>,
-    ) -> Result<Response<v1::GetJobsReply>, Status> {
-        self.check(&request)?;
-        let ids = request
-            .into_inner()
-            .filter
-            .map(|f| f.job_ids)
-            .unwrap_or_default();
-        if ids == [999_999] {
-            return Err(ErrorCode::InvalidJobId.into());
+        type StreamJobsStream = slurm_proto::JobsReplyStream;
+
+        async fn stream_jobs(
+            &self,
+            _: Request<v1::GetJobsRequest>,
+        ) -> Result<Response<Self::StreamJobsStream>, Status> {
+            Err(Status::unimplemented("fake"))
         }
-        // Every job has ended, with the exit status of `exit 7`, but for
-        // those from 100 up, which run.
-        let jobs = ids
-            .into_iter()
-            .map(|id| v1::JobInfo {
-                job_id: id,
-                state: if id >= 100 {
-                    v1::JobState::Running as i32
-                } else {
-                    v1::JobState::Failed as i32
-                },
-                exit_code: Some(v1::ExitCode {
-                    status: 7,
-                    signal: 0,
-                    core_dumped: false,
-                }),
-                ..Default::default()
-            })
-            .collect();
-        Ok(Response::new(v1::GetJobsReply {
-            jobs,
-            last_update: 0,
-            unchanged: false,
-        }))
-    }
 
-    type SubmitJobsStream = slurm_proto::SubmitJobsReplyStream;
-
-    async fn submit_jobs(
-        &self,
-        _: Request<tonic::Streaming<v1::SubmitJobRequest>>,
-    ) -> Result<Response<Self::SubmitJobsStream>, Status> {
-        Err(Status::unimplemented("submit_jobs"))
-    }
-
-    type StreamJobsStream = slurm_proto::JobsReplyStream;
-
-    async fn stream_jobs(
-        &self,
-        _: Request<v1::GetJobsRequest>,
-    ) -> Result<Response<Self::StreamJobsStream>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_nodes(
-        &self,
-        _: Request<v1::GetNodesRequest>,
-    ) -> Result<Response<v1::GetNodesReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_partitions(
-        &self,
-        _: Request<v1::GetPartitionsRequest>,
-    ) -> Result<Response<v1::GetPartitionsReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_config(
-        &self,
-        _: Request<v1::GetConfigRequest>,
-    ) -> Result<Response<v1::GetConfigReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn cancel_job(
-        &self,
-        request: Request<v1::CancelJobRequest>,
-    ) -> Result<Response<v1::JobActionReply>, Status> {
-        self.check(&request)?;
-        let r = request.into_inner();
-        let reply = results(r.filter.as_ref());
-        self.seen.lock().expect("lock").cancels.push(r);
-        Ok(Response::new(reply))
-    }
-
-    async fn signal_job(
-        &self,
-        request: Request<v1::SignalJobRequest>,
-    ) -> Result<Response<v1::JobActionReply>, Status> {
-        self.check(&request)?;
-        let r = request.into_inner();
-        let reply = results(r.filter.as_ref());
-        self.seen.lock().expect("lock").signals.push(r);
-        Ok(Response::new(reply))
-    }
-
-    async fn hold_job(
-        &self,
-        request: Request<v1::HoldJobRequest>,
-    ) -> Result<Response<v1::JobActionReply>, Status> {
-        self.check(&request)?;
-        let r = request.into_inner();
-        let reply = results(r.filter.as_ref());
-        self.seen.lock().expect("lock").holds.push(r);
-        Ok(Response::new(reply))
-    }
-
-    async fn release_job(
-        &self,
-        request: Request<v1::ReleaseJobRequest>,
-    ) -> Result<Response<v1::JobActionReply>, Status> {
-        self.check(&request)?;
-        Ok(Response::new(results(request.into_inner().filter.as_ref())))
-    }
-
-    async fn requeue_job(
-        &self,
-        request: Request<v1::RequeueJobRequest>,
-    ) -> Result<Response<v1::JobActionReply>, Status> {
-        self.check(&request)?;
-        Ok(Response::new(results(request.into_inner().filter.as_ref())))
-    }
-
-    async fn update_job(
-        &self,
-        request: Request<v1::UpdateJobRequest>,
-    ) -> Result<Response<v1::JobActionReply>, Status> {
-        self.check(&request)?;
-        let r = request.into_inner();
-        let reply = results(r.filter.as_ref());
-        self.seen.lock().expect("lock").updates.push(r);
-        Ok(Response::new(reply))
-    }
-
-    async fn update_partition(
-        &self,
-        request: Request<v1::UpdatePartitionRequest>,
-    ) -> Result<Response<v1::UpdatePartitionReply>, Status> {
-        self.check(&request)?;
-        let r = request.into_inner();
-        if r.name == "nope" {
-            return Err(ErrorCode::InvalidPartitionName.into());
+        async fn cancel_job(
+            &self,
+            request: Request<v1::CancelJobRequest>,
+        ) -> Result<Response<v1::JobActionReply>, Status> {
+            self.check(&request)?;
+            let r = request.into_inner();
+            let reply = results(r.filter.as_ref());
+            self.seen.lock().expect("lock").cancels.push(r);
+            Ok(Response::new(reply))
         }
-        self.seen.lock().expect("lock").partition_updates.push(r);
-        Ok(Response::new(v1::UpdatePartitionReply {}))
-    }
 
-    async fn create_partition(
-        &self,
-        request: Request<v1::CreatePartitionRequest>,
-    ) -> Result<Response<v1::CreatePartitionReply>, Status> {
-        self.check(&request)?;
-        Err(Status::unimplemented("create_partition is not faked"))
-    }
-
-    async fn delete_partition(
-        &self,
-        request: Request<v1::DeletePartitionRequest>,
-    ) -> Result<Response<v1::DeletePartitionReply>, Status> {
-        self.check(&request)?;
-        Err(Status::unimplemented("delete_partition is not faked"))
-    }
-
-    async fn update_node(
-        &self,
-        request: Request<v1::UpdateNodeRequest>,
-    ) -> Result<Response<v1::UpdateNodeReply>, Status> {
-        self.check(&request)?;
-        let r = request.into_inner();
-        if r.nodes == "n9" {
-            return Err(ErrorCode::InvalidNodeName.into());
+        async fn signal_job(
+            &self,
+            request: Request<v1::SignalJobRequest>,
+        ) -> Result<Response<v1::JobActionReply>, Status> {
+            self.check(&request)?;
+            let r = request.into_inner();
+            let reply = results(r.filter.as_ref());
+            self.seen.lock().expect("lock").signals.push(r);
+            Ok(Response::new(reply))
         }
-        self.seen.lock().expect("lock").node_updates.push(r);
-        Ok(Response::new(v1::UpdateNodeReply {}))
-    }
 
-    async fn ping(
-        &self,
-        request: Request<v1::PingRequest>,
-    ) -> Result<Response<v1::PingReply>, Status> {
-        self.check(&request)?;
-        Ok(Response::new(v1::PingReply {
-            role: v1::ControllerRole::Primary as i32,
-            index: 0,
-            in_control: true,
-            epoch: 1,
-            hostname: "vm".into(),
-            version: "22.05.8".into(),
-            start_time: 0,
-        }))
-    }
-
-    async fn reconfigure(
-        &self,
-        request: Request<v1::ReconfigureRequest>,
-    ) -> Result<Response<v1::ReconfigureReply>, Status> {
-        self.check(&request)?;
-        Ok(Response::new(v1::ReconfigureReply {}))
-    }
-
-    async fn shutdown(
-        &self,
-        _: Request<v1::ShutdownRequest>,
-    ) -> Result<Response<v1::ShutdownReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn takeover(
-        &self,
-        _: Request<v1::TakeoverRequest>,
-    ) -> Result<Response<v1::TakeoverReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_licenses(
-        &self,
-        _: Request<v1::GetLicensesRequest>,
-    ) -> Result<Response<v1::GetLicensesReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_batch_script(
-        &self,
-        _: Request<v1::GetBatchScriptRequest>,
-    ) -> Result<Response<v1::GetBatchScriptReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn set_debug_level(
-        &self,
-        _: Request<v1::SetDebugLevelRequest>,
-    ) -> Result<Response<v1::SetDebugLevelReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn set_debug_flags(
-        &self,
-        _: Request<v1::SetDebugFlagsRequest>,
-    ) -> Result<Response<v1::SetDebugFlagsReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn suspend_job(
-        &self,
-        request: Request<v1::SuspendJobRequest>,
-    ) -> Result<Response<v1::JobActionReply>, Status> {
-        self.check(&request)?;
-        let r = request.into_inner();
-        let reply = results(r.filter.as_ref());
-        self.seen.lock().expect("lock").suspends.push(r);
-        Ok(Response::new(reply))
-    }
-
-    async fn top_job(
-        &self,
-        request: Request<v1::TopJobRequest>,
-    ) -> Result<Response<v1::TopJobReply>, Status> {
-        self.check(&request)?;
-        let ids = request.into_inner().filter.unwrap_or_default().job_ids;
-        if ids.contains(&999_999) {
-            return Err(ErrorCode::InvalidJobId.into());
+        async fn hold_job(
+            &self,
+            request: Request<v1::HoldJobRequest>,
+        ) -> Result<Response<v1::JobActionReply>, Status> {
+            self.check(&request)?;
+            let r = request.into_inner();
+            let reply = results(r.filter.as_ref());
+            self.seen.lock().expect("lock").holds.push(r);
+            Ok(Response::new(reply))
         }
-        Ok(Response::new(v1::TopJobReply {}))
+
+        async fn release_job(
+            &self,
+            request: Request<v1::ReleaseJobRequest>,
+        ) -> Result<Response<v1::JobActionReply>, Status> {
+            self.check(&request)?;
+            Ok(Response::new(results(request.into_inner().filter.as_ref())))
+        }
+
+        async fn requeue_job(
+            &self,
+            request: Request<v1::RequeueJobRequest>,
+        ) -> Result<Response<v1::JobActionReply>, Status> {
+            self.check(&request)?;
+            Ok(Response::new(results(request.into_inner().filter.as_ref())))
+        }
+
+        async fn update_job(
+            &self,
+            request: Request<v1::UpdateJobRequest>,
+        ) -> Result<Response<v1::JobActionReply>, Status> {
+            self.check(&request)?;
+            let r = request.into_inner();
+            let reply = results(r.filter.as_ref());
+            self.seen.lock().expect("lock").updates.push(r);
+            Ok(Response::new(reply))
+        }
+
+        async fn update_partition(
+            &self,
+            request: Request<v1::UpdatePartitionRequest>,
+        ) -> Result<Response<v1::UpdatePartitionReply>, Status> {
+            self.check(&request)?;
+            let r = request.into_inner();
+            if r.name == "nope" {
+                return Err(ErrorCode::InvalidPartitionName.into());
+            }
+            self.seen.lock().expect("lock").partition_updates.push(r);
+            Ok(Response::new(v1::UpdatePartitionReply {}))
+        }
+
+        async fn create_partition(
+            &self,
+            request: Request<v1::CreatePartitionRequest>,
+        ) -> Result<Response<v1::CreatePartitionReply>, Status> {
+            self.check(&request)?;
+            Err(Status::unimplemented("create_partition is not faked"))
+        }
+
+        async fn delete_partition(
+            &self,
+            request: Request<v1::DeletePartitionRequest>,
+        ) -> Result<Response<v1::DeletePartitionReply>, Status> {
+            self.check(&request)?;
+            Err(Status::unimplemented("delete_partition is not faked"))
+        }
+
+        async fn update_node(
+            &self,
+            request: Request<v1::UpdateNodeRequest>,
+        ) -> Result<Response<v1::UpdateNodeReply>, Status> {
+            self.check(&request)?;
+            let r = request.into_inner();
+            if r.nodes == "n9" {
+                return Err(ErrorCode::InvalidNodeName.into());
+            }
+            self.seen.lock().expect("lock").node_updates.push(r);
+            Ok(Response::new(v1::UpdateNodeReply {}))
+        }
+
+        async fn ping(
+            &self,
+            request: Request<v1::PingRequest>,
+        ) -> Result<Response<v1::PingReply>, Status> {
+            self.check(&request)?;
+            Ok(Response::new(v1::PingReply {
+                role: v1::ControllerRole::Primary as i32,
+                index: 0,
+                in_control: true,
+                epoch: 1,
+                hostname: "vm".into(),
+                version: "22.05.8".into(),
+                start_time: 0,
+            }))
+        }
+
+        async fn reconfigure(
+            &self,
+            request: Request<v1::ReconfigureRequest>,
+        ) -> Result<Response<v1::ReconfigureReply>, Status> {
+            self.check(&request)?;
+            Ok(Response::new(v1::ReconfigureReply {}))
+        }
+
+        async fn suspend_job(
+            &self,
+            request: Request<v1::SuspendJobRequest>,
+        ) -> Result<Response<v1::JobActionReply>, Status> {
+            self.check(&request)?;
+            let r = request.into_inner();
+            let reply = results(r.filter.as_ref());
+            self.seen.lock().expect("lock").suspends.push(r);
+            Ok(Response::new(reply))
+        }
+
+        async fn top_job(
+            &self,
+            request: Request<v1::TopJobRequest>,
+        ) -> Result<Response<v1::TopJobReply>, Status> {
+            self.check(&request)?;
+            let ids = request.into_inner().filter.unwrap_or_default().job_ids;
+            if ids.contains(&999_999) {
+                return Err(ErrorCode::InvalidJobId.into());
+            }
+            Ok(Response::new(v1::TopJobReply {}))
+        }
     }
+    get_nodes(v1::GetNodesRequest) -> v1::GetNodesReply;
+    get_partitions(v1::GetPartitionsRequest) -> v1::GetPartitionsReply;
+    get_config(v1::GetConfigRequest) -> v1::GetConfigReply;
+    shutdown(v1::ShutdownRequest) -> v1::ShutdownReply;
+    takeover(v1::TakeoverRequest) -> v1::TakeoverReply;
+    get_licenses(v1::GetLicensesRequest) -> v1::GetLicensesReply;
+    get_batch_script(v1::GetBatchScriptRequest) -> v1::GetBatchScriptReply;
+    set_debug_level(v1::SetDebugLevelRequest) -> v1::SetDebugLevelReply;
+    set_debug_flags(v1::SetDebugFlagsRequest) -> v1::SetDebugFlagsReply;
 }
 
 /// A fake controller serving on loopback, with what it saw.
