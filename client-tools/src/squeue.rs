@@ -1974,14 +1974,21 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         assert_eq!(cut(u32::MAX, &long), long);
     }
 
-    #[test]
-    fn slurm_bitstr_len_sets_where_a_combined_list_stops() {
+    /// [`held_task_array`] with the even tasks of 0-98 pending in the
+    /// record and task 1 split off.
+    fn every_other_task_and_one_split() -> Vec<JobInfo> {
         let mut jobs = held_task_array();
         jobs[0].array_task_spec = (0..50)
             .map(|i| (i * 2).to_string())
             .collect::<Vec<_>>()
             .join(",");
         jobs[1].array_task_id = Some(1);
+        jobs
+    }
+
+    #[test]
+    fn slurm_bitstr_len_sets_where_a_combined_list_stops() {
+        let jobs = every_other_task_and_one_split();
         let fmt = ["-h", "-o", "%K"];
         let tiers = Tiers::default();
         let with = |value: &'static str| {
@@ -2122,12 +2129,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         assert_eq!(ranges((0..50).map(|i| i * 3).collect()), "0-147:3");
         // Every other task of 0-98 and one split task: the whole list (it
         // is cut when shown).
-        let mut jobs = held_task_array();
-        jobs[0].array_task_spec = (0..50)
-            .map(|i| (i * 2).to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        jobs[1].array_task_id = Some(1);
+        let jobs = every_other_task_and_one_split();
         let out = combine_pending_tasks(
             jobs.into_iter()
                 .enumerate()
