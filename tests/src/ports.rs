@@ -217,7 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn a_port_with_a_listener_is_seen_in_use_and_a_closed_one_is_not() {
+    fn a_port_with_a_listener_is_in_use_and_one_given_out_is_not() {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         assert!(port_in_use(port));
