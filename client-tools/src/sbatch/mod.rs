@@ -60,9 +60,7 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     // getopt names the program as it was called (`/usr/bin/sbatch: ...`).
-    let called_as = args
-        .first()
-        .map_or_else(|| PROG.to_owned(), |a| a.to_string_lossy().into_owned());
+    let called_as = crate::opts::called_as(args, PROG);
     let now = unix_now();
     let cli = match options::parse_command_line(&words, &read_node_file, now) {
         Ok(Invocation::Help) => return out.block(PROG, HELP),
