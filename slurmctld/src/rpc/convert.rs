@@ -84,7 +84,12 @@ pub(crate) struct Derived<'a> {
     pub start_time: i64,
     pub end_time: i64,
     pub num_cpus: u32,
+    /// The node count the job's TRES counts: the request while pending.
     pub num_nodes: u32,
+    /// The node count shown (NumNodes, squeue's NODES): while pending, the
+    /// request raised to what its tasks need on the partition's largest
+    /// node, as Slurm shows it (`-n 3` on 2-CPU nodes shows 2).
+    pub shown_nodes: u32,
     pub mem_mb: u64,
 }
 
@@ -143,6 +148,11 @@ impl<'a> Derived<'a> {
         } else {
             alloc.iter().map(|a| a.mem_mb).sum()
         };
+        let shown_nodes = if alloc.is_empty() && !job.status.state.is_finished() {
+            nodes_for_tasks(snap, job)
+        } else {
+            num_nodes
+        };
         Derived {
             alloc,
             run_time_secs: u64::try_from(run_time.max(0)).unwrap_or(0),
@@ -151,6 +161,7 @@ impl<'a> Derived<'a> {
             end_time,
             num_cpus,
             num_nodes,
+            shown_nodes,
             mem_mb,
         }
     }
@@ -315,7 +326,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                 .unwrap_or_default()
         ),
         wckey: pick!(69, d.wckey.to_string()),
-        num_nodes: pick!(80, num_nodes),
+        num_nodes: pick!(80, derived.shown_nodes),
         max_nodes: pick!(81, job.shape.max_nodes.unwrap_or(0)),
         num_cpus: pick!(82, num_cpus),
         num_tasks: pick!(83, job.shape.ntasks),
@@ -419,6 +430,44 @@ fn job_tres(cpus: u32, mem_mb: u64, nodes: u32) -> v1::TresList {
 
 /// The memory of the largest node of partition `partition` (0 when it is
 /// unknown or has no nodes).
+/// The fewest nodes a job not yet placed can run on: its requested
+/// minimum, raised to its tasks spread over the partition's largest node
+/// (each node holding as many tasks as its CPUs fit, at most
+/// `--ntasks-per-node`), and never past a requested maximum. Slurm shows
+/// this as the job's NumNodes while it waits.
+fn nodes_for_tasks(snap: &Snapshot, job: &Job) -> u32 {
+    let shape = &job.shape;
+    let min = shape.min_nodes;
+    let cpus = shape.ntasks.saturating_mul(shape.cpus_per_task);
+    if shape.overcommit || cpus <= 1 {
+        return min;
+    }
+    let largest = job
+        .partition
+        .and_then(|p| snap.partitions.get(p))
+        .and_then(|part| {
+            part.view
+                .nodes
+                .iter()
+                .filter_map(|&i| snap.nodes.get(i))
+                .map(|n| n.cpus)
+                .max()
+        })
+        .unwrap_or(0);
+    let mut per_node = largest / shape.cpus_per_task.max(1);
+    if let Some(n) = shape.ntasks_per_node.filter(|&n| n > 0) {
+        per_node = per_node.min(n);
+    }
+    if per_node == 0 {
+        return min;
+    }
+    let need = shape.ntasks.div_ceil(per_node).max(min);
+    match shape.max_nodes {
+        Some(max) if max >= min => need.min(max),
+        _ => need,
+    }
+}
+
 fn whole_node_mem_mb(snap: &Snapshot, partition: Option<usize>) -> u64 {
     partition
         .and_then(|p| snap.partitions.get(p))

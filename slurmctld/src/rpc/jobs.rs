@@ -609,7 +609,7 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
         put_str(out, 69, &d.wckey);
     }
     if want.has(80) {
-        put_u64(out, 80, derived.num_nodes.into());
+        put_u64(out, 80, derived.shown_nodes.into());
     }
     if want.has(82) {
         put_u64(out, 82, derived.num_cpus.into());

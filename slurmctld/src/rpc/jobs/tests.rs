@@ -835,3 +835,64 @@ fn rpc_qos_reservation_and_wckey_filters_select_only_matching_jobs() {
         );
     }
 }
+
+/// A waiting job shows the nodes its tasks need on the partition's largest
+/// node (2 CPUs here), never more than a requested maximum, as Slurm 22.05
+/// does; its TRES still counts the nodes it asked for.
+#[test]
+fn rpc_a_pending_job_shows_the_nodes_its_tasks_need() {
+    let mut env = Env::with_conf(CONF);
+    let cases: [(
+        &str,
+        Option<u32>,
+        Option<u32>,
+        Option<u32>,
+        u32,
+        Option<u32>,
+        bool,
+        u32,
+    ); 8] = [
+        // name, ntasks, min, max, cpus/task, ntasks/node, overcommit, shown
+        ("n1", Some(1), None, None, 1, None, false, 1),
+        ("n3", Some(3), None, None, 1, None, false, 2),
+        ("n5", Some(5), None, None, 1, None, false, 3),
+        ("c2n3", Some(3), None, None, 2, None, false, 3),
+        ("n9max2", Some(9), Some(2), Some(2), 1, None, false, 2),
+        ("n5range", Some(5), Some(1), Some(4), 1, None, false, 3),
+        ("ntpn1", Some(2), None, None, 1, Some(1), false, 2),
+        ("over", Some(4), None, None, 1, None, true, 1),
+    ];
+    for (name, ntasks, min, max, cpt, ntpn, over, _) in cases {
+        let mut d = script();
+        d.name = name.into();
+        d.hold = true;
+        d.ntasks = ntasks;
+        d.min_nodes = min;
+        d.max_nodes = max;
+        d.cpus_per_task = Some(cpt);
+        d.ntasks_per_node = ntpn;
+        d.overcommit = over;
+        env.submit(d);
+    }
+    let snap = env.ctl.snapshot();
+    for (name, .., shown) in cases {
+        let job = snap.jobs.values().find(|j| &*j.name == name).unwrap();
+        let info = convert::job_info(&snap, job, NOW);
+        assert_eq!(info.num_nodes, shown, "{name}");
+        let want = JobFields::from_tags(&[80]);
+        assert_eq!(
+            direct_record(&snap, job, want),
+            prost_record(&snap, job, want)
+        );
+    }
+    let n5 = snap.jobs.values().find(|j| &*j.name == "n5").unwrap();
+    let tres = convert::job_info(&snap, n5, NOW)
+        .tres_requested
+        .unwrap_or_default();
+    assert!(
+        tres.items
+            .iter()
+            .any(|t| t.r#type == "node" && t.count == 1),
+        "{tres:?}"
+    );
+}
