@@ -454,7 +454,7 @@ pub struct Plan {
     /// `-o` codes sinfo does not know: each is reported (without sinfo's
     /// usual `sinfo: error: ` prefix, as in Slurm 22.05) and printed as
     /// written, and the report goes on.
-    pub unknown_codes: Vec<char>,
+    pub unknown_codes: Vec<String>,
 }
 
 impl Plan {
@@ -954,7 +954,7 @@ mod tests {
         assert_eq!(p.items.len(), 2);
         // An unknown code is reported and printed as written.
         let p = plan(&["-o", "%P %! %5!"]).unwrap();
-        assert_eq!(p.unknown_codes, vec!['!', '!']);
+        assert_eq!(p.unknown_codes, vec!["!", "!"]);
         assert_eq!(
             p.items.last(),
             Some(&crate::format::Item::Literal(" %! %5!".to_owned()))

@@ -900,24 +900,22 @@ pub struct Plan {
     pub unknown_fields: Vec<String>,
     /// `-o` codes squeue does not know: each is reported and printed as
     /// written, and the report goes on, as in Slurm.
-    pub unknown_codes: Vec<char>,
+    pub unknown_codes: Vec<String>,
+    /// Looks up a group's name for `%g` when the record has none: the
+    /// controller sends ids, and squeue names groups from the local group
+    /// database, as Slurm's does. Injected so tests need no such database.
+    pub group_name: fn(u32) -> Option<String>,
     opts: Options,
 }
 
-/// An `-O` list, field by field: a name squeue does not know goes to
-/// `unknown` and is left out; any other fault fails the whole list.
+/// An `-O` list: a name squeue does not know goes to `unknown` and leaves
+/// only its suffix.
 fn long_format(
     spec: &str,
     unknown: &mut Vec<String>,
 ) -> Result<Vec<format::Item>, format::spec::FormatError> {
-    let mut items = Vec::new();
-    for field in spec.split(',').filter(|f| !f.is_empty()) {
-        match render::parse_long_format(field) {
-            Ok(mut some) => items.append(&mut some),
-            Err(format::spec::FormatError::UnknownName { name, .. }) => unknown.push(name),
-            Err(e) => return Err(e),
-        }
-    }
+    let (items, mut names) = render::parse_long_format_lenient(spec);
+    unknown.append(&mut names);
     Ok(items)
 }
 
@@ -1013,8 +1011,18 @@ impl Plan {
             iterate,
             unknown_fields,
             unknown_codes,
+            group_name: client::group_name,
             opts: o.clone(),
         })
+    }
+
+    /// Whether a row shows or sorts by a group name (`%g`).
+    fn shows_group_name(&self) -> bool {
+        let shown = self
+            .items
+            .iter()
+            .any(|i| matches!(i, format::Item::Field { code: 'g', .. }));
+        shown || self.sort.iter().any(|k| k.code == 'g')
     }
 
     /// Whether a report needs the partitions' tiers: `-P` with a sort on
@@ -1173,8 +1181,19 @@ impl Plan {
         let mut held: Vec<(u32, JobInfo)> = Vec::new();
         let mut seq: u32 = 0;
         let mut any = false;
+        let mut groups: HashMap<u32, Option<String>> = HashMap::new();
+        let name_groups = self.shows_group_name();
         while next(&mut job)? {
             any = true;
+            if name_groups && job.group_name.is_empty() {
+                let lookup = self.group_name;
+                if let Some(name) = groups
+                    .entry(job.group_id)
+                    .or_insert_with(|| lookup(job.group_id))
+                {
+                    job.group_name.clone_from(name);
+                }
+            }
             let at = seq;
             seq = seq.saturating_add(1);
             if self.array && job.array_task_id.is_none() && !job.array_task_spec.is_empty() {
@@ -2266,7 +2285,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         // Unknown codes and names are reported and the report goes on: a
         // code is printed as written, a name left out.
         let plan = Plan::new(&parse(&["-o", "%i %10+ %.5+|"]).unwrap()).unwrap();
-        assert_eq!(plan.unknown_codes, vec!['+', '+']);
+        assert_eq!(plan.unknown_codes, vec!["+", "+"]);
         let job = JobInfo {
             job_id: 7,
             state: slurm_proto::v1::JobState::Pending as i32,
@@ -2696,6 +2715,27 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             let streamed = plan.render_parts(&mut parts, &ctx, &Tiers::default());
             prop_assert_eq!(streamed, want);
         }
+    }
+
+    #[test]
+    fn group_names_come_from_the_local_group_database() {
+        // squeue -o "%i %g": the controller sends only the gid.
+        let mut plan = Plan::new(&parse(&["-o", "%i %g", "-S", "i"]).unwrap()).unwrap();
+        plan.group_name = |gid| (gid == 50).then(|| "staff".to_owned());
+        let job = |job_id, group_id, group_name: &str| JobInfo {
+            job_id,
+            group_id,
+            group_name: group_name.to_owned(),
+            state: slurm_proto::v1::JobState::Pending as i32,
+            ..JobInfo::default()
+        };
+        let reply = GetJobsReply {
+            jobs: vec![job(1, 50, ""), job(2, 51, ""), job(3, 50, "given")],
+            last_update: 0,
+            unchanged: false,
+        };
+        let out = plan.render_reply(&reply.encode_to_vec(), &Ctx::utc(0));
+        assert_eq!(out, Ok("JOBID GROUP\n1 staff\n2 51\n3 given\n".to_owned()));
     }
 
     #[test]

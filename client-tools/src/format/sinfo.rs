@@ -21,7 +21,7 @@ use slurm_common::time::format_duration_squeue;
 use slurm_proto::v1::{self, NodeInfo, PartitionInfo};
 
 use super::scontrol::node_state;
-use super::spec::{self, FormatError, Item};
+use super::spec::{self, FormatError, Item, LongSize};
 use super::{pad, write_scaled, BaseUnit, Ctx, Units};
 
 /// The default layout.
@@ -61,15 +61,15 @@ pub fn is_code(code: char) -> bool {
 /// separated by `|`, as in Slurm.
 pub fn parse_format(spec: &str) -> Result<Vec<Item>, FormatError> {
     let (items, unknown) = parse_format_lenient(spec);
-    match unknown.first() {
-        Some(&code) => Err(FormatError::UnknownCode { what: "node", code }),
+    match unknown.into_iter().next() {
+        Some(code) => Err(FormatError::UnknownCode { what: "node", code }),
         None => Ok(items),
     }
 }
 
 /// [`parse_format`] as sinfo reads `-o`: unknown codes are kept as text
 /// and returned, to be reported.
-pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<char>) {
+pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<String>) {
     if spec.eq_ignore_ascii_case("%all") {
         return (all_fields(), Vec::new());
     }
@@ -167,36 +167,36 @@ pub struct LongFormat {
     pub unknown: Vec<String>,
 }
 
-/// Parses an `-O`/`--Format` list: comma-separated `name[:[.][size]]`.
-/// Without `:` a field is 20 wide and left-justified; `:.` right-justifies;
-/// the size is read as C's `atoi` (`name:` is size 0, the whole value).
-/// Text after the size is ignored, as sinfo ignores it; `all` is `%all`.
+/// Parses an `-O`/`--Format` list: comma-separated `name[:[.][size][suffix]]`
+/// (see [`spec::long_fields`]). Without `:` a field is 20 wide and
+/// left-justified; `:.` right-justifies; a size of 0 (or `name:`) is the
+/// whole value; a negative size or an unknown name leaves the column out,
+/// as sinfo does, but not its suffix, which follows the column in every
+/// line; `all` is `%all`.
 pub fn parse_long_format(spec: &str) -> LongFormat {
     let mut format = LongFormat::default();
-    for token in spec.split(',').filter(|t| !t.is_empty()) {
-        let (name, modifier) = match token.split_once(':') {
-            Some((n, m)) => (n, Some(m)),
-            None => (token, None),
-        };
-        let (width, right) = match modifier {
-            None => (Some(LONG_DEFAULT_WIDTH), false),
-            Some(m) => {
-                let (right, size) = match m.strip_prefix('.') {
-                    Some(rest) => (true, rest),
-                    None => (false, m),
-                };
-                let size = usize::try_from(crate::opts::atoi(size)).unwrap_or(0);
-                ((size > 0).then(|| size.min(spec::MAX_WIDTH)), right)
-            }
-        };
-        if name.eq_ignore_ascii_case("all") {
+    for field in spec::long_fields(spec) {
+        if field.name.eq_ignore_ascii_case("all") {
             format.items.extend(all_fields());
             continue;
         }
-        let lower = name.to_ascii_lowercase();
+        let lower = field.name.to_ascii_lowercase();
+        let right = field.right;
         match LONG_NAMES.iter().find(|(n, _)| *n == lower) {
-            Some(&(_, code)) => format.items.push(Item::Field { code, width, right }),
-            None => format.unknown.push(name.to_owned()),
+            // An unknown name leaves no column, but its suffix.
+            None => format.unknown.push(field.name.to_owned()),
+            Some(&(_, code)) => match field.size {
+                LongSize::Default => format.items.push(Item::Field {
+                    code,
+                    width: Some(LONG_DEFAULT_WIDTH),
+                    right,
+                }),
+                LongSize::Width(width) => format.items.push(Item::Field { code, width, right }),
+                LongSize::Negative => {}
+            },
+        }
+        if !field.suffix.is_empty() {
+            format.items.push(Item::Literal(field.suffix.to_owned()));
         }
     }
     format
@@ -1213,7 +1213,10 @@ mod tests {
             assert!(!header(*code).is_empty(), "{name}");
         }
         assert_eq!(parse_long_format(",,"), LongFormat::default());
+        // C's atoi wraps this to -1: a negative size, no column.
         let huge = parse_long_format("cpus:99999999999999999999");
+        assert_eq!(huge.items, vec![]);
+        let huge = parse_long_format("cpus:99999999999");
         assert_eq!(
             huge.items,
             vec![Item::Field {
@@ -1221,6 +1224,29 @@ mod tests {
                 width: Some(spec::MAX_WIDTH),
                 right: false
             }]
+        );
+    }
+
+    #[test]
+    fn long_format_suffix_follows_and_negative_size_drops_the_column() {
+        // sinfo -O "partition:-5y,nodes:-0z,statelong:3x,available:-"
+        let f = parse_long_format("partition:-5y,nodes:-0z,statelong:3x,available:-");
+        let field = |code, width| Item::Field {
+            code,
+            width,
+            right: false,
+        };
+        assert_eq!(
+            f.items,
+            vec![
+                Item::Literal("y".into()),
+                field('D', None),
+                Item::Literal("z".into()),
+                field('T', Some(3)),
+                Item::Literal("x".into()),
+                field('a', None),
+                Item::Literal("-".into()),
+            ]
         );
     }
 

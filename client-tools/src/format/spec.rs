@@ -30,7 +30,7 @@ pub enum Item {
 pub enum FormatError {
     /// A `%` code the command does not know.
     #[error("invalid {what} format specification: {code}")]
-    UnknownCode { what: &'static str, code: char },
+    UnknownCode { what: &'static str, code: String },
     /// A `-O` name the command does not know.
     #[error("invalid {what} format specification: {name}")]
     UnknownName { what: &'static str, name: String },
@@ -44,7 +44,6 @@ pub enum FormatError {
 pub(crate) const MAX_WIDTH: usize = 4096;
 
 /// Parses a `%`-format. `known` says whether a code letter is a field.
-/// `%%` is a literal percent sign; a `%` at the very end is kept as text.
 /// An unknown code is an error ([`parse_lenient`] goes on instead).
 pub fn parse(
     spec: &str,
@@ -52,57 +51,54 @@ pub fn parse(
     known: impl Fn(char) -> bool,
 ) -> Result<Vec<Item>, FormatError> {
     let (items, unknown) = parse_lenient(spec, known);
-    match unknown.first() {
-        Some(&code) => Err(FormatError::UnknownCode { what, code }),
+    match unknown.into_iter().next() {
+        Some(code) => Err(FormatError::UnknownCode { what, code }),
         None => Ok(items),
     }
 }
 
-/// [`parse`] as squeue and sinfo read `-o`: an unknown code is kept as
-/// the text it was written as (`%10+`), and returned so that the command
-/// can report it, once per place it appears.
-pub fn parse_lenient(spec: &str, known: impl Fn(char) -> bool) -> (Vec<Item>, Vec<char>) {
+/// [`parse`] as squeue and sinfo read `-o`. The format is cut at every run
+/// of `%` (as C's `strtok` cuts it), so `%%` is no escape and a `%` at the
+/// end is dropped; text before the first `%` is printed as it is, and
+/// every later piece is `[.][size]code` followed by text. A piece whose
+/// code is unknown (`-` in `%-20j` among them: Slurm has no left-justify
+/// flag) is kept as the text it was written as, and its code returned so
+/// that the command can report it, once per place it appears; the code is
+/// empty when the piece ends before one (`%5`).
+pub fn parse_lenient(spec: &str, known: impl Fn(char) -> bool) -> (Vec<Item>, Vec<String>) {
     let mut items = Vec::new();
     let mut unknown = Vec::new();
     let mut text = String::new();
-    let mut chars = spec.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        if c != '%' {
-            text.push(c);
-            continue;
-        }
-        let mut right = false;
-        while let Some(&(_, flag)) = chars.peek() {
-            match flag {
-                '.' => right = true,
-                '-' | '#' => {}
-                _ => break,
-            }
-            chars.next();
-        }
-        let mut width: Option<usize> = None;
-        while let Some(d) = chars.peek().and_then(|(_, c)| c.to_digit(10)) {
-            let w = width
-                .unwrap_or(0)
-                .saturating_mul(10)
-                .saturating_add(d as usize);
-            width = Some(w.min(MAX_WIDTH));
-            chars.next();
-        }
-        // A size of 0 is no size, as in Slurm: the value is printed whole.
-        let width = width.filter(|w| *w > 0);
-        match chars.next() {
-            None => text.push('%'),
-            Some((_, '%')) => text.push('%'),
-            Some((_, code)) if known(code) => {
+    let mut pieces = spec.split('%').filter(|p| !p.is_empty());
+    if !spec.starts_with('%') {
+        text.extend(pieces.next());
+    }
+    for piece in pieces {
+        let (right, rest) = match piece.strip_prefix('.') {
+            Some(rest) => (true, rest),
+            None => (false, piece),
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let width = rest[..digits].bytes().fold(0usize, |w, d| {
+            w.saturating_mul(10)
+                .saturating_add(usize::from(d - b'0'))
+                .min(MAX_WIDTH)
+        });
+        let mut after = rest[digits..].chars();
+        match after.next() {
+            Some(code) if known(code) => {
                 if !text.is_empty() {
                     items.push(Item::Literal(std::mem::take(&mut text)));
                 }
+                // A size of 0 is no size, as in Slurm: the value is whole.
+                let width = (width > 0).then_some(width);
                 items.push(Item::Field { code, width, right });
+                text.push_str(after.as_str());
             }
-            Some((end, code)) => {
-                unknown.push(code);
-                text.push_str(&spec[at..end + code.len_utf8()]);
+            code => {
+                unknown.push(code.map(String::from).unwrap_or_default());
+                text.push('%');
+                text.push_str(piece);
             }
         }
     }
@@ -112,51 +108,120 @@ pub fn parse_lenient(spec: &str, known: impl Fn(char) -> bool) -> (Vec<Item>, Ve
     (items, unknown)
 }
 
-/// Parses a `-O` list: comma-separated `name[:[.][size][suffix]]`.
+/// The size of one `-O` field, read as C's `atoi` reads what follows the
+/// `:` (and the `.` that right-justifies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LongSize {
+    /// No `:`: the command's default width, left-justified.
+    Default,
+    /// `:N`; `None` for a size of 0 or none at all, the whole value.
+    Width(Option<usize>),
+    /// A negative size (`:-5`). squeue prints the whole value and a space,
+    /// sinfo leaves the column out; both still print the field's suffix.
+    Negative,
+}
+
+/// One comma-separated `name[:[.][size][suffix]]` item of a `-O` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LongField<'a> {
+    pub name: &'a str,
+    pub size: LongSize,
+    pub right: bool,
+    /// Text printed after the column, in the header and every row: what
+    /// follows the size (`|` in `name:10|`).
+    pub suffix: &'a str,
+}
+
+/// Splits a `-O` list into its fields (empty items are skipped). The size
+/// is C's `atoi` kept to an `int`: blanks and a sign may lead, and a size
+/// that wraps to a negative `int` is negative, as in Slurm.
+pub fn long_fields(spec: &str) -> impl Iterator<Item = LongField<'_>> {
+    spec.split(',').filter(|p| !p.is_empty()).map(|part| {
+        let Some((name, modifier)) = part.split_once(':') else {
+            return LongField {
+                name: part,
+                size: LongSize::Default,
+                right: false,
+                suffix: "",
+            };
+        };
+        let (right, size_text) = match modifier.strip_prefix('.') {
+            Some(rest) => (true, rest),
+            None => (false, modifier),
+        };
+        let (_, suffix, _) = crate::opts::strtol(size_text);
+        let size = match super::checks::atoi(size_text) {
+            n if n < 0 => LongSize::Negative,
+            n => LongSize::Width(
+                usize::try_from(n)
+                    .ok()
+                    .filter(|w| *w > 0)
+                    .map(|w| w.min(MAX_WIDTH)),
+            ),
+        };
+        LongField {
+            name,
+            size,
+            right,
+            suffix,
+        }
+    })
+}
+
+/// Parses a squeue `-O` list: comma-separated `name[:[.][size][suffix]]`.
 /// `lookup` maps a name (any case) to a field code; a field without a size
-/// is `default_width` wide and left-justified.
+/// is `default_width` wide and left-justified. An unknown name is an error
+/// ([`parse_long_lenient`] goes on instead).
 pub fn parse_long(
     spec: &str,
     what: &'static str,
     default_width: usize,
     lookup: impl Fn(&str) -> Option<char>,
 ) -> Result<Vec<Item>, FormatError> {
+    let (items, unknown) = parse_long_lenient(spec, default_width, lookup);
+    match unknown.into_iter().next() {
+        Some(name) => Err(FormatError::UnknownName { what, name }),
+        None => Ok(items),
+    }
+}
+
+/// [`parse_long`] as squeue reads `-O`: a name it does not know is
+/// returned, to be reported, and leaves no column, but its suffix is still
+/// printed, as in Slurm (`bogus:5|` prints `|`).
+pub fn parse_long_lenient(
+    spec: &str,
+    default_width: usize,
+    lookup: impl Fn(&str) -> Option<char>,
+) -> (Vec<Item>, Vec<String>) {
     let mut items = Vec::new();
-    for part in spec.split(',').filter(|p| !p.is_empty()) {
-        let (name, modifier) = match part.split_once(':') {
-            Some((n, m)) => (n, Some(m)),
-            None => (part, None),
-        };
-        let code = lookup(name.trim()).ok_or_else(|| FormatError::UnknownName {
-            what,
-            name: name.to_owned(),
-        })?;
-        let mut width = Some(default_width);
-        let mut right = false;
-        let mut suffix = "";
-        if let Some(m) = modifier {
-            let m = match m.strip_prefix('.') {
-                Some(rest) => {
-                    right = true;
-                    rest
-                }
-                None => m,
-            };
-            let digits = m.bytes().take_while(u8::is_ascii_digit).count();
-            // The size is read as C's atoi: `name:` and `name:0` are size
-            // 0, which prints the value whole.
-            let w = m[..digits]
-                .parse::<usize>()
-                .unwrap_or(if digits > 0 { MAX_WIDTH } else { 0 });
-            width = (w > 0).then(|| w.min(MAX_WIDTH));
-            suffix = &m[digits..];
+    let mut unknown = Vec::new();
+    for field in long_fields(spec) {
+        let right = field.right;
+        match lookup(field.name.trim()) {
+            None => unknown.push(field.name.to_owned()),
+            Some(code) => {
+                let width = match field.size {
+                    LongSize::Default => Some(default_width),
+                    LongSize::Width(w) => w,
+                    LongSize::Negative => None,
+                };
+                items.push(Item::Field { code, width, right });
+            }
         }
-        items.push(Item::Field { code, width, right });
-        if !suffix.is_empty() {
-            items.push(Item::Literal(suffix.to_owned()));
+        let gap = match (lookup(field.name.trim()), field.size) {
+            (Some(_), LongSize::Negative) => " ",
+            _ => "",
+        };
+        let text = format!("{gap}{}", field.suffix);
+        if text.is_empty() {
+            continue;
+        }
+        match items.last_mut() {
+            Some(Item::Literal(last)) => last.push_str(&text),
+            _ => items.push(Item::Literal(text)),
         }
     }
-    Ok(items)
+    (items, unknown)
 }
 
 /// One key of a `-S` sort list.
@@ -220,7 +285,7 @@ mod tests {
 
     #[test]
     fn parses_width_and_justification() {
-        let items = parse("%.18i %-10j%5D|%R", "job", any).unwrap();
+        let items = parse("%.18i %10j%5D|%R", "job", any).unwrap();
         assert_eq!(
             items,
             vec![
@@ -251,9 +316,105 @@ mod tests {
     }
 
     #[test]
-    fn percent_escapes_and_trailing_percent() {
-        let items = parse("a%%b%", "job", any).unwrap();
-        assert_eq!(items, vec![Item::Literal("a%b%".into())]);
+    fn percent_runs_cut_the_format_as_strtok_does() {
+        // No `%%` escape: a run of `%` is one cut, a trailing `%` is dropped.
+        let (items, unknown) = parse_lenient("a%%i|%%%j|%%", any);
+        assert!(unknown.is_empty());
+        let field = |code| Item::Field {
+            code,
+            width: None,
+            right: false,
+        };
+        assert_eq!(
+            items,
+            vec![
+                Item::Literal("a".into()),
+                field('i'),
+                Item::Literal("|".into()),
+                field('j'),
+                Item::Literal("|".into()),
+            ]
+        );
+        assert_eq!(parse_lenient("%", any), (vec![], vec![]));
+        assert_eq!(parse_lenient("", any), (vec![], vec![]));
+    }
+
+    #[test]
+    fn minus_is_no_flag_but_an_unknown_code() {
+        // squeue -o "%-20j %.-5i|%5": every piece is kept as written.
+        let (items, unknown) = parse_lenient("%-20j %.-5i|%5", any);
+        assert_eq!(items, vec![Item::Literal("%-20j %.-5i|%5".into())]);
+        assert_eq!(unknown, vec!["-", "-", ""]);
+        let (items, unknown) = parse_lenient("%10-|%.|%i", any);
+        assert_eq!(unknown, vec!["-", "|"]);
+        assert_eq!(items[0], Item::Literal("%10-|%.|".into()));
+    }
+
+    #[test]
+    fn long_sizes_read_as_atoi() {
+        let sizes: Vec<_> = long_fields("a,b:,c:0,d: 5,e:+4,f:-5,g:.-2x,h:4294967291,i:-,j:3x5")
+            .map(|f| (f.name, f.size, f.right, f.suffix))
+            .collect();
+        assert_eq!(
+            sizes,
+            vec![
+                ("a", LongSize::Default, false, ""),
+                ("b", LongSize::Width(None), false, ""),
+                ("c", LongSize::Width(None), false, ""),
+                ("d", LongSize::Width(Some(5)), false, ""),
+                ("e", LongSize::Width(Some(4)), false, ""),
+                ("f", LongSize::Negative, false, ""),
+                ("g", LongSize::Negative, true, "x"),
+                // The int cast wraps it to -5.
+                ("h", LongSize::Negative, false, ""),
+                ("i", LongSize::Width(None), false, "-"),
+                ("j", LongSize::Width(Some(3)), false, "x5"),
+            ]
+        );
+    }
+
+    #[test]
+    fn squeue_long_negative_size_is_whole_value_and_a_space() {
+        let items = parse_long("name:-5y", "job", 20, |_| Some('j')).unwrap();
+        assert_eq!(
+            items,
+            vec![
+                Item::Field {
+                    code: 'j',
+                    width: None,
+                    right: false
+                },
+                Item::Literal(" y".into()),
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_format_parses_without_panic(spec in "\\PC{0,40}") {
+            let (items, unknown) = parse_lenient(&spec, any);
+            // Every unknown piece is kept as text, so its `%` is printed.
+            let percents = items
+                .iter()
+                .map(|i| match i {
+                    Item::Literal(t) => t.matches('%').count(),
+                    Item::Field { .. } => 0,
+                })
+                .sum::<usize>();
+            proptest::prop_assert!(percents >= unknown.len());
+            let _ = long_fields(&spec).count();
+        }
+
+        #[test]
+        fn fields_and_text_round_trip(
+            parts in proptest::collection::vec(("[a-z]", "[ |:]{0,3}"), 0..6)
+        ) {
+            let spec: String = parts.iter().map(|(c, t)| format!("%{c}{t}")).collect();
+            let (items, unknown) = parse_lenient(&spec, any);
+            proptest::prop_assert!(unknown.is_empty());
+            let fields = items.iter().filter(|i| matches!(i, Item::Field { .. })).count();
+            proptest::prop_assert_eq!(fields, parts.len());
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use slurm_proto::v1::{job_info::Memory, JobInfo, NodeSharing};
 use super::spec::{self, FormatError, Item, SortKey};
 use super::{
     base_state, common_limit, limit_minutes, or_null, pad, pad_tail, push_u64, reason_text,
-    shown_state, shows_reason, write_job_id, write_scaled, BaseUnit, Ctx, Units,
+    shown_state, shows_reason, write_job_id, write_scaled, write_tres, BaseUnit, Ctx, Units,
 };
 
 /// The default layout.
@@ -19,7 +19,7 @@ pub const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 /// `squeue -l`.
 pub const LONG_FORMAT: &str = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 /// `squeue --start`.
-pub const START_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %-20Y %R";
+pub const START_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
 /// The default order: partition, state, then priority highest first.
 pub const DEFAULT_SORT: &str = "P,t,-p";
 /// The order of `squeue --start`: expected start time.
@@ -40,72 +40,222 @@ pub fn parse_format(spec: &str) -> Result<Vec<Item>, FormatError> {
 
 /// Parses an `-o`/`--format` string as squeue does: unknown codes are
 /// kept as text and returned, to be reported.
-pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<char>) {
+pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<String>) {
     spec::parse_lenient(spec, is_code)
 }
 
-/// `-O` names and the field each shows.
+/// Fields that only `-O` names, with no `-o` letter. Their codes are taken
+/// from Unicode's private use area, which no `-o` format can reach (`-o`
+/// takes only the letters of [`CODES`]); everything else (headers, values,
+/// widths) treats them like the letters.
+mod long_only {
+    pub const ACCRUE_TIME: char = '\u{E000}';
+    pub const ADMIN_COMMENT: char = '\u{E001}';
+    pub const ALLOC_NODES: char = '\u{E002}';
+    pub const ALLOC_SID: char = '\u{E003}';
+    pub const ASSOC_ID: char = '\u{E004}';
+    pub const BATCH_FLAG: char = '\u{E005}';
+    pub const BOARDS_PER_NODE: char = '\u{E006}';
+    pub const BURST_BUFFER: char = '\u{E007}';
+    pub const BURST_BUFFER_STATE: char = '\u{E008}';
+    pub const CLUSTER: char = '\u{E009}';
+    pub const CLUSTER_FEATURES: char = '\u{E00A}';
+    pub const CONTAINER: char = '\u{E00B}';
+    pub const CPUS_PER_TASK: char = '\u{E00C}';
+    pub const CPUS_PER_TRES: char = '\u{E00D}';
+    pub const DEADLINE: char = '\u{E00E}';
+    pub const DELAY_BOOT: char = '\u{E00F}';
+    pub const DERIVED_EC: char = '\u{E010}';
+    pub const ELIGIBLE_TIME: char = '\u{E011}';
+    pub const EXIT_CODE: char = '\u{E012}';
+    pub const HET_JOB_ID: char = '\u{E013}';
+    pub const HET_JOB_ID_SET: char = '\u{E014}';
+    pub const HET_JOB_OFFSET: char = '\u{E015}';
+    pub const LAST_SCHED_EVAL: char = '\u{E016}';
+    pub const MAX_CPUS: char = '\u{E017}';
+    pub const MAX_NODES: char = '\u{E018}';
+    pub const MCS_LABEL: char = '\u{E019}';
+    pub const MEM_PER_TRES: char = '\u{E01A}';
+    pub const TIME_MIN: char = '\u{E01B}';
+    pub const NETWORK: char = '\u{E01C}';
+    pub const NTASKS_PER_BOARD: char = '\u{E01D}';
+    pub const NTASKS_PER_CORE: char = '\u{E01E}';
+    pub const NTASKS_PER_NODE: char = '\u{E01F}';
+    pub const NTASKS_PER_SOCKET: char = '\u{E020}';
+    pub const TASKS: char = '\u{E021}';
+    pub const ORIGIN: char = '\u{E022}';
+    pub const ORIGIN_RAW: char = '\u{E023}';
+    pub const PENDING_TIME: char = '\u{E024}';
+    pub const PREEMPT_TIME: char = '\u{E025}';
+    pub const PREFER: char = '\u{E026}';
+    pub const PROFILE: char = '\u{E027}';
+    pub const REBOOT: char = '\u{E028}';
+    pub const REQ_SWITCH: char = '\u{E029}';
+    pub const REQUEUE: char = '\u{E02A}';
+    pub const RESIZE_TIME: char = '\u{E02B}';
+    pub const RESTART_COUNT: char = '\u{E02C}';
+    pub const ACTIVE_SIBLINGS: char = '\u{E02D}';
+    pub const ACTIVE_SIBLINGS_RAW: char = '\u{E02E}';
+    pub const VIABLE_SIBLINGS: char = '\u{E02F}';
+    pub const VIABLE_SIBLINGS_RAW: char = '\u{E030}';
+    pub const SOCKETS_PER_BOARD: char = '\u{E031}';
+    pub const STDERR: char = '\u{E032}';
+    pub const STDIN: char = '\u{E033}';
+    pub const STDOUT: char = '\u{E034}';
+    pub const SYSTEM_COMMENT: char = '\u{E035}';
+    pub const TRES_ALLOC: char = '\u{E036}';
+    pub const TRES_BIND: char = '\u{E037}';
+    pub const TRES_FREQ: char = '\u{E038}';
+    pub const TRES_PER_JOB: char = '\u{E039}';
+    pub const TRES_PER_SOCKET: char = '\u{E03A}';
+    pub const TRES_PER_TASK: char = '\u{E03B}';
+    pub const WAIT4SWITCH: char = '\u{E03C}';
+}
+
+use long_only as lo;
+
+/// `-O` names (lower case, as they are matched) and the field each shows:
+/// every name of squeue 22.05's job table, hidden aliases included.
 const LONG_NAMES: &[(&str, char)] = &[
     ("account", 'a'),
+    ("accruetime", lo::ACCRUE_TIME),
+    ("admin_comment", lo::ADMIN_COMMENT),
+    ("allocnodes", lo::ALLOC_NODES),
+    ("allocsid", lo::ALLOC_SID),
     ("arrayjobid", 'F'),
     ("arraytaskid", 'K'),
+    ("associd", lo::ASSOC_ID),
+    ("batchflag", lo::BATCH_FLAG),
     ("batchhost", 'B'),
+    ("boardspernode", lo::BOARDS_PER_NODE),
+    ("burstbuffer", lo::BURST_BUFFER),
+    ("burstbufferstate", lo::BURST_BUFFER_STATE),
+    ("cluster", lo::CLUSTER),
+    ("clusterfeature", lo::CLUSTER_FEATURES),
     ("command", 'o'),
     ("comment", 'k'),
+    ("container", lo::CONTAINER),
     ("contiguous", 'O'),
-    ("corespersocket", 'I'),
+    ("cores", 'I'),
+    ("corespec", 'X'),
+    ("cpuspertask", lo::CPUS_PER_TASK),
+    ("cpus-per-task", lo::CPUS_PER_TASK),
+    ("cpus-per-tres", lo::CPUS_PER_TRES),
+    ("deadline", lo::DEADLINE),
+    ("delayboot", lo::DELAY_BOOT),
     ("dependency", 'E'),
+    ("derivedec", lo::DERIVED_EC),
+    ("eligibletime", lo::ELIGIBLE_TIME),
     ("endtime", 'e'),
-    ("exechost", 'B'),
     ("excnodes", 'x'),
+    ("exit_code", lo::EXIT_CODE),
     ("feature", 'f'),
+    ("gres", 'b'),
     ("groupid", 'G'),
     ("groupname", 'g'),
+    ("hetjobid", lo::HET_JOB_ID),
+    ("hetjobidset", lo::HET_JOB_ID_SET),
+    ("hetjoboffset", lo::HET_JOB_OFFSET),
     ("jobarrayid", 'i'),
     ("jobid", 'A'),
+    ("lastschedeval", lo::LAST_SCHED_EVAL),
     ("licenses", 'W'),
+    ("maxcpus", lo::MAX_CPUS),
+    ("maxnodes", lo::MAX_NODES),
+    ("mcslabel", lo::MCS_LABEL),
+    ("mem-per-tres", lo::MEM_PER_TRES),
     ("mincpus", 'c'),
     ("minmemory", 'm'),
+    ("mintime", lo::TIME_MIN),
     ("mintmpdisk", 'd'),
     ("name", 'j'),
+    ("network", lo::NETWORK),
     ("nice", 'y'),
     ("nodelist", 'N'),
+    ("ntperboard", lo::NTASKS_PER_BOARD),
+    ("ntpercore", lo::NTASKS_PER_CORE),
+    ("ntpernode", lo::NTASKS_PER_NODE),
+    ("ntpersocket", lo::NTASKS_PER_SOCKET),
     ("numcpus", 'C'),
     ("numnodes", 'D'),
+    ("numtasks", lo::TASKS),
+    ("origin", lo::ORIGIN),
+    ("originraw", lo::ORIGIN_RAW),
     ("oversubscribe", 'h'),
+    ("packjobid", lo::HET_JOB_ID),
+    ("packjobidset", lo::HET_JOB_ID_SET),
+    ("packjoboffset", lo::HET_JOB_OFFSET),
     ("partition", 'P'),
+    ("pendingtime", lo::PENDING_TIME),
+    ("preempttime", lo::PREEMPT_TIME),
+    ("prefer", lo::PREFER),
     ("priority", 'p'),
     ("prioritylong", 'Q'),
+    ("profile", lo::PROFILE),
     ("qos", 'q'),
     ("reason", 'r'),
     ("reasonlist", 'R'),
+    ("reboot", lo::REBOOT),
     ("reqnodes", 'n'),
+    ("reqswitch", lo::REQ_SWITCH),
+    ("requeue", lo::REQUEUE),
     ("reservation", 'v'),
+    ("resizetime", lo::RESIZE_TIME),
+    ("restartcnt", lo::RESTART_COUNT),
     ("schednodes", 'Y'),
     ("sct", 'z'),
     ("selectjobinfo", 's'),
-    ("socketspernode", 'H'),
+    ("shared", 'h'),
+    ("siblingsactive", lo::ACTIVE_SIBLINGS),
+    ("siblingsactiveraw", lo::ACTIVE_SIBLINGS_RAW),
+    ("siblingsviable", lo::VIABLE_SIBLINGS),
+    ("siblingsviableraw", lo::VIABLE_SIBLINGS_RAW),
+    ("sockets", 'H'),
+    ("sperboard", lo::SOCKETS_PER_BOARD),
     ("starttime", 'S'),
     ("state", 'T'),
     ("statecompact", 't'),
+    ("stderr", lo::STDERR),
+    ("stdin", lo::STDIN),
+    ("stdout", lo::STDOUT),
     ("submittime", 'V'),
-    ("threadspercore", 'J'),
+    ("system_comment", lo::SYSTEM_COMMENT),
+    ("threads", 'J'),
     ("timeleft", 'L'),
     ("timelimit", 'l'),
     ("timeused", 'M'),
+    ("tres", lo::TRES_ALLOC),
+    ("tres-alloc", lo::TRES_ALLOC),
+    ("tres-bind", lo::TRES_BIND),
+    ("tres-freq", lo::TRES_FREQ),
+    ("tres-per-job", lo::TRES_PER_JOB),
     ("tres-per-node", 'b'),
+    ("tres-per-socket", lo::TRES_PER_SOCKET),
+    ("tres-per-task", lo::TRES_PER_TASK),
     ("userid", 'U'),
     ("username", 'u'),
+    ("wait4switch", lo::WAIT4SWITCH),
     ("wckey", 'w'),
     ("workdir", 'Z'),
 ];
 
+/// The field a `-O` name (any case) shows.
+fn long_code(name: &str) -> Option<char> {
+    LONG_NAMES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, c)| *c)
+}
+
 /// Parses an `-O`/`--Format` list (`JobID:.10,Name,State:8`).
 pub fn parse_long_format(spec: &str) -> Result<Vec<Item>, FormatError> {
-    spec::parse_long(spec, "job", 20, |name| {
-        let name = name.to_ascii_lowercase();
-        LONG_NAMES.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
-    })
+    spec::parse_long(spec, "job", 20, long_code)
+}
+
+/// [`parse_long_format`] as squeue reads it: names it does not know are
+/// returned, to be reported, and leave only their suffix.
+pub fn parse_long_format_lenient(spec: &str) -> (Vec<Item>, Vec<String>) {
+    spec::parse_long_lenient(spec, 20, long_code)
 }
 
 /// The codes `-S` sorts by.
@@ -133,7 +283,7 @@ fn header(code: char) -> &'static str {
         'f' => "FEATURES",
         'G' => "GROUP",
         'g' => "GROUP",
-        'H' => "S_C_T",
+        'H' => "SOCKETS_PER_NODE",
         'h' => "OVER_SUBSCRIBE",
         'I' => "CORES_PER_SOCKET",
         'i' => "JOBID",
@@ -156,7 +306,8 @@ fn header(code: char) -> &'static str {
         'R' => "NODELIST(REASON)",
         'r' => "REASON",
         'S' => "START_TIME",
-        's' => "SELECT_JOB_INFO",
+        // Slurm 22.05 has no select plugin data to show: no title, no value.
+        's' => "",
         'T' => "STATE",
         't' => "ST",
         'U' => "UID",
@@ -171,6 +322,75 @@ fn header(code: char) -> &'static str {
         'y' => "NICE",
         'Z' => "WORK_DIR",
         'z' => "S:C:T",
+        code => long_only_header(code),
+    }
+}
+
+/// Column title of a field that only `-O` names (Slurm's spelling, typo
+/// in `VIALBLE_SIBLINGS_RAW` included).
+fn long_only_header(code: char) -> &'static str {
+    match code {
+        lo::ACCRUE_TIME => "ACCRUE_TIME",
+        lo::ADMIN_COMMENT => "ADMIN_COMMENT",
+        lo::ALLOC_NODES => "ALLOC_NODES",
+        lo::ALLOC_SID => "ALLOC_SID",
+        lo::ASSOC_ID => "ASSOC_ID",
+        lo::BATCH_FLAG => "BATCH_FLAG",
+        lo::BOARDS_PER_NODE => "BOARDS_PER_NODE",
+        lo::BURST_BUFFER => "BURST_BUFFER",
+        lo::BURST_BUFFER_STATE => "BURST_BUFFER_STATE",
+        lo::CLUSTER => "CLUSTER",
+        lo::CLUSTER_FEATURES => "CLUSTER_FEATURES",
+        lo::CONTAINER => "CONTAINER",
+        lo::CPUS_PER_TASK => "CPUS_PER_TASK",
+        lo::CPUS_PER_TRES => "CPUS_PER_TRES",
+        lo::DEADLINE => "DEADLINE",
+        lo::DELAY_BOOT => "DELAY_BOOT",
+        lo::DERIVED_EC => "DERIVED_EC",
+        lo::ELIGIBLE_TIME => "ELIGIBLE_TIME",
+        lo::EXIT_CODE => "EXIT_CODE",
+        lo::HET_JOB_ID => "HET_JOB_ID",
+        lo::HET_JOB_ID_SET => "HET_JOB_ID_SET",
+        lo::HET_JOB_OFFSET => "HET_JOB_OFFSET",
+        lo::LAST_SCHED_EVAL => "LAST_SCHED_EVAL",
+        lo::MAX_CPUS => "MAX_CPUS",
+        lo::MAX_NODES => "MAX_NODES",
+        lo::MCS_LABEL => "MCSLABEL",
+        lo::MEM_PER_TRES => "MEM_PER_TRES",
+        lo::TIME_MIN => "TIME_MIN",
+        lo::NETWORK => "NETWORK",
+        lo::NTASKS_PER_BOARD => "NTASKS_PER_BOARD",
+        lo::NTASKS_PER_CORE => "NTASKS_PER_CORE",
+        lo::NTASKS_PER_NODE => "NTASKS_PER_NODE",
+        lo::NTASKS_PER_SOCKET => "NTASKS_PER_SOCKET",
+        lo::TASKS => "TASKS",
+        lo::ORIGIN => "ORIGIN",
+        lo::ORIGIN_RAW => "ORIGIN_RAW",
+        lo::PENDING_TIME => "PENDING_TIME",
+        lo::PREEMPT_TIME => "PREEMPT_TIME",
+        lo::PREFER => "PREFER",
+        lo::PROFILE => "PROFILE",
+        lo::REBOOT => "REBOOT",
+        lo::REQ_SWITCH => "REQ_SWITCH",
+        lo::REQUEUE => "REQUEUE",
+        lo::RESIZE_TIME => "RESIZE_TIME",
+        lo::RESTART_COUNT => "RESTART_COUNT",
+        lo::ACTIVE_SIBLINGS => "ACTIVE_SIBLINGS",
+        lo::ACTIVE_SIBLINGS_RAW => "ACTIVE_SIBLINGS_RAW",
+        lo::VIABLE_SIBLINGS => "VIABLE_SIBLINGS",
+        lo::VIABLE_SIBLINGS_RAW => "VIALBLE_SIBLINGS_RAW",
+        lo::SOCKETS_PER_BOARD => "SOCKETS_PER_BOARD",
+        lo::STDERR => "STDERR",
+        lo::STDIN => "STDIN",
+        lo::STDOUT => "STDOUT",
+        lo::SYSTEM_COMMENT => "SYSTEM_COMMENT",
+        lo::TRES_ALLOC => "TRES_ALLOC",
+        lo::TRES_BIND => "TRES_BIND",
+        lo::TRES_FREQ => "TRES_FREQ",
+        lo::TRES_PER_JOB => "TRES_PER_JOB",
+        lo::TRES_PER_SOCKET => "TRES_PER_SOCKET",
+        lo::TRES_PER_TASK => "TRES_PER_TASK",
+        lo::WAIT4SWITCH => "WAIT4SWITCH",
         _ => "",
     }
 }
@@ -322,7 +542,7 @@ pub fn write_value_in(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx, un
         // As %R: the description when the controller gave one.
         'r' => out.push_str(reason_text(job)),
         'S' => write_time(out, job.start_time, ctx),
-        's' => out.push_str("N/A"),
+        's' => {}
         'T' => out.push_str(shown_state(job).long_name()),
         't' => out.push_str(shown_state(job).short_code()),
         'U' => {
@@ -347,7 +567,131 @@ pub fn write_value_in(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx, un
         }
         'Z' => out.push_str(&job.work_dir),
         'z' => out.push_str("*:*:*"),
+        code => write_long_only(out, code, job, ctx),
+    }
+}
+
+/// The value of a field that only `-O` names. What this controller does
+/// not keep (burst buffers, federation, heterogeneous jobs, switches, TRES
+/// binding) is shown as Slurm shows it unset.
+fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
+    let flag = |on: bool| if on { "1" } else { "0" };
+    let exit_status = |e: Option<&slurm_proto::v1::ExitCode>| {
+        // The raw wait(2) status, as Slurm prints it here.
+        e.map_or(0, |e| (e.status & 0xff) << 8 | (e.signal & 0x7f))
+    };
+    match code {
+        lo::ACCRUE_TIME => write_time(out, job.accrue_time, ctx),
+        lo::ELIGIBLE_TIME => write_time(out, job.eligible_time, ctx),
+        lo::DEADLINE => write_time(out, job.deadline, ctx),
+        lo::LAST_SCHED_EVAL => write_time(out, job.last_sched_eval, ctx),
+        lo::PREEMPT_TIME => write_time(out, job.preempt_time, ctx),
+        lo::ADMIN_COMMENT
+        | lo::BURST_BUFFER
+        | lo::BURST_BUFFER_STATE
+        | lo::CLUSTER_FEATURES
+        | lo::CONTAINER
+        | lo::PREFER
+        | lo::SYSTEM_COMMENT => out.push_str("(null)"),
+        lo::ALLOC_NODES => out.push_str(or_null(&job.alloc_node)),
+        lo::ALLOC_SID => push_u64(out, job.alloc_sid.into()),
+        lo::ASSOC_ID | lo::BOARDS_PER_NODE | lo::NTASKS_PER_BOARD | lo::REQ_SWITCH => {
+            out.push('0');
+        }
+        lo::SOCKETS_PER_BOARD => out.push('0'),
+        lo::BATCH_FLAG => out.push_str(flag(job.batch)),
+        lo::REBOOT => out.push_str(flag(job.reboot)),
+        lo::REQUEUE => out.push_str(flag(job.requeue)),
+        lo::CLUSTER => out.push_str(or_null(&job.cluster)),
+        // Slurm counts one CPU per task when none was asked for.
+        lo::CPUS_PER_TASK => push_u64(out, job.cpus_per_task.max(1).into()),
+        lo::TASKS => push_u64(out, job.num_tasks.max(1).into()),
+        lo::MAX_CPUS => push_u64(out, job.num_cpus.into()),
+        lo::MAX_NODES => push_u64(
+            out,
+            if job.max_nodes > 0 {
+                job.max_nodes
+            } else {
+                job.num_nodes
+            }
+            .into(),
+        ),
+        lo::NTASKS_PER_NODE => push_u64(out, job.ntasks_per_node.into()),
+        lo::CPUS_PER_TRES
+        | lo::MEM_PER_TRES
+        | lo::HET_JOB_ID
+        | lo::HET_JOB_ID_SET
+        | lo::HET_JOB_OFFSET
+        | lo::NTASKS_PER_CORE
+        | lo::NTASKS_PER_SOCKET
+        | lo::RESIZE_TIME
+        | lo::TRES_BIND
+        | lo::TRES_FREQ
+        | lo::TRES_PER_SOCKET => out.push_str("N/A"),
+        lo::DELAY_BOOT | lo::WAIT4SWITCH => out.push_str("0:00"),
+        lo::TIME_MIN => write_duration(out, u64::from(job.time_min_minutes.unwrap_or(0)) * 60),
+        lo::DERIVED_EC => push_u64(out, exit_status(job.derived_exit_code.as_ref()).into()),
+        lo::EXIT_CODE => push_u64(out, exit_status(job.exit_code.as_ref()).into()),
+        lo::MCS_LABEL => out.push_str(or_null(&job.mcs_label)),
+        lo::NETWORK => out.push_str(or_null(&job.network)),
+        lo::ORIGIN
+        | lo::ORIGIN_RAW
+        | lo::ACTIVE_SIBLINGS
+        | lo::ACTIVE_SIBLINGS_RAW
+        | lo::VIABLE_SIBLINGS
+        | lo::VIABLE_SIBLINGS_RAW => out.push_str("NA"),
+        // Seconds from submission to start, or to now while pending.
+        lo::PENDING_TIME => {
+            let until = if base_state(job) == JobState::Pending {
+                ctx.now
+            } else {
+                job.start_time
+            };
+            let secs = if job.submit_time > 0 && until > job.submit_time {
+                until - job.submit_time
+            } else {
+                0
+            };
+            let _ = write!(out, "{secs}");
+        }
+        lo::PROFILE => out.push_str("NotSet"),
+        lo::RESTART_COUNT => push_u64(out, job.restart_count.into()),
+        lo::STDERR => write_std_path(out, &job.stderr_path, job),
+        lo::STDOUT => write_std_path(out, &job.stdout_path, job),
+        lo::STDIN => out.push_str(or_null(&job.stdin_path)),
+        // What was allocated, or while pending what was asked for.
+        lo::TRES_ALLOC => {
+            let alloc = job.tres_allocated.as_ref().filter(|t| !t.items.is_empty());
+            write_tres(out, alloc.or(job.tres_requested.as_ref()));
+        }
+        lo::TRES_PER_JOB => out.push_str(or_na(&job.tres_per_job)),
+        lo::TRES_PER_TASK => out.push_str(or_na(&job.tres_per_task)),
         _ => {}
+    }
+}
+
+fn or_na(value: &str) -> &str {
+    if value.is_empty() {
+        "N/A"
+    } else {
+        value
+    }
+}
+
+/// A job's output or error file as squeue shows it: as given, or for a
+/// batch job given none `<workdir>/slurm-<jobid>.out`. Patterns are not
+/// expanded. The paths sbatch fills in when none is given (`slurm-%j.out`,
+/// `slurm-%A_%a.out` in the working directory) count as none given, since
+/// Slurm's sbatch leaves them unset.
+fn write_std_path(out: &mut String, path: &str, job: &JobInfo) {
+    let default = path
+        .strip_prefix(job.work_dir.as_str())
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|file| file == "slurm-%j.out" || file == "slurm-%A_%a.out");
+    if !path.is_empty() && !default {
+        out.push_str(path);
+    } else if job.batch {
+        let _ = write!(out, "{}/slurm-{}.out", job.work_dir, job.job_id);
     }
 }
 
@@ -769,6 +1113,88 @@ mod tests {
     use proptest::prelude::*;
     use slurm_common::time::format_duration_squeue;
     use std::cmp::Ordering;
+
+    #[test]
+    fn every_long_name_has_a_title_and_codes_stay_off_dash_o() {
+        for (name, code) in LONG_NAMES {
+            assert_eq!(long_code(&name.to_ascii_uppercase()), Some(*code));
+            // SelectJobInfo alone has no title in Slurm 22.05.
+            assert_eq!(header(*code).is_empty(), *code == 's', "{name}");
+            assert!(CODES.contains(*code) || !is_code(*code), "{name}");
+        }
+        // Names squeue 22.05 refuses, and no trimming of blanks.
+        for bad in [
+            "corespersocket",
+            "exechost",
+            "Nodes",
+            "ContainerId",
+            " name",
+        ] {
+            assert_eq!(long_code(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn long_only_fields_render_as_slurm() {
+        // squeue -O as Slurm 22.05 printed it for a pending batch job
+        // submitted 288 seconds earlier with sbatch's default output.
+        let job = JobInfo {
+            job_id: 10,
+            state: slurm_proto::v1::JobState::Pending as i32,
+            batch: true,
+            requeue: true,
+            num_tasks: 1,
+            num_nodes: 1,
+            num_cpus: 2,
+            cpus_per_task: 2,
+            submit_time: 1_000,
+            eligible_time: 1_000,
+            work_dir: "/tmp/w".into(),
+            stdout_path: "/tmp/w/slurm-%j.out".into(),
+            stderr_path: "/tmp/w/err-%j".into(),
+            stdin_path: "/dev/null".into(),
+            tres_requested: Some(slurm_proto::v1::TresList {
+                items: vec![slurm_proto::v1::Tres {
+                    r#type: "cpu".into(),
+                    count: 2,
+                    ..Default::default()
+                }],
+            }),
+            ..JobInfo::default()
+        };
+        let items = parse_long_format(
+            "pendingtime:0|,stdout:0|,stderr:0|,stdin:0|,batchflag:0|,requeue:0|,\
+             maxnodes:0|,maxcpus:0|,cpus-per-task:0|,numtasks:0|,tres-alloc:0|,\
+             accruetime:0|,eligibletime:0|,exit_code:0|,mintime:0|,origin:0|,\
+             admin_comment:0|,hetjobid:0|,selectjobinfo:0|,name:-3|",
+        )
+        .unwrap();
+        let out = render(&[&job], &items, true, false, &Ctx::utc(1_288));
+        assert_eq!(
+            out,
+            "PENDING_TIME|STDOUT|STDERR|STDIN|BATCH_FLAG|REQUEUE|MAX_NODES|MAX_CPUS|\
+             CPUS_PER_TASK|TASKS|TRES_ALLOC|ACCRUE_TIME|ELIGIBLE_TIME|EXIT_CODE|TIME_MIN|\
+             ORIGIN|ADMIN_COMMENT|HET_JOB_ID||NAME |\n\
+             288|/tmp/w/slurm-10.out|/tmp/w/err-%j|/dev/null|1|1|1|2|2|1|cpu=2|N/A|\
+             1970-01-01T00:16:40|0|0:00|NA|(null)|N/A|| |\n"
+        );
+    }
+
+    #[test]
+    fn built_in_layouts_use_only_codes_slurm_reads() {
+        // `--start` once had `%-20Y`, which Slurm reports as a bad code.
+        for layout in [DEFAULT_FORMAT, LONG_FORMAT, START_FORMAT] {
+            assert!(parse_format(layout).is_ok(), "{layout}");
+        }
+        let items = parse_format(START_FORMAT).unwrap();
+        let mut header = String::new();
+        render_header(&mut header, &items);
+        assert_eq!(
+            header,
+            "             JOBID PARTITION     NAME     USER ST          START_TIME  \
+             NODES SCHEDNODES           NODELIST(REASON)\n"
+        );
+    }
 
     #[test]
     fn durations_match_the_shared_formatter() {
