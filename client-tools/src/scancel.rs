@@ -900,7 +900,11 @@ pub fn report(r: &Request, results: &[v1::JobActionResult], out: &mut Output<'_>
             Some(task) => format!("{}_{task}", result.job_id),
             None => result.job_id.to_string(),
         };
-        let named = r.jobs.iter().any(|j| j.to_string() == id);
+        // Records of a job or array named on the command line were
+        // announced with it (`scancel -v 15_[0-3]` is one line).
+        let named = r.jobs.iter().any(|j| match j {
+            JobRef::Job(job) | JobRef::ArrayTasks { job, .. } => *job == result.job_id,
+        });
         if r.verbose > 0 && !named {
             out.error_line(&verbose_line(r, &id));
         }
@@ -1184,6 +1188,24 @@ mod tests {
         let code = report(r, results, &mut out);
         assert!(o.is_empty());
         (String::from_utf8(e).unwrap(), code)
+    }
+
+    /// `-v` announces what was named once: the tasks an array selection
+    /// or an array id reaches are not listed again, as in Slurm.
+    #[test]
+    fn verbose_names_an_array_selection_once() {
+        let task = |t: u32| v1::JobActionResult {
+            job_id: 13,
+            array_task_id: Some(t),
+            ..Default::default()
+        };
+        let tasks = [task(0), task(1), task(2)];
+        assert_eq!(run_report(&req("-v 13_[0-2]"), &tasks), (String::new(), 0));
+        assert_eq!(run_report(&req("-v 13"), &tasks), (String::new(), 0));
+        assert_eq!(
+            run_report(&req("-v 14"), &tasks[..1]),
+            ("scancel: Terminating job 13_0\n".into(), 0)
+        );
     }
 
     #[test]

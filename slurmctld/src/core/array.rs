@@ -11,10 +11,14 @@
 //! (`slurm-%A_%a.out`) are built from.
 //!
 //! The split copies the meta record (it shares its spec and script file);
-//! only the id and the task differ. Cancelling or holding one pending task
-//! (`scancel 15_2`) splits it the same way first, so the rest of the array
-//! is unchanged. So does an `aftercorr` dependency that lets some tasks go
-//! before the others (`core::depend`).
+//! only the id and the task differ. Holding or signalling one pending task
+//! (`scontrol hold 15_2`) splits it the same way first, so the rest of the
+//! array is unchanged. So does an `aftercorr` dependency that lets some
+//! tasks go before the others (`core::depend`). Cancelling pending tasks
+//! (`scancel 15_2`) takes them out of the meta record without a record of
+//! their own, as Slurm does ([`Event::ArrayTaskDropped`]); once the last
+//! is cancelled, the cancelled meta record holds no task and shows as the
+//! plain array id.
 //!
 //! `%N` limits how many tasks of the array run at once: a pass starts no
 //! more than the limit leaves room for, and the rest waits with
@@ -414,6 +418,119 @@ impl Controller {
             time: now,
         };
         self.emit(out, event).then_some(job_id)
+    }
+
+    /// Cancels, out of their meta records, the pending tasks that `filter`
+    /// names by `ArrayJobId_TaskId` (`scancel 15_2`): as in Slurm they
+    /// leave the array without a record of their own, so `squeue -t all`
+    /// shows no cancelled task and the set shrinks. One task always stays
+    /// in a meta record (it is the array's record: cancelling it cancels
+    /// the record). Only a plain selection is handled here, for callers who
+    /// may act on the array; the tasks handled are taken out of `filter`,
+    /// and what is left goes the usual way.
+    pub(super) fn drop_pending_tasks(
+        &mut self,
+        out: &mut Outcome,
+        caller: super::Caller,
+        filter: &mut v1::JobFilter,
+        now: i64,
+    ) -> (Vec<v1::JobActionResult>, Vec<(u32, u32)>) {
+        let mut done = Vec::new();
+        // Meta records whose every pending task was picked: the last one
+        // cancels the record, and then leaves it too (`clear_last_tasks`).
+        let mut last = Vec::new();
+        if super::filter::has_criteria(filter) {
+            return (done, last);
+        }
+        let operator = self.is_operator(caller);
+        // Selections whose every task was dropped (an empty text would
+        // name the whole array).
+        let mut spent = vec![false; filter.array_tasks.len()];
+        for (k, sel) in filter.array_tasks.iter_mut().enumerate() {
+            if sel.task_spec.is_empty() {
+                continue;
+            }
+            let Ok(ranges) = parse_ranges(&sel.task_spec) else {
+                continue;
+            };
+            let id = sel.array_job_id;
+            let Some(meta) = self.jobs.get(&id) else {
+                continue;
+            };
+            let Some(a) = meta.array.as_deref().filter(|a| a.is_meta()) else {
+                continue;
+            };
+            if meta.uid != caller.uid && !operator {
+                continue;
+            }
+            let picked: Vec<u32> = a
+                .pending
+                .iter()
+                .copied()
+                .filter(|&t| ranges.contains(t))
+                .collect();
+            // The last pending task keeps the record.
+            let spare = a.pending.len().saturating_sub(1);
+            if picked.len() == a.pending.len() {
+                if let Some(&t) = picked.last() {
+                    last.push((id, t));
+                }
+            }
+            let dropped: Vec<u32> = picked.into_iter().take(spare).collect();
+            for &task in &dropped {
+                let event = Event::ArrayTaskDropped {
+                    array_job_id: id,
+                    task,
+                    time: now,
+                };
+                if self.emit(out, event) {
+                    done.push(v1::JobActionResult {
+                        job_id: id,
+                        array_task_id: Some(task),
+                        ..Default::default()
+                    });
+                }
+            }
+            if dropped.is_empty() {
+                continue;
+            }
+            // What is left of the selection: the tasks not dropped.
+            let rest: Vec<u32> = self.array_task_ids(id, |t| ranges.contains(t));
+            spent[k] = rest.is_empty();
+            sel.task_spec = rest
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+        }
+        let mut k = 0;
+        filter.array_tasks.retain(|_| {
+            k += 1;
+            !spent[k - 1]
+        });
+        (done, last)
+    }
+
+    /// After [`Controller::drop_pending_tasks`]: a meta record cancelled
+    /// through its last pending task keeps no task, so that it shows as
+    /// the plain array id (`squeue` shows `15 CA`), as in Slurm.
+    pub(super) fn clear_last_tasks(&mut self, out: &mut Outcome, last: &[(u32, u32)], now: i64) {
+        for &(array_job_id, task) in last {
+            let cancelled = self.jobs.get(&array_job_id).is_some_and(|j| {
+                j.status.state.is_finished()
+                    && j.array
+                        .as_deref()
+                        .is_some_and(|a| a.is_meta() && a.pending == [task])
+            });
+            if cancelled {
+                let event = Event::ArrayTaskDropped {
+                    array_job_id,
+                    task,
+                    time: now,
+                };
+                self.emit(out, event);
+            }
+        }
     }
 
     /// The task ids array `array_job_id` has (started or not) that

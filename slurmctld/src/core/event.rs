@@ -31,7 +31,8 @@
 //! older journals simply never hold them. A job suspended and resumed
 //! (`scontrol suspend|resume`, `core::suspend`) is tags 27 and 28. A hold
 //! or release is written with tag 30, which adds its time (tag 5, without
-//! one, is still read).
+//! one, is still read). A pending array task cancelled out of its meta
+//! record is tag 31.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -254,6 +255,14 @@ pub enum Event {
         job_id: u32,
         time: i64,
     },
+    /// Task `task`, still pending in the meta record `array_job_id` with
+    /// others, is cancelled: it leaves the array without a record of its
+    /// own, as in Slurm (`core::array`).
+    ArrayTaskDropped {
+        array_job_id: u32,
+        task: u32,
+        time: i64,
+    },
     /// scontrol update PartitionName=...: the attributes as a PartitionName
     /// line spells them, laid over the partition (`core::partition`).
     PartitionUpdated {
@@ -342,6 +351,7 @@ impl Event {
             | Event::JobSuspended { job_id, .. }
             | Event::JobResumed { job_id, .. }
             | Event::ArrayTaskSplit { job_id, .. } => Some(*job_id),
+            Event::ArrayTaskDropped { array_job_id, .. } => Some(*array_job_id),
             Event::NodeRegistered { .. }
             | Event::NodeUpdated { .. }
             | Event::JobsPurged { .. }
@@ -657,6 +667,16 @@ impl Event {
                 w.u32(*job_id);
                 w.i64(*time);
             }
+            Event::ArrayTaskDropped {
+                array_job_id,
+                task,
+                time,
+            } => {
+                w.u8(31);
+                w.u32(*array_job_id);
+                w.u32(*task);
+                w.i64(*time);
+            }
             Event::PartitionUpdated {
                 partition,
                 attributes,
@@ -952,6 +972,11 @@ impl Event {
                 array_job_id: r.u32("array job id")?,
                 task: r.u32("array task id")?,
                 job_id: r.u32("job id")?,
+                time: r.i64("time")?,
+            },
+            31 => Event::ArrayTaskDropped {
+                array_job_id: r.u32("array job id")?,
+                task: r.u32("array task id")?,
                 time: r.i64("time")?,
             },
             20 => {
@@ -1264,6 +1289,11 @@ mod tests {
                 task: 2,
                 job_id: 18,
                 time: 19,
+            },
+            Event::ArrayTaskDropped {
+                array_job_id: 15,
+                task: 3,
+                time: 31,
             },
             Event::PartitionUpdated {
                 partition: "debug".into(),

@@ -39,21 +39,24 @@ impl Controller {
             Command::Submit { caller, desc } => self.submit(&mut out, caller, *desc, now),
             Command::Cancel {
                 caller,
-                filter,
+                mut filter,
                 signal,
-            } => self.for_each_job(&mut out, caller, &filter, now, |c, out, job| match signal {
-                // SIGKILL, unless for the batch shell alone of a job that
-                // runs, cancels the job as a plain scancel does (Slurm's
-                // rule: `scancel -b` of a pending job cancels it).
-                None => c.cancel(out, job, now),
-                Some(sig)
-                    if sig.signal == SIGKILL
-                        && (sig.scope != SignalScope::BatchShell || c.is_pending(job)) =>
-                {
-                    c.cancel(out, job, now)
-                }
-                Some(sig) => c.signal(out, job, sig),
-            }),
+            } => {
+                let kills = signal.as_ref().is_none_or(|sig| sig.signal == SIGKILL);
+                let (dropped, last) = if kills {
+                    self.drop_pending_tasks(&mut out, caller, &mut filter, now)
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                let nothing_left = filter.job_ids.is_empty() && filter.array_tasks.is_empty();
+                let reply = if !dropped.is_empty() && nothing_left {
+                    Reply::JobResults(dropped)
+                } else {
+                    self.cancel_each(&mut out, caller, &filter, signal, dropped, now)
+                };
+                self.clear_last_tasks(&mut out, &last, now);
+                reply
+            }
             Command::Hold {
                 caller,
                 filter,
@@ -620,6 +623,41 @@ impl Controller {
         Reply::JobResults(results)
     }
 
+    /// `scancel` of the jobs `filter` selects; `dropped` are the pending
+    /// array tasks already cancelled out of their meta records
+    /// ([`Controller::drop_pending_tasks`]), answered with the rest.
+    fn cancel_each(
+        &mut self,
+        out: &mut Outcome,
+        caller: Caller,
+        filter: &v1::JobFilter,
+        signal: Option<SignalRequest>,
+        dropped: Vec<v1::JobActionResult>,
+        now: i64,
+    ) -> Reply {
+        let reply = self.for_each_job(out, caller, filter, now, |c, out, job| match signal {
+            // SIGKILL, unless for the batch shell alone of a job that
+            // runs, cancels the job as a plain scancel does (Slurm's
+            // rule: `scancel -b` of a pending job cancels it).
+            None => c.cancel(out, job, now),
+            Some(sig)
+                if sig.signal == SIGKILL
+                    && (sig.scope != SignalScope::BatchShell || c.is_pending(job)) =>
+            {
+                c.cancel(out, job, now)
+            }
+            Some(sig) => c.signal(out, job, sig),
+        });
+        match reply {
+            Reply::JobResults(mut results) if !dropped.is_empty() => {
+                results.extend(dropped);
+                results.sort_by_key(|r| (r.job_id, r.array_task_id));
+                Reply::JobResults(results)
+            }
+            other => other,
+        }
+    }
+
     fn cancel(&mut self, out: &mut Outcome, id: u32, now: i64) -> JobResult {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
@@ -754,7 +792,13 @@ impl Controller {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
         };
-        if !job.requeue || job.partition.is_none() {
+        // An array record whose tasks were all cancelled out of it has
+        // nothing left to run.
+        let emptied = job
+            .array
+            .as_deref()
+            .is_some_and(|a| a.is_meta() && a.pending.is_empty());
+        if !job.requeue || job.partition.is_none() || emptied {
             return Err((ErrorCode::Disabled, String::new()));
         }
         if job.status.state == JobState::Pending {

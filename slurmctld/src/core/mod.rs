@@ -896,6 +896,35 @@ impl Controller {
                 self.next_job_id = self.id_after(*job_id);
                 self.last_update = *time;
             }
+            Event::ArrayTaskDropped {
+                array_job_id,
+                task,
+                time,
+            } => {
+                let meta = self.job_mut(*array_job_id)?;
+                let before = array::counted(meta);
+                // The last task leaves only a record already cancelled.
+                let ended = meta.status.state.is_finished();
+                let dropped = meta.array.as_deref_mut().is_some_and(|a| {
+                    let others = a.is_meta() && (a.pending.len() > 1 || ended);
+                    match a.pending.binary_search(task) {
+                        Ok(pos) if others => {
+                            a.pending.remove(pos);
+                            true
+                        }
+                        _ => false,
+                    }
+                });
+                if !dropped {
+                    return Err(ApplyError::IllegalTransition {
+                        job_id: *array_job_id,
+                        detail: format!("array task {task} cannot be dropped"),
+                    });
+                }
+                let after = array::counted(meta);
+                self.job_count = self.job_count.saturating_sub(before.saturating_sub(after));
+                self.last_update = *time;
+            }
             Event::JobSignalSent { job_id, time } => {
                 self.job_mut(*job_id)?.signal_sent = true;
                 self.last_update = *time;

@@ -166,8 +166,10 @@ fn bad_arrays_are_refused_with_slurms_code() {
     ));
 }
 
+/// As in Slurm, a pending task cancelled out of the meta record leaves
+/// the array without a record of its own; the array id cancels the rest.
 #[test]
-fn one_pending_task_is_cancelled_alone_and_the_array_id_cancels_all() {
+fn one_pending_task_is_cancelled_out_of_the_array_and_the_array_id_cancels_all() {
     let mut env = Env::new();
     env.register_all();
     let mut held = array("0-3");
@@ -181,15 +183,11 @@ fn one_pending_task_is_cancelled_alone_and_the_array_id_cancels_all() {
             .collect::<Vec<_>>(),
         vec![(1, Some(2), 0)]
     );
-    assert_eq!(
-        records(&env),
-        vec![
-            (1, 1, None, JobState::Pending),
-            (2, 1, Some(2), JobState::Cancelled)
-        ]
-    );
+    assert_eq!(records(&env), vec![(1, 1, None, JobState::Pending)]);
     assert_eq!(env.job(1).array.as_ref().unwrap().pending_text(), "0-1,3");
-    // Another user may not pick a task: nothing is split off.
+    // No job id was taken.
+    assert_eq!(env.ctl.next_job_id(), 2);
+    // Another user may not pick a task: nothing changes.
     let events = env.events.len();
     let results = cancel_tasks(&mut env, BOB, 1, "3");
     assert_eq!(results[0].error_code, ErrorCode::AccessDenied.number());
@@ -198,19 +196,69 @@ fn one_pending_task_is_cancelled_alone_and_the_array_id_cancels_all() {
     // A task that is not in the array names nothing.
     let results = cancel_tasks(&mut env, ALICE, 1, "9");
     assert_eq!(results[0].error_code, ErrorCode::InvalidJobId.number());
+    // A task and one that is not there: the task goes, no error.
+    let results = cancel_tasks(&mut env, ALICE, 1, "3,9");
+    assert_eq!(
+        results
+            .iter()
+            .map(|r| (r.array_task_id, r.error_code))
+            .collect::<Vec<_>>(),
+        vec![(Some(3), 0)]
+    );
 
     env.run(Command::Cancel {
         caller: ALICE,
         filter: filter(&[1]),
         signal: None,
     });
-    assert_eq!(
-        records(&env),
-        vec![
-            (1, 1, None, JobState::Cancelled),
-            (2, 1, Some(2), JobState::Cancelled)
-        ]
-    );
+    assert_eq!(records(&env), vec![(1, 1, None, JobState::Cancelled)]);
+    // The whole array cancelled by its id keeps its tasks (`1_[0-1]`).
+    assert_eq!(env.job(1).array.as_ref().unwrap().pending_text(), "0-1");
+}
+
+/// Cancelling every pending task by task ids cancels the record and
+/// leaves it no task (squeue shows the plain id, as Slurm does), whether
+/// at once or one by one; replay and a snapshot agree, and such a record
+/// cannot be requeued.
+#[test]
+fn cancelling_every_pending_task_leaves_the_cancelled_record_without_tasks() {
+    for one_by_one in [false, true] {
+        let mut env = Env::new();
+        env.register_all();
+        let mut held = array("0-3");
+        held.hold = true;
+        env.submit(held);
+        let mut results = Vec::new();
+        if one_by_one {
+            for t in ["0", "1", "2", "3"] {
+                results.extend(cancel_tasks(&mut env, ALICE, 1, t));
+            }
+        } else {
+            results = cancel_tasks(&mut env, ALICE, 1, "0-3");
+        }
+        assert!(results.iter().all(|r| r.error_code == 0), "{results:?}");
+        assert_eq!(results.len(), 4, "{results:?}");
+        assert_eq!(records(&env), vec![(1, 1, None, JobState::Cancelled)]);
+        assert!(env.job(1).array.as_ref().unwrap().pending.is_empty());
+        let replayed = replay_encoded(CONF, &env.events);
+        replayed.sanity_check().unwrap();
+        let loaded = snapshot_reloaded(&env.ctl);
+        for c in [&replayed, &loaded] {
+            let job = c.jobs().find(|j| j.id.get() == 1).unwrap();
+            assert_eq!(job.state(), JobState::Cancelled);
+            assert!(job.array.as_ref().unwrap().pending.is_empty());
+        }
+        match env.run(Command::Requeue {
+            caller: ALICE,
+            filter: filter(&[1]),
+            hold: false,
+        }) {
+            Reply::JobResults(r) => {
+                assert_eq!(r[0].error_code, ErrorCode::Disabled.number(), "{r:?}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
 
 #[test]

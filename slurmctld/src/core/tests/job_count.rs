@@ -27,7 +27,7 @@ fn with_max(max: u32) -> Env {
 fn recount(ctl: &Controller) -> usize {
     ctl.jobs()
         .map(|j| match j.array.as_deref() {
-            Some(a) if a.task.is_none() => a.pending.len(),
+            Some(a) if a.task.is_none() => a.pending.len().max(1),
             _ => 1,
         })
         .sum()
@@ -121,10 +121,10 @@ fn tasks_split_off_as_they_start_and_purges_lower_the_count() {
 fn a_cancelled_array_counts_its_unsplit_tasks_until_purged() {
     let mut env = with_max(6);
     let id = env.submit(array("0-4"));
-    // One task cancelled alone is split off first: still five jobs.
+    // One pending task cancelled alone leaves the array: four jobs.
     cancel_tasks(&mut env, id, "2");
-    assert_eq!(env.ctl.jobs().count(), 2);
-    assert_eq!(env.ctl.job_count(), 5);
+    assert_eq!(env.ctl.jobs().count(), 1);
+    assert_eq!(env.ctl.job_count(), 4);
     // The whole array cancelled: its meta record keeps tasks 0, 1, 3, 4
     // until MinJobAge has passed, and they still count.
     env.run(Command::Cancel {
@@ -137,12 +137,12 @@ fn a_cancelled_array_counts_its_unsplit_tasks_until_purged() {
         env.job(id).array.as_deref().unwrap().pending,
         vec![0, 1, 3, 4]
     );
-    assert_eq!(env.ctl.job_count(), 5);
-    let r = env.submit_as(ALICE, array("0-1"));
+    assert_eq!(env.ctl.job_count(), 4);
+    let r = env.submit_as(ALICE, array("0-2"));
     assert_eq!(refusal(&r), Some(ErrorCode::TryAgain));
     // A restart counts the same.
-    assert_eq!(replay_encoded(CONF, &env.events).job_count(), 5);
-    assert_eq!(snapshot_reloaded(&env.ctl).job_count(), 5);
+    assert_eq!(replay_encoded(CONF, &env.events).job_count(), 4);
+    assert_eq!(snapshot_reloaded(&env.ctl).job_count(), 4);
     age(&mut env);
     assert_eq!(env.ctl.jobs().count(), 0);
     assert_eq!(env.ctl.job_count(), 0);

@@ -842,8 +842,9 @@ fn rpc_qos_reservation_and_wckey_filters_select_only_matching_jobs() {
 #[test]
 fn rpc_a_pending_job_shows_the_nodes_its_tasks_need() {
     let mut env = Env::with_conf(CONF);
-    let cases: [(
-        &str,
+    /// name, ntasks, min, max, cpus/task, ntasks/node, overcommit, shown
+    type Case = (
+        &'static str,
         Option<u32>,
         Option<u32>,
         Option<u32>,
@@ -851,8 +852,8 @@ fn rpc_a_pending_job_shows_the_nodes_its_tasks_need() {
         Option<u32>,
         bool,
         u32,
-    ); 8] = [
-        // name, ntasks, min, max, cpus/task, ntasks/node, overcommit, shown
+    );
+    let cases: [Case; 8] = [
         ("n1", Some(1), None, None, 1, None, false, 1),
         ("n3", Some(3), None, None, 1, None, false, 2),
         ("n5", Some(5), None, None, 1, None, false, 3),
