@@ -850,6 +850,23 @@ pub fn report_loop(
             });
         match shown {
             Ok(text) => {
+                if plan.dump.is_none() {
+                    for _ in 0..plan.sort_notes {
+                        out.error_line("squeue: Invalid sort specification: b");
+                    }
+                    if let Some(key) = plan.bad_sort_key {
+                        // Slurm sorts after printing the header, and stops
+                        // at a key it does not know.
+                        let header = plan.header_text();
+                        if !header.is_empty() && out.block("squeue", &header) != 0 {
+                            return 1;
+                        }
+                        out.error_line(&format!(
+                            "squeue: error: Invalid sort specification: {key}"
+                        ));
+                        return 1;
+                    }
+                }
                 if out.block("squeue", &text) != 0 {
                     return 1;
                 }
@@ -905,6 +922,10 @@ pub struct Plan {
     /// controller sends ids, and squeue names groups from the local group
     /// database, as Slurm's does. Injected so tests need no such database.
     pub group_name: fn(u32) -> Option<String>,
+    /// `b` keys in `-S`: each noted, then skipped.
+    sort_notes: usize,
+    /// A `-S` character that is no key: the report stops after its header.
+    bad_sort_key: Option<char>,
     opts: Options,
 }
 
@@ -951,7 +972,8 @@ impl Plan {
             None if o.start => render::START_SORT,
             None => render::DEFAULT_SORT,
         };
-        let sort = render::parse_sort(sort_spec).map_err(|e| capitalize(&e.to_string()))?;
+        let sort_spec = render::parse_sort_spec(sort_spec);
+        let sort = sort_spec.keys;
         let states = match &o.states {
             Some(s) => render::parse_states(s).map_err(|e| capitalize(&e.to_string()))?,
             None => StateFilter::Default,
@@ -1011,9 +1033,20 @@ impl Plan {
             iterate,
             unknown_fields,
             unknown_codes,
+            sort_notes: sort_spec.gres_notes,
+            bad_sort_key: sort_spec.invalid,
             group_name: client::group_name,
             opts: o.clone(),
         })
+    }
+
+    /// The header line, empty under `--noheader`.
+    fn header_text(&self) -> String {
+        let mut text = String::new();
+        if self.header {
+            render::render_header(&mut text, &self.items);
+        }
+        text
     }
 
     /// Whether a row shows or sorts by a group name (`%g`).
@@ -2545,6 +2578,29 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             )
         );
         assert_eq!(code, 1);
+    }
+
+    #[test]
+    fn a_sort_key_squeue_does_not_know_stops_after_the_header() {
+        // squeue -S "x,b" -o %i: b is noted, x ends the report with 1.
+        let (out, err, code, _) =
+            run_loop(&["-S", "x,b", "-o", "%i"], vec![Ok(vec![running_job(3)])]);
+        assert_eq!(out, "JOBID\n");
+        assert_eq!(
+            err,
+            "squeue: Invalid sort specification: b\n\
+             squeue: error: Invalid sort specification: x\n"
+        );
+        assert_eq!(code, 1);
+        let (out, err, code, _) = run_loop(&["-h", "-S", " i"], vec![Ok(vec![running_job(3)])]);
+        assert_eq!((out.as_str(), code), ("", 1));
+        assert_eq!(err, "squeue: error: Invalid sort specification:  \n");
+        // A failed fetch is reported as such, before any sort.
+        let (_, err, _, _) = run_loop(
+            &["-S", "x"],
+            vec![Err(RpcError::new(ErrorCode::ControllerConnect, ""))],
+        );
+        assert!(err.starts_with("slurm_load_jobs error: "), "{err}");
     }
 
     #[test]

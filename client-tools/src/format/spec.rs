@@ -241,39 +241,6 @@ impl fmt::Display for SortKey {
     }
 }
 
-/// Parses a sort list such as `P,t,-p` or `+i`. A `#` (sinfo's "in
-/// configuration order") is accepted and ignored.
-pub fn parse_sort(spec: &str, known: impl Fn(char) -> bool) -> Result<Vec<SortKey>, FormatError> {
-    let mut keys = Vec::new();
-    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let mut descending = false;
-        let mut rest = part;
-        loop {
-            if let Some(r) = rest.strip_prefix('-') {
-                descending = true;
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix('+') {
-                descending = false;
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix('#') {
-                rest = r;
-            } else {
-                break;
-            }
-        }
-        let mut chars = rest.chars();
-        match (chars.next(), chars.next()) {
-            (Some(code), None) if known(code) => keys.push(SortKey { code, descending }),
-            _ => {
-                return Err(FormatError::UnknownSortKey {
-                    key: part.to_owned(),
-                })
-            }
-        }
-    }
-    Ok(keys)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -484,14 +451,5 @@ mod tests {
             parse_long("x:", "job", 20, |_| Some('i')).unwrap(),
             vec![whole]
         );
-    }
-
-    #[test]
-    fn sort_keys() {
-        let keys = parse_sort("P,t,-p", any).unwrap();
-        assert_eq!(keys.len(), 3);
-        assert!(keys[2].descending);
-        assert!(parse_sort("xy", any).is_err());
-        assert!(parse_sort("", any).unwrap().is_empty());
     }
 }

@@ -259,11 +259,76 @@ pub fn parse_long_format_lenient(spec: &str) -> (Vec<Item>, Vec<String>) {
 }
 
 /// The codes `-S` sorts by.
-const SORT_CODES: &str = "AaBCcDdEefgGhHiIjJkLlMmNnPpQqRrSTtUuVvwxYyZz";
+const SORT_CODES: &str = "BCDdeGgHIiJjLlMmNPpQSTtUuVvz";
+/// Codes `-S` accepts and does not sort by, as Slurm 22.05.
+const SORT_NO_OPS: &str = "cfhnO";
 
-/// Parses an `-S`/`--sort` list (`P,t,-p`).
+/// An `-S` list as squeue reads it: character by character from the end,
+/// each letter a key (reversed when a `-` comes right before it), `,`,
+/// `+` and `-` skipped, and `cluster` one key. So `ij` sorts by id then
+/// name, and `-` or an empty list sorts by nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SortSpec {
+    /// The keys, most significant first.
+    pub keys: Vec<SortKey>,
+    /// How many vestigial `b` (gres) keys were met before any bad one:
+    /// each is noted (`squeue: Invalid sort specification: b`) and skipped.
+    pub gres_notes: usize,
+    /// The first character, counting from the end, that is no key: Slurm
+    /// stops there with `Invalid sort specification`, after the header.
+    pub invalid: Option<char>,
+}
+
+/// Reads an `-S`/`--sort` list (`P,t,-p`); see [`SortSpec`].
+pub fn parse_sort_spec(spec: &str) -> SortSpec {
+    const CLUSTER: &str = "cluster";
+    let chars: Vec<char> = spec.chars().collect();
+    let mut out = SortSpec::default();
+    let mut i = chars.len();
+    while i > 0 {
+        i -= 1;
+        let c = chars[i];
+        if matches!(c, ',' | '+' | '-') {
+            continue;
+        }
+        let word_start = i + 1 >= CLUSTER.len();
+        let word_start = word_start.then(|| i + 1 - CLUSTER.len());
+        if let Some(start) = word_start.filter(|&st| {
+            chars[st..=i]
+                .iter()
+                .zip(CLUSTER.chars())
+                .all(|(a, b)| a.eq_ignore_ascii_case(&b))
+        }) {
+            // Every job of a report comes from this one cluster.
+            i = start;
+            continue;
+        }
+        if c == 'b' {
+            out.gres_notes += 1;
+        } else if SORT_CODES.contains(c) {
+            let descending = i > 0 && chars[i - 1] == '-';
+            out.keys.push(SortKey {
+                code: c,
+                descending,
+            });
+        } else if !SORT_NO_OPS.contains(c) {
+            out.invalid = Some(c);
+            break;
+        }
+    }
+    out.keys.reverse();
+    out
+}
+
+/// [`parse_sort_spec`], a key it does not know being an error.
 pub fn parse_sort(spec: &str) -> Result<Vec<SortKey>, FormatError> {
-    spec::parse_sort(spec, |c| SORT_CODES.contains(c))
+    let parsed = parse_sort_spec(spec);
+    match parsed.invalid {
+        Some(key) => Err(FormatError::UnknownSortKey {
+            key: key.to_string(),
+        }),
+        None => Ok(parsed.keys),
+    }
 }
 
 /// Column title of a field.
@@ -1178,6 +1243,41 @@ mod tests {
              288|/tmp/w/slurm-10.out|/tmp/w/err-%j|/dev/null|1|1|1|2|2|1|cpu=2|N/A|\
              1970-01-01T00:16:40|0|0:00|NA|(null)|N/A|| |\n"
         );
+    }
+
+    #[test]
+    fn sort_lists_read_character_by_character_from_the_end() {
+        let key = |code, descending| SortKey { code, descending };
+        let keys = |spec: &str| parse_sort_spec(spec).keys;
+        assert_eq!(
+            keys("P,t,-p"),
+            vec![key('P', false), key('t', false), key('p', true)]
+        );
+        // Letters run together are keys of their own.
+        assert_eq!(keys("ij"), vec![key('i', false), key('j', false)]);
+        assert_eq!(keys("-ij"), vec![key('i', true), key('j', false)]);
+        assert_eq!(keys("+j,--i"), vec![key('j', false), key('i', true)]);
+        for none in ["", "-", ",,+", "cluster", "-CLUSTER", "c,f,h,n,O"] {
+            assert_eq!(parse_sort_spec(none), SortSpec::default(), "{none:?}");
+        }
+        assert_eq!(keys("cluster,i"), vec![key('i', false)]);
+        // From the end: b is noted before x stops the list.
+        let spec = parse_sort_spec("i,x,b,b");
+        assert_eq!((spec.invalid, spec.gres_notes), (Some('x'), 2));
+        assert_eq!(parse_sort_spec(" i").invalid, Some(' '));
+        assert_eq!(parse_sort_spec("y,x").invalid, Some('x'));
+        for bad in "AaEFKkoqRrsWwXxYyZ1.#".chars() {
+            assert_eq!(parse_sort_spec(&bad.to_string()).invalid, Some(bad));
+        }
+        assert!(parse_sort("x").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn any_sort_list_reads_without_panic(spec in "\\PC{0,24}") {
+            let parsed = parse_sort_spec(&spec);
+            prop_assert!(parsed.keys.iter().all(|k| SORT_CODES.contains(k.code)));
+        }
     }
 
     #[test]
