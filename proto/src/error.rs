@@ -245,6 +245,9 @@ error_codes! {
         "Invalid group id", InvalidArgument;
     InvalidNice = 2123, Some("ESLURM_INVALID_NICE"),
         "Invalid --nice value", InvalidArgument;
+    /// `--time-min` over the job's time limit or its `--deadline`.
+    InvalidTimeMin = 2124, Some("ESLURM_INVALID_TIME_MIN_LIMIT"),
+        "Invalid time-min specification (exceeds job's time or other limits)", InvalidArgument;
 
     // --- slurmd ------------------------------------------------------------
     KillTaskFailed = 4001, Some("ESLURMD_KILL_TASK_FAILED"),
@@ -457,6 +460,11 @@ mod tests {
                 "Requested time limit is invalid (missing or exceeds some limit)",
             ),
             (ErrorCode::InvalidNodeCount, 2006, "Node count specification invalid"),
+            (
+                ErrorCode::InvalidTimeMin,
+                2124,
+                "Invalid time-min specification (exceeds job's time or other limits)",
+            ),
             (ErrorCode::AccessDenied, 2002, "Access/permission denied"),
             (ErrorCode::Dependency, 2038, "Job dependency problem"),
             (ErrorCode::AlreadyDone, 2021, "Job/step already completing or completed"),

@@ -295,18 +295,36 @@ fn reservations_and_tmp_disk() {
     }
 }
 
-/// `--deadline`: shown as Deadline=; refused when it cannot be met; a
-/// pending job that can no longer end by it ends DEADLINE (squeue `DL`)
-/// with Reason=DeadLine.
+/// `--deadline`: shown as Deadline=; refused when past or when its
+/// `--time-min` cannot end by it; a pending job that can no longer end by
+/// it ends DEADLINE (squeue `DL`) with Reason=DeadLine.
 #[test]
 fn a_pending_job_past_its_deadline_ends_deadline() {
     let mut c = cluster(&[]);
     let dir = submit_dir(&c);
-    let (code, err) = refused(&c, &["-t", "10", "--deadline=now+60", "--wrap", "true"]);
+    // As Slurm 22.05: a deadline already past, and a --time-min that
+    // cannot end by it, are refused; a time limit that runs past it is not.
+    let (code, err) = refused(&c, &["--deadline=2020-01-01", "--wrap", "true"]);
     assert_eq!(code, 1);
     assert_eq!(
         err,
         "sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or exceeds some limit)\n"
+    );
+    let (code, err) = refused(
+        &c,
+        &[
+            "-t",
+            "10",
+            "--time-min=5",
+            "--deadline=now+60",
+            "--wrap",
+            "true",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "sbatch: error: Batch job submission failed: Invalid time-min specification (exceeds job's time or other limits)\n"
     );
 
     let hog = sbatch(&c, &dir, &["-N", "4", "--exclusive", "--wrap", "sleep 300"]);

@@ -1,9 +1,11 @@
 //! `--deadline`: the time by which a job must have ended, or be removed.
 //!
 //! Slurm's rules, followed here:
-//! * at submission, a job that could not end by its deadline even if it
-//!   started now (or at its `--begin`) is refused with "Requested time
-//!   limit is invalid" ([`refused_at_submission`]);
+//! * at submission, a deadline already past (or before `--begin`) is
+//!   refused with "Requested time limit is invalid", and a `--time-min`
+//!   that could not end by it, or over the time limit, with "Invalid
+//!   time-min specification" ([`submission_refusal`]); a time limit past
+//!   the deadline is accepted;
 //! * a pending job that can no longer end by it (now + its `--time-min`, or
 //!   else its time limit, is later) is ended: state DEADLINE, Reason
 //!   DeadLine, exit code 1, never having run ([`Controller::end_missed_deadlines`]);
@@ -18,6 +20,7 @@
 
 use slurm_common::state::JobState;
 use slurm_common::time::TimeLimit;
+use slurm_proto::ErrorCode;
 
 use super::{Controller, Job, Outcome};
 
@@ -34,22 +37,34 @@ fn needed_secs(time_min_minutes: Option<u32>, limit: TimeLimit) -> Option<i64> {
         .map(|s| i64::try_from(s).unwrap_or(i64::MAX))
 }
 
-/// Whether a submission with `deadline` (Unix seconds, 0 for none) that can
-/// start at `earliest` and needs `time_min_minutes` / `limit` can never end
-/// in time: a deadline already past, or not enough time before it.
-pub fn refused_at_submission(
+/// Why a submission with `deadline` (Unix seconds, 0 for none) that can
+/// start at `earliest`, needs `time_min_minutes` at least and asks for
+/// `limit` is refused, as Slurm refuses it: a `--time-min` over the time
+/// limit is "Invalid time-min specification"; a deadline already past is
+/// "Requested time limit is invalid"; a `--time-min` that cannot end by
+/// the deadline is the time-min error again. A time limit that runs past
+/// the deadline is no reason: such a job is ended as DEADLINE when a pass
+/// finds it (or, started, has its limit cut to the deadline).
+pub fn submission_refusal(
     deadline: i64,
     earliest: i64,
     time_min_minutes: Option<u32>,
     limit: TimeLimit,
-) -> bool {
+) -> Option<ErrorCode> {
+    let time_min = time_min_minutes.filter(|m| *m > 0);
+    if let (Some(m), Some(l)) = (time_min, limit.as_secs()) {
+        if u64::from(m).saturating_mul(60) > l {
+            return Some(ErrorCode::InvalidTimeMin);
+        }
+    }
     if deadline <= 0 {
-        return false;
+        return None;
     }
     if deadline <= earliest {
-        return true;
+        return Some(ErrorCode::InvalidTimeLimit);
     }
-    needed_secs(time_min_minutes, limit).is_some_and(|n| earliest.saturating_add(n) > deadline)
+    let need = i64::from(time_min?).saturating_mul(60);
+    (earliest.saturating_add(need) > deadline).then_some(ErrorCode::InvalidTimeMin)
 }
 
 impl Controller {
@@ -101,36 +116,47 @@ mod tests {
     #[test]
     fn submission_rules() {
         let hour = TimeLimit::Minutes(60);
+        let limit_error = Some(ErrorCode::InvalidTimeLimit);
+        let min_error = Some(ErrorCode::InvalidTimeMin);
         // No deadline.
-        assert!(!refused_at_submission(0, 100, None, hour));
+        assert_eq!(submission_refusal(0, 100, None, hour), None);
+        assert_eq!(submission_refusal(-5, 100, None, hour), None);
         // Past or now.
-        assert!(refused_at_submission(100, 100, None, TimeLimit::Infinite));
-        assert!(!refused_at_submission(-5, 100, None, hour));
-        // One hour needed, 3600 s left: fine; 3599: refused.
-        assert!(!refused_at_submission(3700, 100, None, hour));
-        assert!(refused_at_submission(3699, 100, None, hour));
-        // --time-min counts instead of the limit (test17.57/17.58).
-        assert!(!refused_at_submission(
-            3700,
-            100,
-            Some(20),
-            TimeLimit::Minutes(120)
-        ));
-        assert!(refused_at_submission(
-            3700,
-            100,
-            Some(120),
-            TimeLimit::Minutes(120)
-        ));
-        // An infinite limit needs nothing countable.
-        assert!(!refused_at_submission(700, 100, None, TimeLimit::Infinite));
+        assert_eq!(
+            submission_refusal(100, 100, None, TimeLimit::Infinite),
+            limit_error
+        );
+        // A limit past the deadline is no reason (Slurm 22.05).
+        assert_eq!(submission_refusal(3699, 100, None, hour), None);
+        // --time-min must end by it.
+        let two_hours = TimeLimit::Minutes(120);
+        assert_eq!(submission_refusal(3700, 100, Some(20), two_hours), None);
+        assert_eq!(submission_refusal(3700, 100, Some(60), two_hours), None);
+        assert_eq!(
+            submission_refusal(3699, 100, Some(60), two_hours),
+            min_error
+        );
+        // --time-min over the limit, with or without a deadline.
+        assert_eq!(
+            submission_refusal(0, 100, Some(90), TimeLimit::Minutes(20)),
+            min_error
+        );
+        assert_eq!(
+            submission_refusal(0, 100, Some(90), TimeLimit::Infinite),
+            None
+        );
         // Extremes do not overflow.
-        assert!(!refused_at_submission(
-            i64::MAX,
-            i64::MAX - 1,
-            None,
-            TimeLimit::Minutes(u32::MAX)
-        ));
-        assert!(refused_at_submission(1, i64::MAX, Some(u32::MAX), hour));
+        assert_eq!(
+            submission_refusal(i64::MAX, i64::MAX - 1, None, TimeLimit::Minutes(u32::MAX)),
+            None
+        );
+        assert_eq!(
+            submission_refusal(1, i64::MAX, Some(u32::MAX), hour),
+            min_error
+        );
+        assert_eq!(
+            submission_refusal(i64::MAX, 0, Some(u32::MAX), TimeLimit::Infinite),
+            None
+        );
     }
 }

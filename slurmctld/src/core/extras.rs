@@ -186,14 +186,15 @@ impl Controller {
         Ok(asks)
     }
 
-    /// `--deadline` against the job's limit (or `--time-min`).
+    /// `--deadline` and `--time-min` against the job's time limit
+    /// (`core::deadline::submission_refusal`).
     fn check_deadline(
         &self,
         desc: &v1::JobDescription,
         partition: usize,
         now: i64,
     ) -> Result<(), Reply> {
-        if desc.deadline <= 0 {
+        if desc.deadline <= 0 && desc.time_min_minutes.is_none_or(|m| m == 0) {
             return Ok(());
         }
         let limit = slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref())
@@ -207,14 +208,18 @@ impl Controller {
                 .min(part.max_time)
         });
         let earliest = now.max(desc.begin_time);
-        if super::deadline::refused_at_submission(
+        if let Some(code) = super::deadline::submission_refusal(
             desc.deadline,
             earliest,
-            desc.time_min_minutes.filter(|m| *m > 0),
+            desc.time_min_minutes,
             limit,
         ) {
-            tracing::info!(deadline = desc.deadline, "job cannot end by its deadline");
-            return Err(Reply::error(ErrorCode::InvalidTimeLimit, ""));
+            tracing::info!(
+                deadline = desc.deadline,
+                time_min = desc.time_min_minutes,
+                "job cannot end by its deadline or within its time limit"
+            );
+            return Err(Reply::error(code, ""));
         }
         Ok(())
     }

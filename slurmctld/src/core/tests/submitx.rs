@@ -343,18 +343,14 @@ fn deadlines_that_cannot_be_met_are_refused_at_submission() {
         time_min_minutes: time_min,
         ..script()
     };
-    for (deadline, limit, time_min) in [
-        (now - 1, None, None),
-        (now, Some(1), None),
-        (now + 3599, Some(60), None),
-        (now + 3600, Some(120), Some(61)),
+    for (deadline, limit, time_min, code) in [
+        (now - 1, None, None, ErrorCode::InvalidTimeLimit),
+        (now, Some(1), None, ErrorCode::InvalidTimeLimit),
+        (now + 3600, Some(120), Some(61), ErrorCode::InvalidTimeMin),
+        (0, Some(20), Some(90), ErrorCode::InvalidTimeMin),
     ] {
         let r = env.submit_as(ALICE, with(deadline, limit, time_min));
-        assert_eq!(
-            refusal(&r),
-            ErrorCode::InvalidTimeLimit,
-            "{deadline} {limit:?}"
-        );
+        assert_eq!(refusal(&r), code, "{deadline} {limit:?} {time_min:?}");
     }
     // A --begin after the deadline, too.
     let r = env.submit_as(
@@ -366,6 +362,8 @@ fn deadlines_that_cannot_be_met_are_refused_at_submission() {
     );
     assert_eq!(refusal(&r), ErrorCode::InvalidTimeLimit);
     env.submit(with(now + 3600, Some(60), None));
+    // A limit past the deadline is taken (a pass ends the job as DEADLINE).
+    env.submit(with(now + 3599, Some(60), None));
     env.submit(with(now + 3600, Some(120), Some(20)));
     env.submit(with(now + 600, None, None));
 }
