@@ -6,7 +6,9 @@
 //! `%J` is the bare job id, `%s` is `batch`, and `%a` of a job that is not an
 //! array is 4294967294. A number between `%` and the letter zero-pads
 //! numeric values (`%4j` -> `0042`). A backslash anywhere turns expansion off
-//! and is itself removed. Unknown letters are kept as written.
+//! and escapes the character after it. Unknown letters are kept as written.
+//! Slurm expands the whole path, so a relative pattern is joined to the
+//! working directory first and a `%` in that directory's name counts too.
 
 /// Values the pattern letters stand for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,49 +31,93 @@ pub struct PatternValues<'a> {
 /// What Slurm substitutes for `%a` in a job that is not part of an array.
 pub const NOT_AN_ARRAY_TASK: u32 = 4_294_967_294;
 
-/// Widths above this are clamped, so `%99999999j` cannot allocate gigabytes.
-const MAX_WIDTH: usize = 64;
+/// Slurm pads to at most ten digits; wider requests get ten.
+const MAX_WIDTH: usize = 10;
 
 /// Expands `pattern`. Never fails: whatever cannot be interpreted stays as
-/// written.
+/// written, the way Slurm's scanner leaves it:
+///
+/// - `%%` is one `%`; a `%` before anything else is kept (`%q`, `%-`, a
+///   trailing `%`).
+/// - A width whose letter is not a field keeps only its last digit, and the
+///   character after the digits is read afresh: `%10q` gives `0q`, `%2%j`
+///   gives `2` and then the job id.
+/// - With a backslash anywhere nothing is expanded; each backslash stands
+///   for the character after it (`\\` is one backslash, a lone trailing
+///   one disappears).
 pub fn expand(pattern: &str, v: &PatternValues<'_>) -> String {
     if pattern.contains('\\') {
-        return pattern.replace('\\', "");
+        return unescape(pattern);
     }
+    let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
         if c != '%' {
             out.push(c);
+            i += 1;
             continue;
         }
+        let mut j = i + 1;
         let mut width: usize = 0;
-        while let Some(&(_, d)) = chars.peek() {
-            let Some(digit) = d.to_digit(10) else { break };
+        while let Some(digit) = chars.get(j).and_then(|d| d.to_digit(10)) {
             width = width
                 .saturating_mul(10)
                 .saturating_add(digit as usize)
                 .min(MAX_WIDTH);
-            chars.next();
+            j += 1;
         }
-        let Some((i, letter)) = chars.next() else {
-            // A trailing '%' (possibly with digits) is kept verbatim.
-            out.push_str(&pattern[start..]);
-            break;
-        };
-        let num = |n: u32| format!("{n:0width$}");
-        match letter {
-            '%' => out.push('%'),
-            'j' | 'J' => out.push_str(&num(v.job_id)),
-            'A' => out.push_str(&num(v.array_job_id)),
-            'a' => out.push_str(&num(v.array_task_id)),
-            'n' => out.push_str(&num(v.node_index)),
-            't' => out.push_str(&num(v.task_id)),
-            's' => out.push_str("batch"),
-            'x' => out.push_str(v.job_name),
-            'u' => out.push_str(v.user_name),
-            'N' => out.push_str(v.host_name),
-            _ => out.push_str(&pattern[start..i + letter.len_utf8()]),
+        let has_width = j > i + 1;
+        match chars.get(j).and_then(|&l| field(l, width, v)) {
+            Some(value) => {
+                out.push_str(&value);
+                i = j + 1;
+            }
+            None if !has_width && chars.get(j) == Some(&'%') => {
+                out.push('%');
+                i = j + 1;
+            }
+            None => {
+                // Keep the last digit (or the '%' itself) and read the next
+                // character as ordinary text.
+                out.push(chars[j - 1]);
+                i = j;
+            }
+        }
+    }
+    out
+}
+
+/// The value of field `letter`, numbers zero-padded to `width`; `None` for
+/// a letter that names no field.
+fn field(letter: char, width: usize, v: &PatternValues<'_>) -> Option<String> {
+    let num = |n: u32| format!("{n:0width$}");
+    Some(match letter {
+        'j' | 'J' => num(v.job_id),
+        'A' => num(v.array_job_id),
+        'a' => num(v.array_task_id),
+        'n' => num(v.node_index),
+        't' => num(v.task_id),
+        's' => "batch".to_string(),
+        'x' => v.job_name.to_string(),
+        'u' => v.user_name.to_string(),
+        'N' => v.host_name.to_string(),
+        _ => return None,
+    })
+}
+
+/// A pattern with a backslash: each backslash takes the next character
+/// literally.
+fn unescape(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
         }
     }
     out
@@ -141,10 +187,36 @@ mod tests {
         );
         assert_eq!(expand("%q%z", &vals()), "%q%z");
         assert_eq!(expand("out%", &vals()), "out%");
-        assert_eq!(expand("out%12", &vals()), "out%12");
         assert_eq!(expand("a\\%j", &vals()), "a%j");
-        assert_eq!(expand("%999999999999999999999j", &vals()).len(), MAX_WIDTH);
+        assert_eq!(expand("%999999999999999999999j", &vals()), "0000000026");
+        assert_eq!(
+            expand("%12j-%0j-%3x-%3t", &vals()),
+            "0000000026-26-job.sh-000"
+        );
         assert_eq!(expand("é%jé", &vals()), "é26é");
+    }
+
+    /// What Slurm 22.05 named the files of job 26 (job name `job.sh`) for
+    /// these `--output` values.
+    #[test]
+    fn odd_patterns_read_as_slurm_reads_them() {
+        for (pattern, want) in [
+            ("out%", "out%"),
+            ("out%12", "out2"),
+            ("p-%3", "p-3"),
+            ("p-%10q", "p-0q"),
+            ("p-%5q", "p-5q"),
+            ("p-%2%j", "p-226"),
+            ("p-%2%%j", "p-2%j"),
+            ("p-%1%", "p-1%"),
+            ("p-%%5j", "p-%5j"),
+            ("p-%-%.txt", "p-%-%.txt"),
+            ("e\\\\x\\q%j", "e\\xq%j"),
+            ("p-%j\\\\", "p-%j\\"),
+            ("p-\\", "p-"),
+        ] {
+            assert_eq!(expand(pattern, &vals()), want, "{pattern}");
+        }
     }
 
     proptest! {

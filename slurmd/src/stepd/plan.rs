@@ -5,7 +5,7 @@
 //! environment) are tested without forking or being root; the exec layer
 //! ([`super::exec`]) only carries the plan out.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use slurm_common::rlimit::{self, Propagated};
 use slurm_proto::v1::{LaunchBatchRequest, OpenMode};
@@ -171,13 +171,13 @@ pub fn plan(req: &LaunchBatchRequest, ctx: &StepdContext) -> Result<LaunchPlan, 
         node_index: u32::try_from(node_index).unwrap_or(0),
         task_id: 0,
     };
+    // Slurm expands the absolute path, working directory included.
     let resolve = |p: &str| -> PathBuf {
-        let expanded = pattern::expand(p, &values);
-        let path = Path::new(&expanded);
-        if path.is_absolute() {
-            path.to_path_buf()
+        if p.starts_with('/') {
+            PathBuf::from(pattern::expand(p, &values))
         } else {
-            work_dir.join(path)
+            let joined = work_dir.join(p);
+            PathBuf::from(pattern::expand(&joined.to_string_lossy(), &values))
         }
     };
     let append = match OpenMode::try_from(req.open_mode).unwrap_or(OpenMode::Unspecified) {
@@ -460,6 +460,35 @@ mod tests {
             plan(&r, &ctx(0)).unwrap().stdout.path,
             PathBuf::from("/home/alice/slurm-20_3.out")
         );
+    }
+
+    /// Slurm 22.05 expands the whole path: a job submitted from `w%%d`
+    /// with `-o out.txt` writes `w%d/out.txt`, and a backslash in the
+    /// working directory turns expansion off for the file name too.
+    #[test]
+    fn working_directory_is_part_of_the_pattern() {
+        let r = LaunchBatchRequest {
+            work_dir: "/home/w%%d".into(),
+            stdout_path: "out-%j.txt".into(),
+            stderr_path: "/abs/%j.err".into(),
+            ..req()
+        };
+        let p = plan(&r, &ctx(0)).unwrap();
+        assert_eq!(p.stdout.path, PathBuf::from("/home/w%d/out-26.txt"));
+        assert_eq!(p.work_dir, PathBuf::from("/home/w%%d"));
+        assert_eq!(
+            p.stderr,
+            StderrTarget::File(OutputFile {
+                path: "/abs/26.err".into(),
+                append: false
+            })
+        );
+        let r = LaunchBatchRequest {
+            work_dir: "/home/a\\b".into(),
+            ..r
+        };
+        let p = plan(&r, &ctx(0)).unwrap();
+        assert_eq!(p.stdout.path, PathBuf::from("/home/ab/out-%j.txt"));
     }
 
     #[test]
