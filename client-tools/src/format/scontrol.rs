@@ -108,9 +108,8 @@ fn name_id(out: &mut String, name: &str, id: u32) {
 }
 
 /// Expands an output file pattern as scontrol does (`%j`, `%A`, `%a`, `%u`,
-/// `%x`, and `%N` once the job has a batch host) and puts a relative path
-/// under the work directory. Like Slurm 22.05's scontrol it leaves `%%`
-/// as written, and `%N` too while the job has no batch host.
+/// `%x`) and puts a relative path under the work directory. Like Slurm
+/// 22.05's scontrol it leaves `%%` and `%N` as written.
 pub fn expand_path(pattern: &str, job: &JobInfo) -> String {
     let mut out = String::with_capacity(pattern.len() + 16);
     if !pattern.starts_with('/') && !job.work_dir.is_empty() {
@@ -137,7 +136,8 @@ pub fn expand_path(pattern: &str, job: &JobInfo) -> String {
             }
             Some('u') => out.push_str(&job.user_name),
             Some('x') => out.push_str(&job.name),
-            Some('N') if !job.batch_host.is_empty() => out.push_str(&job.batch_host),
+            // Slurm 22.05 leaves `%N` as written, even once the job has
+            // a batch host.
             Some('N') => out.push_str("%N"),
             Some('%') => out.push_str("%%"),
             Some(other) => {
@@ -405,17 +405,16 @@ pub fn write_job_detailed(
             r.kv(key, value);
         }
     }
-    if !job.mail_user.is_empty() || !job.mail_type.is_empty() {
+    // Slurm keeps the events as flags: the line is there only when some
+    // event is asked for (a --mail-user alone shows nothing), in its order.
+    let mail_events = match crate::sbatch::values::mail_type(&job.mail_type) {
+        Ok(events) => events,
+        Err(_) => Some(job.mail_type.clone()).filter(|t| !t.is_empty()),
+    };
+    if let Some(events) = mail_events {
         r.line();
         r.kv("MailUser", or_null(&job.mail_user));
-        r.kv(
-            "MailType",
-            if job.mail_type.is_empty() {
-                "NONE"
-            } else {
-                &job.mail_type
-            },
-        );
+        r.kv("MailType", &events);
     }
     r.line();
     out.push('\n');
@@ -968,7 +967,7 @@ mod tests {
             "/w/o-7-x-u-4294967294-%%-%q"
         );
         // As Slurm 22.05 showed `-o 'o_%j_%A_%a_%u_%x_%N_%%.txt'` of a
-        // pending job: `%N` waits for a batch host, `%%` stays.
+        // pending job: `%N` and `%%` stay.
         assert_eq!(
             expand_path("o_%j_%A_%a_%u_%x_%N_%%.txt", &job),
             "/w/o_7_7_4294967294_u_x_%N_%%.txt"
@@ -977,7 +976,8 @@ mod tests {
             batch_host: "n1".into(),
             ..job.clone()
         };
-        assert_eq!(expand_path("%N.out", &placed), "/w/n1.out");
+        // Running or ended, `-o 'o-%N-%j.out'` showed as `o-%N-323.out`.
+        assert_eq!(expand_path("%N.out", &placed), "/w/%N.out");
         assert_eq!(expand_path("/abs/%A.out", &job), "/abs/7.out");
         assert_eq!(expand_path("trailing%", &job), "/w/trailing%");
     }
@@ -1060,6 +1060,34 @@ mod tests {
         );
         // More used than configured (slurm.conf shrank) shows no free ones.
         assert!(show_licenses(&[lic("x", 1, 3)], None, true).contains(" Free=0 "));
+    }
+
+    /// Slurm 22.05 shows the mail line only for a job with mail events,
+    /// the events in its own order.
+    #[test]
+    fn mail_line_only_with_events() {
+        let ctx = Ctx::utc(0);
+        let show = |mail_type: &str, mail_user: &str| {
+            let job = JobInfo {
+                job_id: 9,
+                mail_type: mail_type.into(),
+                mail_user: mail_user.into(),
+                ..JobInfo::default()
+            };
+            let mut out = String::new();
+            write_job(&mut out, &job, false, &ctx);
+            out.lines().find(|l| l.contains("Mail")).map(str::to_owned)
+        };
+        assert_eq!(show("", "bob"), None);
+        assert_eq!(show("NONE", "bob"), None);
+        assert_eq!(
+            show("END,BEGIN", "bob").as_deref(),
+            Some("   MailUser=bob MailType=BEGIN,END")
+        );
+        assert_eq!(
+            show("ALL", "").as_deref(),
+            Some("   MailUser=(null) MailType=INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT")
+        );
     }
 
     /// Slurm ends the Comment line with a space: `Comment=x \n` on its own

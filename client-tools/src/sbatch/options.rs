@@ -696,6 +696,21 @@ fn timestamp(value: &str, option: &'static str, now: i64) -> Result<i64, OptErro
     }
 }
 
+/// `--time` and `--time-min` as Slurm's sbatch reads them: no blanks
+/// around the value, and days with nothing after the dash (`1-`) are whole
+/// days.
+fn job_time(value: &str) -> Option<TimeLimit> {
+    if value.trim() != value {
+        return None;
+    }
+    match value.strip_suffix('-') {
+        Some(days) if !days.is_empty() && days.bytes().all(|b| b.is_ascii_digit()) => {
+            parse_time_limit(&format!("{days}-0")).ok()
+        }
+        _ => parse_time_limit(value).ok(),
+    }
+}
+
 /// The node list of a node file, as Slurm's sbatch reads it.
 fn nodes_from_file(path: &str, read_file: ReadFile<'_>) -> Result<String, NodeFileError> {
     let bytes = read_file(path).map_err(|e| NodeFileError::Open {
@@ -789,8 +804,7 @@ fn apply(
         Key::Licenses => o.licenses = text(value),
         Key::Network => o.network = text(value),
         Key::MailType => {
-            values::mail_type(v)?;
-            o.mail_type = text(value);
+            o.mail_type = values::mail_type(v)?;
         }
         Key::MailUser => o.mail_user = text(value),
         Key::Mem => {
@@ -887,11 +901,11 @@ fn apply(
         Key::TestOnly => o.test_only = true,
         Key::ThreadsPerCore => o.threads_per_core = Some(count(v, "--threads-per-core")?),
         Key::Time => {
-            let t = parse_time_limit(v).map_err(|_| invalid("Invalid --time specification"))?;
+            let t = job_time(v).ok_or_else(|| invalid("Invalid --time specification"))?;
             o.time = Some(t.for_job_request());
         }
         Key::TimeMin => {
-            let t = parse_time_limit(v).map_err(|_| invalid("Invalid --time-min specification"))?;
+            let t = job_time(v).ok_or_else(|| invalid("Invalid --time-min specification"))?;
             o.time_min = Some(t.for_job_request());
         }
         Key::Tmp => {
@@ -1159,6 +1173,14 @@ mod tests {
             "Invalid --time specification"
         );
         assert_eq!(err("-t 1:2:3:4"), "Invalid --time specification");
+        // Slurm 22.05 refuses blanks around a time and reads `1-` as a day.
+        assert_eq!(job_time(" 5"), None);
+        assert_eq!(job_time("5 "), None);
+        assert_eq!(job_time("1-"), Some(TimeLimit::Minutes(1440)));
+        assert_eq!(job_time("-"), None);
+        assert_eq!(job_time("1-:"), None);
+        assert_eq!(job_time("00005"), Some(TimeLimit::Minutes(5)));
+        assert_eq!(job_time("0-0"), parse_time_limit("0").ok());
         assert_eq!(err("-n 0"), "Invalid numeric value \"0\" for --ntasks.");
         assert_eq!(
             err("-c x"),

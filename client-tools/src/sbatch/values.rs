@@ -144,28 +144,69 @@ fn any_known(value: &str, known: &[&str]) -> bool {
         .any(|w| known.iter().any(|k| k.eq_ignore_ascii_case(w.trim())))
 }
 
-/// `--mail-type`.
-pub fn mail_type(value: &str) -> Result<(), OptError> {
-    const KNOWN: &[&str] = &[
-        "NONE",
-        "BEGIN",
-        "END",
-        "FAIL",
-        "REQUEUE",
-        "ALL",
-        "INVALID_DEPEND",
-        "STAGE_OUT",
-        "TIME_LIMIT",
-        "TIME_LIMIT_90",
-        "TIME_LIMIT_80",
-        "TIME_LIMIT_50",
-        "ARRAY_TASKS",
-    ];
-    if any_known(value, KNOWN) {
-        Ok(())
-    } else {
-        Err(usage("Invalid --mail-type specification"))
+/// The `--mail-type` events, in the order Slurm lists a job's events, with
+/// the words that name them.
+const MAIL_EVENTS: &[&str] = &[
+    "ARRAY_TASKS",
+    "INVALID_DEPEND",
+    "BEGIN",
+    "END",
+    "FAIL",
+    "REQUEUE",
+    "STAGE_OUT",
+    "TIME_LIMIT_50",
+    "TIME_LIMIT_80",
+    "TIME_LIMIT_90",
+    "TIME_LIMIT",
+];
+
+/// What `ALL` stands for.
+const MAIL_ALL: &[&str] = &[
+    "INVALID_DEPEND",
+    "BEGIN",
+    "END",
+    "FAIL",
+    "REQUEUE",
+    "STAGE_OUT",
+];
+
+/// `--mail-type`, as the set of events Slurm keeps for the job: the known
+/// words (any case; unknown ones beside them are ignored) in Slurm's order,
+/// `ALL` spelled out, and `None` when `NONE` appears anywhere, since Slurm
+/// then keeps no event at all.
+pub fn mail_type(value: &str) -> Result<Option<String>, OptError> {
+    let mut wanted = [false; MAIL_EVENTS.len()];
+    let mut known = false;
+    let mut none = false;
+    for word in value.split(',').map(str::trim) {
+        if word.eq_ignore_ascii_case("NONE") {
+            known = true;
+            none = true;
+        } else if word.eq_ignore_ascii_case("ALL") {
+            known = true;
+            for (slot, event) in wanted.iter_mut().zip(MAIL_EVENTS) {
+                *slot |= MAIL_ALL.contains(event);
+            }
+        } else if let Some(i) = MAIL_EVENTS
+            .iter()
+            .position(|e| e.eq_ignore_ascii_case(word))
+        {
+            known = true;
+            wanted[i] = true;
+        }
     }
+    if !known {
+        return Err(usage("Invalid --mail-type specification"));
+    }
+    if none {
+        return Ok(None);
+    }
+    let events: Vec<&str> = MAIL_EVENTS
+        .iter()
+        .zip(wanted)
+        .filter_map(|(e, w)| w.then_some(*e))
+        .collect();
+    Ok(Some(events.join(",")))
 }
 
 /// `--profile`.
@@ -666,8 +707,10 @@ mod tests {
             text(distribution("plane")),
             "Invalid plane size or size not specified\nInvalid --distribution specification"
         );
-        assert!(mail_type("BEGIN,FOO").is_ok() && mail_type("none").is_ok());
-        assert_eq!(text(mail_type("FOO")), "Invalid --mail-type specification");
+        assert_eq!(
+            text(mail_type("FOO").map(|_| ())),
+            "Invalid --mail-type specification"
+        );
         assert!(profile("task,foo").is_ok() && profile("TASK").is_ok());
         assert_eq!(text(profile("foo")), "invalid --profile=foo option");
     }
@@ -789,6 +832,41 @@ mod tests {
             gres_kinds(&per_task(None), &[]).unwrap_err().to_string(),
             "Invalid generic resource (gres) specification"
         );
+    }
+
+    /// What `scontrol show job` gave on Slurm 22.05 for each
+    /// `--mail-type` (MailType=, or no mail line at all).
+    #[test]
+    fn mail_type_is_kept_as_slurm_keeps_it() {
+        for (given, kept) in [
+            ("END,BEGIN", Some("BEGIN,END")),
+            ("begin,end", Some("BEGIN,END")),
+            ("BEGIN,,END", Some("BEGIN,END")),
+            ("BEGIN,FOO", Some("BEGIN")),
+            (
+                "ALL",
+                Some("INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT"),
+            ),
+            (
+                "ALL,TIME_LIMIT_90",
+                Some("INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT,TIME_LIMIT_90"),
+            ),
+            (
+                "BEGIN,END,FAIL,REQUEUE,TIME_LIMIT,TIME_LIMIT_90,TIME_LIMIT_80,\
+                 TIME_LIMIT_50,STAGE_OUT,ARRAY_TASKS,INVALID_DEPEND",
+                Some(
+                    "ARRAY_TASKS,INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT,\
+                     TIME_LIMIT_50,TIME_LIMIT_80,TIME_LIMIT_90,TIME_LIMIT",
+                ),
+            ),
+            ("NONE", None),
+            ("none", None),
+            ("BEGIN,NONE", None),
+            ("NONE,END", None),
+            ("ALL,NONE", None),
+        ] {
+            assert_eq!(mail_type(given).unwrap().as_deref(), kept, "{given}");
+        }
     }
 
     proptest::proptest! {
