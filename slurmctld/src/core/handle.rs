@@ -877,6 +877,17 @@ impl Controller {
             if !operator && limit > current_limit() {
                 return Err((ErrorCode::AccessDenied, String::new()));
             }
+            // Not under the job's --time-min (one changed with it is
+            // checked against the new limit below).
+            let time_min = req
+                .time_min_minutes
+                .or(job.spec.extras().time_min_minutes)
+                .filter(|m| *m > 0);
+            if let (Some(m), Some(secs)) = (time_min, limit.as_secs()) {
+                if u64::from(m).saturating_mul(60) > secs {
+                    return Err((ErrorCode::InvalidTimeMin, String::new()));
+                }
+            }
             changes.push(JobChange::TimeLimit(limit));
         }
         if let Some(p) = &req.partition {
@@ -956,7 +967,8 @@ impl Controller {
                 Some(_) => {}
             }
         }
-        changes.extend(self.extras_changes(req, pending, current_limit(), now)?);
+        let limit_now = limit.unwrap_or_else(current_limit);
+        changes.extend(self.extras_changes(req, pending, limit_now, now)?);
         if req.gres.is_some() && !pending {
             return Err((ErrorCode::JobNotPending, String::new()));
         }
@@ -1040,7 +1052,7 @@ impl Controller {
             if let TimeLimit::Minutes(l) = limit {
                 if m > l {
                     return Err((
-                        ErrorCode::InvalidTimeLimit,
+                        ErrorCode::InvalidTimeMin,
                         format!("TimeMin ({m} minutes) exceeds the time limit ({l} minutes)"),
                     ));
                 }

@@ -265,8 +265,16 @@ fn deadline_time_min_and_licenses_of_a_pending_job() {
     let deadline = env.now + 3600;
     let cases = [
         (
-            ErrorCode::InvalidTimeLimit,
+            ErrorCode::InvalidTimeMin,
             update(id, ALICE, |r| r.time_min_minutes = Some(31)),
+        ),
+        // With a new limit in the same request, the new limit counts.
+        (
+            ErrorCode::InvalidTimeMin,
+            update(id, ALICE, |r| {
+                r.time_min_minutes = Some(20);
+                r.time_limit_change_minutes = Some(-15);
+            }),
         ),
         (
             ErrorCode::InvalidLicenses,
@@ -282,6 +290,9 @@ fn deadline_time_min_and_licenses_of_a_pending_job() {
         r.licenses = Some("matlab:2".into());
     });
     assert_eq!(code(&mut env, ok), 0);
+    // A limit under the --time-min now kept is refused as Slurm does.
+    let under = update(id, ALICE, |r| r.time_limit_change_minutes = Some(-25));
+    assert_eq!(code(&mut env, under), ErrorCode::InvalidTimeMin.number());
     let x = env.job(id).spec.extras.clone().expect("options kept");
     assert_eq!((x.deadline, x.time_min_minutes), (deadline, Some(10)));
     assert_eq!(x.licenses_shown(), "matlab:2");
