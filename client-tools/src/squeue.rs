@@ -264,6 +264,8 @@ pub struct Options {
     pub steps: Option<String>,
     /// `-M`/`--clusters` as given; checked against `ClusterName`.
     pub clusters: Option<String>,
+    /// List filters given with no item: they select no job.
+    pub empty_lists: Vec<ListFilter>,
     /// Lines already meant for standard error (unknown users) when the
     /// command goes on.
     pub warnings: Vec<String>,
@@ -313,14 +315,68 @@ fn check_step_list(value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A comma-separated list as Slurm splits it: items kept as written
+/// (` debug` is no partition name), empty ones skipped.
 fn list(value: Option<String>) -> Vec<String> {
     value
         .unwrap_or_default()
         .split(',')
-        .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// The three lines squeue prints for a state it does not know (Slurm's
+/// last message ends in a newline of its own).
+fn bad_state_lines(word: &str) -> Vec<String> {
+    vec![
+        format!("squeue: error: Invalid job state specified: {word}"),
+        format!("squeue: error: Valid job states include: {VALID_STATES}"),
+        String::new(),
+    ]
+}
+
+/// The list filters that select no job at all when given with no item
+/// (`-A ""`, `--jobs=`, `SQUEUE_QOS=`), as in Slurm, where such a list
+/// exists but matches nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListFilter {
+    Accounts,
+    Jobs,
+    Licenses,
+    Names,
+    Nodes,
+    Partitions,
+    Qos,
+    Reservations,
+}
+
+impl Options {
+    /// Sets a list filter from its option's value; the last one given
+    /// counts.
+    fn set_list(&mut self, which: ListFilter, value: &str) {
+        let items = list(Some(value.to_owned()));
+        self.note_empty(which, items.is_empty());
+        let field = match which {
+            ListFilter::Accounts => &mut self.accounts,
+            ListFilter::Licenses => &mut self.licenses,
+            ListFilter::Names => &mut self.names,
+            ListFilter::Partitions => &mut self.partitions,
+            ListFilter::Qos => &mut self.qos,
+            ListFilter::Reservations => &mut self.reservations,
+            ListFilter::Jobs => &mut self.job_ids,
+            ListFilter::Nodes => return,
+        };
+        *field = items;
+    }
+
+    /// Records whether filter `which` was last given with no item.
+    fn note_empty(&mut self, which: ListFilter, empty: bool) {
+        self.empty_lists.retain(|w| *w != which);
+        if empty {
+            self.empty_lists.push(which);
+        }
+    }
 }
 
 /// Reads the options (arguments without the program name) and the
@@ -329,24 +385,17 @@ fn list(value: Option<String>) -> Vec<String> {
 /// checked in command-line order, so the first bad one is the one
 /// reported, as in Slurm; then `-l` with `-o`, then the operands.
 pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, SqueueError> {
-    let var = |name: &str| {
-        env(name)
-            .map(|v| v.to_string_lossy().into_owned())
-            .filter(|v| !v.is_empty())
-    };
     // Flags Slurm sets when the variable exists at all, even empty.
     let set = |name: &str| env(name).is_some();
+    let raw = |name: &str| env(name).map(|v| v.to_string_lossy().into_owned());
     let mut o = Options {
         array: set("SQUEUE_ARRAY"),
         array_unique: set("SQUEUE_ARRAY_UNIQUE"),
         priority: set("SQUEUE_PRIORITY"),
-        format: var("SQUEUE_FORMAT"),
-        format_long: var("SQUEUE_FORMAT2"),
-        sort: var("SQUEUE_SORT"),
-        accounts: list(var("SQUEUE_ACCOUNT")),
-        partitions: list(var("SQUEUE_PARTITION")),
-        qos: list(var("SQUEUE_QOS")),
-        states: var("SQUEUE_STATES"),
+        // Set but empty still counts: no fields, no sort keys.
+        format: raw("SQUEUE_FORMAT"),
+        format_long: raw("SQUEUE_FORMAT2"),
+        sort: raw("SQUEUE_SORT"),
         task_list_limit: TaskListLimit::from_env(
             env("SLURM_BITSTR_LEN")
                 .as_deref()
@@ -355,23 +404,39 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
         ),
         ..Options::default()
     };
-    if let Some(users) = var("SQUEUE_USERS") {
+    for (name, which) in [
+        ("SQUEUE_ACCOUNT", ListFilter::Accounts),
+        ("SQUEUE_LICENSES", ListFilter::Licenses),
+        ("SQUEUE_NAMES", ListFilter::Names),
+        ("SQUEUE_PARTITION", ListFilter::Partitions),
+        ("SQUEUE_QOS", ListFilter::Qos),
+    ] {
+        if let Some(value) = raw(name) {
+            o.set_list(which, &value);
+        }
+    }
+    if let Some(users) = raw("SQUEUE_USERS") {
         resolve_users(&mut o, &users);
     }
+    // Checked once the options are read, unless `-t` replaced it.
+    let env_states = raw("SQUEUE_STATES");
+    o.states.clone_from(&env_states);
     let refuse = |o: &Options, lines: Vec<String>| SqueueError::Refused {
         lines: o.warnings.iter().cloned().chain(lines).collect(),
         usage: false,
     };
     let (mut dash_o, mut job_flag, mut step_flag) = (false, false, false);
+    // Whether `-j` came with a value (`--jobs=`), which may name no job.
+    let mut job_value = false;
     let mut getopt = Getopt::new(args, SHORTS, LONGS, Ordering::Permute);
     for found in &mut getopt {
         let found = found?;
         let value = found.value;
         let text = value.as_deref().unwrap_or("");
         match found.key {
-            Key::Account => o.accounts = list(value),
+            Key::Account => o.set_list(ListFilter::Accounts, text),
             Key::All | Key::Hide | Key::Ignored => {}
-            Key::Licenses => o.licenses = list(value),
+            Key::Licenses => o.set_list(ListFilter::Licenses, text),
             Key::Clusters => o.clusters = value,
             Key::Array => o.array = true,
             Key::ArrayUnique => o.array_unique = true,
@@ -411,6 +476,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
                 job_flag = true;
                 if let Some(v) = &value {
                     check_job_list(v).map_err(|line| refuse(&o, vec![line]))?;
+                    job_value = true;
                 }
                 o.job_ids.extend(list(value));
             }
@@ -418,7 +484,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             Key::Yaml => o.dump = Some(Dump::Yaml),
             Key::Long => o.long = true,
             Key::Me => o.me = true,
-            Key::Name => o.names = list(value),
+            Key::Name => o.set_list(ListFilter::Names, text),
             Key::NoHeader => o.no_header = true,
             Key::Nodelist => {
                 if let Err(e) = checks::check_hostlist(text) {
@@ -426,21 +492,17 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
                     let lines = lines.iter().map(|l| format!("squeue: error: {l}"));
                     return Err(refuse(&o, lines.collect()));
                 }
+                o.note_empty(ListFilter::Nodes, text.is_empty());
                 o.nodelist = value.unwrap_or_default();
             }
-            Key::Partition => o.partitions = list(value),
-            Key::Qos => o.qos = list(value),
-            Key::Reservation => o.reservations = list(value),
+            Key::Partition => o.set_list(ListFilter::Partitions, text),
+            Key::Qos => o.set_list(ListFilter::Qos, text),
+            Key::Reservation => o.set_list(ListFilter::Reservations, text),
             Key::Sort => o.sort = value,
             Key::Start => o.start = true,
             Key::States => {
                 if let Err(e) = render::parse_states(text) {
-                    let lines = vec![
-                        format!("squeue: error: Invalid job state specified: {}", e.word),
-                        format!("squeue: error: Valid job states include: {VALID_STATES}"),
-                        String::new(),
-                    ];
-                    return Err(refuse(&o, lines));
+                    return Err(refuse(&o, bad_state_lines(&e.word)));
                 }
                 o.states = value;
             }
@@ -460,6 +522,12 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
                     exclusive. Please remove one and retry.";
         return Err(refuse(&o, vec![line.to_owned()]));
     }
+    o.note_empty(ListFilter::Jobs, job_value && o.job_ids.is_empty());
+    if let Some(states) = env_states.as_ref().filter(|_| o.states == env_states) {
+        if let Err(e) = render::parse_states(states) {
+            return Err(refuse(&o, bad_state_lines(&e.word)));
+        }
+    }
     // One bare word may hold the `-j` ids (`squeue -j 5`: -j's value is
     // optional, so it is not attached) or else the `-s` steps; any other
     // bare word is refused.
@@ -468,6 +536,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
         let rest = if job_flag {
             check_job_list(&first).map_err(|line| refuse(&o, vec![line]))?;
             o.job_ids = list(Some(first));
+            o.note_empty(ListFilter::Jobs, o.job_ids.is_empty());
             operands.next()
         } else if step_flag {
             check_step_list(&first).map_err(|line| refuse(&o, vec![line]))?;
@@ -498,8 +567,8 @@ pub struct JobIdError(pub String);
 
 /// Splits `-j` entries into plain ids and array task selectors. The id is
 /// read as squeue reads it (C's `strtol` kept to an `int`, positive); an
-/// `_` right after it starts the array tasks, and anything else after it
-/// (`.0`, `+1`) is ignored, as squeue ignores it.
+/// `_` right after it starts the task id, and anything else after either
+/// number (`.0`, `+1`, `-3`) is ignored, as squeue ignores it.
 fn job_selectors(ids: &[String]) -> Result<(Vec<u32>, Vec<ArrayTaskSelector>), JobIdError> {
     let mut plain = Vec::new();
     let mut tasks = Vec::new();
@@ -510,9 +579,13 @@ fn job_selectors(ids: &[String]) -> Result<(Vec<u32>, Vec<ArrayTaskSelector>), J
             .filter(|j| *j > 0)
             .ok_or_else(|| JobIdError(id.clone()))?;
         match rest.strip_prefix('_') {
+            // One task, read as `strtol` reads it (`11_2.0` is task 2,
+            // `11_[1-3]` task 0); a number out of range names no task.
             Some(spec) => tasks.push(ArrayTaskSelector {
                 array_job_id: job,
-                task_spec: spec.to_owned(),
+                task_spec: u32::try_from(checks::strtol(spec).0)
+                    .unwrap_or(u32::MAX)
+                    .to_string(),
             }),
             None => plain.push(job),
         }
@@ -795,6 +868,8 @@ impl Tiers {
 pub enum ReportError {
     Rpc(RpcError),
     Reply(ErrorCode),
+    /// The partitions' tiers (`-P`) could not be had.
+    Tiers(RpcError),
     Dump(yaml::ReadError),
 }
 
@@ -804,6 +879,7 @@ impl ReportError {
         match self {
             ReportError::Rpc(e) => format!("slurm_load_jobs error: {e}"),
             ReportError::Reply(code) => format!("slurm_load_jobs error: {}", code.message()),
+            ReportError::Tiers(e) => format!("slurm_load_partitions: {e}"),
             ReportError::Dump(e) => format!("squeue: error: {e}"),
         }
     }
@@ -838,16 +914,17 @@ pub fn report_loop(
             }
         }
         let shown = (sources.jobs)(&plan.request)
-            .map_err(|e| ReportError::Rpc(e).line())
+            .map_err(ReportError::Rpc)
             .and_then(|mut parts| {
                 let tiers = if plan.needs_tiers() {
-                    (sources.tiers)().map_err(|e| format!("slurm_load_partitions: {e}"))?
+                    (sources.tiers)().map_err(ReportError::Tiers)?
                 } else {
                     Tiers::default()
                 };
                 plan.render_parts(&mut *parts, &ctx, &tiers)
-                    .map_err(|e| e.line())
-            });
+            })
+            .or_else(|e| plan.unless_named_none(e, &ctx))
+            .map_err(|e| e.line());
         match shown {
             Ok(text) => {
                 if plan.dump.is_none() {
@@ -924,6 +1001,9 @@ pub struct Plan {
     pub group_name: fn(u32) -> Option<String>,
     /// `b` keys in `-S`: each noted, then skipped.
     sort_notes: usize,
+    /// Arrays named only by tasks (`-j 11_2,11_4`, not `-j 11`): the tasks
+    /// picked. A pending array line shows just those, as in Slurm.
+    picked_tasks: HashMap<u32, Vec<u32>>,
     /// A `-S` character that is no key: the report stops after its header.
     bad_sort_key: Option<char>,
     opts: Options,
@@ -979,6 +1059,15 @@ impl Plan {
             None => StateFilter::Default,
         };
         let (job_ids, array_tasks) = job_selectors(&o.job_ids).map_err(|e| e.to_string())?;
+        let mut picked_tasks: HashMap<u32, Vec<u32>> = HashMap::new();
+        for sel in array_tasks
+            .iter()
+            .filter(|s| !job_ids.contains(&s.array_job_id))
+        {
+            if let Ok(task) = sel.task_spec.parse::<u32>() {
+                picked_tasks.entry(sel.array_job_id).or_default().push(task);
+            }
+        }
         let mut uids = o.uids.clone();
         if o.me {
             uids.push(client::current_uid());
@@ -1034,10 +1123,58 @@ impl Plan {
             unknown_fields,
             unknown_codes,
             sort_notes: sort_spec.gres_notes,
+            picked_tasks,
             bad_sort_key: sort_spec.invalid,
             group_name: client::group_name,
             opts: o.clone(),
         })
+    }
+
+    /// A controller that finds none of the named jobs says so; Slurm's
+    /// squeue reports that only for a single plain id (`-j 5`), and for
+    /// several ids or array tasks shows an empty list.
+    fn unless_named_none(&self, e: ReportError, ctx: &Ctx) -> Result<String, ReportError> {
+        let none_found = match &e {
+            ReportError::Rpc(rpc) => rpc.code == ErrorCode::InvalidJobId,
+            ReportError::Reply(code) => *code == ErrorCode::InvalidJobId,
+            ReportError::Tiers(_) | ReportError::Dump(_) => false,
+        };
+        if none_found && !self.single_id {
+            self.render(&[], ctx)
+        } else {
+            Err(e)
+        }
+    }
+
+    /// Narrows a pending array line to the tasks `-j` picked of it
+    /// (`11_2`, or `11_[2,4]` without the throttle); `false` when it holds
+    /// none of them. Other records are left as they are.
+    fn keep_picked_tasks(&self, job: &mut JobInfo) -> bool {
+        if job.array_task_id.is_some() || job.array_task_spec.is_empty() {
+            return true;
+        }
+        let array_id = job.array_job_id.unwrap_or(job.job_id);
+        let Some(picked) = self.picked_tasks.get(&array_id) else {
+            return true;
+        };
+        let Some(tasks) = array_task_ids(&job.array_task_spec) else {
+            return true;
+        };
+        let kept: Vec<u32> = tasks.into_iter().filter(|t| picked.contains(t)).collect();
+        match kept.as_slice() {
+            [] => false,
+            [one] => {
+                job.array_task_id = Some(*one);
+                job.array_task_spec.clear();
+                job.array_task_throttle = 0;
+                true
+            }
+            _ => {
+                job.array_task_spec = ranges(kept);
+                job.array_task_throttle = 0;
+                true
+            }
+        }
     }
 
     /// The header line, empty under `--noheader`.
@@ -1080,7 +1217,8 @@ impl Plan {
     fn admits(&self, job: &JobInfo) -> bool {
         let o = &self.opts;
         let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
-        self.states.admits(job, self.named)
+        o.empty_lists.is_empty()
+            && self.states.admits(job, self.named)
             && (!self.start || format::base_state(job) == slurm_common::state::JobState::Pending)
             && (!self.users_given || self.uids.contains(&job.user_id))
             && any(&o.names, &job.name)
@@ -1217,6 +1355,9 @@ impl Plan {
         let mut groups: HashMap<u32, Option<String>> = HashMap::new();
         let name_groups = self.shows_group_name();
         while next(&mut job)? {
+            if !self.keep_picked_tasks(&mut job) {
+                continue;
+            }
             any = true;
             if name_groups && job.group_name.is_empty() {
                 let lookup = self.group_name;
@@ -2581,6 +2722,133 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
     }
 
     #[test]
+    fn a_list_given_with_no_item_selects_no_job() {
+        let job = JobInfo {
+            job_id: 4,
+            name: "run1".into(),
+            partition: "debug".into(),
+            state: slurm_proto::v1::JobState::Running as i32,
+            ..JobInfo::default()
+        };
+        let shows = |args: &[&str], env: &dyn Fn(&str) -> Option<OsString>| {
+            let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+            let plan = Plan::new(&parse_options(&args, env).unwrap()).unwrap();
+            plan.admits(&job)
+        };
+        let none = |_: &str| None;
+        for args in [
+            &["-A", ""][..],
+            &["-p", ","],
+            &["-n", ""],
+            &["-q", ""],
+            &["-R", ""],
+            &["-L", ""],
+            &["-w", ""],
+            &["--jobs="],
+            &["-j", ""],
+            // Items are kept as written.
+            &["-p", " debug"],
+            &["-n", " "],
+        ] {
+            assert!(!shows(args, &none), "{args:?}");
+        }
+        // The last value given counts.
+        assert!(shows(&["-p", "", "-p", "debug"], &none));
+        assert!(shows(&["-j"], &none));
+        for var in [
+            "SQUEUE_ACCOUNT",
+            "SQUEUE_NAMES",
+            "SQUEUE_PARTITION",
+            "SQUEUE_QOS",
+            "SQUEUE_LICENSES",
+            "SQUEUE_STATES",
+        ] {
+            let env = |name: &str| (name == var).then(OsString::new);
+            assert!(!shows(&[], &env), "{var}");
+        }
+        let env = |name: &str| (name == "SQUEUE_NAMES").then(|| OsString::from("run1"));
+        assert!(shows(&[], &env));
+        let env = |name: &str| (name == "SQUEUE_NAMES").then(|| OsString::from("other"));
+        assert!(!shows(&[], &env));
+        assert!(shows(&["-n", "run1"], &env));
+    }
+
+    #[test]
+    fn squeue_states_is_checked_unless_t_replaces_it() {
+        let env = |name: &str| (name == "SQUEUE_STATES").then(|| OsString::from("bogus"));
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+        match parse_options(&args(&[]), &env) {
+            Err(SqueueError::Refused {
+                lines,
+                usage: false,
+            }) => {
+                assert_eq!(
+                    lines[0],
+                    "squeue: error: Invalid job state specified: bogus"
+                );
+                assert_eq!(lines.len(), 3);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse_options(&args(&["-t", "R"]), &env)
+                .unwrap()
+                .states
+                .as_deref(),
+            Some("R")
+        );
+        match parse_options(&args(&["-t", "bogus2"]), &env) {
+            Err(SqueueError::Refused { lines, .. }) => assert!(lines[0].ends_with("bogus2")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn job_ids_that_find_nothing_are_an_error_only_for_one_plain_id() {
+        // squeue -j 11_9 or -j 5,6: an empty list; squeue -j 5: the error.
+        for (args, want) in [
+            (&["-j", "11_9", "-h", "-o", "%i"][..], Ok(String::new())),
+            (&["-j", "5,6", "-h", "-o", "%i"], Ok(String::new())),
+            (&["-j", "5", "-h", "-o", "%i"], Err(1)),
+        ] {
+            let (out, err, code, _) =
+                run_loop(args, vec![Err(RpcError::new(ErrorCode::InvalidJobId, ""))]);
+            match want {
+                Ok(text) => assert_eq!((out, err.as_str(), code), (text, "", 0), "{args:?}"),
+                Err(c) => assert_eq!(code, c, "{args:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_pending_array_shows_only_the_tasks_picked() {
+        let meta = JobInfo {
+            job_id: 11,
+            array_job_id: Some(11),
+            array_task_spec: "1-5%2".into(),
+            array_task_throttle: 2,
+            state: slurm_proto::v1::JobState::Pending as i32,
+            ..JobInfo::default()
+        };
+        for (args, want) in [
+            (&["-j", "11_2"][..], "11_2\n"),
+            (&["-j", "11_2,11_4"], "11_[2,4]\n"),
+            (&["-j", "11_1,11_2,11_3,11_4,11_5"], "11_[1-5]\n"),
+            (&["-j", "11_2.0,11_3-4"], "11_[2-3]\n"),
+            (&["-j", "11,11_2"], "11_[1-5%2]\n"),
+            (&["-j", "11_9"], ""),
+            (&["-j", "11_[1-3]"], ""),
+            (&["-j", "11_2", "-r"], "11_2\n"),
+        ] {
+            let mut all = vec!["-h", "-o", "%i"];
+            all.extend_from_slice(args);
+            let plan = Plan::new(&parse(&all).unwrap()).unwrap();
+            let out = plan.render(std::slice::from_ref(&meta), &Ctx::utc(0));
+            assert_eq!(out, Ok(want.to_owned()), "{args:?}");
+        }
+    }
+
+    #[test]
     fn a_sort_key_squeue_does_not_know_stops_after_the_header() {
         // squeue -S "x,b" -o %i: b is noted, x ends the report with 1.
         let (out, err, code, _) =
@@ -2740,7 +3008,12 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             let want = if plan.single_id && jobs.is_empty() {
                 Err(ReportError::Reply(ErrorCode::InvalidJobId))
             } else {
-                let all = if plan.array { expand_arrays(&jobs) } else { jobs.clone() };
+                let picked: Vec<JobInfo> = jobs
+                    .iter()
+                    .cloned()
+                    .filter_map(|mut j| plan.keep_picked_tasks(&mut j).then_some(j))
+                    .collect();
+                let all = if plan.array { expand_arrays(&picked) } else { picked };
                 let admitted: Vec<(u32, JobInfo)> =
                     all.into_iter().filter(|j| plan.admits(j)).map(|j| (0, j)).collect();
                 let combined = if plan.combines_tasks() {
