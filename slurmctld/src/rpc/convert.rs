@@ -302,7 +302,16 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         time_limit: pick!(41, Some(derived.limit.into())),
         submit_time: pick!(43, job.submit_time),
         eligible_time: pick!(44, job.eligible_time),
-        accrue_time: pick!(45, job.eligible_time),
+        // A job accrues age from when it may run: not yet while it waits
+        // for its --begin (Slurm shows Unknown until then).
+        accrue_time: pick!(
+            45,
+            if job.eligible_time <= now {
+                job.eligible_time
+            } else {
+                0
+            }
+        ),
         start_time: pick!(46, derived.start_time),
         end_time: pick!(47, derived.end_time),
         suspend_time: pick!(49, job.suspend_shown().0),

@@ -897,3 +897,21 @@ fn rpc_a_pending_job_shows_the_nodes_its_tasks_need() {
         "{tres:?}"
     );
 }
+
+/// A job waiting for its `--begin` shows that time as EligibleTime and no
+/// AccrueTime until it has come, as Slurm 22.05 shows it.
+#[test]
+fn rpc_a_job_waiting_for_its_begin_time_accrues_nothing_yet() {
+    let mut env = Env::with_conf(CONF);
+    let begin = env.now + 600;
+    let id = env.submit(v1::JobDescription {
+        begin_time: begin,
+        ..script()
+    });
+    let snap = env.ctl.snapshot();
+    let job = snap.jobs.get(&id).unwrap();
+    let before = convert::job_info(&snap, job, begin - 1);
+    assert_eq!((before.eligible_time, before.accrue_time), (begin, 0));
+    let after = convert::job_info(&snap, job, begin);
+    assert_eq!((after.eligible_time, after.accrue_time), (begin, begin));
+}
