@@ -253,8 +253,13 @@ pub struct Options {
     pub no_header: bool,
     pub nodes: Option<String>,
     pub partitions: Vec<String>,
+    /// Whether `-p` or `SINFO_PARTITION` was given at all: given with no
+    /// name (`-p ""`), it selects no partition, as in Slurm.
+    pub partitions_given: bool,
     pub responding: bool,
     pub states: Vec<String>,
+    /// `-t` named no state (`-t ""`, `-t ,`): no node is shown.
+    pub no_state: bool,
     pub summarize: bool,
     pub version: bool,
     /// `-S`, else `SINFO_SORT`.
@@ -275,17 +280,21 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
             .map(|v| v.to_string_lossy().into_owned())
             .filter(|v| !v.is_empty())
     };
+    // Items kept as written (` debug` names no partition).
     let split = |v: Option<String>| -> Vec<String> {
         v.unwrap_or_default()
             .split(',')
-            .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect()
     };
+    let raw = |name: &str| env(name).map(|v| v.to_string_lossy().into_owned());
+    let env_partitions = raw("SINFO_PARTITION");
     let mut o = Options {
-        env_format: var("SINFO_FORMAT"),
-        partitions: split(var("SINFO_PARTITION")),
+        // Set but empty still counts: a layout with no field.
+        env_format: raw("SINFO_FORMAT"),
+        partitions_given: env_partitions.is_some(),
+        partitions: split(env_partitions),
         sort: var("SINFO_SORT"),
         ..Options::default()
     };
@@ -344,10 +353,16 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
                 }
                 o.nodes = value;
             }
-            Key::Partition => o.partitions = split(value),
+            Key::Partition => {
+                o.partitions_given = true;
+                o.partitions = split(value);
+            }
             Key::Responding => o.responding = true,
             Key::Sort => o.sort = value,
             Key::States => {
+                // A list with no state (`-t ""`) matches no node.
+                o.no_state =
+                    !text.eq_ignore_ascii_case("all") && text.split(['&', ',']).all(str::is_empty);
                 o.states = parse_node_states(text).map_err(|word| {
                     SinfoError::Refused(vec![
                         format!("sinfo: error: Bad state string: \"{word}\""),
@@ -414,8 +429,8 @@ pub fn select(
 ) -> (Vec<PartitionInfo>, Vec<NodeInfo>) {
     let parts: Vec<PartitionInfo> = partitions
         .into_iter()
-        .filter(|p| !p.hidden || !o.partitions.is_empty())
-        .filter(|p| o.partitions.is_empty() || o.partitions.contains(&p.name))
+        .filter(|p| !p.hidden || o.partitions_given)
+        .filter(|p| !o.partitions_given || o.partitions.contains(&p.name))
         .collect();
     let wanted: Option<Vec<String>> = o
         .nodes
@@ -424,6 +439,7 @@ pub fn select(
     let nodes = nodes
         .into_iter()
         .filter(|n| wanted.as_ref().is_none_or(|w| w.contains(&n.name)))
+        .filter(|_| !o.no_state)
         .filter(|n| {
             o.states.is_empty()
                 || o.states
@@ -714,6 +730,53 @@ mod tests {
             .chain(args.iter().copied())
             .collect();
         crate::output::run_without_controller(run_with, &argv)
+    }
+
+    #[test]
+    fn empty_partition_and_state_lists_select_nothing() {
+        let node = NodeInfo {
+            name: "n1".into(),
+            state: slurm_proto::v1::NodeState::Idle as i32,
+            cpus: 2,
+            partitions: vec!["debug".into()],
+            ..NodeInfo::default()
+        };
+        let part = PartitionInfo {
+            name: "debug".into(),
+            ..PartitionInfo::default()
+        };
+        let render_env = |args: &[&str], env: &dyn Fn(&str) -> Option<OsString>| {
+            let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+            Plan::new(&parse_options(&args, env).unwrap())
+                .unwrap()
+                .render(vec![part.clone()], vec![node.clone()], &Ctx::utc(0))
+                .unwrap()
+        };
+        let render = |args: &[&str]| render_env(args, &|_| None);
+        assert_eq!(render(&["-h", "-o", "%P %D %t"]), "debug 1 idle\n");
+        // sinfo -p "", -p ",", -p " debug": no partition.
+        for p in ["", ",", " debug"] {
+            assert_eq!(render(&["-h", "-o", "%P %D %t", "-p", p]), "", "{p:?}");
+        }
+        assert_eq!(
+            render(&["-h", "-o", "%P", "-p", "", "-p", "debug"]),
+            "debug\n"
+        );
+        let env = |name: &str| (name == "SINFO_PARTITION").then(OsString::new);
+        assert_eq!(render_env(&["-h"], &env), "");
+        // sinfo -t "": the partition, with no node.
+        for t in ["", ",", "&"] {
+            assert_eq!(
+                render(&["-h", "-o", "%P %D %t", "-t", t]),
+                "debug 0 n/a\n",
+                "{t:?}"
+            );
+            assert_eq!(render(&["-h", "-N", "-t", t]), "", "{t:?}");
+        }
+        assert_eq!(render(&["-h", "-o", "%P %D", "-t", "all"]), "debug 1\n");
+        // SINFO_FORMAT set but empty: a layout with no field.
+        let env = |name: &str| (name == "SINFO_FORMAT").then(OsString::new);
+        assert_eq!(render_env(&[], &env), "\n\n");
     }
 
     #[test]

@@ -39,7 +39,8 @@ pub const REASON_FORMAT: &str = "%20E %9U %19H %N";
 /// `sinfo -R -l`.
 pub const REASON_LONG_FORMAT: &str = "%20E %12U %19H %6t %N";
 
-const CODES: &str = "AaBbCcDdEeFfGgHhIiLlMmNnOoPpRrSsTtUuVvwXYZz";
+/// Slurm 22.05's `-o` letters (no `%i`: its reservation field came later).
+const CODES: &str = "AaBbCcDdEeFfGgHhILlMmNnOoPpRrSsTtUuVvwXYZz";
 
 /// `-O allocmem`: memory allocated on the node, MB.
 pub const ALLOC_MEM: char = '\u{e000}';
@@ -51,6 +52,8 @@ pub const COMMENT: char = '\u{e002}';
 pub const GRES_USED: char = '\u{e003}';
 /// `-O statecomplete`: the base state and every flag (`idle+drain`).
 pub const STATE_COMPLETE: char = '\u{e004}';
+/// `-O extra`: the node's extra data, which this controller does not keep.
+pub const EXTRA: char = '\u{e005}';
 
 /// Whether `code` is a sinfo field.
 pub fn is_code(code: char) -> bool {
@@ -82,11 +85,7 @@ pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<String>) {
 /// last).
 fn all_fields() -> Vec<Item> {
     let mut items = Vec::new();
-    // Slurm 22.05's list has every field but the reservation (`%i`).
-    for code in ('a'..='z')
-        .chain('A'..='Z')
-        .filter(|c| is_code(*c) && *c != 'i')
-    {
+    for code in ('a'..='z').chain('A'..='Z').filter(|c| is_code(*c)) {
         items.push(Item::Field {
             code,
             width: None,
@@ -115,6 +114,7 @@ const LONG_NAMES: &[(&str, char)] = &[
     ("cpusstate", 'C'),
     ("defaulttime", 'L'),
     ("disk", 'd'),
+    ("extra", EXTRA),
     ("features", 'f'),
     ("features_act", 'b'),
     ("freemem", 'e'),
@@ -137,7 +137,6 @@ const LONG_NAMES: &[(&str, char)] = &[
     ("priorityjobfactor", 'I'),
     ("prioritytier", 'p'),
     ("reason", 'E'),
-    ("reservation", 'i'),
     ("root", 'r'),
     ("share", 'h'),
     ("size", 's'),
@@ -277,7 +276,6 @@ fn header(code: char) -> &'static str {
         'H' => "TIMESTAMP",
         'h' => "OVERSUBSCRIBE",
         'I' => "PRIO_JOB_FACTOR",
-        'i' => "RESERVATION",
         'L' => "DEFAULTTIME",
         'l' => "TIMELIMIT",
         'M' => "PREEMPT_MODE",
@@ -305,6 +303,7 @@ fn header(code: char) -> &'static str {
         COMMENT => "COMMENT",
         GRES_USED => "GRES_USED",
         STATE_COMPLETE => "STATECOMPLETE",
+        EXTRA => "EXTRA",
         _ => "",
     }
 }
@@ -436,7 +435,6 @@ fn write_value(
             }
         }
         'I' => count(out, p.priority_job_factor),
-        'i' => out.push_str("none"),
         'L' => out.push_str(&limit_sinfo(p.default_time.as_ref(), "n/a")),
         'l' => out.push_str(&limit_sinfo(p.max_time.as_ref(), "infinite")),
         'M' => out.push_str(if p.preempt_mode.is_empty() {
@@ -508,6 +506,7 @@ fn write_value(
         }
         PORT => count(out, node.port),
         COMMENT => out.push_str(super::or_null(&node.comment)),
+        EXTRA => out.push_str("(null)"),
         GRES_USED => list_or_null(out, &node.gres_used),
         STATE_COMPLETE => out.push_str(&node_state(node).display_long().to_ascii_lowercase()),
         _ => {}
@@ -1228,6 +1227,29 @@ mod tests {
     }
 
     #[test]
+    fn no_reservation_field_in_slurm_22_05() {
+        // sinfo -o "%i|%P": kept as written and reported; -O reservation
+        // is an unknown name; -O extra is known.
+        let (items, unknown) = parse_format_lenient("%i|%P");
+        assert_eq!(unknown, vec!["i"]);
+        assert_eq!(items[0], Item::Literal("%i|".into()));
+        assert_eq!(
+            parse_long_format("reservation").unknown,
+            vec!["reservation"]
+        );
+        let extra = parse_long_format("extra:0");
+        assert!(extra.unknown.is_empty());
+        let (parts, nodes) = cluster();
+        let view = View {
+            header: true,
+            ..View::default()
+        };
+        let out = render(&parts[..1], &nodes[..1], &extra.items, view, &ctx());
+        assert_eq!(out.lines().next(), Some("EXTRA"));
+        assert!(out.lines().skip(1).all(|l| l == "(null)"), "{out}");
+    }
+
+    #[test]
     fn long_format_suffix_follows_and_negative_size_drops_the_column() {
         // sinfo -O "partition:-5y,nodes:-0z,statelong:3x,available:-"
         let f = parse_long_format("partition:-5y,nodes:-0z,statelong:3x,available:-");
@@ -1366,8 +1388,8 @@ mod tests {
                 Item::Literal(_) => None,
             })
             .collect();
-        // Every code but the reservation's, as in Slurm 22.05.
-        assert_eq!(codes.len(), CODES.len() - 1);
+        // Every code; Slurm 22.05 has no `%i`.
+        assert_eq!(codes.len(), CODES.len());
         assert!(!codes.contains('i'));
         let (parts, nodes) = cluster();
         let view = View {
