@@ -721,6 +721,9 @@ pub enum CommandError {
     /// The wording Slurm uses for `verbose`.
     #[error("too many arguments for {0} keyword")]
     TooManyArgumentsFor(&'static str),
+    /// The wording Slurm uses for `create`, `delete` and `update`.
+    #[error("too few arguments for {0} keyword")]
+    TooFewArgumentsFor(&'static str),
     /// Slurm ends this message with a space.
     #[error("invalid entity:{0} for keyword:show ")]
     InvalidEntity(String),
@@ -816,15 +819,15 @@ impl Command {
             Keyword::Takeover => controller::parse_takeover(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
-            Keyword::Create if args.is_empty() => Err(CommandError::TooFewArguments("create")),
+            Keyword::Create if args.is_empty() => Err(CommandError::TooFewArgumentsFor("create")),
             Keyword::Create => controller::parse_create(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
-            Keyword::Delete if args.is_empty() => Err(CommandError::TooFewArguments("delete")),
+            Keyword::Delete if args.is_empty() => Err(CommandError::TooFewArgumentsFor("delete")),
             Keyword::Delete => controller::parse_delete(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
-            Keyword::Update if args.is_empty() => Err(CommandError::TooFewArguments("update")),
+            Keyword::Update if args.is_empty() => Err(CommandError::TooFewArgumentsFor("update")),
             Keyword::Update => controller::parse_update(args, slurm_common::auth::unix_now())
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
@@ -834,6 +837,19 @@ impl Command {
     fn parse_show(args: &[String]) -> Result<Command, CommandError> {
         // `show ENTITY ID` or `show ENTITY=ID` (a word after the latter is
         // ignored, as Slurm ignores it).
+        // `show assoc_mgr` takes any number of KEY=VALUE words.
+        if let [word, rest @ ..] = args {
+            if matches!(
+                Entity::parse(word),
+                Some(Entity::NeedsController("assoc_mgr"))
+            ) {
+                let words = (!rest.is_empty()).then(|| rest.join(" "));
+                return Ok(Command::Controller(Box::new(CtlCommand::ShowNone {
+                    entity: "assoc_mgr",
+                    name: words,
+                })));
+            }
+        }
         let (word, tag, id) = match args {
             [] => return Err(CommandError::TooFewArguments("show")),
             [_, _, _, ..] => return Err(CommandError::TooManyArguments("show")),
@@ -866,6 +882,13 @@ impl Command {
             Entity::Daemons if id.is_some() => Err(CommandError::TooManyArguments("show")),
             Entity::Daemons => Ok(Command::Admin(AdminCommand::ShowDaemons)),
             Entity::Aliases => Ok(Command::Admin(AdminCommand::ShowAliases { host: id })),
+            Entity::NeedsController(
+                entity @ ("reservation" | "frontend" | "topology" | "burstbuffer" | "bbstat"
+                | "dwstat" | "federation" | "assoc_mgr"),
+            ) => Ok(Command::Controller(Box::new(CtlCommand::ShowNone {
+                entity,
+                name: id,
+            }))),
             Entity::NeedsController(entity) => Ok(Command::Show { entity, id }),
         }
     }
@@ -1210,15 +1233,30 @@ mod tests {
         );
         assert_eq!(
             p("show reservation"),
-            Ok(Command::Show {
+            Ok(Command::Controller(Box::new(CtlCommand::ShowNone {
                 entity: "reservation",
+                name: None
+            })))
+        );
+        assert_eq!(
+            p("show assoc_mgr users=a flags=qos"),
+            Ok(Command::Controller(Box::new(CtlCommand::ShowNone {
+                entity: "assoc_mgr",
+                name: Some("users=a flags=qos".into())
+            })))
+        );
+        assert_eq!(
+            p("show step"),
+            Ok(Command::Show {
+                entity: "step",
                 id: None
             })
         );
+        assert_eq!(p("update"), Err(CommandError::TooFewArgumentsFor("update")));
         assert_eq!(p("ping x"), Err(CommandError::TooManyArguments("ping")));
         assert_eq!(p("hold"), Err(CommandError::TooFewArguments("hold")));
-        assert_eq!(p("create"), Err(CommandError::TooFewArguments("create")));
-        assert_eq!(p("delete"), Err(CommandError::TooFewArguments("delete")));
+        assert_eq!(p("create"), Err(CommandError::TooFewArgumentsFor("create")));
+        assert_eq!(p("delete"), Err(CommandError::TooFewArgumentsFor("delete")));
         assert_eq!(
             p("delete PartitionName=x"),
             Ok(Command::Controller(Box::new(CtlCommand::DeletePartition {
@@ -1346,9 +1384,9 @@ mod tests {
             err,
             "scontrol: unrecognized option '--foo'\nTry \"scontrol --help\" for more information\n"
         );
-        let (_, err, code) = sc(&["show", "reservation"], None);
+        let (_, err, code) = sc(&["show", "step"], None);
         assert_eq!(code, 1);
-        assert!(err.contains("show reservation: not supported yet"), "{err}");
+        assert!(err.contains("show step: not supported yet"), "{err}");
         let (out, _, code) = sc(&["--help"], None);
         assert_eq!(code, 0);
         assert_eq!(out, USAGE);

@@ -74,6 +74,15 @@ pub enum CtlCommand {
         name: String,
         word: String,
     },
+    /// `show reservation|frontend|topology|burstbuffer|bbstat|dwstat|
+    /// federation|assoc_mgr [NAME]`: things this controller has none of
+    /// (no reservations, front ends, switches, burst buffers, federation
+    /// or cached associations), said as Slurm says it once the controller
+    /// has answered.
+    ShowNone {
+        entity: &'static str,
+        name: Option<String>,
+    },
     /// `suspend` / `resume` (`super::suspend`).
     Suspend(Box<super::suspend::SuspendCommand>),
     /// `top` (`super::suspend`).
@@ -336,13 +345,21 @@ fn invalid_value(what: &str, value: &str) -> CtlError {
 pub fn parse_takeover(args: &[String]) -> Result<CtlCommand, CtlError> {
     match args {
         [] => Ok(CtlCommand::Takeover { index: 1 }),
-        [one] => match one.trim().parse::<u32>() {
-            Ok(index) if index >= 1 => Ok(CtlCommand::Takeover { index }),
-            _ => Err(CtlError(vec![format!(
-                "Invalid backup controller index: {one}"
-            )])),
-        },
-        _ => Err(refuse(&["too many arguments for keyword:takeover"])),
+        // Read as atoi reads it ("x" is 0, "1x" is 1); the range is
+        // checked against slurm.conf when run.
+        [one] => {
+            let t = one.trim_start();
+            let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+            let index = t[..digits].parse::<u32>().unwrap_or(0);
+            if index >= 1 {
+                Ok(CtlCommand::Takeover { index })
+            } else {
+                Err(CtlError(vec![format!(
+                    "takeover: invalid backup controller index ({index})"
+                )]))
+            }
+        }
+        _ => Err(refuse(&["takeover: too many arguments"])),
     }
 }
 
@@ -376,7 +393,7 @@ pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
     } else {
         Err(refuse(&[
             "No valid entity in update command",
-            "Input line must include \"NodeName\", \"PartitionName\", \"Reservation/ReservationName\", \"JobId\", \"StepId\", \"FrontendName\", \"SuspendExcNodes\", \"SuspendExcParts\", \"SuspendExcStates\" or \"Layouts\"",
+            "Input line must include \"NodeName\", \"PartitionName\", \"Reservation\", \"JobId\", or \"SlurmctldDebug\"",
         ]))
     }
 }
@@ -772,6 +789,86 @@ pub(super) async fn load_nodes(c: &mut Controller) -> Result<Vec<v1::NodeInfo>, 
 }
 
 /// Prints `text` (which ends with a newline, or is empty) as is.
+/// What Slurm prints for `show ENTITY [NAME]` when there is none of it:
+/// (stdout text, stderr line, exit status). `name` for assoc_mgr is its
+/// `flags=` selection (users, assoc, qos).
+pub fn none_of(entity: &str, name: Option<&str>) -> (String, Option<String>, i32) {
+    match (entity, name) {
+        ("reservation", None) => ("No reservations in the system\n".into(), None, 0),
+        ("reservation", Some(n)) => (format!("Reservation {n} not found\n"), None, 1),
+        ("frontend", None) => ("No nodes in the system\n".into(), None, 0),
+        ("frontend", Some(n)) => (format!("Node {n} not found\n"), None, 1),
+        ("topology", None) => (
+            String::new(),
+            Some("scontrol: error: No topology information available".into()),
+            0,
+        ),
+        ("topology", Some(n)) => (
+            String::new(),
+            Some(format!(
+                "scontrol: error: Topology information contains no switch or node named {n}"
+            )),
+            0,
+        ),
+        ("assoc_mgr", flags) => {
+            let wanted = flags
+                .and_then(|f| {
+                    f.split_whitespace().find_map(|w| {
+                        w.get(..6)
+                            .filter(|k| k.eq_ignore_ascii_case("flags="))
+                            .map(|_| w[6..].to_ascii_lowercase())
+                    })
+                })
+                .unwrap_or_default();
+            let all = wanted.is_empty();
+            let has = |k: &str| all || wanted.split(',').any(|w| w.starts_with(k));
+            let mut text = String::from("Current Association Manager state\n");
+            if has("user") {
+                text.push_str("\nNo users currently cached in Slurm.\n\n");
+            }
+            if has("assoc") {
+                text.push_str("\nNo associations currently cached in Slurm.\n\n");
+            }
+            if has("qos") {
+                text.push_str("\nNo QOS currently cached in Slurm.\n\n");
+            }
+            (text, None, 0)
+        }
+        // burstbuffer, bbstat, dwstat, federation: nothing at all.
+        _ => (String::new(), None, 0),
+    }
+}
+
+async fn show_none(
+    c: &mut Controller,
+    entity: &str,
+    name: Option<&str>,
+    out: &mut Output<'_>,
+) -> i32 {
+    if let Err(e) = c
+        .call(|mut cl| async move { cl.ping(v1::PingRequest {}).await })
+        .await
+    {
+        let call = match entity {
+            "reservation" => "slurm_load_reservations",
+            "frontend" => "slurm_load_front_end",
+            "topology" => "slurm_load_topo",
+            "assoc_mgr" => "slurm_load_assoc_mgr_info",
+            "federation" => "slurm_load_federation",
+            _ => "slurm_load_burst_buffer_info",
+        };
+        return fail(out, &format!("{call} error"), &e);
+    }
+    let (text, err, code) = none_of(entity, name);
+    if !text.is_empty() {
+        out.block("scontrol", &text);
+    }
+    if let Some(line) = err {
+        out.error_line(&line);
+    }
+    code
+}
+
 fn fail(out: &mut Output<'_>, prefix: &str, e: &RpcError) -> i32 {
     out.error_line(&format!("{prefix}: {e}"));
     1
@@ -1021,6 +1118,7 @@ async fn run(
     let oneliner = options.oneliner;
     match command {
         CtlCommand::Ping => ping(c, out).await,
+        CtlCommand::ShowNone { entity, name } => show_none(c, entity, name.as_deref(), out).await,
         CtlCommand::Suspend(cmd) => super::suspend::suspend(c, cmd, out).await,
         CtlCommand::Top(cmd) => super::suspend::top(c, cmd, out).await,
         CtlCommand::Takeover { index } => takeover(c, *index, out).await,
@@ -1432,7 +1530,7 @@ async fn takeover(c: &Controller, index: u32, out: &mut Output<'_>) -> i32 {
         .cloned()
     else {
         out.error_line(&format!(
-            "slurm_takeover error: no backup controller at index {index} (SlurmctldHost[{index}])"
+            "takeover: invalid backup controller index ({index})"
         ));
         return 1;
     };
@@ -1840,9 +1938,62 @@ mod tests {
             Ok(CtlCommand::Takeover { index: 2 })
         );
         for bad in ["0", "x", "-1", "99999999999", "١"] {
-            assert!(parse_takeover(&words(bad)).is_err(), "{bad}");
+            assert_eq!(
+                parse_takeover(&words(bad)),
+                Err(CtlError(vec![
+                    "takeover: invalid backup controller index (0)".into()
+                ])),
+                "{bad}"
+            );
         }
-        assert!(parse_takeover(&words("1 2")).is_err());
+        // Leading digits count, as atoi reads them.
+        assert_eq!(
+            parse_takeover(&words("1x")),
+            Ok(CtlCommand::Takeover { index: 1 })
+        );
+        assert_eq!(
+            parse_takeover(&words("1 2")),
+            Err(CtlError(vec!["takeover: too many arguments".into()]))
+        );
+    }
+
+    /// What Slurm 22.05 prints for entities there is none of.
+    #[test]
+    fn entities_there_are_none_of() {
+        let show = |e: &str, n: Option<&str>| none_of(e, n);
+        assert_eq!(
+            show("reservation", None),
+            ("No reservations in the system\n".into(), None, 0)
+        );
+        assert_eq!(
+            show("reservation", Some("r1")),
+            ("Reservation r1 not found\n".into(), None, 1)
+        );
+        assert_eq!(
+            show("frontend", None),
+            ("No nodes in the system\n".into(), None, 0)
+        );
+        assert_eq!(
+            show("frontend", Some("f")),
+            ("Node f not found\n".into(), None, 1)
+        );
+        assert_eq!(
+            show("topology", Some("sw1")).1.as_deref(),
+            Some("scontrol: error: Topology information contains no switch or node named sw1")
+        );
+        assert_eq!(show("burstbuffer", None), (String::new(), None, 0));
+        let all = show("assoc_mgr", None).0;
+        assert_eq!(
+            all,
+            "Current Association Manager state\n\nNo users currently cached in Slurm.\n\n\n\
+             No associations currently cached in Slurm.\n\n\nNo QOS currently cached in Slurm.\n\n"
+        );
+        assert_eq!(
+            show("assoc_mgr", Some("users=root FLAGS=qos")).0,
+            "Current Association Manager state\n\nNo QOS currently cached in Slurm.\n\n"
+        );
+        // Non-ASCII or short words are no flags.
+        assert_eq!(show("assoc_mgr", Some("é flags")).0, all);
     }
 
     #[test]

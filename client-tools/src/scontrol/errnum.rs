@@ -233,7 +233,6 @@ const OTHER_TEXTS: &[(i32, &str)] = &[
     (2120, "Reboot already in progress"),
     (2121, "Multiple KNL NUMA and/or MCDRAM constraints require use of a heterogeneous job"),
     (2122, "Requested GRES option unsupported by configured SelectType plugin"),
-    (2124, "Invalid time-min specification (exceeds job's time or other limits)"),
     (2125, "Immediate execution impossible. Individual job submission scheduling attempts deferred"),
     (2126, "ConfigLess mode is disabled in slurm configuration."),
     (2127, "Environment is missing in job"),
