@@ -448,9 +448,10 @@ pub fn select(
         })
         .filter(|n| {
             let s = node_state(n);
+            // As in Slurm, "dead" is not responding: a node set DOWN by
+            // an admin that still answers is not dead.
             let not_responding = s.has(slurm_common::state::NodeFlag::NotResponding);
-            let down = matches!(s.base, slurm_common::state::NodeBaseState::Down);
-            (!o.dead || down || not_responding) && (!o.responding || !not_responding)
+            (!o.dead || not_responding) && (!o.responding || !not_responding)
         })
         .collect();
     (parts, nodes)
@@ -730,6 +731,30 @@ mod tests {
             .chain(args.iter().copied())
             .collect();
         crate::output::run_without_controller(run_with, &argv)
+    }
+
+    #[test]
+    fn dead_means_not_responding_not_down() {
+        // An admin's DOWN on a node that answers is not dead (sinfo -d).
+        let node = |name: &str, flags: Vec<i32>| NodeInfo {
+            name: name.into(),
+            state: slurm_proto::v1::NodeState::Down as i32,
+            state_flags: flags,
+            partitions: vec!["debug".into()],
+            ..NodeInfo::default()
+        };
+        let no_respond = slurm_proto::v1::NodeStateFlag::NotResponding as i32;
+        let nodes = vec![node("n1", Vec::new()), node("n2", vec![no_respond])];
+        let names = |args: &[&str]| -> Vec<String> {
+            select(&parse(args), Vec::new(), nodes.clone())
+                .1
+                .into_iter()
+                .map(|n| n.name)
+                .collect()
+        };
+        assert_eq!(names(&["-d"]), vec!["n2"]);
+        assert_eq!(names(&["-r"]), vec!["n1"]);
+        assert_eq!(names(&[]), vec!["n1", "n2"]);
     }
 
     #[test]

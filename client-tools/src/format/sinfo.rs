@@ -35,7 +35,7 @@ pub const NODE_LONG_FORMAT: &str = "%9N %.6D %.9P %.11T %4c %.8z %.6m %.8d %.6w 
 /// `sinfo -s`.
 pub const SUMMARY_FORMAT: &str = "%9P %.5a %.10l %.16F %N";
 /// `sinfo -R`.
-pub const REASON_FORMAT: &str = "%20E %9U %19H %N";
+pub const REASON_FORMAT: &str = "%20E %9u %19H %N";
 /// `sinfo -R -l`.
 pub const REASON_LONG_FORMAT: &str = "%20E %12U %19H %6t %N";
 
@@ -549,15 +549,17 @@ fn write_aggregate(out: &mut String, code: char, nodes: &[&NodeInfo]) {
             let _ = write!(out, "{a}/{i}");
         }
         'C' => {
+            // CPUs in use count as allocated even on a draining node; the
+            // rest are idle, or other where the node takes no new job.
             let (mut a, mut i, mut o, mut t) = (0u64, 0u64, 0u64, 0u64);
             for n in nodes {
                 let total = u64::from(n.cpus);
                 t += total;
+                let alloc = u64::from(n.cpus_allocated).min(total);
+                a += alloc;
                 if is_other(n) {
-                    o += total;
+                    o += total - alloc;
                 } else {
-                    let alloc = u64::from(n.cpus_allocated).min(total);
-                    a += alloc;
                     i += total - alloc;
                 }
             }
@@ -567,15 +569,17 @@ fn write_aggregate(out: &mut String, code: char, nodes: &[&NodeInfo]) {
     }
 }
 
-/// Allocated, idle and other nodes (the A, I and O of A/I/O/T).
+/// Allocated, idle and other nodes (the A, I and O of A/I/O/T). A node
+/// running jobs is allocated whatever else it is (a draining node, as in
+/// Slurm); one that runs none and takes none is other.
 fn node_counts(nodes: &[&NodeInfo]) -> (usize, usize, usize) {
     let (mut a, mut i, mut o) = (0, 0, 0);
     for n in nodes {
         let base = node_state(n).base;
-        if is_other(n) {
-            o += 1;
-        } else if matches!(base, NodeBaseState::Allocated | NodeBaseState::Mixed) {
+        if matches!(base, NodeBaseState::Allocated | NodeBaseState::Mixed) {
             a += 1;
+        } else if is_other(n) {
+            o += 1;
         } else {
             i += 1;
         }
@@ -1223,6 +1227,46 @@ mod tests {
                 width: Some(spec::MAX_WIDTH),
                 right: false
             }]
+        );
+    }
+
+    #[test]
+    fn a_draining_node_running_jobs_counts_as_allocated() {
+        // sinfo -o "%t %C %A %F" on a node drained while its 2 CPUs run
+        // jobs, then once they ended: as Slurm 22.05 printed them.
+        let mut busy = node("n1", &["batch"], 4, 4000);
+        busy.state_flags = vec![v1::NodeStateFlag::Drain as i32];
+        let mut half = node("n2", &["batch"], 2, 4000);
+        half.state_flags = vec![v1::NodeStateFlag::Drain as i32];
+        let mut drained = node("n3", &["batch"], 0, 4000);
+        drained.state_flags = vec![v1::NodeStateFlag::Drain as i32];
+        let items = parse_format("%C %A %F").unwrap();
+        let view = View::default();
+        let shown =
+            |nodes: &[NodeInfo]| render(&[partition("batch", true)], nodes, &items, view, &ctx());
+        assert_eq!(shown(&[busy.clone()]), "4/0/0/4 1/0 1/0/0/1\n");
+        assert_eq!(shown(&[half]), "2/0/2/4 1/0 1/0/0/1\n");
+        assert_eq!(shown(&[drained]), "0/0/4/4 0/0 0/0/1/1\n");
+    }
+
+    #[test]
+    fn reasons_show_the_user_name() {
+        // sinfo -R: `%9u`, the name alone (`-R -l` has `%12U`, name(uid)).
+        let mut n = node("n3", &["batch"], 0, 4000);
+        n.reason = "maint x".into();
+        n.reason_user = "root".into();
+        n.reason_uid = 0;
+        n.state_flags = vec![v1::NodeStateFlag::Drain as i32];
+        let view = View {
+            reasons_only: true,
+            header: false,
+            ..View::default()
+        };
+        let items = parse_format(REASON_FORMAT).unwrap();
+        let out = render(&[partition("batch", true)], &[n], &items, view, &ctx());
+        assert!(
+            out.starts_with("maint x              root      "),
+            "{out:?}"
         );
     }
 
