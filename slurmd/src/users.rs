@@ -102,6 +102,14 @@ pub fn group_list(user: &str, gid: u32) -> Vec<u32> {
     }
 }
 
+/// The supplementary groups a login of `user` (`uid`) gets: its groups
+/// around its passwd group, not around the group a job runs as; `gid` only
+/// stands in for a user passwd does not know.
+pub fn login_groups(user: &str, uid: u32, gid: u32) -> Vec<u32> {
+    let login_gid = entry_of(uid).map_or(gid, |pw| pw.gid);
+    group_list(user, login_gid)
+}
+
 /// Effective uid of this process.
 pub fn euid() -> u32 {
     // SAFETY: geteuid cannot fail.
@@ -124,5 +132,18 @@ mod tests {
         assert_eq!((root.name.as_str(), root.uid, root.gid), ("root", 0, 0));
         assert!(root.dir.starts_with('/'), "{root:?}");
         assert_eq!(entry_of(u32::MAX - 7), None);
+    }
+
+    /// Slurm 22.05 ran root's `--uid=nobody` job as gid root with nobody's
+    /// groups: the job's group does not replace the login group.
+    #[test]
+    fn login_groups_come_from_the_passwd_group() {
+        let groups = login_groups("root", 0, 4242);
+        assert!(groups.contains(&0), "{groups:?}");
+        assert!(!groups.contains(&4242), "{groups:?}");
+        assert_eq!(
+            login_groups("no-such-user-x", u32::MAX - 7, 4242),
+            vec![4242]
+        );
     }
 }

@@ -181,7 +181,7 @@ fn add_rlimits(
 }
 
 /// Who the job runs as: the caller, or for root the user (and group) of
-/// `--uid` / `--gid`; a user's primary group when only `--uid` is given.
+/// `--uid` / `--gid`; the caller's group when only `--uid` is given.
 fn submit_identity(opts: &SbatchOpts, uid: u32, gid: u32) -> Result<(u32, u32), OptError> {
     if opts.uid.is_none() && opts.gid.is_none() {
         return Ok((uid, gid));
@@ -201,7 +201,10 @@ fn submit_identity(opts: &SbatchOpts, uid: u32, gid: u32) -> Result<(u32, u32), 
         Some(name) => client::gid_for_name(name.trim())
             .ok_or_else(|| OptError::Invalid("Invalid --gid specification".into()))?,
         None if target == uid => gid,
+        // Slurm keeps the caller's group (the job runs as uid=nobody
+        // gid=root for root's `--uid=nobody`), but the user must exist.
         None => client::primary_gid(target)
+            .map(|_| gid)
             .ok_or_else(|| OptError::Invalid("Invalid --uid specification".into()))?,
     };
     Ok((target, group))
@@ -390,21 +393,26 @@ pub struct SubmitContext {
 }
 
 /// The environment the job gets, per `--export` (`spec`): `ALL` (the
-/// default) passes everything; `NONE` passes only `SLURM_*` variables; a
-/// list passes `SLURM_*` and the names listed (with `ALL` in the list,
-/// everything); `NAME=value` entries set values. `extra` is set last.
+/// default) passes everything; `NONE` (or an empty spec) passes only
+/// `SLURM_*` variables; a list passes `SLURM_*` and the names listed (with
+/// `ALL` in the list, everything); `NAME=value` entries set values, a comma
+/// inside double quotes belonging to the value, quotes kept. `env` is
+/// sbatch's environment, or the variables of `--export-file`, which
+/// replace it. `extra` is set last.
 pub fn job_environment(
     spec: Option<&str>,
     env: &[(String, String)],
     extra: &[(String, String)],
 ) -> Vec<String> {
-    let items: Vec<&str> = spec
-        .unwrap_or("ALL")
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    let all = items.is_empty() || items.iter().any(|i| i.eq_ignore_ascii_case("ALL"));
+    let items: Vec<&str> = match spec {
+        None => vec!["ALL"],
+        Some(spec) => split_export(spec)
+            .into_iter()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+    };
+    let all = items.iter().any(|i| i.eq_ignore_ascii_case("ALL"));
     let mut vars: Vec<(String, String)> = env
         .iter()
         .filter(|(k, _)| all || k.starts_with("SLURM_"))
@@ -434,6 +442,39 @@ pub fn job_environment(
         set(&mut vars, k, v);
     }
     vars.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
+/// The entries of an `--export` list: split at commas outside double
+/// quotes (Slurm 22.05 gave `FOO="a,b",BAR=c` the value `"a,b"`).
+fn split_export(spec: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let mut start = 0;
+    let mut quoted = false;
+    for (i, c) in spec.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                items.push(&spec[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&spec[start..]);
+    items
+}
+
+/// The variables of an `--export-file`: `NAME=value` entries separated by
+/// NULs only, so a newline belongs to the value it follows.
+fn export_file_vars(bytes: &[u8]) -> Vec<(String, String)> {
+    bytes
+        .split(|&b| b == 0)
+        .filter_map(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (k, v) = entry.split_once('=')?;
+            (!k.is_empty()).then(|| (k.to_owned(), v.to_owned()))
+        })
+        .collect()
 }
 
 /// Whether the job asks the node for the user's login environment
@@ -488,19 +529,23 @@ pub fn build_job(
         ScriptSource::File(path) => absolute(path, &ctx.cwd),
         _ => String::new(),
     };
-    let mut extra: Vec<(String, String)> = Vec::new();
-    if let Some(file) = &o.export_file {
-        let text = std::fs::read(file).map_err(|_| {
-            OptError::Refused(format!("Could not open user environment file {file}"))
-        })?;
-        for entry in text.split(|&b| b == 0 || b == b'\n') {
-            let entry = String::from_utf8_lossy(entry);
-            if let Some((k, v)) = entry.split_once('=') {
-                extra.push((k.to_owned(), v.to_owned()));
-            }
+    // An --export-file takes the place of sbatch's environment, and with
+    // it of the variables sbatch sets in its own environment
+    // (SLURM_JOB_NAME, SLURM_EXPORT_ENV), as in Slurm 22.05.
+    let file_env = match &o.export_file {
+        Some(file) => {
+            let text = std::fs::read(file).map_err(|_| {
+                OptError::Refused(format!("Could not open user environment file {file}"))
+            })?;
+            Some(export_file_vars(&text))
         }
-    }
+        None => None,
+    };
+    let mut extra: Vec<(String, String)> = Vec::new();
     let mut put = |k: &str, v: String| extra.push((k.to_owned(), v));
+    if file_env.is_none() {
+        put("SLURM_JOB_NAME", name.clone());
+    }
     put("SLURM_PRIO_PROCESS", ctx.prio_process.to_string());
     // The job creates files as the submitting shell would, unless an
     // enclosing job already set the mask.
@@ -552,13 +597,28 @@ pub fn build_job(
         };
         put("SLURM_OPEN_MODE", m.to_owned());
     }
-    if let Some(spec) = &o.export {
+    if let (Some(spec), None) = (&o.export, &file_env) {
         put("SLURM_EXPORT_ENV", spec.clone());
     }
     if asks_for_user_env(o) {
         put("SLURM_GET_USER_ENV", "1".to_owned());
     }
-    let environment = job_environment(o.export.as_deref(), &ctx.env, &extra);
+    let environment = match &file_env {
+        // The file's variables stay under a name list too (only NONE
+        // drops them); the names are looked up among them.
+        Some(vars) => {
+            let spec = o.export.as_deref().map(|spec| {
+                let none = spec.trim().is_empty() || spec.eq_ignore_ascii_case("NONE");
+                if none {
+                    spec.to_owned()
+                } else {
+                    format!("ALL,{spec}")
+                }
+            });
+            job_environment(spec.as_deref(), vars, &extra)
+        }
+        None => job_environment(o.export.as_deref(), &ctx.env, &extra),
+    };
     let (min_nodes, max_nodes) = match o.nodes {
         Some((min, max)) => (Some(min), max),
         None => (None, None),
@@ -1071,11 +1131,17 @@ mod tests {
             text(submit_identity(&with(None, Some("0")), 1000, 100)),
             Err("--gid only permitted by root user".to_string())
         );
-        // root: a number or a name, the user's primary group by default.
+        // root: a number or a name, root's own group by default.
         assert_eq!(
             text(submit_identity(&with(Some("root"), None), 0, 0)),
             Ok((0, 0))
         );
+        if let Some(nobody) = client::uid_for_name("nobody").filter(|u| *u != 0) {
+            assert_eq!(
+                text(submit_identity(&with(Some("nobody"), None), 0, 0)),
+                Ok((nobody, 0))
+            );
+        }
         assert_eq!(
             text(submit_identity(&with(Some("4242"), Some("77")), 0, 0)),
             Ok((4242, 77))
@@ -1176,6 +1242,63 @@ mod tests {
             job_environment(Some("ALL,A=z"), &e, &env(&[("SLURM_Y", "2")])),
             vec!["PATH=/bin", "HOME=/root", "SLURM_X=1", "A=z", "SLURM_Y=2"]
         );
+        // As Slurm 22.05: an empty --export passes what NONE passes, and
+        // a comma inside quotes is part of the value.
+        assert_eq!(job_environment(Some(""), &e, &[]), vec!["SLURM_X=1"]);
+        assert_eq!(
+            job_environment(Some("A=\"x,y\",B=c"), &e, &[]),
+            vec!["SLURM_X=1", "A=\"x,y\"", "B=c"]
+        );
+        assert_eq!(split_export("a,\"b,c"), vec!["a", "\"b,c"]);
+    }
+
+    /// `--export-file` as Slurm 22.05 reads it: NUL-separated entries,
+    /// in place of sbatch's environment, without the variables sbatch
+    /// sets in its own (SLURM_JOB_NAME, SLURM_EXPORT_ENV); `--export=NONE`
+    /// drops them, a name list looks names up in the file.
+    #[test]
+    fn export_file_replaces_the_environment() {
+        assert_eq!(
+            export_file_vars(b"FOO=fromfile\nBAR=x y\n\0=v\0NOEQ\0Z=\0"),
+            env(&[("FOO", "fromfile\nBAR=x y\n"), ("Z", "")])
+        );
+        let dir = std::env::temp_dir().join(format!("sbatch-ef-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ef");
+        std::fs::write(&file, b"FOO=fromfile\0BAR=x y\0").unwrap();
+        let file = file.to_str().unwrap();
+        let mut c = ctx();
+        c.env = env(&[("PATH", "/bin"), ("QQQ", "2"), ("FOO", "1")]);
+        let vars = |args: &str| {
+            let cli = cli(args);
+            let o = options::resolve(&cli, None, &|_| None, &read_node_file, 0).unwrap();
+            let script = read_script(&cli, &mut &b""[..]).unwrap();
+            build_job(&o, &cli, &script, &c).unwrap().environment
+        };
+        let plain = vars(&format!("--export-file={file} --wrap=true"));
+        assert!(plain.contains(&"FOO=fromfile".to_owned()), "{plain:?}");
+        assert!(plain.contains(&"BAR=x y".to_owned()), "{plain:?}");
+        for absent in ["PATH=", "QQQ=", "SLURM_JOB_NAME=", "SLURM_EXPORT_ENV="] {
+            assert!(!plain.iter().any(|v| v.starts_with(absent)), "{plain:?}");
+        }
+        let none = vars(&format!("--export-file={file} --export=NONE --wrap=true"));
+        assert!(!none.iter().any(|v| v.starts_with("FOO=")), "{none:?}");
+        assert!(
+            none.contains(&"SLURM_GET_USER_ENV=1".to_owned()),
+            "{none:?}"
+        );
+        let named = vars(&format!(
+            "--export-file={file} --export=QQQ,ZZ=3 --wrap=true"
+        ));
+        assert!(named.contains(&"ZZ=3".to_owned()), "{named:?}");
+        assert!(named.contains(&"FOO=fromfile".to_owned()), "{named:?}");
+        assert!(!named.iter().any(|v| v.starts_with("QQQ=")), "{named:?}");
+        let without = vars("--wrap=true");
+        assert!(
+            without.contains(&"SLURM_JOB_NAME=wrap".to_owned()),
+            "{without:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn ctx() -> SubmitContext {

@@ -222,7 +222,9 @@ pub fn batch_env(
     );
     env.set("SLURM_JOB_GID", req.group_id.to_string());
     env.set("SLURM_JOB_ID", &job_id);
-    env.set("SLURM_JOB_NAME", &req.name);
+    // No SLURM_JOB_NAME: sbatch puts it in the job's environment at
+    // submission, so a later `scontrol update JobName=` does not reach it
+    // and an --export-file job has none, as in Slurm.
     env.set("SLURM_JOB_NODELIST", &req.nodes);
     env.set("SLURM_JOB_NUM_NODES", node_count.to_string());
     env.set("SLURM_JOB_PARTITION", &req.partition);
@@ -376,8 +378,30 @@ mod tests {
             return;
         };
         want.insert(TASK_PID_VAR.into(), "PID".into());
-        let got = ours(&batch_env(r, &ctx(), 0, None));
+        // sbatch sends SLURM_JOB_NAME in the job's environment.
+        let mut r = r.clone();
+        r.environment.push(format!("SLURM_JOB_NAME={}", r.name));
+        let got = ours(&batch_env(&r, &ctx(), 0, None));
         assert_eq!(got, want, "golden {golden}");
+    }
+
+    /// The job name comes with the environment sbatch sent, never from
+    /// the job record: Slurm 22.05 ran `-J foo` renamed to `bar` while
+    /// held with SLURM_JOB_NAME=foo.
+    #[test]
+    fn job_name_only_from_the_submitted_environment() {
+        let env = batch_env(&req(14), &ctx(), 0, None);
+        assert!(!env.vars().iter().any(|(k, _)| k == "SLURM_JOB_NAME"));
+        let mut r = req(14);
+        r.environment.push("SLURM_JOB_NAME=foo".into());
+        r.name = "bar".into();
+        let env = batch_env(&r, &ctx(), 0, None);
+        let got: Vec<_> = env
+            .vars()
+            .iter()
+            .filter(|(k, _)| k == "SLURM_JOB_NAME")
+            .collect();
+        assert_eq!(got, vec![&("SLURM_JOB_NAME".to_owned(), "foo".to_owned())]);
     }
 
     #[test]

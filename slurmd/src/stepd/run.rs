@@ -191,8 +191,10 @@ fn start(
     }
     let own_uid = crate::users::euid();
     if own_uid == 0 && req.extra_group_ids.is_empty() {
-        // What initgroups(3) would give the user.
-        req.extra_group_ids = crate::users::group_list(&req.user_name, req.group_id);
+        // What initgroups(3) gives the user: its groups around its passwd
+        // group, whatever group the job runs as (root's `--uid=nobody`
+        // runs with gid root and nobody's groups, as in Slurm).
+        req.extra_group_ids = crate::users::login_groups(&req.user_name, req.user_id, req.group_id);
     }
     let own_nice = super::prio::own_nice()
         .map_err(|e| tracing::debug!(error = %e, "cannot read slurmstepd's nice value"))
