@@ -338,7 +338,14 @@ fn unsupported(arg: &str) -> CtlError {
 }
 
 fn invalid_value(what: &str, value: &str) -> CtlError {
-    CtlError(vec![format!("Invalid {what} value: {value}")])
+    CtlError(vec![format!(
+        "scontrol: error: Invalid {what} value: {value}"
+    )])
+}
+
+/// For the keys whose refusal Slurm words without the value.
+fn invalid_bare(what: &str) -> CtlError {
+    CtlError(vec![format!("scontrol: error: Invalid {what} value")])
 }
 
 /// `takeover [INDEX]`: which backup (SlurmctldHost index, default 1).
@@ -424,7 +431,7 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                     Ok(TimeLimit::Minutes(m)) => i32::try_from(m).ok(),
                     _ => None,
                 }
-                .ok_or_else(|| invalid_value("TimeLimit", v))?;
+                .ok_or_else(|| invalid_bare("TimeLimit"))?;
                 r.time_limit_change_minutes = Some(if key.ends_with('-') {
                     -minutes
                 } else {
@@ -432,7 +439,7 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 });
             }
             "timemin" => {
-                let t = parse_time_limit(v).map_err(|_| invalid_value("TimeMin", v))?;
+                let t = parse_time_limit(v).map_err(|_| invalid_bare("TimeMin"))?;
                 r.time_min_minutes = Some(match t {
                     TimeLimit::Minutes(m) => m,
                     TimeLimit::Infinite => u32::MAX - 2,
@@ -455,9 +462,16 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
             }
             "priority" => r.priority = Some(count("Priority", v)?),
             "numnodes" | "reqnodes" => {
+                let nodes = |n: &str| {
+                    n.trim().parse::<u32>().map_err(|_| {
+                        refuse(&[&format!(
+                            "scontrol: error: Invalid numeric value \"{v}\" for requested node count."
+                        )])
+                    })
+                };
                 let (min, max) = match v.split_once('-') {
-                    Some((a, b)) => (count("NumNodes", a)?, Some(count("NumNodes", b)?)),
-                    None => (count("NumNodes", v)?, None),
+                    Some((a, b)) => (nodes(a)?, Some(nodes(b)?)),
+                    None => (nodes(v)?, None),
                 };
                 if max.is_some_and(|m| m < min) {
                     return Err(invalid_value("NumNodes", v));
@@ -501,7 +515,7 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 r.array_task_throttle = Some(
                     v.trim()
                         .parse::<u32>()
-                        .map_err(|_| invalid_value("ArrayTaskThrottle", v))?,
+                        .map_err(|_| invalid_bare("ArrayTaskThrottle"))?,
                 )
             }
             "gres" => r.gres = some(v),
@@ -571,11 +585,12 @@ fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlErro
             "activefeatures" => r.active_features = some(v),
             "gres" => r.gres = some(v),
             "weight" => {
-                r.weight = Some(
-                    v.trim()
-                        .parse::<u32>()
-                        .map_err(|_| invalid_value("Weight", v))?,
-                );
+                r.weight = Some(v.trim().parse::<u32>().map_err(|_| {
+                    refuse(&[
+                        &format!("scontrol: error: Weight value ({v}) is not a valid number"),
+                        "No changes specified",
+                    ])
+                })?);
             }
             "comment" => r.comment = some(v),
             _ => return Err(unsupported(arg)),
@@ -594,7 +609,8 @@ fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlErro
 /// `update PartitionName=NAME Key=Value...`: the keys of a PartitionName
 /// line of slurm.conf, checked here as the controller checks them.
 fn parse_update_partition(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlError> {
-    let (name, attributes) = partition_options(pairs)?;
+    let (name, attributes) =
+        partition_options(pairs).map_err(|e| CtlError(partition_update_refusal(&e)))?;
     if name.is_empty() {
         return Err(refuse(&[
             "Invalid input: PartitionName=",
@@ -606,13 +622,83 @@ fn parse_update_partition(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, Ct
     )))
 }
 
+/// The lines for a partition creation with a key or value refused.
+fn partition_create_refusal(e: slurm_common::conf::PartitionUpdateError) -> CtlError {
+    use slurm_common::conf::PartitionUpdateError;
+    let mut lines = vec![e.to_string(), "Request aborted".to_owned()];
+    if let PartitionUpdateError::Invalid { key, .. } = &e {
+        if key == "State" {
+            lines.push("Acceptable State values are UP, DOWN, DRAIN and INACTIVE".to_owned());
+        }
+    }
+    CtlError(lines)
+}
+
+/// Slurm's lines for `update PartitionName=...` with a key or value it
+/// refuses, which depend on the kind of value.
+fn partition_update_refusal(e: &slurm_common::conf::PartitionUpdateError) -> Vec<String> {
+    use slurm_common::conf::PartitionUpdateError;
+    const FAILED: &str = "slurm_update error: No error";
+    let (key, value) = match e {
+        PartitionUpdateError::Unsupported { key, value } => {
+            return vec![
+                format!(
+                    "scontrol: error: Update of this parameter is not supported: {key}={value}"
+                ),
+                String::new(),
+                "scontrol: error: Request aborted".to_owned(),
+                FAILED.to_owned(),
+            ];
+        }
+        PartitionUpdateError::Invalid { key, value, .. } => (key.as_str(), value.as_str()),
+    };
+    let is = |names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(key));
+    if is(&["MaxNodes", "MinNodes", "MaxCPUsPerNode"]) {
+        return vec![format!(
+            "scontrol: error: Invalid numeric value \"{value}\" for {key}."
+        )];
+    }
+    if is(&["MaxTime", "DefaultTime", "OverTimeLimit"]) {
+        return vec![
+            format!("scontrol: error: Invalid input {key}={value}"),
+            FAILED.to_owned(),
+        ];
+    }
+    if is(&["PriorityTier", "PriorityJobFactor", "GraceTime"]) {
+        return vec![
+            format!("scontrol: error: Invalid {key} value: {value}"),
+            FAILED.to_owned(),
+        ];
+    }
+    let mut lines = vec![format!("scontrol: error: Invalid input: {key}={value}")];
+    if is(&["State"]) {
+        lines.push(
+            "scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE".to_owned(),
+        );
+    } else if is(&[
+        "Default",
+        "Hidden",
+        "RootOnly",
+        "ReqResv",
+        "LLN",
+        "ExclusiveUser",
+        "DisableRootJobs",
+    ]) {
+        lines.push(format!(
+            "scontrol: error: Acceptable {key} values are YES and NO"
+        ));
+    }
+    lines.push(FAILED.to_owned());
+    lines
+}
+
 /// The PartitionName= value (empty when not given) and the other pairs of
 /// a partition update or creation, in slurm.conf's spelling; Slurm's lines
 /// for a key or value it refuses.
 fn partition_options(
     pairs: &[(&str, &str, &str)],
-) -> Result<(String, Vec<v1::ConfigEntry>), CtlError> {
-    use slurm_common::conf::{PartitionUpdate, PartitionUpdateError};
+) -> Result<(String, Vec<v1::ConfigEntry>), slurm_common::conf::PartitionUpdateError> {
+    use slurm_common::conf::PartitionUpdate;
     let mut name = String::new();
     let mut attributes = Vec::new();
     for (key, value, _) in pairs {
@@ -622,15 +708,7 @@ fn partition_options(
             attributes.push((*key, *value));
         }
     }
-    let update = PartitionUpdate::parse(attributes.iter().copied()).map_err(|e| {
-        let mut lines = vec![e.to_string(), "Request aborted".to_owned()];
-        if let PartitionUpdateError::Invalid { key, .. } = &e {
-            if key == "State" {
-                lines.push("Acceptable State values are UP, DOWN, DRAIN and INACTIVE".to_owned());
-            }
-        }
-        CtlError(lines)
-    })?;
+    let update = PartitionUpdate::parse(attributes.iter().copied())?;
     let attributes = update
         .pairs()
         .iter()
@@ -683,7 +761,7 @@ pub fn parse_create(args: &[String]) -> Result<CtlCommand, CtlError> {
             "scontrol: error: Invalid input: {word}  Request aborted"
         )]));
     }
-    let (name, attributes) = partition_options(&pairs)?;
+    let (name, attributes) = partition_options(&pairs).map_err(partition_create_refusal)?;
     // An empty name is the controller's to refuse, as in Slurm.
     if !pairs
         .iter()
@@ -2046,7 +2124,7 @@ mod tests {
         assert_eq!(change("JobId=3 TimeLimit-=1:00:00"), Ok((None, Some(-60))));
         assert_eq!(
             change("JobId=3 TimeLimit+=unlimited"),
-            Err(vec!["Invalid TimeLimit value: unlimited".to_string()])
+            Err(vec!["scontrol: error: Invalid TimeLimit value".to_string()])
         );
         assert!(change("JobId=3 TimeLimit+=abc").is_err());
     }
@@ -2082,24 +2160,69 @@ mod tests {
             e("ReservationName=r Duration=10"),
             vec!["scontrol: error: update of ReservationName records is not supported"]
         );
+        // Partition refusals as Slurm 22.05 words each kind of value.
         assert_eq!(
             e("PartitionName=debug State=sideways"),
             vec![
-                "Invalid input: State=sideways",
-                "Request aborted",
-                "Acceptable State values are UP, DOWN, DRAIN and INACTIVE"
+                "scontrol: error: Invalid input: State=sideways",
+                "scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE",
+                "slurm_update error: No error"
             ]
         );
         assert_eq!(
             e("PartitionName=debug Bogus=1"),
             vec![
-                "Update of this parameter is not supported: Bogus=1",
-                "Request aborted"
+                "scontrol: error: Update of this parameter is not supported: Bogus=1",
+                "",
+                "scontrol: error: Request aborted",
+                "slurm_update error: No error"
             ]
         );
         assert_eq!(
             e("PartitionName=debug MaxTime=soon"),
-            vec!["Invalid input: MaxTime=soon", "Request aborted"]
+            vec![
+                "scontrol: error: Invalid input MaxTime=soon",
+                "slurm_update error: No error"
+            ]
+        );
+        assert_eq!(
+            e("PartitionName=debug MaxNodes=abc"),
+            vec!["scontrol: error: Invalid numeric value \"abc\" for MaxNodes."]
+        );
+        assert_eq!(
+            e("PartitionName=debug Default=maybe"),
+            vec![
+                "scontrol: error: Invalid input: Default=maybe",
+                "scontrol: error: Acceptable Default values are YES and NO",
+                "slurm_update error: No error"
+            ]
+        );
+        assert_eq!(
+            e("PartitionName=debug PriorityTier=x"),
+            vec![
+                "scontrol: error: Invalid PriorityTier value: x",
+                "slurm_update error: No error"
+            ]
+        );
+        // Job and node values.
+        assert_eq!(
+            e("JobId=1 Priority=x"),
+            vec!["scontrol: error: Invalid Priority value: x"]
+        );
+        assert_eq!(
+            e("JobId=1 TimeMin=x"),
+            vec!["scontrol: error: Invalid TimeMin value"]
+        );
+        assert_eq!(
+            e("JobId=1 NumNodes=x"),
+            vec!["scontrol: error: Invalid numeric value \"x\" for requested node count."]
+        );
+        assert_eq!(
+            e("NodeName=n1 Weight=x"),
+            vec![
+                "scontrol: error: Weight value (x) is not a valid number",
+                "No changes specified"
+            ]
         );
         assert_eq!(
             e("JobId=1 Bogus=2"),
