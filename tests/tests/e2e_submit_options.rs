@@ -207,8 +207,9 @@ fn a_partition_set_down_holds_its_jobs_and_stays_down_after_a_crash() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         text(&o.stderr),
-        "Invalid input: State=sideways\nRequest aborted\n\
-         Acceptable State values are UP, DOWN, DRAIN and INACTIVE\n"
+        "scontrol: error: Invalid input: State=sideways\n\
+         scontrol: error: Acceptable State values are UP, DOWN, DRAIN and INACTIVE\n\
+         slurm_update error: No error\n"
     );
     update(&c, &["State=UP"]);
     let state = c
