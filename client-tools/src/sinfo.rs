@@ -15,7 +15,7 @@ use slurm_proto::v1::{GetNodesRequest, GetPartitionsRequest, NodeInfo, Partition
 use crate::client::{self, ClientConfig, Controller, EnvLookup};
 use crate::format::scontrol::node_state;
 use crate::format::sinfo::{self as render, SortKey, View};
-use crate::format::{self, checks, yaml, Ctx, Dump, Item, Units, Zone};
+use crate::format::{self, checks, yaml, Ctx, Dump, Item, TimeFormat, Units, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 use crate::squeue::{Pacer, SystemPacer};
@@ -268,6 +268,8 @@ pub struct Options {
     pub iterate: Option<String>,
     /// `-M`/`--clusters` as given; checked against `ClusterName`.
     pub clusters: Option<String>,
+    /// `SLURM_TIME_FORMAT`: how timestamps are written.
+    pub time_format: TimeFormat,
 }
 
 /// Reads the options (arguments without the program name) and
@@ -296,6 +298,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
         partitions_given: env_partitions.is_some(),
         partitions: split(env_partitions),
         sort: var("SINFO_SORT"),
+        time_format: TimeFormat::from_env(raw("SLURM_TIME_FORMAT").as_deref()),
         ..Options::default()
     };
     let mut format_given = false;
@@ -565,7 +568,10 @@ pub fn report_loop(
 ) -> i32 {
     let mut code = 0;
     loop {
-        let ctx = Ctx::new(pacer.now(), zone);
+        let ctx = Ctx {
+            time_format: plan.opts.time_format,
+            ..Ctx::new(pacer.now(), zone)
+        };
         if plan.date_line && plan.opts.dump.is_none() {
             if let Err(e) = out.line(&ctx.ctime_now()) {
                 out.error_line(&format!("sinfo: error: {e}"));

@@ -42,7 +42,7 @@ use crate::client::{self, ClientConfig, Controller, EnvLookup, RpcError};
 use crate::format::reply::{JobRecords, ReplyError};
 use crate::format::squeue::{self as render, StateFilter};
 pub use crate::format::TaskListLimit;
-use crate::format::{self, checks, yaml, Ctx, Dump, Units, Zone};
+use crate::format::{self, checks, yaml, Ctx, Dump, TimeFormat, Units, Zone};
 use crate::opts::{self, Getopt, GetoptError, HasArg, LongOpt, Ordering, ShortOpt};
 use crate::output::{version_line, Output};
 
@@ -238,6 +238,8 @@ pub struct Options {
     pub dump: Option<Dump>,
     /// `SLURM_BITSTR_LEN`: how long a combined task list may get.
     pub task_list_limit: TaskListLimit,
+    /// `SLURM_TIME_FORMAT`: how timestamps are written.
+    pub time_format: TimeFormat,
     /// `-L`: jobs asking for any of these licenses.
     pub licenses: Vec<String>,
     pub long: bool,
@@ -402,6 +404,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
                 .map(|v| v.to_string_lossy())
                 .as_deref(),
         ),
+        time_format: TimeFormat::from_env(raw("SLURM_TIME_FORMAT").as_deref()),
         ..Options::default()
     };
     for (name, which) in [
@@ -696,6 +699,10 @@ pub fn run_paced(
             "squeue: error: Invalid job format specification: {code}"
         ));
     }
+    // Slurm says so once, when it first writes a time.
+    if let Some(line) = plan.opts.time_format.error().filter(|_| plan.shows_time()) {
+        out.error_line(&format!("squeue: error: {line}"));
+    }
     let config = match ClientConfig::load_with(env) {
         Ok(c) => c,
         Err(e) => {
@@ -906,7 +913,10 @@ pub fn report_loop(
 ) -> i32 {
     let mut code = 0;
     loop {
-        let ctx = Ctx::new(pacer.now(), zone);
+        let ctx = Ctx {
+            time_format: plan.opts.time_format,
+            ..Ctx::new(pacer.now(), zone)
+        };
         if plan.date_line && plan.dump.is_none() {
             if let Err(e) = out.line(&ctx.ctime_now()) {
                 out.error_line(&format!("squeue: error: {e}"));
@@ -1175,6 +1185,14 @@ impl Plan {
                 true
             }
         }
+    }
+
+    /// Whether a row shows a time (`%V`, `%S`, `-O EligibleTime`, ...).
+    fn shows_time(&self) -> bool {
+        self.items.iter().any(|i| match i {
+            format::Item::Field { code, .. } => render::is_time_code(*code),
+            format::Item::Literal(_) => false,
+        })
     }
 
     /// The header line, empty under `--noheader`.
@@ -2577,6 +2595,15 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         tiers: Result<Tiers, RpcError>,
     ) -> ((String, String, i32, Vec<u64>), usize) {
         let plan = Plan::new(&parse(args).unwrap()).unwrap();
+        run_plan(&plan, replies, tiers)
+    }
+
+    /// [`run_loop_tiered`] of a plan made beforehand.
+    fn run_plan(
+        plan: &Plan,
+        replies: Vec<Result<Vec<JobInfo>, RpcError>>,
+        tiers: Result<Tiers, RpcError>,
+    ) -> ((String, String, i32, Vec<u64>), usize) {
         let mut tier_asks = 0;
         let mut fetch_tiers = || {
             tier_asks += 1;
@@ -2604,7 +2631,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             jobs: &mut fetch,
             tiers: &mut fetch_tiers,
         };
-        let code = report_loop(&plan, &mut sources, &mut pacer, zone, &mut out);
+        let code = report_loop(plan, &mut sources, &mut pacer, zone, &mut out);
         let expected_asks = if plan.iterate.is_some() { 2 } else { 1 };
         assert_eq!(asked, expected_asks);
         (
@@ -2719,6 +2746,30 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             )
         );
         assert_eq!(code, 1);
+    }
+
+    #[test]
+    fn slurm_time_format_is_read_and_a_bad_one_reported_only_with_times() {
+        let env = |name: &str| (name == "SLURM_TIME_FORMAT").then(|| OsString::from("%s"));
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+        let o = parse_options(&args(&["-o", "%i %V"]), &env).unwrap();
+        assert_eq!(o.time_format, TimeFormat::Custom("%s"));
+        let job = JobInfo {
+            job_id: 7,
+            submit_time: 1_795_323_243,
+            state: slurm_proto::v1::JobState::Pending as i32,
+            ..JobInfo::default()
+        };
+        let plan = Plan::new(&parse_options(&args(&["-h", "-o", "%i %V"]), &env).unwrap()).unwrap();
+        let ((out, _, _, _), _) = run_plan(&plan, vec![Ok(vec![job])], Ok(Tiers::default()));
+        assert_eq!(out, "7 1795323243\n");
+        // squeue -o "%V" with SLURM_TIME_FORMAT=bogus says so once; -o %i not.
+        for (format, shows) in [("%V %S", true), ("%i", false), ("%e", true)] {
+            let plan = Plan::new(&parse(&["-o", format]).unwrap()).unwrap();
+            assert_eq!(plan.shows_time(), shows, "{format}");
+        }
+        let plan = Plan::new(&parse(&["-O", "eligibletime"]).unwrap()).unwrap();
+        assert!(plan.shows_time());
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub struct Ctx {
     pub now: i64,
     pub zone: Zone,
     pub task_lists: TaskListLimit,
+    /// `SLURM_TIME_FORMAT`.
+    pub time_format: TimeFormat,
 }
 
 impl Ctx {
@@ -66,6 +68,7 @@ impl Ctx {
             now,
             zone,
             task_lists: TaskListLimit::default(),
+            time_format: TimeFormat::Standard,
         }
     }
 }
@@ -135,18 +138,35 @@ impl Ctx {
     /// as the process's `SLURM_BITSTR_LEN` says.
     pub fn system(now: i64) -> Ctx {
         let bitstr = std::env::var("SLURM_BITSTR_LEN").ok();
+        let time_format = std::env::var("SLURM_TIME_FORMAT").ok();
         Ctx {
             task_lists: TaskListLimit::from_env(bitstr.as_deref()),
+            time_format: TimeFormat::from_env(time_format.as_deref()),
             ..Ctx::new(now, Zone::System)
         }
     }
 
-    /// `2026-11-21T07:01:01`.
+    /// `2026-11-21T07:01:01`, or as `SLURM_TIME_FORMAT` asks.
     pub fn timestamp(&self, unix: i64) -> String {
-        match self.zone {
-            Zone::System => format_timestamp_in(unix, &SystemZone),
-            Zone::Fixed(z) => format_timestamp_in(unix, &z),
-        }
+        let format = match self.time_format {
+            TimeFormat::Standard | TimeFormat::Invalid(_) => {
+                return match self.zone {
+                    Zone::System => format_timestamp_in(unix, &SystemZone),
+                    Zone::Fixed(z) => format_timestamp_in(unix, &z),
+                };
+            }
+            TimeFormat::Custom(format) => format,
+            TimeFormat::Relative => {
+                let (Some(when), Some(today)) = (
+                    broken_down(unix, self.zone),
+                    broken_down(self.now, self.zone),
+                ) else {
+                    return "Unknown".to_owned();
+                };
+                relative_format(&when, &today)
+            }
+        };
+        strftime(format, unix, self.zone).unwrap_or_else(|| "Unknown".to_owned())
     }
 
     /// The `-l` date line: `Sat Nov 21 07:01:06 2026`.
@@ -156,6 +176,110 @@ impl Ctx {
             Zone::Fixed(z) => format_ctime_in(self.now, &z),
         }
     }
+}
+
+/// How timestamps are written, as `SLURM_TIME_FORMAT` says: unset, empty
+/// or `standard` is `2026-11-21T07:01:01`; `relative` is short and relative
+/// to today (`12:26:38`, `Ystday 20:13`, `Sat 02:17`, `18 Jun 13:14`,
+/// `19 Jan 2003`); anything else with a `%` and under 32 bytes is a
+/// strftime(3) format. Slurm refuses the rest (with an error, once) and
+/// writes the standard form.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TimeFormat {
+    #[default]
+    Standard,
+    Relative,
+    Custom(&'static str),
+    Invalid(&'static str),
+}
+
+/// Longest `SLURM_TIME_FORMAT` Slurm takes, and longest text it writes
+/// from one: its buffers are 32 bytes, the last for the NUL.
+const TIME_TEXT_MAX: usize = 31;
+
+impl TimeFormat {
+    /// Reads the variable's value.
+    pub fn from_env(value: Option<&str>) -> TimeFormat {
+        match value {
+            None | Some("" | "standard") => TimeFormat::Standard,
+            Some("relative") => TimeFormat::Relative,
+            Some(v) if v.contains('%') && v.len() <= TIME_TEXT_MAX => TimeFormat::Custom(intern(v)),
+            Some(v) => TimeFormat::Invalid(intern(v)),
+        }
+    }
+
+    /// The line Slurm prints (after `<command>: error: `) for a value it
+    /// refuses.
+    pub fn error(self) -> Option<String> {
+        match self {
+            TimeFormat::Invalid(v) => Some(format!("invalid SLURM_TIME_FORMAT = '{v}'")),
+            _ => None,
+        }
+    }
+}
+
+/// A process-long copy of a format text, so that [`Ctx`] stays `Copy`.
+/// Each distinct text is kept once; a process sees one or two.
+fn intern(text: &str) -> &'static str {
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(|| Mutex::new(Vec::new()));
+    let mut seen = match seen.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if let Some(&known) = seen.iter().find(|k| **k == text) {
+        return known;
+    }
+    let kept: &'static str = Box::leak(text.to_owned().into_boxed_str());
+    seen.push(kept);
+    kept
+}
+
+/// `unix` as the calendar fields of `zone`.
+fn broken_down(unix: i64, zone: Zone) -> Option<libc::tm> {
+    // SAFETY: all-zero bytes are a valid `tm` (a null zone name included).
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let done = match zone {
+        Zone::System => {
+            let t = libc::time_t::try_from(unix).ok()?;
+            // SAFETY: both pointers refer to live values of the right type.
+            !unsafe { libc::localtime_r(&t, &mut tm) }.is_null()
+        }
+        Zone::Fixed(z) => {
+            let t = libc::time_t::try_from(unix.checked_add(i64::from(z.offset_secs))?).ok()?;
+            // SAFETY: as above.
+            let ok = !unsafe { libc::gmtime_r(&t, &mut tm) }.is_null();
+            tm.tm_gmtoff = i64::from(z.offset_secs);
+            ok
+        }
+    };
+    done.then_some(tm)
+}
+
+/// The `relative` format for a time, by its distance in days from today.
+fn relative_format(when: &libc::tm, today: &libc::tm) -> &'static str {
+    let day = |t: &libc::tm| 1000 * (i64::from(t.tm_year) + 1900) + i64::from(t.tm_yday);
+    match day(when) - day(today) {
+        -1 => "Ystday %H:%M",
+        0 => "%H:%M:%S",
+        1 => "Tomorr %H:%M",
+        d if !(-365..=365).contains(&d) => "%-d %b %Y",
+        d if !(-1..=6).contains(&d) => "%-d %b %H:%M",
+        _ => "%a %H:%M",
+    }
+}
+
+/// C's strftime(3) of `unix` in `zone`, cut to what Slurm's buffer holds.
+fn strftime(format: &str, unix: i64, zone: Zone) -> Option<String> {
+    let tm = broken_down(unix, zone)?;
+    let format = std::ffi::CString::new(format).ok()?;
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its length, `format` is NUL-terminated
+    // and `tm` is a filled-in `tm`; strftime writes at most `buf.len()`.
+    let len = unsafe { libc::strftime(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), &tm) };
+    let text = buf.get(..len.min(TIME_TEXT_MAX)).unwrap_or_default();
+    Some(String::from_utf8_lossy(text).into_owned())
 }
 
 /// How the commands show the sizes and counts Slurm passes through its unit
@@ -465,6 +589,69 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn slurm_time_format_values() {
+        assert_eq!(TimeFormat::from_env(None), TimeFormat::Standard);
+        assert_eq!(TimeFormat::from_env(Some("")), TimeFormat::Standard);
+        assert_eq!(TimeFormat::from_env(Some("standard")), TimeFormat::Standard);
+        assert_eq!(TimeFormat::from_env(Some("relative")), TimeFormat::Relative);
+        assert_eq!(TimeFormat::from_env(Some("%s")), TimeFormat::Custom("%s"));
+        // No `%`, or 32 bytes and more: refused, with Slurm's words.
+        let long = "%Y-%m-%d %H:%M:%S and more texts";
+        for bad in ["bogus", "Relative", long] {
+            let f = TimeFormat::from_env(Some(bad));
+            assert_eq!(f, TimeFormat::Invalid(intern(bad)));
+            assert_eq!(
+                f.error(),
+                Some(format!("invalid SLURM_TIME_FORMAT = '{bad}'"))
+            );
+        }
+        assert_eq!(TimeFormat::Relative.error(), None);
+    }
+
+    #[test]
+    fn timestamps_follow_slurm_time_format() {
+        // 2026-11-22T04:54:03 UTC, a Sunday.
+        let t = 1_795_323_243;
+        let ctx = |format| Ctx {
+            time_format: format,
+            ..Ctx::utc(t + 3_600)
+        };
+        assert_eq!(
+            ctx(TimeFormat::Standard).timestamp(t),
+            "2026-11-22T04:54:03"
+        );
+        assert_eq!(
+            ctx(TimeFormat::Invalid("x")).timestamp(t),
+            "2026-11-22T04:54:03"
+        );
+        assert_eq!(ctx(TimeFormat::Custom("%s")).timestamp(t), "1795323243");
+        assert_eq!(
+            ctx(TimeFormat::Custom("%e|%-d|%k %%")).timestamp(t),
+            "22|22| 4 %"
+        );
+        // Slurm's buffer keeps 31 bytes.
+        let cut = ctx(TimeFormat::Custom("%Y-%m-%d %H:%M:%S and more text")).timestamp(t);
+        assert_eq!(cut, "2026-11-22 04:54:03 and more te");
+        let rel = ctx(TimeFormat::Relative);
+        let day = 86_400;
+        assert_eq!(rel.timestamp(t), "04:54:03");
+        assert_eq!(rel.timestamp(t - day), "Ystday 04:54");
+        assert_eq!(rel.timestamp(t + day), "Tomorr 04:54");
+        assert_eq!(rel.timestamp(t + 3 * day), "Wed 04:54");
+        assert_eq!(rel.timestamp(t - 3 * day), "19 Nov 04:54");
+        assert_eq!(rel.timestamp(t + 8 * day), "30 Nov 04:54");
+        assert_eq!(rel.timestamp(t + 366 * day), "23 Nov 2027");
+        // A zone east of UTC moves the day too.
+        let east = Ctx {
+            zone: Zone::Fixed(FixedZone {
+                offset_secs: 20 * 3_600,
+            }),
+            ..ctx(TimeFormat::Custom("%F %H"))
+        };
+        assert_eq!(east.timestamp(t), "2026-11-23 00");
+    }
 
     /// `scontrol show job` of a `--gres` job: TresPerNode on a line of its
     /// own after Power=, as Slurm 22.05 prints it; none without `--gres`.

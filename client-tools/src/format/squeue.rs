@@ -114,6 +114,20 @@ mod long_only {
 
 use long_only as lo;
 
+/// Whether field `code` writes a timestamp.
+pub fn is_time_code(code: char) -> bool {
+    matches!(
+        code,
+        'e' | 'S'
+            | 'V'
+            | lo::ACCRUE_TIME
+            | lo::DEADLINE
+            | lo::ELIGIBLE_TIME
+            | lo::LAST_SCHED_EVAL
+            | lo::PREEMPT_TIME
+    )
+}
+
 /// `-O` names (lower case, as they are matched) and the field each shows:
 /// every name of squeue 22.05's job table, hidden aliases included.
 const LONG_NAMES: &[(&str, char)] = &[
