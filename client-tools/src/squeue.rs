@@ -689,20 +689,6 @@ pub fn run_paced(
             return 1;
         }
     };
-    for name in &plan.unknown_fields {
-        out.error_line(&format!(
-            "squeue: error: Invalid job format specification: {name}"
-        ));
-    }
-    for code in &plan.unknown_codes {
-        out.error_line(&format!(
-            "squeue: error: Invalid job format specification: {code}"
-        ));
-    }
-    // Slurm says so once, when it first writes a time.
-    if let Some(line) = plan.opts.time_format.error().filter(|_| plan.shows_time()) {
-        out.error_line(&format!("squeue: error: {line}"));
-    }
     let config = match ClientConfig::load_with(env) {
         Ok(c) => c,
         Err(e) => {
@@ -912,6 +898,7 @@ pub fn report_loop(
     out: &mut Output<'_>,
 ) -> i32 {
     let mut code = 0;
+    let mut format_noted = false;
     loop {
         let ctx = Ctx {
             time_format: plan.opts.time_format,
@@ -937,6 +924,12 @@ pub fn report_loop(
             .map_err(|e| e.line());
         match shown {
             Ok(text) => {
+                if plan.dump.is_none() && !format_noted {
+                    // Slurm reads the format once it has the jobs, so a
+                    // failed load reports nothing about it.
+                    plan.note_format_faults(out);
+                    format_noted = true;
+                }
                 if plan.dump.is_none() {
                     for _ in 0..plan.sort_notes {
                         out.error_line("squeue: Invalid sort specification: b");
@@ -1184,6 +1177,25 @@ impl Plan {
                 job.array_task_throttle = 0;
                 true
             }
+        }
+    }
+
+    /// Reports the `-o` codes and `-O` names squeue does not know, and an
+    /// unusable `SLURM_TIME_FORMAT` when a time is shown (Slurm says so
+    /// once, when it first writes a time).
+    fn note_format_faults(&self, out: &mut Output<'_>) {
+        for name in &self.unknown_fields {
+            out.error_line(&format!(
+                "squeue: error: Invalid job format specification: {name}"
+            ));
+        }
+        for code in &self.unknown_codes {
+            out.error_line(&format!(
+                "squeue: error: Invalid job format specification: {code}"
+            ));
+        }
+        if let Some(line) = self.opts.time_format.error().filter(|_| self.shows_time()) {
+            out.error_line(&format!("squeue: error: {line}"));
         }
     }
 
@@ -2897,6 +2909,29 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             let out = plan.render(std::slice::from_ref(&meta), &Ctx::utc(0));
             assert_eq!(out, Ok(want.to_owned()), "{args:?}");
         }
+    }
+
+    #[test]
+    fn format_faults_are_reported_once_the_jobs_are_loaded() {
+        // squeue -j 8 -o "%+%i" for a purged job: only the load error.
+        let (_, err, code, _) = run_loop(
+            &["-j", "8", "-o", "%+%i"],
+            vec![Err(RpcError::new(ErrorCode::InvalidJobId, ""))],
+        );
+        assert_eq!(code, 1);
+        assert_eq!(err, "slurm_load_jobs error: Invalid job id specified\n");
+        // Loaded, over two reports: said once.
+        let (out, err, _, _) = run_loop(
+            &["-i", "1", "-h", "-o", "%+%i", "-O", "bogus,jobid:3"],
+            vec![Ok(vec![running_job(3)]), Ok(vec![running_job(3)])],
+        );
+        assert_eq!(out, "3  \n\n3  \n\n");
+        assert_eq!(
+            err,
+            "squeue: error: Invalid job format specification: bogus\n"
+        );
+        let (_, err, _, _) = run_loop(&["-h", "-o", "%+%i"], vec![Ok(vec![running_job(3)])]);
+        assert_eq!(err, "squeue: error: Invalid job format specification: +\n");
     }
 
     #[test]
