@@ -31,6 +31,12 @@ type JobResult = Result<(), (ErrorCode, String)>;
 /// Slurm words it; shown until the job is released.
 pub const REQUEUE_HOLD_DETAIL: &str = "job requeued in held state";
 
+/// The signal half of the exit code of a job whose input or output file
+/// could not be opened, as Slurm 22.05 shows it (`ExitCode=0:53`): its
+/// slurmstepd reports ESLURMD_IO_ERROR (4021) where a wait status goes,
+/// whose low seven bits read as a signal.
+const IO_ERROR_SIGNAL: u32 = (ErrorCode::IoError.number() as u32) & 0x7f;
+
 impl Controller {
     /// Validates and performs one command at time `now`.
     pub fn handle(&mut self, cmd: Command, now: i64) -> Outcome {
@@ -1428,6 +1434,26 @@ impl Controller {
             // Slurm's slurmd reports a failed Prolog of the batch host so.
             let detail = format!("prolog failed on {}", req.node_name);
             self.prolog_failed(out, req.job_id, &req.node_name, &detail, now);
+            return Reply::Ok;
+        }
+        if req.launch_error == ErrorCode::IoError.number() {
+            // The script's input or output file could not be opened: the
+            // job FAILS at once, never requeued, with the exit code Slurm
+            // 22.05 shows for it (0:53).
+            tracing::warn!(job_id = req.job_id, node = %req.node_name, "job files cannot be opened");
+            self.emit(
+                out,
+                Event::JobEnded {
+                    job_id: req.job_id,
+                    time: now,
+                    state: JobState::Failed,
+                    exit_status: 0,
+                    exit_signal: IO_ERROR_SIGNAL,
+                    reason: PendingReason::JobLaunchFailure.as_str().to_string(),
+                    detail: String::new(),
+                    release: true,
+                },
+            );
             return Reply::Ok;
         }
         if req.launch_error != 0 {

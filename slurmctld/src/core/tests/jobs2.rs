@@ -777,3 +777,27 @@ fn a_failed_launch_keeps_the_error_text_out_of_the_job() {
     assert_eq!(job.reason, PendingReason::JobLaunchFailure);
     assert_eq!(job.reason_detail, "");
 }
+
+/// A script whose input or output file cannot be opened (`-o` into a
+/// directory that does not exist) FAILS at once, never requeued, with
+/// Slurm 22.05's `ExitCode=0:53` and Reason JobLaunchFailure.
+#[test]
+fn a_job_whose_files_cannot_be_opened_fails_without_a_requeue() {
+    let (mut env, id) = Env::running_job();
+    env.run(Command::JobComplete {
+        caller: Caller::ROOT,
+        request: v1::JobCompleteRequest {
+            job_id: id,
+            node_name: "n1".into(),
+            launch_error: ErrorCode::IoError.number(),
+            ..Default::default()
+        },
+    });
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Failed);
+    assert_eq!(job.reason, PendingReason::JobLaunchFailure);
+    assert_eq!(job.restart_count, 0);
+    let info = crate::rpc::convert::job_info(&env.ctl.snapshot(), &job, env.now);
+    let code = info.exit_code.unwrap_or_default();
+    assert_eq!((code.status, code.signal), (0, 53));
+}
