@@ -58,6 +58,9 @@ pub struct ArraySpec {
     pub tasks: Vec<u32>,
     /// `%N`; 0 for no limit.
     pub throttle: u32,
+    /// SLURM_ARRAY_TASK_STEP: the first step written (`0-9:3,20` is 3),
+    /// else 1, as Slurm sets it.
+    pub step: u32,
 }
 
 /// Task ids as written (`1,4-9:2`), not expanded, so that a selector
@@ -66,6 +69,8 @@ pub struct ArraySpec {
 pub struct TaskRanges {
     /// (first, last, step), each as written; first <= last, step >= 1.
     ranges: Vec<(u64, u64, u64)>,
+    /// The first step written (`:S`), if any.
+    first_step: Option<u64>,
     /// `%N`; 0 for no limit.
     pub throttle: u32,
 }
@@ -82,13 +87,20 @@ impl TaskRanges {
 
 /// Reads task ids: comma-separated `N`, `N-M` or `N-M:S`, optionally in
 /// brackets, optionally followed by `%T`. Syntax only: no limit on ids.
+/// Read as Slurm 22.05 reads them: leading blanks and empty items are
+/// skipped, an empty list is task 0, and the limit after `%` counts its
+/// leading digits only (none, or a sign, is no limit).
 pub fn parse_ranges(text: &str) -> Result<TaskRanges, ArrayError> {
-    let text = text.trim();
+    let text = text.trim_start();
     let (list, throttle) = match text.split_once('%') {
         Some((list, t)) => {
-            let throttle = t.parse::<u32>().map_err(|_| ArrayError::Throttle {
-                text: t.to_string(),
-            })?;
+            let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+            let throttle = match &t[..digits] {
+                "" => 0,
+                d => d.parse::<u32>().map_err(|_| ArrayError::Throttle {
+                    text: t.to_string(),
+                })?,
+            };
             (list, throttle)
         }
         None => (text, 0),
@@ -99,10 +111,15 @@ pub fn parse_ranges(text: &str) -> Result<TaskRanges, ArrayError> {
         .and_then(|l| l.strip_suffix(']'))
         .unwrap_or(list);
     if list.is_empty() {
-        return Err(ArrayError::Empty);
+        return Ok(TaskRanges {
+            ranges: vec![(0, 0, 1)],
+            first_step: None,
+            throttle,
+        });
     }
     let mut ranges = Vec::new();
-    for part in list.split(',') {
+    let mut first_step = None;
+    for part in list.split(',').filter(|p| !p.is_empty()) {
         let bad = || ArrayError::Syntax {
             part: part.to_string(),
         };
@@ -114,7 +131,13 @@ pub fn parse_ranges(text: &str) -> Result<TaskRanges, ArrayError> {
             Ok(s.parse::<u64>().unwrap_or(u64::MAX))
         };
         let (range, step) = match part.split_once(':') {
-            Some((r, s)) => (r, num(s)?),
+            // A step belongs to a range.
+            Some((r, s)) if r.contains('-') => {
+                let step = num(s)?;
+                first_step.get_or_insert(step);
+                (r, step)
+            }
+            Some(_) => return Err(bad()),
             None => (part, 1),
         };
         let (lo, hi) = match range.split_once('-') {
@@ -129,7 +152,14 @@ pub fn parse_ranges(text: &str) -> Result<TaskRanges, ArrayError> {
         }
         ranges.push((lo, hi, step));
     }
-    Ok(TaskRanges { ranges, throttle })
+    if ranges.is_empty() {
+        return Err(ArrayError::Empty);
+    }
+    Ok(TaskRanges {
+        ranges,
+        first_step,
+        throttle,
+    })
 }
 
 /// Parses `--array` ([`parse_ranges`]); every id must be below
@@ -154,9 +184,13 @@ pub fn parse(text: &str, max_array_size: u32) -> Result<ArraySpec, ArrayError> {
     }
     tasks.sort_unstable();
     tasks.dedup();
+    let step = written
+        .first_step
+        .map_or(1, |s| u32::try_from(s).unwrap_or(u32::MAX));
     Ok(ArraySpec {
         tasks,
         throttle: written.throttle,
+        step,
     })
 }
 
@@ -185,10 +219,7 @@ impl ArrayState {
         let tasks = &spec.tasks;
         let min = tasks.first().copied().unwrap_or(0);
         let max = tasks.last().copied().unwrap_or(0);
-        let step = match tasks.as_slice() {
-            [a, b, ..] if tasks.windows(2).all(|w| w[1] - w[0] == b - a) => b - a,
-            _ => 1,
-        };
+        let step = spec.step;
         ArrayState {
             array_job_id: job_id,
             task: None,
@@ -655,6 +686,31 @@ mod tests {
         assert_eq!(parse("[2-4]", 1001).unwrap().tasks, vec![2, 3, 4]);
         assert_eq!(parse("7", 1001).unwrap().tasks, vec![7]);
         assert_eq!(parse("1,1,1", 1001).unwrap().tasks, vec![1]);
+        // What Slurm 22.05 also takes: empty items and leading blanks are
+        // skipped, an empty list is task 0, and the limit is read as atoi
+        // reads it.
+        let read = |t: &str| parse(t, 1001).map(|s| (s.tasks, s.throttle));
+        assert_eq!(read("1,,2"), Ok((vec![1, 2], 0)));
+        assert_eq!(read(",1"), Ok((vec![1], 0)));
+        assert_eq!(read("1-3,"), Ok((vec![1, 2, 3], 0)));
+        assert_eq!(read("  1-3"), Ok((vec![1, 2, 3], 0)));
+        assert_eq!(read("1-3%"), Ok((vec![1, 2, 3], 0)));
+        assert_eq!(read("1-3%x"), Ok((vec![1, 2, 3], 0)));
+        assert_eq!(read("1-3%2x"), Ok((vec![1, 2, 3], 2)));
+        assert_eq!(read("0-3%-1"), Ok((vec![0, 1, 2, 3], 0)));
+        assert_eq!(read("%2"), Ok((vec![0], 2)));
+        assert_eq!(read("[]"), Ok((vec![0], 0)));
+        // SLURM_ARRAY_TASK_STEP is the first step written, else 1.
+        let step = |t: &str| parse(t, 1001).unwrap().step;
+        assert_eq!(step("1,3,5"), 1);
+        assert_eq!(step("0-4:2,7"), 2);
+        assert_eq!(step("1,2-8:3"), 3);
+        assert_eq!(step("0-10:2,1-9:3"), 2);
+        assert_eq!(step("0-4:1,10-20:5"), 1);
+        assert!(matches!(
+            parse("1-3%99999999999", 1001),
+            Err(ArrayError::Throttle { .. })
+        ));
     }
 
     #[test]
@@ -672,14 +728,10 @@ mod tests {
         ));
         assert!(parse("1000", 1001).is_ok());
         for bad in [
-            "", "abc", "3-1", "1-", "-1", "1:0", "1-4:", ",", "1,,2", "1-2-3", "%2",
+            "abc", "3-1", "1-", "-1", "1:0", "1:2", "1-4:", "1-3:0", ",", "1-2-3", "1-3 ",
         ] {
             assert!(parse(bad, 1001).is_err(), "{bad:?} accepted");
         }
-        assert!(matches!(
-            parse("1-3%x", 1001),
-            Err(ArrayError::Throttle { .. })
-        ));
         assert!(matches!(
             parse("99999999999999999999999", 1001),
             Err(ArrayError::TooBig { .. })

@@ -797,7 +797,7 @@ fn a_job_whose_files_cannot_be_opened_fails_without_a_requeue() {
     assert_eq!(job.state(), JobState::Failed);
     assert_eq!(job.reason, PendingReason::JobLaunchFailure);
     assert_eq!(job.restart_count, 0);
-    let info = crate::rpc::convert::job_info(&env.ctl.snapshot(), &job, env.now);
+    let info = crate::rpc::convert::job_info(&env.ctl.snapshot(), job, env.now);
     let code = info.exit_code.unwrap_or_default();
     assert_eq!((code.status, code.signal), (0, 53));
 }
