@@ -285,6 +285,14 @@ impl Controller {
         };
         desc.user_id = uid;
         desc.group_id = gid;
+        // As Slurm: mail goes to the submitter unless --mail-user says
+        // otherwise, and without accounting storage no QOS is kept.
+        if desc.mail_user.is_empty() && !desc.mail_type.is_empty() {
+            desc.mail_user = desc.user_name.clone();
+        }
+        if !self.cfg.accounting {
+            desc.qos = String::new();
+        }
         if desc.priority.is_some() && !op {
             return Err(Reply::error(ErrorCode::AccessDenied, ""));
         }

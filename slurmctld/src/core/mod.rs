@@ -144,6 +144,9 @@ pub struct CtlConfig {
     /// SchedulerParameters=enable_user_top: users may `scontrol top`
     /// their own jobs (`core::suspend`).
     pub enable_user_top: bool,
+    /// AccountingStorageType is set: without it there are no QOS, and
+    /// Slurm keeps none a job asks for (`QOS=(null)`).
+    pub accounting: bool,
 }
 
 impl CtlConfig {
@@ -198,6 +201,8 @@ impl CtlConfig {
                 .iter()
                 .any(|f| f.eq_ignore_ascii_case("NO_CONF_HASH")),
             licenses: conf.licenses.clone().into(),
+            accounting: conf.accounting_storage_type
+                != slurm_common::conf::AccountingStorageType::None,
             kill_invalid_depend: conf.scheduler_parameters.kill_invalid_depend
                 || conf.dependency_parameters.has("kill_invalid_depend"),
             max_array_size: conf.max_array_size,

@@ -606,3 +606,36 @@ fn max_job_count_refuses_with_eagain_counting_array_tasks() {
     assert!(env.ctl.job(first).is_none(), "purged");
     env.submit(script());
 }
+
+/// As Slurm 22.05: mail goes to the submitter when `--mail-type` comes
+/// without `--mail-user`, and without accounting storage a job keeps no
+/// QOS (`QOS=(null)`); with it, the QOS asked for stays.
+#[test]
+fn mail_user_defaults_to_the_submitter_and_qos_needs_accounting() {
+    let mut env = env();
+    let id = env.submit(v1::JobDescription {
+        mail_type: "END".into(),
+        qos: "normal".into(),
+        user_name: "alice".into(),
+        ..script()
+    });
+    assert_eq!(&*env.job(id).spec.mail_user, "alice");
+    assert_eq!(&*env.job(id).spec.qos, "");
+    let id = env.submit(v1::JobDescription {
+        mail_type: "END".into(),
+        mail_user: "bob@example.org".into(),
+        ..script()
+    });
+    assert_eq!(&*env.job(id).spec.mail_user, "bob@example.org");
+    let plain = env.submit(script());
+    assert_eq!(&*env.job(plain).spec.mail_user, "");
+
+    let mut acct = Env::with_conf(&format!(
+        "{CONF}AccountingStorageType=accounting_storage/slurmdbd\n"
+    ));
+    let id = acct.submit(v1::JobDescription {
+        qos: "normal".into(),
+        ..script()
+    });
+    assert_eq!(&*acct.job(id).spec.qos, "normal");
+}

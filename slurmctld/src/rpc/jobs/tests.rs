@@ -28,7 +28,8 @@ fn varied_snapshot() -> Snapshot {
     let conf = CONF.replace(
         "RealMemory=4000",
         "RealMemory=4000 TmpDisk=2000 Features=fast Gres=gpu:a100:2",
-    ) + "GresTypes=gpu\nLicenses=lic:3,other\n";
+    ) + "GresTypes=gpu\nLicenses=lic:3,other\n\
+           AccountingStorageType=accounting_storage/slurmdbd\n";
     let mut env = Env::with_conf(&conf);
     let alice = Caller {
         uid: 1000,
