@@ -372,7 +372,29 @@ pub fn parse_takeover(args: &[String]) -> Result<CtlCommand, CtlError> {
 
 /// `update Key=Value ...` for a job (`JobId=`) or nodes (`NodeName=`).
 pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
-    let pairs = split_pairs(args);
+    // A job is also named `job N`, `job=N` or `jobid N`, as Slurm takes it.
+    let mut words: Vec<String> = Vec::with_capacity(args.len());
+    let mut rest = args.iter();
+    while let Some(word) = rest.next() {
+        let (key, value) = word.split_once('=').unwrap_or((word.as_str(), ""));
+        let is_job = ["job", "jobid"].iter().any(|k| key.eq_ignore_ascii_case(k));
+        if is_job && !word.contains('=') {
+            match rest.next() {
+                Some(id) => words.push(format!("JobId={id}")),
+                None => {
+                    return Err(refuse(&[
+                        &format!("Invalid input: {word}"),
+                        "Request aborted",
+                    ]))
+                }
+            }
+        } else if key.eq_ignore_ascii_case("job") {
+            words.push(format!("JobId={value}"));
+        } else {
+            words.push(word.clone());
+        }
+    }
+    let pairs = split_pairs(&words);
     let has = |name: &str| pairs.iter().any(|(k, _, _)| k.eq_ignore_ascii_case(name));
     if has("JobId") {
         parse_update_job(&pairs, now)
@@ -2150,6 +2172,30 @@ mod tests {
                 ("MaxTime", "30"),
                 ("OverSubscribe", "NO")
             ]
+        );
+    }
+
+    /// `job N`, `job=N` and `jobid N` name the job as `JobId=N` does.
+    #[test]
+    fn a_job_is_named_several_ways() {
+        let id_of = |s: &str| match parse_update(&words(s), 0) {
+            Ok(CtlCommand::UpdateJob(r)) => (
+                r.filter.unwrap_or_default().job_ids,
+                r.name.unwrap_or_default(),
+            ),
+            other => panic!("{s}: {other:?}"),
+        };
+        for s in [
+            "job 7 JobName=x",
+            "job=7 JobName=x",
+            "JOBID 7 JobName=x",
+            "JobName=x JobId=7",
+        ] {
+            assert_eq!(id_of(s), (vec![7], "x".to_string()), "{s}");
+        }
+        assert_eq!(
+            parse_update(&words("job"), 0).unwrap_err().0,
+            vec!["Invalid input: job", "Request aborted"]
         );
     }
 
