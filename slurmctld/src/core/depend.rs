@@ -919,12 +919,15 @@ pub(super) fn blocker(job: &Job) -> Option<PendingReason> {
 
 impl Controller {
     /// `text` made ready to record for job `owner` (submitted now, or
-    /// updated): parsed, checked against the jobs there are, and tested
-    /// once; the text to store (empty when nothing is left).
+    /// updated): parsed, checked against the jobs there are, and, with
+    /// `test`, tested once; the text to store (empty when nothing is left).
+    /// A job submitted held is not tested until it is released: as in
+    /// Slurm, it shows every part `(unfulfilled)` meanwhile.
     pub(super) fn resolve_dependency(
         &self,
         text: &str,
         owner: &Owner<'_>,
+        test: bool,
         now: i64,
     ) -> Result<String, DependError> {
         let dep = Dependency::parse(text)?;
@@ -938,6 +941,9 @@ impl Controller {
             return Err(DependError::OnItself { job_id: owner.id });
         }
         self.check_cycle(&dep, owner.id)?;
+        if !test {
+            return Ok(dep.to_string());
+        }
         let world = TableWorld::new(&self.jobs, has_singleton(&dep));
         let dep = dep.refreshed(owner, &world, now).unwrap_or(dep);
         Ok(dep.to_string())
@@ -966,7 +972,7 @@ impl Controller {
                 Corr::Meta
             },
         };
-        match self.resolve_dependency(&desc.dependency, &owner, now) {
+        match self.resolve_dependency(&desc.dependency, &owner, !desc.hold, now) {
             Ok(text) => {
                 desc.dependency = text;
                 Ok(())
@@ -986,7 +992,7 @@ impl Controller {
         text: &str,
         now: i64,
     ) -> Result<String, (ErrorCode, String)> {
-        self.resolve_dependency(text, &owner(job), now).map_err(|e| {
+        self.resolve_dependency(text, &owner(job), true, now).map_err(|e| {
             tracing::info!(job_id = job.id.get(), dependency = %text, error = %e, "dependency refused");
             (e.code(), String::new())
         })

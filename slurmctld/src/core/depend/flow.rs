@@ -488,3 +488,39 @@ fn max_depend_depth_bounds_the_search_for_a_cycle() {
     let conf = format!("{CONF}DependencyParameters=max_depend_depth=lots\n");
     assert_eq!(Env::with_conf(&conf).ctl.config().max_depend_depth, 10);
 }
+
+/// A job submitted held is not tested until released, as in Slurm 22.05:
+/// it shows `singleton(unfulfilled)` and `afterok:N(unfulfilled)` for a job
+/// already done; released, it is tested and runs (or never can).
+#[test]
+fn a_job_submitted_held_is_tested_when_released() {
+    let mut env = ready();
+    let a = env.submit(script());
+    env.complete(a, 0, 0);
+    let alone = env.submit(v1::JobDescription {
+        hold: true,
+        ..named("solo", "singleton")
+    });
+    let after = env.submit(v1::JobDescription {
+        hold: true,
+        ..depends(&format!("afterok:{a}"))
+    });
+    let never = env.submit(v1::JobDescription {
+        hold: true,
+        ..depends(&format!("afternotok:{a}"))
+    });
+    assert_eq!(shown(&env, alone), "singleton(unfulfilled)");
+    assert_eq!(shown(&env, after), format!("afterok:{a}(unfulfilled)"));
+    assert_eq!(shown(&env, never), format!("afternotok:{a}(unfulfilled)"));
+    for id in [alone, after, never] {
+        assert_eq!(env.job(id).reason, PendingReason::JobHeldUser);
+        release(&mut env, id);
+    }
+    assert_eq!(env.job(alone).state(), JobState::Running);
+    assert_eq!(env.job(after).state(), JobState::Running);
+    assert_eq!(shown(&env, never), format!("afternotok:{a}(failed)"));
+    assert_eq!(
+        env.job(never).reason,
+        PendingReason::DependencyNeverSatisfied
+    );
+}
