@@ -257,6 +257,24 @@ impl PendingReason {
     }
 }
 
+/// The description Slurm's main scheduler gives the first job of a
+/// partition that has fewer usable nodes than the job needs (drained, down,
+/// or kept back for jobs of other partitions). The reason stays
+/// `Resources`; squeue `%r` and `scontrol show job` print this text instead.
+pub const NODES_DOWN_DRAINED_OR_RESERVED: &str =
+    "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions";
+
+/// The description of a `ReqNodeNotAvail` job: the unusable nodes it would
+/// need (`nodes`, a compressed hostlist), or, when none is named, the
+/// words Slurm uses for nodes held by someone else.
+pub fn req_node_not_avail_text(nodes: &str) -> String {
+    if nodes.is_empty() {
+        "ReqNodeNotAvail, May be reserved for other job".to_string()
+    } else {
+        format!("ReqNodeNotAvail, UnavailableNodes:{nodes}")
+    }
+}
+
 impl fmt::Display for PendingReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -360,6 +378,23 @@ mod tests {
         ] {
             assert!(bad.parse::<PendingReason>().is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn descriptions_are_slurms_words() {
+        assert_eq!(
+            req_node_not_avail_text("vm"),
+            "ReqNodeNotAvail, UnavailableNodes:vm"
+        );
+        assert_eq!(
+            req_node_not_avail_text("n[1-3]"),
+            "ReqNodeNotAvail, UnavailableNodes:n[1-3]"
+        );
+        assert_eq!(
+            req_node_not_avail_text(""),
+            "ReqNodeNotAvail, May be reserved for other job"
+        );
+        assert!(NODES_DOWN_DRAINED_OR_RESERVED.starts_with("Nodes required for job are DOWN"));
     }
 
     #[test]

@@ -26,8 +26,11 @@
 //! `Resources` or `Priority`, with the same [`crate::fit::select`] applied to
 //! a free-resources-over-time profile; nothing here needs to change for it.
 
+use slurm_common::hostlist;
 use slurm_common::ids::JobId;
-use slurm_common::reason::PendingReason;
+use slurm_common::reason::{
+    req_node_not_avail_text, PendingReason, NODES_DOWN_DRAINED_OR_RESERVED,
+};
 use slurm_common::time::TimeLimit;
 
 use crate::fit::{self, Pool, Shape};
@@ -89,6 +92,12 @@ impl Start {
 pub struct Plan {
     pub starts: Vec<Start>,
     pub pending: Vec<(JobId, PendingReason)>,
+    /// The description (Slurm's `state_desc`) of each pending job whose
+    /// reason this pass decided: squeue `%r` and `scontrol show job` print
+    /// it in place of the reason's name when it is not empty. A job not
+    /// listed keeps the description it had (a hold keeps "launch failed
+    /// requeued held"; a reason kept from an earlier pass keeps its text).
+    pub descriptions: Vec<(JobId, String)>,
 }
 
 impl Plan {
@@ -98,6 +107,15 @@ impl Plan {
             .iter()
             .find(|(id, _)| *id == job)
             .map(|&(_, r)| r)
+    }
+
+    /// The description this pass gives `job`: `None` when it keeps the
+    /// one it had, `Some("")` when it has none.
+    pub fn description_of(&self, job: JobId) -> Option<&str> {
+        self.descriptions
+            .iter()
+            .find(|(id, _)| *id == job)
+            .map(|(_, d)| d.as_str())
     }
 
     /// The start planned for `job`, if any.
@@ -183,6 +201,28 @@ impl<'a> Diagnosis<'a> {
             empty_usable: None,
             empty_all: None,
         }
+    }
+
+    /// Whether the job fits an empty cluster only if nodes that are down
+    /// or drained take part (what `ReqNodeNotAvail` means).
+    fn needs_unusable_nodes(&mut self, job: &JobRequest, shape: &Shape, order: &[usize]) -> bool {
+        let view = self.view;
+        let required_down = job
+            .required_nodes
+            .iter()
+            .any(|&i| view.nodes.get(i).is_some_and(|n| !n.usable));
+        if !required_down {
+            let empty = self
+                .empty_usable
+                .get_or_insert_with(|| Pool::empty(view, false));
+            if fit::select(view, job, shape, empty, order, None).is_some() {
+                return false;
+            }
+        }
+        let all = self
+            .empty_all
+            .get_or_insert_with(|| Pool::empty(view, true));
+        fit::select(view, job, shape, all, order, None).is_some()
     }
 
     fn explain(
@@ -277,8 +317,9 @@ impl Blocked {
         }
     }
 
-    /// `pos` waits for the nodes of `part`.
-    fn keep_back(&mut self, pos: usize, multi: bool, part: &PartitionView) {
+    /// `pos` waits for `nodes` (those of its partition, or the ones it
+    /// names with `-w`).
+    fn keep_back(&mut self, pos: usize, multi: bool, nodes: &[usize]) {
         let own = if multi {
             if let Some(k) = self.own.iter().position(|(p, _)| *p == pos) {
                 Some(k)
@@ -289,7 +330,7 @@ impl Blocked {
         } else {
             None
         };
-        for &i in &part.nodes {
+        for &i in nodes {
             if let Some(k) = own {
                 let list = &mut self.own[k].1;
                 if list.contains(&i) {
@@ -345,6 +386,74 @@ fn replaces(reason: PendingReason, earlier: Option<PendingReason>) -> bool {
     earlier.is_none_or(|e| rank(reason) >= rank(e))
 }
 
+/// Whether the job names (`-w`) at least as many nodes as it needs: then,
+/// as in Slurm, its wait holds back only those nodes.
+fn names_its_nodes(job: &JobRequest, shape: &Shape) -> bool {
+    let mut named = job.required_nodes.clone();
+    named.sort_unstable();
+    named.dedup();
+    !named.is_empty() && named.len() >= shape.min_nodes as usize
+}
+
+/// `ReqNodeNotAvail, UnavailableNodes:...`: the partition's nodes that may
+/// not take work, narrowed to the ones the job names when it names any of
+/// them, in slurm.conf order.
+fn unavailable_text(view: &ClusterView, job: &JobRequest, part: &PartitionView) -> String {
+    let down: Vec<usize> = part
+        .nodes
+        .iter()
+        .copied()
+        .filter(|&i| view.nodes.get(i).is_some_and(|n| !n.usable))
+        .collect();
+    let named: Vec<usize> = down
+        .iter()
+        .copied()
+        .filter(|i| job.required_nodes.contains(i))
+        .collect();
+    let mut shown = if named.is_empty() { down } else { named };
+    shown.sort_unstable();
+    shown.dedup();
+    let names = shown
+        .iter()
+        .filter_map(|&i| view.nodes.get(i))
+        .map(|n| n.name.as_str());
+    req_node_not_avail_text(&hostlist::compress(names))
+}
+
+/// The verdict for a job behind one that could not start in the same
+/// partition. A job no pass has seen yet gets what Slurm gives it at
+/// submission: `ReqNodeNotAvail` with the nodes it lacks when only nodes
+/// that are down or drained would do, else `Priority`. A job seen before
+/// turns to `Priority` from no reason or `Resources`, and keeps any other
+/// reason it had (with its text): Slurm does not look at it again until
+/// the jobs ahead start.
+fn behind_failed(
+    view: &ClusterView,
+    job: &JobRequest,
+    shape: &Shape,
+    part: &PartitionView,
+    order: &[usize],
+    diagnosis: &mut Diagnosis<'_>,
+) -> (PendingReason, Option<String>) {
+    match job.prior_reason {
+        None => {
+            if diagnosis.needs_unusable_nodes(job, shape, order) {
+                (
+                    PendingReason::ReqNodeNotAvail,
+                    Some(unavailable_text(view, job, part)),
+                )
+            } else {
+                (PendingReason::Priority, Some(String::new()))
+            }
+        }
+        Some(PendingReason::None | PendingReason::Resources | PendingReason::Priority) => {
+            (PendingReason::Priority, Some(String::new()))
+        }
+        Some(kept @ (PendingReason::ReqNodeNotAvail | PendingReason::Licenses)) => (kept, None),
+        Some(_) => (PendingReason::Priority, Some(String::new())),
+    }
+}
+
 /// One scheduling pass over `queue` (pending jobs, any order) at time `now`
 /// (Unix seconds). Pure: the same arguments always give the same plan.
 ///
@@ -366,9 +475,10 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
     let mut part_failed = vec![false; view.partitions.len()];
     let mut blocked = Blocked::new(view.nodes.len());
     let mut diagnosis = Diagnosis::new(view);
-    // Per queue position: started, or the reason it waits so far.
+    // Per queue position: started, or the reason it waits so far and the
+    // description that goes with it (`None`: keep the one it has).
     let mut started = vec![false; queue.len()];
-    let mut reasons: Vec<Option<PendingReason>> = vec![None; queue.len()];
+    let mut reasons: Vec<Option<(PendingReason, Option<String>)>> = vec![None; queue.len()];
     // Queue positions in the order first seen, for the pending list.
     let mut seen = Vec::with_capacity(queue.len());
 
@@ -381,37 +491,68 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
         if reasons[pos].is_none() {
             seen.push(pos);
         }
-        let reason = 'reason: {
+        let clear = |r: PendingReason| (r, Some(String::new()));
+        let verdict: (PendingReason, Option<String>) = 'reason: {
             if let Some(hold) = job.hold {
                 break 'reason match hold {
-                    Hold::User => PendingReason::JobHeldUser,
-                    Hold::Admin => PendingReason::JobHeldAdmin,
+                    Hold::User => (PendingReason::JobHeldUser, None),
+                    Hold::Admin => (PendingReason::JobHeldAdmin, None),
                 };
             }
             if let Some(reason) = job.blocked_by {
-                break 'reason reason;
+                break 'reason clear(reason);
             }
             if job.begin_time.is_some_and(|t| t > now) {
-                break 'reason PendingReason::BeginTime;
+                break 'reason clear(PendingReason::BeginTime);
             }
             let (Some(part), Some(order)) =
                 (view.partitions.get(part_index), orders.get(part_index))
             else {
-                break 'reason PendingReason::PartitionConfig;
+                break 'reason clear(PendingReason::PartitionConfig);
             };
             let shape = Shape::new(view, job, part);
             if let Some(reason) = partition_gate(job, part, &shape) {
-                break 'reason reason;
+                break 'reason clear(reason);
             }
             if part_failed[part_index] {
-                break 'reason PendingReason::Priority;
+                break 'reason behind_failed(view, job, &shape, part, order, &mut diagnosis);
+            }
+            if job.prior_reason == Some(PendingReason::ReqNodeNotAvail)
+                && job
+                    .required_nodes
+                    .iter()
+                    .any(|&i| view.nodes.get(i).is_none_or(|n| !n.usable))
+            {
+                // Still waiting for the nodes it names: it keeps its
+                // reason and text, and holds nothing back.
+                break 'reason (PendingReason::ReqNodeNotAvail, None);
+            }
+            let mask = blocked.for_job(pos);
+            let open_nodes = part
+                .nodes
+                .iter()
+                .filter(|&&i| {
+                    view.nodes.get(i).is_some_and(|n| n.usable)
+                        && mask
+                            .as_deref()
+                            .is_none_or(|m| !m.get(i).copied().unwrap_or(false))
+                })
+                .count();
+            if open_nodes < shape.min_nodes as usize {
+                // Too few nodes up, or left to this partition: the job
+                // waits for them and holds the partition, in Slurm's words.
+                part_failed[part_index] = true;
+                blocked.keep_back(pos, multi, &part.nodes);
+                break 'reason (
+                    PendingReason::Resources,
+                    Some(NODES_DOWN_DRAINED_OR_RESERVED.to_string()),
+                );
             }
             if !licenses_available(job, &licenses_free) {
                 // As in Slurm, waiting for licenses holds nothing back.
-                break 'reason PendingReason::Licenses;
+                break 'reason clear(PendingReason::Licenses);
             }
 
-            let mask = blocked.for_job(pos);
             if let Some(nodes) = fit::select(view, job, &shape, &pool, order, mask.as_deref()) {
                 pool.take(&nodes, shape.exclusive);
                 for need in &job.licenses {
@@ -432,18 +573,34 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
 
             let reason = diagnosis.explain(job, &shape, order, &pool, mask.is_some());
             if matches!(reason, PendingReason::Resources | PendingReason::Priority) {
-                part_failed[part_index] = true;
-                blocked.keep_back(pos, multi, part);
+                if names_its_nodes(job, &shape) {
+                    // Waiting for the nodes it names holds back those
+                    // nodes only, not the whole partition.
+                    blocked.keep_back(pos, multi, &job.required_nodes);
+                } else {
+                    part_failed[part_index] = true;
+                    blocked.keep_back(pos, multi, &part.nodes);
+                }
             }
-            reason
+            if reason == PendingReason::ReqNodeNotAvail {
+                break 'reason (reason, Some(unavailable_text(view, job, part)));
+            }
+            clear(reason)
         };
-        if replaces(reason, reasons[pos]) {
-            reasons[pos] = Some(reason);
+        if replaces(verdict.0, reasons[pos].as_ref().map(|(r, _)| *r)) {
+            reasons[pos] = Some(verdict);
         }
     }
     for pos in seen {
-        if let (false, Some(reason)) = (started[pos], reasons[pos]) {
-            plan.pending.push((queue[pos].id, reason));
+        if started[pos] {
+            continue;
+        }
+        if let Some((reason, desc)) = reasons[pos].take() {
+            let id = queue[pos].id;
+            plan.pending.push((id, reason));
+            if let Some(desc) = desc {
+                plan.descriptions.push((id, desc));
+            }
         }
     }
     plan

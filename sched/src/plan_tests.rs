@@ -197,10 +197,19 @@ fn required_node_down_or_busy() {
     let plan = schedule(&view, &[down.clone()], 0);
     assert_eq!(reasons(&plan), vec![(1, R::ReqNodeNotAvail)]);
 
+    assert_eq!(
+        plan.description_of(JobId(1)),
+        Some("ReqNodeNotAvail, UnavailableNodes:n2")
+    );
+
+    // Waiting for the node it names holds back that node only (Slurm):
+    // job 2 takes the other one.
     let mut view = cluster(2, 2, 4000);
     view.nodes[1].alloc_cpus = 2;
     let plan = schedule(&view, &[down, job(2)], 0);
-    assert_eq!(reasons(&plan), vec![(1, R::Resources), (2, R::Priority)]);
+    assert_eq!(reasons(&plan), vec![(1, R::Resources)]);
+    assert_eq!(plan.description_of(JobId(1)), Some(""));
+    assert_eq!(started(&plan), vec![(2, vec![0])]);
 }
 
 #[test]
@@ -211,8 +220,15 @@ fn not_enough_usable_nodes() {
     j.min_nodes = 2;
     j.ntasks = 2;
     let plan = schedule(&view, &[j, job(2)], 0);
-    assert_eq!(reasons(&plan), vec![(1, R::ReqNodeNotAvail)]);
-    assert_eq!(started(&plan), vec![(2, vec![1])], "it blocks nobody");
+    // Slurm 22.05: Resources, described as nodes down, drained or
+    // reserved, and the partition is blocked behind it.
+    assert_eq!(reasons(&plan), vec![(1, R::Resources), (2, R::Priority)]);
+    assert_eq!(
+        plan.description_of(JobId(1)),
+        Some(slurm_common::reason::NODES_DOWN_DRAINED_OR_RESERVED)
+    );
+    assert_eq!(plan.description_of(JobId(2)), Some(""));
+    assert!(started(&plan).is_empty());
 }
 
 #[test]

@@ -94,6 +94,12 @@ pub struct JobRequest {
     /// limits, `JobArrayTaskLimit`, ...). The plan reports it unchanged and the
     /// job blocks nobody.
     pub blocked_by: Option<PendingReason>,
+    /// The reason the job was left with by the previous pass; `None` for a
+    /// job no pass has looked at yet. Slurm keeps some reasons from pass to
+    /// pass (a job behind a blocked partition that waits with
+    /// `ReqNodeNotAvail` keeps it, and its text, rather than turning to
+    /// `Priority`), so the plan depends on it.
+    pub prior_reason: Option<PendingReason>,
 }
 
 impl JobRequest {
@@ -124,6 +130,7 @@ impl JobRequest {
             licenses: Vec::new(),
             deadline: None,
             blocked_by: None,
+            prior_reason: None,
         }
     }
 }

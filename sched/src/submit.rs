@@ -251,6 +251,11 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         };
         mem_per_node(cpus) <= n.real_memory_mb
     };
+    if eligible.is_empty() {
+        // `--exclude` took every node: no node to size the memory against,
+        // and Slurm says only that the configuration is not available.
+        return Err(unsatisfiable(Unsatisfiable::TotalSize));
+    }
     if !nodes().any(fits_memory) {
         return Err(unsatisfiable(Unsatisfiable::Memory));
     }
@@ -273,6 +278,21 @@ mod tests {
             Err(e) => e,
             Ok(()) => panic!("job {} accepted", j.id),
         }
+    }
+
+    #[test]
+    fn excluding_every_node_is_not_a_memory_problem() {
+        // Slurm 22.05: `sbatch --exclude vm` on a one-node partition fails
+        // with "Requested node configuration is not available" alone.
+        let view = cluster(1, 2, 4000);
+        let mut j = job(1);
+        j.excluded_nodes = vec![0];
+        let e = reject(&view, &j);
+        assert_eq!(e.user_message(), None);
+        assert_eq!(
+            e.slurm_error(),
+            "Requested node configuration is not available"
+        );
     }
 
     #[test]

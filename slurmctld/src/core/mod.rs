@@ -1190,6 +1190,8 @@ impl Controller {
                 .extend(self.gres_excluded(&extras.node_gres));
         }
         r.blocked_by = depend::blocker(job);
+        // Slurm keeps some reasons from pass to pass (`slurm_sched::plan`).
+        r.prior_reason = (job.last_sched_eval != 0).then_some(job.reason);
         r
     }
 
@@ -1295,7 +1297,7 @@ impl Controller {
         // An array's copies after its first pending one get `Priority`
         // behind it: the first one's reason is the array's.
         let mut arrays_seen = Vec::new();
-        for (id, reason) in plan.pending {
+        for &(id, reason) in &plan.pending {
             let meta = self.jobs.get(&id.get()).is_some_and(|j| j.array.is_some());
             if meta {
                 if arrays_seen.contains(&id) {
@@ -1304,10 +1306,14 @@ impl Controller {
                 arrays_seen.push(id);
             }
             if let Some(job) = self.jobs.get_mut(&id.get()) {
-                if job.reason != reason || job.last_sched_eval == 0 {
+                let desc = plan.description_of(id).filter(|d| *d != job.reason_detail);
+                if job.reason != reason || job.last_sched_eval == 0 || desc.is_some() {
                     let job = Arc::make_mut(job);
                     job.reason = reason;
                     job.last_sched_eval = now;
+                    if let Some(d) = desc {
+                        job.reason_detail = d.to_string();
+                    }
                 }
             }
         }
