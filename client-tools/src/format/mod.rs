@@ -534,11 +534,16 @@ pub(crate) fn reason_text(job: &JobInfo) -> &str {
 }
 
 /// A job's id as squeue's `%i` shows it: `12`, `15_3`, `15_[0-3%2]`
-/// (the task list cut as `ctx` says).
+/// (the task list cut as `ctx` says); an array record that still holds a
+/// single task shows it as a task (`15_3`), as Slurm does.
 pub(crate) fn write_job_id(out: &mut String, job: &JobInfo, ctx: &Ctx) {
+    let single = |spec: &str| !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit());
     match (job.array_job_id, job.array_task_id) {
         (Some(master), Some(task)) => {
             let _ = write!(out, "{master}_{task}");
+        }
+        (Some(master), None) if single(&job.array_task_spec) => {
+            let _ = write!(out, "{master}_{}", job.array_task_spec);
         }
         (Some(master), None) if !job.array_task_spec.is_empty() => {
             let start = out.len();
@@ -589,6 +594,29 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use proptest::prelude::*;
+
+    /// squeue's `%i`: a task, an array record's pending set in brackets,
+    /// and an array record holding one task shown as that task.
+    #[test]
+    fn job_ids_as_squeue_writes_them() {
+        let id = |array: Option<u32>, task: Option<u32>, spec: &str| {
+            let job = JobInfo {
+                job_id: 15,
+                array_job_id: array,
+                array_task_id: task,
+                array_task_spec: spec.into(),
+                ..JobInfo::default()
+            };
+            let mut out = String::new();
+            write_job_id(&mut out, &job, &Ctx::utc(0));
+            out
+        };
+        assert_eq!(id(None, None, ""), "15");
+        assert_eq!(id(Some(11), Some(3), ""), "11_3");
+        assert_eq!(id(Some(15), None, "0-3%2"), "15_[0-3%2]");
+        assert_eq!(id(Some(15), None, "1,3"), "15_[1,3]");
+        assert_eq!(id(Some(15), None, "5"), "15_5");
+    }
 
     #[test]
     fn slurm_time_format_values() {

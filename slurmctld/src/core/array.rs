@@ -238,10 +238,11 @@ impl ArrayState {
     }
 
     /// The task ids left as `scontrol show job` shows them in ArrayTaskId
-    /// (`1-3,5%2`, `0-98:2`), and squeue inside brackets.
+    /// (`1-3,5%2`, `0-98:2`), and squeue inside brackets. A single task
+    /// is shown without the limit (`5`), as Slurm shows it.
     pub fn pending_text(&self) -> String {
         let mut s = slurm_common::tasklist::format(&self.pending);
-        if self.throttle > 0 {
+        if self.throttle > 0 && self.pending.len() > 1 {
             s.push('%');
             s.push_str(&self.throttle.to_string());
         }
@@ -770,6 +771,9 @@ mod tests {
         assert_eq!(a.pending_text(), "1-17:2");
         let b = ArrayState::submitted(4, &parse("0-8:2%2", 1001).unwrap());
         assert_eq!(b.pending_text(), "0,2,4,6,8%2");
+        // One task left: shown alone, without the limit.
+        let c = ArrayState::submitted(5, &parse("5%2", 1001).unwrap());
+        assert_eq!(c.pending_text(), "5");
     }
 
     #[test]
