@@ -313,14 +313,23 @@ pub fn write_job_detailed(
     {
         let out = r.key("NumNodes");
         let _ = write!(out, "{}", job.num_nodes);
-        if job.max_nodes > 0 && job.nodes.is_empty() {
+        // The requested range while the job waits (`-N 3` is `3-3`); once
+        // it has run, or ended without running, the count alone.
+        if job.max_nodes > 0 && job.state == v1::JobState::Pending as i32 {
             let _ = write!(out, "-{}", job.max_nodes);
         }
     }
     r.kv_num("NumCPUs", job.num_cpus);
     r.kv_num("NumTasks", job.num_tasks.max(1));
     r.kv_num("CPUs/Task", job.cpus_per_task.max(1));
-    r.kv("ReqB:S:C:T", "0:0:*:*");
+    // Boards and sockets per board are never asked for (`-B` and
+    // --sockets-per-node set Socks/Node= instead).
+    let _ = write!(
+        r.key("ReqB:S:C:T"),
+        "0:0:{}:{}",
+        count_or_any(job.cores_per_socket),
+        count_or_any(job.threads_per_core)
+    );
     r.line();
     {
         let allocated = job.tres_allocated.as_ref().filter(|t| !t.items.is_empty());
@@ -328,8 +337,14 @@ pub fn write_job_detailed(
         write_tres(r.key("TRES"), tres);
     }
     r.line();
-    r.kv("Socks/Node", "*");
-    let _ = write!(r.key("NtasksPerN:B:S:C"), "{}:0:*:*", job.ntasks_per_node);
+    r.kv("Socks/Node", &count_or_any(job.sockets_per_node));
+    let _ = write!(
+        r.key("NtasksPerN:B:S:C"),
+        "{}:0:{}:{}",
+        job.ntasks_per_node,
+        count_or_any(job.ntasks_per_socket),
+        count_or_any(job.ntasks_per_core)
+    );
     r.kv("CoreSpec", "*");
     if let Some(resources) = job.resources.as_ref().filter(|r| !r.nodes.is_empty()) {
         r.line();
@@ -390,6 +405,11 @@ pub fn write_job_detailed(
     }
     r.line();
     r.kv("StdOut", &stdout);
+    if !job.cpu_freq.is_empty() {
+        r.line();
+        r.out.push_str(&cpu_freq_shown(&job.cpu_freq));
+        r.line_start = false;
+    }
     r.line();
     r.kv("Power", "");
     // The --gpus, --gres (and --gpus-per-node) and --gpus-per-task
@@ -405,6 +425,10 @@ pub fn write_job_detailed(
             r.kv(key, value);
         }
     }
+    if let Some(kill) = job.kill_on_invalid_dep {
+        r.line();
+        r.kv("KillOInInvalidDependent", if kill { "Yes" } else { "No" });
+    }
     // Slurm keeps the events as flags: the line is there only when some
     // event is asked for (a --mail-user alone shows nothing), in its order.
     let mail_events = match crate::sbatch::values::mail_type(&job.mail_type) {
@@ -418,6 +442,64 @@ pub fn write_job_detailed(
     }
     r.line();
     out.push('\n');
+}
+
+/// A `--cpu-freq` value (`[min-]max[:governor]` or a governor alone) as
+/// Slurm 22.05 shows it: `CPU_min_freq=Low CPU_max_freq=High
+/// Governor=Performance`, each frequency followed by a space.
+fn cpu_freq_shown(spec: &str) -> String {
+    const GOVERNORS: [&str; 6] = [
+        "Conservative",
+        "OnDemand",
+        "Performance",
+        "PowerSave",
+        "UserSpace",
+        "SchedUtil",
+    ];
+    let governor = |w: &str| {
+        GOVERNORS
+            .iter()
+            .find(|g| g.eq_ignore_ascii_case(w))
+            .copied()
+    };
+    let freq = |w: &str| match w.to_ascii_lowercase().as_str() {
+        "low" => "Low".to_owned(),
+        "medium" => "Medium".to_owned(),
+        "high" => "High".to_owned(),
+        "highm1" => "Highm1".to_owned(),
+        _ => w.to_owned(),
+    };
+    let (range, gov) = match spec.split_once(':') {
+        Some((r, g)) => (r, governor(g)),
+        None => match governor(spec) {
+            Some(g) => ("", Some(g)),
+            None => (spec, None),
+        },
+    };
+    let mut out = String::new();
+    match range.split_once('-') {
+        Some((min, max)) => {
+            let _ = write!(
+                out,
+                "CPU_min_freq={} CPU_max_freq={} ",
+                freq(min),
+                freq(max)
+            );
+        }
+        None if !range.is_empty() => {
+            let _ = write!(out, "CPU_max_freq={} ", freq(range));
+        }
+        None => {}
+    }
+    if let Some(g) = gov {
+        let _ = write!(out, "Governor={g}");
+    }
+    out
+}
+
+/// A requested count, or `*` when none was given.
+fn count_or_any(count: Option<u32>) -> String {
+    count.map_or_else(|| "*".to_owned(), |n| n.to_string())
 }
 
 /// The `JOB_GRES=` value: the generic resources of the job without the
@@ -1032,6 +1114,127 @@ mod tests {
             assert!(plain.contains(want), "{want:?} not in {plain}");
         }
         assert!(!plain.contains("TresPer"), "{plain}");
+    }
+
+    /// `--cpu-freq` values as Slurm 22.05 showed them (with the trailing
+    /// space after a frequency).
+    #[test]
+    fn cpu_freq_shows_as_in_slurm() {
+        for (given, shown) in [
+            (
+                "low-high:performance",
+                "CPU_min_freq=Low CPU_max_freq=High Governor=Performance",
+            ),
+            ("2000", "CPU_max_freq=2000 "),
+            ("high", "CPU_max_freq=High "),
+            ("highm1", "CPU_max_freq=Highm1 "),
+            ("1000-2000", "CPU_min_freq=1000 CPU_max_freq=2000 "),
+            ("2000-high", "CPU_min_freq=2000 CPU_max_freq=High "),
+            ("performance", "Governor=Performance"),
+            ("userspace", "Governor=UserSpace"),
+        ] {
+            assert_eq!(cpu_freq_shown(given), shown, "{given}");
+        }
+        let job = JobInfo {
+            cpu_freq: "medium".into(),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &job, false, &Ctx::utc(0));
+        assert!(
+            out.contains("\n   CPU_max_freq=Medium \n   Power=\n"),
+            "{out}"
+        );
+        let mut plain = String::new();
+        write_job(&mut plain, &JobInfo::default(), false, &Ctx::utc(0));
+        assert!(!plain.contains("freq"), "{plain}");
+    }
+
+    /// `-N 3` as Slurm 22.05 shows it: `3-3` while pending, the count
+    /// alone afterwards, even for a job cancelled before it ran.
+    #[test]
+    fn the_node_range_shows_only_while_pending() {
+        let ctx = Ctx::utc(0);
+        let shown = |state: v1::JobState| {
+            let job = JobInfo {
+                num_nodes: 3,
+                max_nodes: 3,
+                state: state as i32,
+                ..JobInfo::default()
+            };
+            let mut out = String::new();
+            write_job(&mut out, &job, false, &ctx);
+            out
+        };
+        assert!(shown(v1::JobState::Pending).contains(" NumNodes=3-3 "));
+        assert!(shown(v1::JobState::Cancelled).contains(" NumNodes=3 "));
+        assert!(shown(v1::JobState::Running).contains(" NumNodes=3 "));
+    }
+
+    /// `-B`, the socket/core/thread options and --kill-on-invalid-dep, as
+    /// Slurm 22.05 showed them (`-B 1:1:1 --ntasks-per-socket=3
+    /// --ntasks-per-core=2 --kill-on-invalid-dep=yes --mail-type=END`).
+    #[test]
+    fn job_shows_its_layout_and_kill_on_invalid_dep() {
+        let ctx = Ctx::utc(0);
+        let job = JobInfo {
+            sockets_per_node: Some(1),
+            cores_per_socket: Some(1),
+            threads_per_core: Some(1),
+            ntasks_per_socket: Some(3),
+            ntasks_per_core: Some(2),
+            ntasks_per_node: 4,
+            kill_on_invalid_dep: Some(true),
+            mail_type: "END".into(),
+            mail_user: "u".into(),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &job, false, &ctx);
+        for want in [
+            " ReqB:S:C:T=0:0:1:1
+",
+            "
+   Socks/Node=1 NtasksPerN:B:S:C=4:0:3:2 CoreSpec=*
+",
+            "
+   Power=
+   KillOInInvalidDependent=Yes
+   MailUser=u MailType=END
+",
+        ] {
+            assert!(out.contains(want), "{want:?} not in {out}");
+        }
+        let no = JobInfo {
+            cores_per_socket: Some(1),
+            kill_on_invalid_dep: Some(false),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &no, false, &ctx);
+        for want in [
+            " ReqB:S:C:T=0:0:1:*
+",
+            "
+   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*
+",
+            "
+   Power=
+   KillOInInvalidDependent=No
+",
+        ] {
+            assert!(out.contains(want), "{want:?} not in {out}");
+        }
+        let mut plain = String::new();
+        write_job(&mut plain, &JobInfo::default(), false, &ctx);
+        assert!(
+            plain.contains(
+                " ReqB:S:C:T=0:0:*:*
+"
+            ),
+            "{plain}"
+        );
+        assert!(!plain.contains("KillOIn"), "{plain}");
     }
 
     #[test]

@@ -89,10 +89,13 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             .and_then(|(_, v)| v.to_str())
             .map(str::to_owned)
     };
-    let opts = match options::resolve(&cli, Some(&script.text), &env, &read_node_file, now) {
+    let mut opts = match options::resolve(&cli, Some(&script.text), &env, &read_node_file, now) {
         Ok(o) => o,
         Err(e) => return report_opt_error(out, &e),
     };
+    if let Some(warning) = fit_nodes_to_tasks(&mut opts) {
+        out.error_line(&format!("{PROG}: Warning: {warning}"));
+    }
     let process_env: Vec<(String, String)> = environ
         .iter()
         .map(|(k, v)| {
@@ -106,15 +109,6 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "/".to_owned());
     let host = short_hostname();
-    let mut warned: Vec<&str> = Vec::new();
-    for spelled in &opts.ignored {
-        if options::ignoring_changes_the_job(spelled) && !warned.contains(&spelled.as_str()) {
-            warned.push(spelled);
-            out.error_line(&format!(
-                "{PROG}: warning: {spelled} is not supported and was ignored"
-            ));
-        }
-    }
     let (uid, gid) = match submit_identity(&opts, current_uid(), current_gid()) {
         Ok(ids) => ids,
         Err(e) => return report_opt_error(out, &e),
@@ -145,6 +139,17 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     if let Err(e) = values::gres_kinds(&opts, &config.conf.gres_types) {
         return report_opt_error(out, &e);
     }
+    // Only for a job that is going to be submitted: an option refused
+    // above is reported alone, as Slurm (which knows them all) does.
+    let mut warned: Vec<&str> = Vec::new();
+    for spelled in &opts.ignored {
+        if options::ignoring_changes_the_job(spelled) && !warned.contains(&spelled.as_str()) {
+            warned.push(spelled);
+            out.error_line(&format!(
+                "{PROG}: warning: {spelled} is not supported and was ignored"
+            ));
+        }
+    }
     let mut job = job;
     add_rlimits(&mut job, &opts, &config.conf);
     let mut controller = match Controller::new(&config) {
@@ -155,6 +160,49 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         }
     };
     block_on(submit(&mut controller, &config, &opts, job, out))
+}
+
+/// Fewer tasks than nodes: Slurm's sbatch asks for as many nodes as
+/// tasks (`-N 2-3 -n 1` becomes `-N 1`) and says so; the text after
+/// `sbatch: Warning: ` is returned.
+pub fn fit_nodes_to_tasks(opts: &mut SbatchOpts) -> Option<String> {
+    let (min, _) = opts.nodes?;
+    let ntasks = opts.ntasks?;
+    if ntasks >= min {
+        return None;
+    }
+    opts.nodes = Some((ntasks, Some(ntasks)));
+    Some(format!(
+        "can't run {ntasks} processes on {min} nodes, setting nnodes to {ntasks}"
+    ))
+}
+
+/// The sockets per node, cores per socket and threads per core the job
+/// asks for, with `--hint` applied as Slurm 22.05's sbatch applies it: a
+/// hint is ignored next to `-B`, `--ntasks-per-core` or
+/// `--threads-per-core`; otherwise it replaces the socket and core
+/// counts, its words taken in order (`compute_bound` and `nomultithread`
+/// ask for one thread per core, `memory_bound` also for one core per
+/// socket, `multithread` for any number of threads).
+pub fn node_layout(o: &SbatchOpts) -> [Option<u32>; 3] {
+    let given = [o.sockets_per_node, o.cores_per_socket, o.threads_per_core];
+    let Some(hint) = o.hint.as_deref() else {
+        return given;
+    };
+    if o.extra_node_info || o.ntasks_per_core.is_some() || o.threads_per_core.is_some() {
+        return given;
+    }
+    let (mut cores, mut threads) = (None, None);
+    for word in hint.split(',').map(str::trim) {
+        match word.to_ascii_lowercase().as_str() {
+            "compute_bound" => (cores, threads) = (None, Some(1)),
+            "memory_bound" => (cores, threads) = (Some(1), Some(1)),
+            "nomultithread" => threads = Some(1),
+            "multithread" => threads = None,
+            _ => {}
+        }
+    }
+    [None, cores, threads]
 }
 
 /// Adds the `SLURM_RLIMIT_*` variables of the limits the job takes from
@@ -620,8 +668,11 @@ pub fn build_job(
         }
         None => job_environment(o.export.as_deref(), &ctx.env, &extra),
     };
+    // A single count is the range from it to itself (`-N 3` is `3-3`), as
+    // Slurm's sbatch sends it.
+    let layout = node_layout(o);
     let (min_nodes, max_nodes) = match o.nodes {
-        Some((min, max)) => (Some(min), max),
+        Some((min, max)) => (Some(min), Some(max.unwrap_or(min))),
         None => (None, None),
     };
     Ok(v1::JobDescription {
@@ -676,9 +727,9 @@ pub fn build_job(
         min_cpus_per_node: o.mincpus,
         ntasks_per_socket: o.ntasks_per_socket,
         ntasks_per_core: o.ntasks_per_core,
-        sockets_per_node: o.sockets_per_node,
-        cores_per_socket: o.cores_per_socket,
-        threads_per_core: o.threads_per_core,
+        sockets_per_node: layout[0],
+        cores_per_socket: layout[1],
+        threads_per_core: layout[2],
         gres: or_empty(&o.gres),
         gpus: or_empty(&o.gpus),
         gpus_per_node: or_empty(&o.gpus_per_node),
@@ -712,6 +763,7 @@ pub fn build_job(
         mail_user: or_empty(&o.mail_user),
         immediate: false,
         reboot: o.reboot,
+        cpu_freq: or_empty(&o.cpu_freq),
         stdin_path: or_empty(&o.input),
         stdout_path: or_empty(&o.output),
         stderr_path: or_empty(&o.error),
@@ -1330,6 +1382,86 @@ mod tests {
     }
 
     #[test]
+    fn fewer_tasks_than_nodes_lowers_the_node_count() {
+        let fitted = |line: &str| {
+            let mut o = options::resolve(&cli(line), None, &|_| None, &read_node_file, 0).unwrap();
+            let warning = fit_nodes_to_tasks(&mut o);
+            (o.nodes, warning)
+        };
+        assert_eq!(
+            fitted("-N 2 -n 1 --wrap=true"),
+            (
+                Some((1, Some(1))),
+                Some("can't run 1 processes on 2 nodes, setting nnodes to 1".to_owned())
+            )
+        );
+        assert_eq!(fitted("-N 2-3 -n 1 --wrap=true").0, Some((1, Some(1))));
+        assert_eq!(fitted("-N 3 -n 2 --wrap=true").0, Some((2, Some(2))));
+        assert_eq!(fitted("-N 2 -n 2 --wrap=true"), (Some((2, None)), None));
+        assert_eq!(fitted("-N 2 --wrap=true"), (Some((2, None)), None));
+        assert_eq!(fitted("-n 1 --wrap=true"), (None, None));
+    }
+
+    /// What Slurm 22.05 showed as `Socks/Node=` and the cores and threads
+    /// of `ReqB:S:C:T=` for each mix of `--hint` and the layout options.
+    #[test]
+    fn hints_become_core_and_thread_counts_as_in_slurm() {
+        let layout = |line: &str| {
+            let c = cli(&format!("{line} --wrap=true"));
+            let o = options::resolve(&c, None, &|_| None, &read_node_file, 0).unwrap();
+            node_layout(&o)
+        };
+        assert_eq!(layout("--hint=nomultithread"), [None, None, Some(1)]);
+        assert_eq!(layout("--hint=compute_bound"), [None, None, Some(1)]);
+        assert_eq!(layout("--hint=memory_bound"), [None, Some(1), Some(1)]);
+        assert_eq!(layout("--hint=multithread"), [None, None, None]);
+        assert_eq!(
+            layout("--hint=memory_bound,multithread"),
+            [None, Some(1), None]
+        );
+        // The hint replaces the socket and core counts...
+        assert_eq!(
+            layout("--cores-per-socket=2 --sockets-per-node=1 --hint=nomultithread"),
+            [None, None, Some(1)]
+        );
+        assert_eq!(
+            layout("--hint=memory_bound --cores-per-socket=2"),
+            [None, Some(1), Some(1)]
+        );
+        // ...unless -B, --ntasks-per-core or --threads-per-core is given.
+        assert_eq!(layout("-B 1 --hint=nomultithread"), [Some(1), None, None]);
+        assert_eq!(
+            layout("--hint=memory_bound --threads-per-core=2"),
+            [None, None, Some(2)]
+        );
+        assert_eq!(
+            layout("--ntasks-per-core=1 --hint=nomultithread"),
+            [None, None, None]
+        );
+        assert_eq!(
+            layout("--ntasks-per-socket=1 --hint=nomultithread"),
+            [None, None, Some(1)]
+        );
+        assert_eq!(layout("-B 1:2:1"), [Some(1), Some(2), Some(1)]);
+    }
+
+    #[test]
+    fn a_single_node_count_is_sent_as_a_range() {
+        let wrap = || Script {
+            text: wrap_script("true"),
+            source: ScriptSource::Wrap,
+        };
+        let nodes = |line: &str| {
+            let job = build(line, wrap());
+            (job.min_nodes, job.max_nodes)
+        };
+        assert_eq!(nodes("-N 3 --wrap=true"), (Some(3), Some(3)));
+        assert_eq!(nodes("-N 1 --wrap=true"), (Some(1), Some(1)));
+        assert_eq!(nodes("-N 1-2 --wrap=true"), (Some(1), Some(2)));
+        assert_eq!(nodes("--wrap=true"), (None, None));
+    }
+
+    #[test]
     fn unset_options_stay_unset() {
         let job = build(
             "--wrap=true",
@@ -1448,9 +1580,10 @@ mod tests {
         assert_eq!(job.argv, vec!["x", "y"]);
         assert_eq!(job.partitions, vec!["a", "b"]);
         assert_eq!(job.time_limit, Some(time_limit(TimeLimit::Minutes(2880))));
+        // `-N 2` is sent as 2-2, as Slurm's sbatch sends it.
         assert_eq!(
             (job.min_nodes, job.max_nodes, job.ntasks),
-            (Some(2), None, Some(4))
+            (Some(2), Some(2), Some(4))
         );
         assert_eq!(
             job.memory,

@@ -390,6 +390,10 @@ fn invalid(text: impl Into<String>) -> OptError {
     OptError::Invalid(text.into())
 }
 
+fn refused(text: impl Into<String>) -> OptError {
+    OptError::Refused(text.into())
+}
+
 /// A memory request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Memory {
@@ -419,8 +423,7 @@ pub enum OpenMode {
 pub fn ignoring_changes_the_job(spelled: &str) -> bool {
     matches!(
         spelled,
-        "-B" | "--extra-node-info"
-            | "--batch"
+        "--batch"
             | "--bb"
             | "--bbf"
             | "--cluster-constraint"
@@ -450,7 +453,12 @@ pub struct SbatchOpts {
     pub constraint: Option<String>,
     pub contiguous: bool,
     pub cores_per_socket: Option<u32>,
+    /// `--cpus-per-gpu` (checked, then ignored: GPUs are not counted per
+    /// CPU).
+    pub cpus_per_gpu: Option<u32>,
     pub cpus_per_task: Option<u32>,
+    /// `--cpu-freq` as given (checked; shown, not applied).
+    pub cpu_freq: Option<String>,
     pub deadline: Option<i64>,
     pub dependency: Option<String>,
     pub distribution: Option<String>,
@@ -458,6 +466,8 @@ pub struct SbatchOpts {
     pub exclude: Option<String>,
     pub export: Option<String>,
     pub export_file: Option<String>,
+    /// Whether `-B` was given (a `--hint` is then ignored).
+    pub extra_node_info: bool,
     pub gpus: Option<String>,
     pub gpus_per_node: Option<String>,
     pub gpus_per_task: Option<String>,
@@ -476,6 +486,8 @@ pub struct SbatchOpts {
     pub mail_type: Option<String>,
     pub mail_user: Option<String>,
     pub memory: Option<Memory>,
+    /// `--mem-per-gpu`, MB (checked, then ignored).
+    pub mem_per_gpu: Option<u64>,
     pub mincpus: Option<u32>,
     pub nice: Option<i32>,
     pub nodelist: Option<String>,
@@ -646,7 +658,7 @@ pub fn resolve(
     }
     if let (Some(deadline), Some(begin)) = (o.deadline, o.begin_time) {
         if deadline < begin {
-            return Err(invalid(
+            return Err(refused(
                 "Incompatible begin and deadline time specification",
             ));
         }
@@ -927,6 +939,28 @@ fn apply(
             check_ignored(key, v)?;
             o.get_user_env = true;
         }
+        Key::CpuFreq => {
+            values::cpu_freq(v)?;
+            o.cpu_freq = text(value);
+        }
+        // Sockets, cores and threads; `*` leaves a count as it was.
+        Key::ExtraNodeInfo => {
+            let [sockets, cores, threads] = values::extra_node_info(v)?;
+            o.extra_node_info = true;
+            o.sockets_per_node = sockets.or(o.sockets_per_node);
+            o.cores_per_socket = cores.or(o.cores_per_socket);
+            o.threads_per_core = threads.or(o.threads_per_core);
+        }
+        Key::CpusPerGpu => {
+            o.cpus_per_gpu = Some(count(v, "--cpus-per-gpu")?);
+            o.ignored.push(spelled.to_owned());
+        }
+        Key::MemPerGpu => {
+            let mb = parse_mem_mb(v.trim())
+                .map_err(|_| invalid("Invalid --mem-per-gpu specification"))?;
+            o.mem_per_gpu = Some(mb);
+            o.ignored.push(spelled.to_owned());
+        }
         Key::Hint => {
             // Passed on to the job (SLURM_HINT), without effect on where
             // it runs.
@@ -936,13 +970,9 @@ fn apply(
         }
         Key::AcctgFreq
         | Key::CoreSpec
-        | Key::CpuFreq
-        | Key::CpusPerGpu
         | Key::DelayBoot
-        | Key::ExtraNodeInfo
         | Key::GpuBind
         | Key::MemBind
-        | Key::MemPerGpu
         | Key::Profile
         | Key::Switches
         | Key::ThreadSpec
@@ -959,17 +989,11 @@ fn check_ignored(key: Key, v: &str) -> Result<(), OptError> {
     match key {
         Key::AcctgFreq => values::acctg_freq(v),
         Key::CoreSpec => values::count_from(v, "--core-spec", 0).map(|_| ()),
-        Key::CpuFreq => values::cpu_freq(v),
-        Key::CpusPerGpu => count(v, "--cpus-per-gpu").map(|_| ()),
         Key::DelayBoot => values::delay_boot(v),
-        Key::ExtraNodeInfo => values::extra_node_info(v),
         Key::GetUserEnv => values::get_user_env(v),
         Key::GpuBind => values::gpu_bind(v),
         Key::Hint => values::hint(v),
         Key::MemBind => values::mem_bind(v),
-        Key::MemPerGpu => parse_mem_mb(v.trim())
-            .map(|_| ())
-            .map_err(|_| invalid("Invalid --mem-per-gpu specification")),
         Key::Profile => values::profile(v),
         Key::Switches => values::switches(v),
         Key::ThreadSpec => count(v, "--thread-spec").map(|_| ()),
@@ -1117,10 +1141,10 @@ mod tests {
         );
         assert_eq!(opts("-t 0").time, Some(TimeLimit::Infinite));
         assert_eq!(opts("--open-mode=t").open_mode, Some(OpenMode::Truncate));
-        assert_eq!(
-            opts("--cpu-freq=high").ignored,
-            vec!["--cpu-freq".to_owned()]
-        );
+        // Kept for scontrol show job (CPU_max_freq=High).
+        let freq = opts("--cpu-freq=high");
+        assert_eq!(freq.cpu_freq.as_deref(), Some("high"));
+        assert!(freq.ignored.is_empty());
         assert!(!ignoring_changes_the_job("--cpu-freq"));
         let spelled = opts("--mem-per-gpu=4G -S 1").ignored;
         assert_eq!(spelled, vec!["--mem-per-gpu".to_owned(), "-S".to_owned()]);
@@ -1282,7 +1306,7 @@ mod tests {
         // Checked, then accepted without effect.
         assert_eq!(
             opts("--hint=nomultithread --cpu-freq=high -B 2:*:1").ignored,
-            vec!["--hint", "--cpu-freq", "-B"]
+            vec!["--hint"]
         );
     }
 
@@ -1463,6 +1487,52 @@ mod tests {
         assert!(opts("--begin=now+1hour --deadline=now+2hour")
             .deadline
             .is_some());
+        // Slurm 22.05 exits 1 here, not 255; equal times are fine.
+        let e = parse(
+            &args("--begin=now+2hour --deadline=now+1hour"),
+            None,
+            &no_env,
+            &no_files,
+            NOW,
+        )
+        .unwrap_err();
+        assert_eq!(e.exit_status(), 1);
+        assert!(opts("--begin=now+1hour --deadline=now+1hour")
+            .deadline
+            .is_some());
+    }
+
+    /// `-B 1:1` asks for one socket per node and one core per socket, as
+    /// the long options do; the later of the two spellings wins, and `*`
+    /// leaves a count alone.
+    #[test]
+    fn extra_node_info_sets_sockets_cores_and_threads() {
+        let layout = |line: &str| {
+            let o = opts(line);
+            (o.sockets_per_node, o.cores_per_socket, o.threads_per_core)
+        };
+        assert_eq!(layout("-B 1:1"), (Some(1), Some(1), None));
+        assert_eq!(layout("-B 1:1:1"), (Some(1), Some(1), Some(1)));
+        assert_eq!(layout("-B *:1"), (None, Some(1), None));
+        assert_eq!(layout("-B 1:*:2"), (Some(1), None, Some(2)));
+        assert_eq!(
+            layout("-B 1:1 --sockets-per-node=2"),
+            (Some(2), Some(1), None)
+        );
+        assert_eq!(layout("--sockets-per-node=1 -B 2"), (Some(2), None, None));
+        assert_eq!(
+            layout("--cores-per-socket=3 -B 2:*"),
+            (Some(2), Some(3), None)
+        );
+        assert!(opts("-B 1:1").ignored.is_empty());
+        assert_eq!(err("-B 1:1:1:1"), "Invalid numeric value \"1\" for -B.");
+    }
+
+    #[test]
+    fn gpu_ratios_are_kept_for_the_gres_check() {
+        let o = opts("--cpus-per-gpu=2 --mem-per-gpu=1G");
+        assert_eq!((o.cpus_per_gpu, o.mem_per_gpu), (Some(2), Some(1024)));
+        assert_eq!(o.ignored, vec!["--cpus-per-gpu", "--mem-per-gpu"]);
     }
 
     #[test]

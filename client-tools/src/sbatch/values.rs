@@ -75,21 +75,29 @@ pub fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
     }
 }
 
-/// `-B/--extra-node-info`: `sockets[:cores[:threads]]`, each a count or `*`.
-pub fn extra_node_info(value: &str) -> Result<(), OptError> {
-    let parts: Vec<&str> = value.split(':').collect();
+/// `-B/--extra-node-info`: `sockets[:cores[:threads]]`, each a count or
+/// `*`. The counts given, in that order; `*` and parts left out give
+/// `None` (they leave the request as it was).
+pub fn extra_node_info(value: &str) -> Result<[Option<u32>; 3], OptError> {
     let which = ["first", "second", "third"];
-    for (i, part) in parts.iter().enumerate() {
-        let Some(ordinal) = which.get(i) else {
+    let mut counts = [None; 3];
+    for (i, part) in value.split(':').enumerate() {
+        let (Some(ordinal), Some(slot)) = (which.get(i), counts.get_mut(i)) else {
             return Err(bad_number(part, "-B"));
         };
-        if *part != "*" && !part.trim().parse::<u32>().is_ok_and(|n| n > 0) {
-            return Err(refused(format!(
-                "Invalid numeric value \"{part}\" for {ordinal} arg of -B."
-            )));
+        if part == "*" {
+            continue;
+        }
+        match part.trim().parse::<u32>() {
+            Ok(n) if n > 0 => *slot = Some(n),
+            _ => {
+                return Err(refused(format!(
+                    "Invalid numeric value \"{part}\" for {ordinal} arg of -B."
+                )))
+            }
         }
     }
-    Ok(())
+    Ok(counts)
 }
 
 /// `--switches=count[@max-time]`.
@@ -359,6 +367,13 @@ pub fn cpu_freq(value: &str) -> Result<(), OptError> {
             return Err(unrecognized(w));
         }
     }
+    if let Some(max) = max {
+        if freq_rank(min) > freq_rank(max) {
+            return Err(usage(format!(
+                "min cpu-frec ({min}) must be < max cpu-freq ({max})\nInvalid --cpu-freq argument"
+            )));
+        }
+    }
     if let Some(g) = gov {
         if max.is_none() {
             return Err(usage(format!(
@@ -370,6 +385,18 @@ pub fn cpu_freq(value: &str) -> Result<(), OptError> {
         }
     }
     Ok(())
+}
+
+/// How Slurm orders the frequencies of a `--cpu-freq` range: kHz values
+/// below the named ones, then low, medium, high and highm1.
+fn freq_rank(word: &str) -> u64 {
+    match word.to_ascii_lowercase().as_str() {
+        "low" => 1 << 32,
+        "medium" => (1 << 32) + 1,
+        "high" => (1 << 32) + 2,
+        "highm1" => (1 << 32) + 3,
+        _ => word.parse::<u64>().unwrap_or(0),
+    }
 }
 
 /// `--propagate[=rlimit,...]`: upper-case limit names, with or without
@@ -459,22 +486,29 @@ pub fn gpu_bind(value: &str) -> Result<(), OptError> {
 }
 
 /// The GRES a job asks for must be of the kinds slurm.conf's GresTypes
-/// names, spelled `name[:type][:count]`; `--gpus*` ask for `gpu`. Slurm's
-/// sbatch refuses the others itself, before it submits.
+/// names, spelled `name[:type][:count]`; `--gpus*` ask for `gpu`, and
+/// `--cpus-per-gpu`/`--mem-per-gpu` need GPUs asked for. Slurm's sbatch
+/// refuses the others itself, before it submits.
 pub fn gres_kinds(o: &SbatchOpts, gres_types: &[String]) -> Result<(), OptError> {
     let bad = || refused("Invalid generic resource (gres) specification");
     let known = |name: &str| gres_types.iter().any(|t| t == name);
+    let mut gres_gpu = false;
     if let Some(list) = o.gres.as_deref() {
         for item in list.split(',').filter(|i| !i.is_empty()) {
             let item = item.strip_prefix("gres/").unwrap_or(item);
             match GresSpec::parse(item) {
-                Some(spec) if known(&spec.name) => {}
+                Some(spec) if known(&spec.name) => gres_gpu |= spec.name == "gpu",
                 _ => return Err(bad()),
             }
         }
     }
     let gpus = [&o.gpus, &o.gpus_per_node, &o.gpus_per_task];
-    if gpus.iter().any(|g| g.is_some()) && !known("gpu") {
+    let asks_gpus = gpus.iter().any(|g| g.is_some());
+    if asks_gpus && !known("gpu") {
+        return Err(bad());
+    }
+    let per_gpu = o.cpus_per_gpu.is_some() || o.mem_per_gpu.is_some();
+    if per_gpu && !(asks_gpus || gres_gpu) {
         return Err(bad());
     }
     if o.gpus_per_task.is_some() && o.gpus.is_none() && o.ntasks.is_none() {
@@ -672,11 +706,11 @@ mod tests {
         );
         assert_eq!(e.exit_status(), 1);
         assert_eq!(
-            text(extra_node_info("2:x")),
+            text(extra_node_info("2:x").map(|_| ())),
             "Invalid numeric value \"x\" for second arg of -B."
         );
         assert_eq!(
-            text(extra_node_info("2:2:x")),
+            text(extra_node_info("2:2:x").map(|_| ())),
             "Invalid numeric value \"x\" for third arg of -B."
         );
         assert!(extra_node_info("*:2").is_ok() && extra_node_info("2:*:1").is_ok());
@@ -755,6 +789,23 @@ mod tests {
             text(cpu_freq("low:foo")),
             "gov on cpu-frec (foo) illegal without max\nInvalid --cpu-freq argument"
         );
+        // A range must not fall (equal ends are fine); kHz values come
+        // before the named ones, as in Slurm 22.05.
+        for (bad, min, max) in [
+            ("2000-1000", "2000", "1000"),
+            ("high-low", "high", "low"),
+            ("low-1000", "low", "1000"),
+        ] {
+            assert_eq!(
+                text(cpu_freq(bad)),
+                format!(
+                    "min cpu-frec ({min}) must be < max cpu-freq ({max})\nInvalid --cpu-freq argument"
+                )
+            );
+        }
+        for ok in ["1000-1000", "2000-high", "low-highm1", "medium-High"] {
+            assert!(cpu_freq(ok).is_ok(), "{ok}");
+        }
         assert!(propagate("CORE,STACK").is_ok() && propagate("RLIMIT_CORE").is_ok());
         assert!(propagate("").is_ok() && propagate("NONE").is_ok());
         let e = propagate("NONE,CORE").unwrap_err();
@@ -832,6 +883,40 @@ mod tests {
             gres_kinds(&per_task(None), &[]).unwrap_err().to_string(),
             "Invalid generic resource (gres) specification"
         );
+    }
+
+    /// Slurm 22.05 refuses `--cpus-per-gpu`/`--mem-per-gpu` without GPUs
+    /// (status 1, no submission), and on a cluster without GresTypes=gpu
+    /// with them too.
+    #[test]
+    fn gpu_ratios_need_a_gpu_request() {
+        let types = vec!["gpu".to_owned(), "mps".to_owned()];
+        let ratio = |gres: Option<&str>, gpus: Option<&str>| SbatchOpts {
+            cpus_per_gpu: Some(2),
+            gres: gres.map(str::to_owned),
+            gpus: gpus.map(str::to_owned),
+            ..SbatchOpts::default()
+        };
+        for (opts, types) in [
+            (ratio(None, None), &types[..]),
+            (ratio(Some("mps:10"), None), &types[..]),
+            (ratio(None, Some("1")), &[]),
+            (ratio(Some("gpu:1"), None), &[]),
+        ] {
+            let e = gres_kinds(&opts, types).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "Invalid generic resource (gres) specification"
+            );
+            assert_eq!(e.exit_status(), 1);
+        }
+        assert!(gres_kinds(&ratio(None, Some("1")), &types).is_ok());
+        assert!(gres_kinds(&ratio(Some("gpu:1"), None), &types).is_ok());
+        let mem = SbatchOpts {
+            mem_per_gpu: Some(100),
+            ..SbatchOpts::default()
+        };
+        assert!(gres_kinds(&mem, &types).is_err());
     }
 
     /// What `scontrol show job` gave on Slurm 22.05 for each

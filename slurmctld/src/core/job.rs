@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use slurm_common::ids::JobId;
 use slurm_common::reason::PendingReason;
@@ -135,6 +135,10 @@ pub struct JobSpec {
     pub min_cpus_per_node: Option<u32>,
     pub mail_type: Box<str>,
     pub mail_user: Box<str>,
+    /// `--kill-on-invalid-dep`, `--reboot`, `--cpu-freq` and the socket,
+    /// core and thread requests; `None` for none of them (most jobs; read
+    /// them through `shown()`). Boxed: JobSpec stays within its size.
+    pub shown: Option<Box<ShownOptions>>,
     /// --licenses, --tmp, --deadline, --signal, --network, --gpus*
     /// (`core::extras`); `None` for none of them (read them through
     /// `extras()`).
@@ -173,8 +177,57 @@ impl JobSpec {
             min_cpus_per_node: desc.min_cpus_per_node,
             mail_type: text(&desc.mail_type),
             mail_user: text(&desc.mail_user),
+            shown: ShownOptions::boxed_from_desc(desc),
             extras: super::extras::SubmitExtras::boxed_from_desc(desc),
         }
+    }
+}
+
+/// Options a job keeps only to show them (`scontrol show job`): what it
+/// asks of the sockets, cores and threads of its nodes (`Socks/Node=`,
+/// `ReqB:S:C:T=`, `NtasksPerN:B:S:C=`; the scheduler counts CPUs and does
+/// not place by socket), `--kill-on-invalid-dep` (the dependency code reads
+/// it from the submission), `--reboot` (nodes are not rebooted) and
+/// `--cpu-freq` (frequencies are not set).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct ShownOptions {
+    pub sockets_per_node: Option<u32>,
+    pub cores_per_socket: Option<u32>,
+    pub threads_per_core: Option<u32>,
+    pub ntasks_per_socket: Option<u32>,
+    pub ntasks_per_core: Option<u32>,
+    /// `None` when not given (nothing is shown then, whatever
+    /// DependencyParameters says).
+    pub kill_on_invalid_dep: Option<bool>,
+    pub reboot: bool,
+    /// As given, empty for none.
+    pub cpu_freq: Box<str>,
+}
+
+impl ShownOptions {
+    /// The options of `desc`; `None` when it gives none.
+    pub fn boxed_from_desc(desc: &JobDescription) -> Option<Box<ShownOptions>> {
+        let shown = ShownOptions {
+            sockets_per_node: desc.sockets_per_node,
+            cores_per_socket: desc.cores_per_socket,
+            threads_per_core: desc.threads_per_core,
+            ntasks_per_socket: desc.ntasks_per_socket,
+            ntasks_per_core: desc.ntasks_per_core,
+            kill_on_invalid_dep: desc.kill_on_invalid_dep,
+            reboot: desc.reboot,
+            cpu_freq: desc.cpu_freq.as_str().into(),
+        };
+        (shown != ShownOptions::default()).then(|| Box::new(shown))
+    }
+}
+
+/// What a spec without any [`ShownOptions`] reads as.
+static NO_SHOWN_OPTIONS: LazyLock<ShownOptions> = LazyLock::new(ShownOptions::default);
+
+impl JobSpec {
+    /// The job's [`ShownOptions`] (all unset when it gave none).
+    pub fn shown(&self) -> &ShownOptions {
+        self.shown.as_deref().unwrap_or(&NO_SHOWN_OPTIONS)
     }
 }
 
@@ -402,6 +455,41 @@ mod tests {
         let again = cache.share(spec("u0", ""));
         assert!(!Arc::ptr_eq(&first, &again));
         assert_eq!(*first, *again);
+    }
+
+    #[test]
+    fn shown_options_are_kept_only_when_given() {
+        let plain = spec("alice", "/w");
+        assert!(plain.shown.is_none());
+        assert_eq!(*plain.shown(), ShownOptions::default());
+        let asked = JobSpec::from_desc(&JobDescription {
+            sockets_per_node: Some(1),
+            threads_per_core: Some(2),
+            ntasks_per_core: Some(2),
+            kill_on_invalid_dep: Some(false),
+            reboot: true,
+            cpu_freq: "high".into(),
+            ..JobDescription::default()
+        });
+        assert_eq!(
+            *asked.shown(),
+            ShownOptions {
+                sockets_per_node: Some(1),
+                threads_per_core: Some(2),
+                ntasks_per_core: Some(2),
+                kill_on_invalid_dep: Some(false),
+                reboot: true,
+                cpu_freq: "high".into(),
+                ..ShownOptions::default()
+            }
+        );
+        assert_ne!(asked, plain);
+        // Any one of them is kept.
+        let reboot = JobSpec::from_desc(&JobDescription {
+            reboot: true,
+            ..JobDescription::default()
+        });
+        assert!(reboot.shown().reboot);
     }
 
     #[test]

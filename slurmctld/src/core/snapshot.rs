@@ -522,6 +522,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         min_cpus_per_node,
         mail_type,
         mail_user,
+        // Written last, below.
+        shown: _,
         // Their own record (TAG_OPTIONS).
         extras: _,
     } = &**shared;
@@ -567,6 +569,35 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     // Last, so that a record without them (an older file) still reads.
     w.str(gres);
     w.str(wckey);
+    // Then the options kept to be shown: a byte of flags
+    // (--kill-on-invalid-dep in the low two bits: 0 none, 1 yes, 2 no;
+    // --reboot in bit 2), the socket, core and thread requests, --cpu-freq.
+    let super::job::ShownOptions {
+        sockets_per_node,
+        cores_per_socket,
+        threads_per_core,
+        ntasks_per_socket,
+        ntasks_per_core,
+        kill_on_invalid_dep,
+        reboot,
+        cpu_freq,
+    } = shared.shown();
+    let kill: u8 = match kill_on_invalid_dep {
+        None => 0,
+        Some(true) => 1,
+        Some(false) => 2,
+    };
+    w.u8(kill | (u8::from(*reboot) << 2));
+    for v in [
+        sockets_per_node,
+        cores_per_socket,
+        threads_per_core,
+        ntasks_per_socket,
+        ntasks_per_core,
+    ] {
+        w.opt_u32(*v);
+    }
+    w.str(cpu_freq);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1221,6 +1252,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
         mail_user: r.boxed("mail user")?,
         gres: Box::default(),
         wckey: Box::default(),
+        shown: None,
         extras: None,
     };
     let files = ScriptRef {
@@ -1237,6 +1269,25 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
     }
     if r.left() > 0 {
         spec.wckey = r.boxed("wckey")?;
+    }
+    // Absent from files written before jobs kept them.
+    if r.left() > 0 {
+        let flags = r.u8("spec flags")?;
+        let shown = super::job::ShownOptions {
+            kill_on_invalid_dep: match flags & 3 {
+                0 => None,
+                1 => Some(true),
+                _ => Some(false),
+            },
+            reboot: flags & 4 != 0,
+            sockets_per_node: r.opt_u32("sockets per node")?,
+            cores_per_socket: r.opt_u32("cores per socket")?,
+            threads_per_core: r.opt_u32("threads per core")?,
+            ntasks_per_socket: r.opt_u32("ntasks per socket")?,
+            ntasks_per_core: r.opt_u32("ntasks per core")?,
+            cpu_freq: r.boxed("cpu freq")?,
+        };
+        spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
     Ok((spec, files))
 }
@@ -1551,6 +1602,10 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
+        // Without the flags (one byte), the five counts (a presence byte
+        // each) and --cpu-freq (an empty text).
+        buf.truncate(buf.len() - 10);
+        assert_eq!(read(&buf), *spec());
         // Without --wckey (files from before it was kept).
         let text_len = |s: &str| 4 + s.len();
         let no_wckey = buf.len() - text_len("*ops");
@@ -1560,5 +1615,30 @@ mod spec_layout {
         let neither = read(&buf[..no_wckey - text_len("gpu:1")]);
         assert_eq!((&*neither.gres, &*neither.wckey), ("", ""));
         assert_eq!(&*neither.user_name, "alice");
+    }
+
+    #[test]
+    fn shown_options_round_trip() {
+        for (kill, reboot) in [(None, true), (Some(true), false), (Some(false), true)] {
+            let spec = JobSpec {
+                shown: Some(Box::new(super::super::job::ShownOptions {
+                    sockets_per_node: Some(1),
+                    cores_per_socket: Some(2),
+                    threads_per_core: None,
+                    ntasks_per_socket: Some(3),
+                    ntasks_per_core: Some(4),
+                    kill_on_invalid_dep: kill,
+                    reboot,
+                    cpu_freq: "low-high:performance".into(),
+                })),
+                ..JobSpec::default()
+            };
+            let mut buf = Vec::new();
+            spec_fields(
+                &mut Writer(&mut buf),
+                &SharedSpec::new(Arc::new(spec.clone()), ScriptRef::default()),
+            );
+            assert_eq!(read(&buf), spec);
+        }
     }
 }

@@ -1088,8 +1088,10 @@ fn job_records_stay_compact() {
         "{}",
         std::mem::size_of::<Job>()
     );
+    // 360: the options kept only to be shown are one more pointer
+    // (`core::job::ShownOptions`).
     assert!(
-        std::mem::size_of::<JobSpec>() <= 352,
+        std::mem::size_of::<JobSpec>() <= 360,
         "{}",
         std::mem::size_of::<JobSpec>()
     );

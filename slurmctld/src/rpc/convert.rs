@@ -353,6 +353,16 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         tres_per_job: pick!(95, d.extras().tres_per_job.to_string()),
         tres_per_task: pick!(96, d.extras().tres_per_task.to_string()),
         network: pick!(104, d.extras().network.to_string()),
+        // --kill-on-invalid-dep, --reboot and the socket/core/thread
+        // requests.
+        kill_on_invalid_dep: pick!(36, d.shown().kill_on_invalid_dep),
+        reboot: pick!(32, d.shown().reboot),
+        cpu_freq: pick!(107, d.shown().cpu_freq.to_string()),
+        sockets_per_node: pick!(97, d.shown().sockets_per_node),
+        cores_per_socket: pick!(98, d.shown().cores_per_socket),
+        threads_per_core: pick!(99, d.shown().threads_per_core),
+        ntasks_per_socket: pick!(105, d.shown().ntasks_per_socket),
+        ntasks_per_core: pick!(106, d.shown().ntasks_per_core),
         resources: pick!(
             92,
             Some(v1::JobResources {
