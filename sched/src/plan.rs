@@ -10,17 +10,35 @@
 //!    `--begin`, partition state, partition time and node-count limits, a
 //!    node count the partition cannot have. A job stopped here blocks nobody.
 //! 3. If an earlier job of the same partition could not start, the job waits
-//!    with `Priority` (strict order within a partition). A job whose
+//!    with `Priority` (strict order within a partition). As in Slurm, that
+//!    replaces only no reason or `Resources`: a job that waited for down
+//!    nodes or licenses keeps that reason and its text, and a job no pass
+//!    has seen yet gets what Slurm gives at submission (`ReqNodeNotAvail`
+//!    naming the unavailable nodes when only those would do). A job whose
 //!    `--licenses` are not all free waits with `Licenses` and, as in Slurm,
 //!    holds back nobody.
-//! 4. Otherwise it is placed on what is free ([`crate::fit`]) and started, or
+//! 4. A job with fewer usable nodes left in its partition than it needs
+//!    (down, drained, or kept back for jobs ahead) waits with `Resources`
+//!    and Slurm's description "Nodes required for job are DOWN, DRAINED or
+//!    reserved for jobs in higher priority partitions", and blocks the
+//!    partition.
+//! 5. Otherwise it is placed on what is free ([`crate::fit`]) and started, or
 //!    the failure is explained: `Resources` if it would fit an empty cluster,
-//!    `ReqNodeNotAvail` if only nodes that are down or drained stand in the
-//!    way, `BadConstraints`/`PartitionConfig` if it can never fit. A
+//!    `ReqNodeNotAvail` (described as `ReqNodeNotAvail,
+//!    UnavailableNodes:...`) if only nodes that are down or drained stand in
+//!    the way, `BadConstraints`/`PartitionConfig` if it can never fit. A
 //!    `Resources` job blocks its partition (step 3) and reserves the
 //!    partition's nodes: later jobs of other partitions may not use them
 //!    (they get `Priority` if that is all that stops them), so no job ever
-//!    takes resources a job ahead of it is waiting for.
+//!    takes resources a job ahead of it is waiting for. A job that names
+//!    (`-w`) all the nodes it needs reserves only those and blocks nobody
+//!    else, as in Slurm.
+//!
+//! The description (Slurm's `state_desc`) is what squeue `%r` and
+//! `scontrol show job` print in place of the reason when there is one;
+//! [`Plan::descriptions`] carries it. Because Slurm keeps some reasons from
+//! one pass to the next, the pass reads the one each job had
+//! ([`JobRequest::prior_reason`]).
 //!
 //! Backfill will be a second pass over the jobs this one leaves with
 //! `Resources` or `Priority`, with the same [`crate::fit::select`] applied to
@@ -181,7 +199,13 @@ pub(crate) fn partition_gate(
         return Some(PendingReason::PartitionNodeLimit);
     }
     if shape.min_nodes as usize > part.nodes.len() {
-        return Some(PendingReason::PartitionConfig);
+        // Slurm says PartitionConfig when the job is submitted, and
+        // PartitionNodeLimit from its first scheduling pass on.
+        return Some(if job.prior_reason.is_some() {
+            PendingReason::PartitionNodeLimit
+        } else {
+            PendingReason::PartitionConfig
+        });
     }
     None
 }

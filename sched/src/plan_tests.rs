@@ -655,3 +655,159 @@ fn job_in_two_partitions_starts_once() {
     assert_eq!(plan.starts[0].partition, 0);
     assert_eq!(view.nodes[0].alloc_cpus, 0);
 }
+
+/// The descriptions given, by job.
+fn descriptions(plan: &Plan) -> Vec<(u32, String)> {
+    plan.descriptions
+        .iter()
+        .map(|(id, d)| (id.0, d.clone()))
+        .collect()
+}
+
+const DOWN_TEXT: &str = slurm_common::reason::NODES_DOWN_DRAINED_OR_RESERVED;
+
+#[test]
+fn drained_node_first_job_resources_with_text_then_submit_time_reasons() {
+    // Slurm 22.05, one drained node, three jobs submitted: the first gets
+    // Resources described as nodes down or drained; the others, never
+    // looked at before, get what submission gives them.
+    let mut view = cluster(1, 2, 4000);
+    view.nodes[0].usable = false;
+    let plan = schedule(&view, &[job(1), job(2), job(3)], 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![
+            (1, R::Resources),
+            (2, R::ReqNodeNotAvail),
+            (3, R::ReqNodeNotAvail)
+        ]
+    );
+    assert_eq!(
+        descriptions(&plan),
+        vec![
+            (1, DOWN_TEXT.to_string()),
+            (2, "ReqNodeNotAvail, UnavailableNodes:n1".to_string()),
+            (3, "ReqNodeNotAvail, UnavailableNodes:n1".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn behind_a_blocked_partition_some_reasons_are_kept() {
+    // Slurm turns only no reason and Resources into Priority; a job that
+    // waits for down nodes or licenses keeps that, and its text.
+    let mut view = cluster(1, 2, 4000);
+    view.nodes[0].alloc_cpus = 2;
+    let prior = |id, r| {
+        let mut j = job(id);
+        j.prior_reason = Some(r);
+        j
+    };
+    let queue = [
+        prior(1, R::Resources),
+        prior(2, R::ReqNodeNotAvail),
+        prior(3, R::Resources),
+        prior(4, R::None),
+        prior(5, R::Licenses),
+        prior(6, R::BeginTime),
+    ];
+    let plan = schedule(&view, &queue, 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![
+            (1, R::Resources),
+            (2, R::ReqNodeNotAvail),
+            (3, R::Priority),
+            (4, R::Priority),
+            (5, R::Licenses),
+            (6, R::Priority),
+        ]
+    );
+    // Kept reasons keep their text: no description for them.
+    assert_eq!(plan.description_of(JobId(2)), None);
+    assert_eq!(plan.description_of(JobId(5)), None);
+    assert_eq!(plan.description_of(JobId(3)), Some(""));
+}
+
+#[test]
+fn a_job_waiting_for_the_down_node_it_names_keeps_its_text_and_blocks_nobody() {
+    let mut view = cluster(2, 2, 4000);
+    view.nodes[1].usable = false;
+    let mut named = job(1);
+    named.required_nodes = vec![1];
+    named.prior_reason = Some(R::ReqNodeNotAvail);
+    let plan = schedule(&view, &[named, job(2)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::ReqNodeNotAvail)]);
+    assert_eq!(plan.description_of(JobId(1)), None);
+    assert_eq!(started(&plan), vec![(2, vec![0])]);
+}
+
+#[test]
+fn unavailable_nodes_are_narrowed_to_the_named_ones() {
+    let mut view = cluster(4, 2, 4000);
+    for i in [0, 1, 3] {
+        view.nodes[i].usable = false;
+    }
+    let mut named = job(1);
+    named.required_nodes = vec![3];
+    let mut wide = job(2);
+    wide.min_nodes = 2;
+    wide.ntasks = 2;
+    wide.excluded_nodes = vec![2];
+    let plan = schedule(&view, &[named, wide], 0);
+    assert_eq!(
+        plan.description_of(JobId(1)),
+        Some("ReqNodeNotAvail, UnavailableNodes:n4")
+    );
+    // Only one node is up: too few for two, in Slurm's words.
+    assert_eq!(plan.reason_of(JobId(2)), Some(R::Resources));
+    assert_eq!(plan.description_of(JobId(2)), Some(DOWN_TEXT));
+}
+
+#[test]
+fn a_busy_named_node_leaves_too_few_nodes_for_the_next_job() {
+    // Slurm 22.05, one busy node: `-w vm` waits with Resources and keeps
+    // vm back; the next job finds no node left, and says so.
+    let mut view = cluster(1, 2, 4000);
+    view.nodes[0].alloc_cpus = 2;
+    let mut named = job(1);
+    named.required_nodes = vec![0];
+    let plan = schedule(&view, &[named, job(2), job(3)], 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![(1, R::Resources), (2, R::Resources), (3, R::Priority)]
+    );
+    assert_eq!(
+        descriptions(&plan),
+        vec![
+            (1, String::new()),
+            (2, DOWN_TEXT.to_string()),
+            (3, String::new())
+        ]
+    );
+}
+
+#[test]
+fn more_nodes_than_the_partition_has_is_partition_config_then_node_limit() {
+    // Slurm 22.05: PartitionConfig when submitted, PartitionNodeLimit from
+    // the first pass on.
+    let view = cluster(1, 2, 4000);
+    let mut wide = job(1);
+    wide.min_nodes = 2;
+    wide.ntasks = 2;
+    let plan = schedule(&view, std::slice::from_ref(&wide), 0);
+    assert_eq!(reasons(&plan), vec![(1, R::PartitionConfig)]);
+    wide.prior_reason = Some(R::PartitionConfig);
+    let plan = schedule(&view, &[wide], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::PartitionNodeLimit)]);
+}
+
+#[test]
+fn holds_keep_their_description() {
+    let view = cluster(1, 2, 4000);
+    let mut held = job(1);
+    held.hold = Some(Hold::Admin);
+    let plan = schedule(&view, &[held], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::JobHeldAdmin)]);
+    assert_eq!(plan.description_of(JobId(1)), None);
+}
