@@ -2,8 +2,9 @@
 //! refuses before it submits, checked against the daemons with the values
 //! Slurm 22.05 gave for the same command lines: the node range of `-N`,
 //! `-B` and the socket/core/thread options, `--hint`,
-//! `--kill-on-invalid-dep`, `--reboot`, `--cpu-freq`; a `--begin` after
-//! the `--deadline`, and `--cpus-per-gpu`/`--mem-per-gpu` without GPUs.
+//! `--kill-on-invalid-dep`, `--reboot`, `--cpu-freq`, `--spread-job`,
+//! `--gres-flags`, `--delay-boot`, `--power`; a `--begin` after the
+//! `--deadline`, and the GPU options on a cluster without GPUs.
 
 use std::path::PathBuf;
 
@@ -71,6 +72,15 @@ fn held_jobs_show_what_their_options_ask_for() {
             &["\n   CPU_min_freq=Low CPU_max_freq=High Governor=Performance\n   Power=\n"],
         ),
         ("--cpu-freq=2000", &["\n   CPU_max_freq=2000 \n   Power=\n"]),
+        (
+            "--spread-job --gres-flags=enforce-binding --kill-on-invalid-dep=yes \
+             --delay-boot=5 --power=level",
+            &[
+                " DelayBoot=00:05:00\n",
+                "\n   Power=LEVEL\n   \
+                 GresEnforceBind=YesKillOInInvalidDependent=YesSpreadJob=Yes\n",
+            ],
+        ),
     ];
     for (options, wants) in cases {
         let shown = held_job_shown(&c, options);
@@ -114,7 +124,11 @@ fn sbatch_refuses_and_adjusts_as_slurm_does() {
             "sbatch: error: Incompatible begin and deadline time specification\n".to_string()
         )
     );
-    for ratio in ["--cpus-per-gpu=2", "--mem-per-gpu=100"] {
+    for ratio in [
+        "--cpus-per-gpu=2",
+        "--mem-per-gpu=100",
+        "--gpus-per-socket=1",
+    ] {
         let got = sbatch(&c, &[ratio, "--wrap", "true"]);
         assert_eq!(
             got,
@@ -126,6 +140,18 @@ fn sbatch_refuses_and_adjusts_as_slurm_does() {
             "{ratio}"
         );
     }
+    let got = sbatch(&c, &["--ntasks-per-gpu=1", "-n", "2", "--wrap", "true"]);
+    assert_eq!(
+        got,
+        (
+            1,
+            String::new(),
+            "sbatch: error: gres_job_state_validate: Failed to add generated GRES gres:gpu:2 \
+             (via ntasks_per_tres) to gres_list\n\
+             sbatch: error: Invalid generic resource (gres) specification\n"
+                .to_string()
+        )
+    );
     // Fewer tasks than nodes: as many nodes as tasks, with Slurm's warning.
     let (status, out, err) = sbatch(
         &c,

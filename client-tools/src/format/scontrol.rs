@@ -368,7 +368,8 @@ pub fn write_job_detailed(
     r.kv("MinTmpDiskNode", &mb_exact(job.min_tmp_disk_mb));
     r.line();
     r.kv("Features", or_null(&job.features));
-    r.kv("DelayBoot", "00:00:00");
+    let delay = u64::from(job.delay_boot_minutes.unwrap_or(0)).saturating_mul(60);
+    r.kv("DelayBoot", &format_duration_sacct(delay));
     r.line();
     r.kv("OverSubscribe", sharing(job));
     r.kv_num("Contiguous", u8::from(job.contiguous));
@@ -411,7 +412,7 @@ pub fn write_job_detailed(
         r.line_start = false;
     }
     r.line();
-    r.kv("Power", "");
+    r.kv("Power", &job.power);
     // The --gpus, --gres (and --gpus-per-node) and --gpus-per-task
     // requests, with Slurm's `gres:` prefix (the controller sends them
     // so), each on a line of its own after Power= as in 22.05.
@@ -425,9 +426,23 @@ pub fn write_job_detailed(
             r.kv(key, value);
         }
     }
+    // Slurm 22.05 opens one line for these three and writes them with
+    // nothing between them (`GresEnforceBind=YesKillOInInvalidDependent=No`).
+    let yes_no = |b: bool| if b { "Yes" } else { "No" };
+    let mut flags = String::new();
+    if let Some(enforce) = job.gres_enforce_binding {
+        let _ = write!(flags, "GresEnforceBind={}", yes_no(enforce));
+    }
     if let Some(kill) = job.kill_on_invalid_dep {
+        let _ = write!(flags, "KillOInInvalidDependent={}", yes_no(kill));
+    }
+    if job.spread_job {
+        flags.push_str("SpreadJob=Yes");
+    }
+    if !flags.is_empty() {
         r.line();
-        r.kv("KillOInInvalidDependent", if kill { "Yes" } else { "No" });
+        r.out.push_str(&flags);
+        r.line_start = false;
     }
     // Slurm keeps the events as flags: the line is there only when some
     // event is asked for (a --mail-user alone shows nothing), in its order.
@@ -1114,6 +1129,55 @@ mod tests {
             assert!(plain.contains(want), "{want:?} not in {plain}");
         }
         assert!(!plain.contains("TresPer"), "{plain}");
+    }
+
+    /// `--gres-flags`, `--kill-on-invalid-dep` and `--spread-job` share a
+    /// line without separators; `--delay-boot` and `--power` fill their
+    /// fields (Slurm 22.05: `--spread-job --gres-flags=enforce-binding
+    /// --kill-on-invalid-dep=yes --delay-boot=5 --power=level`).
+    #[test]
+    fn flags_share_a_line_and_delay_boot_and_power_show() {
+        let job = JobInfo {
+            spread_job: true,
+            gres_enforce_binding: Some(true),
+            kill_on_invalid_dep: Some(true),
+            delay_boot_minutes: Some(5),
+            power: "LEVEL".into(),
+            mail_type: "END".into(),
+            mail_user: "root".into(),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &job, false, &Ctx::utc(0));
+        for want in [
+            " DelayBoot=00:05:00\n",
+            "\n   Power=LEVEL\n   GresEnforceBind=YesKillOInInvalidDependent=YesSpreadJob=Yes\n   MailUser=root MailType=END\n",
+        ] {
+            assert!(out.contains(want), "{want:?} not in {out}");
+        }
+        let two = JobInfo {
+            spread_job: true,
+            kill_on_invalid_dep: Some(false),
+            delay_boot_minutes: Some(2880),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &two, false, &Ctx::utc(0));
+        assert!(out.contains(" DelayBoot=2-00:00:00\n"), "{out}");
+        assert!(
+            out.contains("\n   Power=\n   KillOInInvalidDependent=NoSpreadJob=Yes\n"),
+            "{out}"
+        );
+        let gres = JobInfo {
+            gres_enforce_binding: Some(false),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &gres, false, &Ctx::utc(0));
+        assert!(
+            out.contains("\n   Power=\n   GresEnforceBind=No\n"),
+            "{out}"
+        );
     }
 
     /// `--cpu-freq` values as Slurm 22.05 showed them (with the trailing

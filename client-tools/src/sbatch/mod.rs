@@ -93,6 +93,9 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         Ok(o) => o,
         Err(e) => return report_opt_error(out, &e),
     };
+    for notice in &opts.notices {
+        print_error(out, PROG, notice);
+    }
     if let Some(warning) = fit_nodes_to_tasks(&mut opts) {
         out.error_line(&format!("{PROG}: Warning: {warning}"));
     }
@@ -764,6 +767,10 @@ pub fn build_job(
         immediate: false,
         reboot: o.reboot,
         cpu_freq: or_empty(&o.cpu_freq),
+        delay_boot_minutes: o.delay_boot,
+        power: or_empty(&o.power),
+        spread_job: o.spread_job,
+        gres_enforce_binding: o.gres_enforce_binding,
         stdin_path: or_empty(&o.input),
         stdout_path: or_empty(&o.output),
         stderr_path: or_empty(&o.error),

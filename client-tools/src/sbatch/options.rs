@@ -96,6 +96,13 @@ pub enum Key {
     Wrap,
     Uid,
     Gid,
+    /// Kept to be shown (or to refuse what Slurm refuses), without effect
+    /// on placement here.
+    GpusPerSocket,
+    GresFlags,
+    NtasksPerGpu,
+    Power,
+    SpreadJob,
     /// Read and accepted, without effect here.
     Ignored,
     // Accepted without effect here, but their values are checked as
@@ -215,10 +222,10 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("gpu-freq", Required, Ignored),
     long!("gpus", Required, Gpus),
     long!("gpus-per-node", Required, GpusPerNode),
-    long!("gpus-per-socket", Required, Ignored),
+    long!("gpus-per-socket", Required, GpusPerSocket),
     long!("gpus-per-task", Required, GpusPerTask),
     long!("gres", Required, Gres),
-    long!("gres-flags", Required, Ignored),
+    long!("gres-flags", Required, GresFlags),
     long!("help", No, Help),
     long!("hint", Required, Hint),
     long!("hold", No, Hold),
@@ -244,7 +251,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("nodes", Required, Nodes),
     long!("ntasks", Required, Ntasks),
     long!("ntasks-per-core", Required, NtasksPerCore),
-    long!("ntasks-per-gpu", Required, Ignored),
+    long!("ntasks-per-gpu", Required, NtasksPerGpu),
     long!("ntasks-per-node", Required, NtasksPerNode),
     long!("ntasks-per-socket", Required, NtasksPerSocket),
     long!("open-mode", Required, OpenMode),
@@ -253,7 +260,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("oversubscribe", No, Oversubscribe),
     long!("parsable", No, Parsable),
     long!("partition", Required, Partition),
-    long!("power", Required, Ignored),
+    long!("power", Required, Power),
     long!("prefer", Required, Ignored),
     long!("priority", Required, Priority),
     long!("profile", Required, Profile),
@@ -265,7 +272,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("reservation", Required, Reservation),
     long!("signal", Required, Signal),
     long!("sockets-per-node", Required, SocketsPerNode),
-    long!("spread-job", No, Ignored),
+    long!("spread-job", No, SpreadJob),
     long!("switches", Required, Switches),
     long!("test-only", No, TestOnly),
     long!("thread-spec", Required, ThreadSpec),
@@ -459,6 +466,23 @@ pub struct SbatchOpts {
     pub cpus_per_task: Option<u32>,
     /// `--cpu-freq` as given (checked; shown, not applied).
     pub cpu_freq: Option<String>,
+    /// `--delay-boot`, minutes (shown, not applied).
+    pub delay_boot: Option<u32>,
+    /// `--gpus-per-socket` as given (checked against GresTypes, then
+    /// ignored).
+    pub gpus_per_socket: Option<String>,
+    /// `--gres-flags`: `Some(true)` for enforce-binding, `Some(false)` for
+    /// disable-binding (shown, not applied).
+    pub gres_enforce_binding: Option<bool>,
+    /// `--ntasks-per-gpu` (checked, then ignored).
+    pub ntasks_per_gpu: Option<u32>,
+    /// `--power` flags, upper case (`LEVEL`); shown, not applied.
+    pub power: Option<String>,
+    /// `--spread-job` (shown, not applied).
+    pub spread_job: bool,
+    /// Lines sbatch prints as it reads the options (`sbatch: error:
+    /// Ignoring unrecognized power option (x)`), without the prefix.
+    pub notices: Vec<String>,
     pub deadline: Option<i64>,
     pub dependency: Option<String>,
     pub distribution: Option<String>,
@@ -943,6 +967,22 @@ fn apply(
             values::cpu_freq(v)?;
             o.cpu_freq = text(value);
         }
+        Key::DelayBoot => o.delay_boot = Some(values::delay_boot(v)?),
+        Key::GpusPerSocket => {
+            o.gpus_per_socket = text(value);
+            o.ignored.push(spelled.to_owned());
+        }
+        Key::GresFlags => o.gres_enforce_binding = Some(values::gres_flags(v)?),
+        Key::NtasksPerGpu => {
+            o.ntasks_per_gpu = Some(count(v, "--ntasks-per-gpu")?);
+            o.ignored.push(spelled.to_owned());
+        }
+        Key::Power => {
+            let (flags, notices) = values::power(v);
+            o.power = flags;
+            o.notices.extend(notices);
+        }
+        Key::SpreadJob => o.spread_job = true,
         // Sockets, cores and threads; `*` leaves a count as it was.
         Key::ExtraNodeInfo => {
             let [sockets, cores, threads] = values::extra_node_info(v)?;
@@ -970,7 +1010,6 @@ fn apply(
         }
         Key::AcctgFreq
         | Key::CoreSpec
-        | Key::DelayBoot
         | Key::GpuBind
         | Key::MemBind
         | Key::Profile
@@ -989,7 +1028,6 @@ fn check_ignored(key: Key, v: &str) -> Result<(), OptError> {
     match key {
         Key::AcctgFreq => values::acctg_freq(v),
         Key::CoreSpec => values::count_from(v, "--core-spec", 0).map(|_| ()),
-        Key::DelayBoot => values::delay_boot(v),
         Key::GetUserEnv => values::get_user_env(v),
         Key::GpuBind => values::gpu_bind(v),
         Key::Hint => values::hint(v),

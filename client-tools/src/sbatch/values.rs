@@ -10,7 +10,7 @@
 
 use slurm_common::conf::GresSpec;
 use slurm_common::hostlist::{self, HostlistError};
-use slurm_common::time::parse_time_limit;
+use slurm_common::time::{parse_time_limit, TimeLimit};
 use thiserror::Error;
 
 use super::options::{OptError, SbatchOpts};
@@ -449,11 +449,42 @@ pub fn wait_all_nodes(value: &str) -> Result<(), OptError> {
     }
 }
 
-/// `--delay-boot=time`.
-pub fn delay_boot(value: &str) -> Result<(), OptError> {
-    parse_time_limit(value)
-        .map(|_| ())
-        .map_err(|_| usage("Invalid --delay-boot specification"))
+/// `--delay-boot=time`, in minutes (`UNLIMITED` reads as the largest).
+pub fn delay_boot(value: &str) -> Result<u32, OptError> {
+    match parse_time_limit(value) {
+        Ok(TimeLimit::Minutes(m)) => Ok(m),
+        Ok(TimeLimit::Infinite) => Ok(u32::MAX),
+        Err(_) => Err(usage("Invalid --delay-boot specification")),
+    }
+}
+
+/// `--gres-flags`: `enforce-binding` (true) or `disable-binding`
+/// (false), in any case.
+pub fn gres_flags(value: &str) -> Result<bool, OptError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "enforce-binding" => Ok(true),
+        "disable-binding" => Ok(false),
+        _ => Err(usage("Invalid --gres-flags specification")),
+    }
+}
+
+/// `--power=flag[,flag]`: the flags known (only `level`), upper case as
+/// shown, and for each unknown word the line Slurm 22.05's sbatch prints
+/// (twice: it reads the options twice) before it goes on.
+pub fn power(value: &str) -> (Option<String>, Vec<String>) {
+    let mut known = Vec::new();
+    let mut notices = Vec::new();
+    for word in value.split(',').filter(|w| !w.is_empty()) {
+        if word.eq_ignore_ascii_case("level") {
+            known.push("LEVEL");
+        } else {
+            let line = format!("Ignoring unrecognized power option ({word})");
+            notices.push(line.clone());
+            notices.push(line);
+        }
+    }
+    let flags = (!known.is_empty()).then(|| known.join(","));
+    (flags, notices)
 }
 
 /// `--get-user-env[=timeout][S|L]`.
@@ -502,10 +533,36 @@ pub fn gres_kinds(o: &SbatchOpts, gres_types: &[String]) -> Result<(), OptError>
             }
         }
     }
-    let gpus = [&o.gpus, &o.gpus_per_node, &o.gpus_per_task];
+    let gpus = [
+        &o.gpus,
+        &o.gpus_per_node,
+        &o.gpus_per_task,
+        &o.gpus_per_socket,
+    ];
     let asks_gpus = gpus.iter().any(|g| g.is_some());
     if asks_gpus && !known("gpu") {
         return Err(bad());
+    }
+    // --ntasks-per-gpu makes a GPU request of its own from the task (or
+    // node) count; there must be one to make it from.
+    if let Some(per_gpu) = o.ntasks_per_gpu.filter(|_| !(asks_gpus || gres_gpu)) {
+        let tasks = o.ntasks.or(o.nodes.map(|(min, _)| min));
+        let text = match tasks {
+            None => "gres_job_state_validate: --ntasks-per-tres needs either a GRES GPU \
+                     specification or a node/ntask specification"
+                .to_owned(),
+            Some(_) if known("gpu") => String::new(),
+            Some(n) => format!(
+                "gres_job_state_validate: Failed to add generated GRES gres:gpu:{} \
+                 (via ntasks_per_tres) to gres_list",
+                (n / per_gpu.max(1)).max(1)
+            ),
+        };
+        if !text.is_empty() {
+            return Err(refused(format!(
+                "{text}\nInvalid generic resource (gres) specification"
+            )));
+        }
     }
     let per_gpu = o.cpus_per_gpu.is_some() || o.mem_per_gpu.is_some();
     if per_gpu && !(asks_gpus || gres_gpu) {
@@ -833,7 +890,10 @@ mod tests {
             "Invalid --wait-all-nodes specification"
         );
         assert!(delay_boot("1:00:00").is_ok());
-        assert_eq!(text(delay_boot("x")), "Invalid --delay-boot specification");
+        assert_eq!(
+            text(delay_boot("x").map(|_| ())),
+            "Invalid --delay-boot specification"
+        );
         assert!(get_user_env("10L").is_ok() && get_user_env("").is_ok());
         assert_eq!(
             text(get_user_env("X")),
@@ -917,6 +977,66 @@ mod tests {
             ..SbatchOpts::default()
         };
         assert!(gres_kinds(&mem, &types).is_err());
+    }
+
+    /// `--gpus-per-socket` and `--ntasks-per-gpu` on a cluster without
+    /// GresTypes=gpu, as Slurm 22.05 refused them.
+    #[test]
+    fn gpus_per_socket_and_ntasks_per_gpu_need_gpus() {
+        let socket = SbatchOpts {
+            gpus_per_socket: Some("1".to_owned()),
+            ..SbatchOpts::default()
+        };
+        assert_eq!(
+            gres_kinds(&socket, &[]).unwrap_err().to_string(),
+            "Invalid generic resource (gres) specification"
+        );
+        assert!(gres_kinds(&socket, &["gpu".to_owned()]).is_ok());
+        let per_gpu = |ntasks: Option<u32>, nodes: Option<u32>| SbatchOpts {
+            ntasks_per_gpu: Some(1),
+            ntasks,
+            nodes: nodes.map(|n| (n, None)),
+            ..SbatchOpts::default()
+        };
+        let e = gres_kinds(&per_gpu(None, None), &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "gres_job_state_validate: --ntasks-per-tres needs either a GRES GPU specification \
+             or a node/ntask specification\nInvalid generic resource (gres) specification"
+        );
+        assert_eq!(e.exit_status(), 1);
+        for (opts, n) in [(per_gpu(Some(2), None), 2), (per_gpu(None, Some(1)), 1)] {
+            assert_eq!(
+                gres_kinds(&opts, &[]).unwrap_err().to_string(),
+                format!(
+                    "gres_job_state_validate: Failed to add generated GRES gres:gpu:{n} \
+                     (via ntasks_per_tres) to gres_list\nInvalid generic resource (gres) \
+                     specification"
+                )
+            );
+        }
+        assert!(gres_kinds(&per_gpu(Some(2), None), &["gpu".to_owned()]).is_ok());
+    }
+
+    #[test]
+    fn power_gres_flags_and_delay_boot_read_as_slurm_reads_them() {
+        assert_eq!(power("level"), (Some("LEVEL".to_owned()), vec![]));
+        let line = "Ignoring unrecognized power option (foo)".to_owned();
+        assert_eq!(
+            power("LEVEL,foo"),
+            (Some("LEVEL".to_owned()), vec![line.clone(), line])
+        );
+        assert_eq!(power("").0, None);
+        assert_eq!(gres_flags("Enforce-Binding").ok(), Some(true));
+        assert_eq!(gres_flags("disable-binding").ok(), Some(false));
+        let e = gres_flags("foo").unwrap_err();
+        assert_eq!(
+            (e.to_string(), e.exit_status()),
+            ("Invalid --gres-flags specification".to_owned(), 255)
+        );
+        assert_eq!(delay_boot("90").ok(), Some(90));
+        assert_eq!(delay_boot("2-0").ok(), Some(2880));
+        assert!(delay_boot("x").is_err());
     }
 
     /// What `scontrol show job` gave on Slurm 22.05 for each

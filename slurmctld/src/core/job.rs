@@ -187,8 +187,9 @@ impl JobSpec {
 /// asks of the sockets, cores and threads of its nodes (`Socks/Node=`,
 /// `ReqB:S:C:T=`, `NtasksPerN:B:S:C=`; the scheduler counts CPUs and does
 /// not place by socket), `--kill-on-invalid-dep` (the dependency code reads
-/// it from the submission), `--reboot` (nodes are not rebooted) and
-/// `--cpu-freq` (frequencies are not set).
+/// it from the submission), `--reboot` (nodes are not rebooted),
+/// `--cpu-freq` (frequencies are not set), `--spread-job`, `--gres-flags`,
+/// `--delay-boot` and `--power` (none of them acted on).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
 pub struct ShownOptions {
     pub sockets_per_node: Option<u32>,
@@ -202,6 +203,13 @@ pub struct ShownOptions {
     pub reboot: bool,
     /// As given, empty for none.
     pub cpu_freq: Box<str>,
+    pub spread_job: bool,
+    /// `--gres-flags`: enforce-binding (true) or disable-binding.
+    pub gres_enforce_binding: Option<bool>,
+    /// `--delay-boot`, minutes.
+    pub delay_boot_minutes: Option<u32>,
+    /// `--power` flags as shown (`LEVEL`), empty for none.
+    pub power: Box<str>,
 }
 
 impl ShownOptions {
@@ -216,6 +224,10 @@ impl ShownOptions {
             kill_on_invalid_dep: desc.kill_on_invalid_dep,
             reboot: desc.reboot,
             cpu_freq: desc.cpu_freq.as_str().into(),
+            spread_job: desc.spread_job,
+            gres_enforce_binding: desc.gres_enforce_binding,
+            delay_boot_minutes: desc.delay_boot_minutes,
+            power: desc.power.as_str().into(),
         };
         (shown != ShownOptions::default()).then(|| Box::new(shown))
     }
@@ -490,6 +502,18 @@ mod tests {
             ..JobDescription::default()
         });
         assert!(reboot.shown().reboot);
+        let more = JobSpec::from_desc(&JobDescription {
+            spread_job: true,
+            gres_enforce_binding: Some(false),
+            delay_boot_minutes: Some(5),
+            power: "LEVEL".into(),
+            ..JobDescription::default()
+        });
+        let shown = more.shown();
+        assert!(shown.spread_job);
+        assert_eq!(shown.gres_enforce_binding, Some(false));
+        assert_eq!(shown.delay_boot_minutes, Some(5));
+        assert_eq!(&*shown.power, "LEVEL");
     }
 
     #[test]

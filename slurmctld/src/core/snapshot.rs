@@ -571,7 +571,9 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.str(wckey);
     // Then the options kept to be shown: a byte of flags
     // (--kill-on-invalid-dep in the low two bits: 0 none, 1 yes, 2 no;
-    // --reboot in bit 2), the socket, core and thread requests, --cpu-freq.
+    // --reboot in bit 2; --spread-job in bit 3; --gres-flags in bits 4-5,
+    // as --kill-on-invalid-dep), the socket, core and thread requests,
+    // --cpu-freq, --delay-boot, --power.
     let super::job::ShownOptions {
         sockets_per_node,
         cores_per_socket,
@@ -581,13 +583,22 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         kill_on_invalid_dep,
         reboot,
         cpu_freq,
+        spread_job,
+        gres_enforce_binding,
+        delay_boot_minutes,
+        power,
     } = shared.shown();
-    let kill: u8 = match kill_on_invalid_dep {
-        None => 0,
-        Some(true) => 1,
-        Some(false) => 2,
+    let tri = |v: &Option<bool>| -> u8 {
+        match v {
+            None => 0,
+            Some(true) => 1,
+            Some(false) => 2,
+        }
     };
-    w.u8(kill | (u8::from(*reboot) << 2));
+    w.u8(tri(kill_on_invalid_dep)
+        | (u8::from(*reboot) << 2)
+        | (u8::from(*spread_job) << 3)
+        | (tri(gres_enforce_binding) << 4));
     for v in [
         sockets_per_node,
         cores_per_socket,
@@ -598,6 +609,9 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         w.opt_u32(*v);
     }
     w.str(cpu_freq);
+    // Added later: --delay-boot and --power.
+    w.opt_u32(*delay_boot_minutes);
+    w.str(power);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1273,20 +1287,29 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
     // Absent from files written before jobs kept them.
     if r.left() > 0 {
         let flags = r.u8("spec flags")?;
-        let shown = super::job::ShownOptions {
-            kill_on_invalid_dep: match flags & 3 {
-                0 => None,
-                1 => Some(true),
-                _ => Some(false),
-            },
+        let tri = |bits: u8| match bits & 3 {
+            0 => None,
+            1 => Some(true),
+            _ => Some(false),
+        };
+        let mut shown = super::job::ShownOptions {
+            kill_on_invalid_dep: tri(flags),
             reboot: flags & 4 != 0,
+            spread_job: flags & 8 != 0,
+            gres_enforce_binding: tri(flags >> 4),
             sockets_per_node: r.opt_u32("sockets per node")?,
             cores_per_socket: r.opt_u32("cores per socket")?,
             threads_per_core: r.opt_u32("threads per core")?,
             ntasks_per_socket: r.opt_u32("ntasks per socket")?,
             ntasks_per_core: r.opt_u32("ntasks per core")?,
             cpu_freq: r.boxed("cpu freq")?,
+            ..super::job::ShownOptions::default()
         };
+        // Absent from records written before they were kept.
+        if r.left() > 0 {
+            shown.delay_boot_minutes = r.opt_u32("delay boot")?;
+            shown.power = r.boxed("power")?;
+        }
         spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
     Ok((spec, files))
@@ -1602,8 +1625,11 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
-        // Without the flags (one byte), the five counts (a presence byte
-        // each) and --cpu-freq (an empty text).
+        // Without --delay-boot and --power (a presence byte, an empty
+        // text), then without the flags (one byte), the five counts (a
+        // presence byte each) and --cpu-freq (an empty text).
+        buf.truncate(buf.len() - 5);
+        assert_eq!(read(&buf), *spec());
         buf.truncate(buf.len() - 10);
         assert_eq!(read(&buf), *spec());
         // Without --wckey (files from before it was kept).
@@ -1630,6 +1656,10 @@ mod spec_layout {
                     kill_on_invalid_dep: kill,
                     reboot,
                     cpu_freq: "low-high:performance".into(),
+                    spread_job: reboot,
+                    gres_enforce_binding: kill.map(|k| !k),
+                    delay_boot_minutes: Some(90),
+                    power: "LEVEL".into(),
                 })),
                 ..JobSpec::default()
             };

@@ -363,6 +363,10 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         threads_per_core: pick!(99, d.shown().threads_per_core),
         ntasks_per_socket: pick!(105, d.shown().ntasks_per_socket),
         ntasks_per_core: pick!(106, d.shown().ntasks_per_core),
+        spread_job: pick!(37, d.shown().spread_job),
+        gres_enforce_binding: pick!(38, d.shown().gres_enforce_binding),
+        delay_boot_minutes: pick!(54, d.shown().delay_boot_minutes),
+        power: pick!(108, d.shown().power.to_string()),
         resources: pick!(
             92,
             Some(v1::JobResources {
