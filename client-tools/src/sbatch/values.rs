@@ -60,8 +60,9 @@ pub fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
     };
     let fits = |n: i64| u32::try_from(n).map_err(|_| usage("Invalid node count specification"));
     match value.split_once('-') {
-        Some((a, b)) if !a.is_empty() => {
-            let min = num(a)?;
+        // A missing minimum (`-5`) is 1, as in Slurm.
+        Some((a, b)) => {
+            let min = if a.is_empty() { 1 } else { num(a)? };
             let max = num(b)?;
             if max < min {
                 return Err(usage(format!(
@@ -70,26 +71,23 @@ pub fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
             }
             Ok((fits(min)?, Some(fits(max)?)))
         }
-        Some(_) => Err(usage("Invalid node count specification")),
         None => Ok((fits(num(value)?)?, None)),
     }
 }
 
 /// `-B/--extra-node-info`: `sockets[:cores[:threads]]`, each a count or
 /// `*`. The counts given, in that order; `*` and parts left out give
-/// `None` (they leave the request as it was).
+/// `None` (they leave the request as it was). As in Slurm 22.05, 0 is a
+/// count and anything after the third part is not read.
 pub fn extra_node_info(value: &str) -> Result<[Option<u32>; 3], OptError> {
     let which = ["first", "second", "third"];
     let mut counts = [None; 3];
-    for (i, part) in value.split(':').enumerate() {
-        let (Some(ordinal), Some(slot)) = (which.get(i), counts.get_mut(i)) else {
-            return Err(bad_number(part, "-B"));
-        };
+    for ((part, ordinal), slot) in value.split(':').zip(which).zip(counts.iter_mut()) {
         if part == "*" {
             continue;
         }
         match part.trim().parse::<u32>() {
-            Ok(n) if n > 0 => *slot = Some(n),
+            Ok(n) => *slot = Some(n),
             _ => {
                 return Err(refused(format!(
                     "Invalid numeric value \"{part}\" for {ordinal} arg of -B."
@@ -746,7 +744,15 @@ mod tests {
             err("2-"),
             "Maximum node count -1 is less than minimum node count 2"
         );
-        assert_eq!(err("-2"), "Invalid node count specification");
+        // A missing minimum is 1 (Slurm 22.05 ran `-N -5` as 1-5, and
+        // read `-N --hold` as the count "--hold").
+        assert_eq!(node_count("-5").unwrap(), (1, Some(5)));
+        assert_eq!(
+            err("-"),
+            "Maximum node count -1 is less than minimum node count 1"
+        );
+        assert_eq!(err("--hold"), "\"-hold\" is not a valid node count");
+        assert_eq!(err("-x"), "\"x\" is not a valid node count");
         assert_eq!(err("99999999999"), "Invalid node count specification");
         assert_eq!(
             err("9999999999999999999999k"),
@@ -771,6 +777,12 @@ mod tests {
             "Invalid numeric value \"x\" for third arg of -B."
         );
         assert!(extra_node_info("*:2").is_ok() && extra_node_info("2:*:1").is_ok());
+        // Slurm 22.05 took 0, and did not read past the third part.
+        assert_eq!(extra_node_info("0:1").ok(), Some([Some(0), Some(1), None]));
+        assert_eq!(
+            extra_node_info("1:2:3:x:5").ok(),
+            Some([Some(1), Some(2), Some(3)])
+        );
         assert_eq!(
             text(switches("abc")),
             "Invalid numeric value \"abc\" for --switches."
