@@ -541,15 +541,24 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
             if part_failed[part_index] {
                 break 'reason behind_failed(view, job, &shape, part, order, &mut diagnosis);
             }
-            if job.prior_reason == Some(PendingReason::ReqNodeNotAvail)
-                && job
-                    .required_nodes
-                    .iter()
-                    .any(|&i| view.nodes.get(i).is_none_or(|n| !n.usable))
+            let named_down = job
+                .required_nodes
+                .iter()
+                .any(|&i| view.nodes.get(i).is_none_or(|n| !n.usable));
+            if named_down
+                && matches!(
+                    job.prior_reason,
+                    None | Some(PendingReason::ReqNodeNotAvail)
+                )
             {
-                // Still waiting for the nodes it names: it keeps its
-                // reason and text, and holds nothing back.
-                break 'reason (PendingReason::ReqNodeNotAvail, None);
+                // Waiting for a node it names that is down or drained: it
+                // gets (at submission) or keeps ReqNodeNotAvail and its
+                // text, and holds nothing back.
+                let desc = job
+                    .prior_reason
+                    .is_none()
+                    .then(|| unavailable_text(view, job, part));
+                break 'reason (PendingReason::ReqNodeNotAvail, desc);
             }
             let mask = blocked.for_job(pos);
             let open_nodes = part

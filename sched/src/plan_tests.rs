@@ -811,3 +811,25 @@ fn holds_keep_their_description() {
     assert_eq!(reasons(&plan), vec![(1, R::JobHeldAdmin)]);
     assert_eq!(plan.description_of(JobId(1)), None);
 }
+
+#[test]
+fn a_new_job_naming_a_drained_node_waits_for_it_and_blocks_nobody() {
+    // Slurm 22.05, one drained node: `-w vm` shows `ReqNodeNotAvail,
+    // UnavailableNodes:vm`; the plain job after it the nodes-down text.
+    let mut view = cluster(1, 2, 4000);
+    view.nodes[0].usable = false;
+    let mut named = job(1);
+    named.required_nodes = vec![0];
+    let plan = schedule(&view, &[named, job(2)], 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![(1, R::ReqNodeNotAvail), (2, R::Resources)]
+    );
+    assert_eq!(
+        descriptions(&plan),
+        vec![
+            (1, "ReqNodeNotAvail, UnavailableNodes:n1".to_string()),
+            (2, DOWN_TEXT.to_string())
+        ]
+    );
+}
