@@ -60,7 +60,8 @@ pub fn submission_refusal(
     if deadline <= 0 {
         return None;
     }
-    if deadline <= earliest {
+    // One equal to the begin time is taken, as Slurm takes it.
+    if deadline < earliest {
         return Some(ErrorCode::InvalidTimeLimit);
     }
     let need = i64::from(time_min?).saturating_mul(60);
@@ -121,10 +122,14 @@ mod tests {
         // No deadline.
         assert_eq!(submission_refusal(0, 100, None, hour), None);
         assert_eq!(submission_refusal(-5, 100, None, hour), None);
-        // Past or now.
+        // Past; equal to the earliest start is taken.
+        assert_eq!(
+            submission_refusal(99, 100, None, TimeLimit::Infinite),
+            limit_error
+        );
         assert_eq!(
             submission_refusal(100, 100, None, TimeLimit::Infinite),
-            limit_error
+            None
         );
         // A limit past the deadline is no reason (Slurm 22.05).
         assert_eq!(submission_refusal(3699, 100, None, hour), None);

@@ -184,11 +184,13 @@ pub(crate) fn memory_of(job: &Job) -> Option<v1::job_info::Memory> {
     })
 }
 
-/// `MinCPUsNode`: as asked, else CPUs per task.
+/// `MinCPUsNode`: what one node must give, as Slurm shows it: the larger
+/// of `--mincpus` and the CPUs of `--ntasks-per-node` tasks (one task when
+/// not given).
 pub(crate) fn min_cpus_per_node_of(job: &Job) -> u32 {
-    job.spec
-        .min_cpus_per_node
-        .unwrap_or(job.shape.cpus_per_task)
+    let per_node_tasks = job.shape.ntasks_per_node.filter(|n| *n > 0).unwrap_or(1);
+    let tasks = per_node_tasks.saturating_mul(job.shape.cpus_per_task.max(1));
+    job.spec.min_cpus_per_node.unwrap_or(0).max(tasks)
 }
 
 /// One job as squeue and scontrol show it. `now` gives RunTime.
@@ -223,7 +225,8 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
     let tres = if want.has(90) || want.has(91) {
         // A job not yet placed that asks for no memory would get whole
         // nodes' memory: Slurm's TRES counts that (`mem=4000M` per node).
-        let mem_mb = if alloc.is_empty() && job.shape.mem.is_none() {
+        let whole_node = matches!(job.shape.mem, None | Some(MemReq::PerNode(0)));
+        let mem_mb = if alloc.is_empty() && whole_node {
             whole_node_mem_mb(snap, job.partition).saturating_mul(u64::from(num_nodes))
         } else {
             mem_mb

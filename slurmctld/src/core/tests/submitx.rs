@@ -345,7 +345,7 @@ fn deadlines_that_cannot_be_met_are_refused_at_submission() {
     };
     for (deadline, limit, time_min, code) in [
         (now - 1, None, None, ErrorCode::InvalidTimeLimit),
-        (now, Some(1), None, ErrorCode::InvalidTimeLimit),
+        (now - 60, Some(1), None, ErrorCode::InvalidTimeLimit),
         (now + 3600, Some(120), Some(61), ErrorCode::InvalidTimeMin),
         (0, Some(20), Some(90), ErrorCode::InvalidTimeMin),
     ] {

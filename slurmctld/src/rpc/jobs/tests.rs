@@ -916,3 +916,42 @@ fn rpc_a_job_waiting_for_its_begin_time_accrues_nothing_yet() {
     let after = convert::job_info(&snap, job, begin);
     assert_eq!((after.eligible_time, after.accrue_time), (begin, begin));
 }
+
+/// MinCPUsNode is the larger of `--mincpus` and the CPUs of
+/// `--ntasks-per-node` tasks; `--mem=0` counts whole nodes' memory in the
+/// TRES of a job not yet placed. Both as Slurm 22.05 shows them.
+#[test]
+fn rpc_min_cpus_per_node_and_whole_node_memory_show_as_in_slurm() {
+    let mut env = Env::with_conf(CONF);
+    let mut submit = |ntpn: Option<u32>, cpt: u32, mincpus: Option<u32>, mem: Option<u64>| {
+        env.submit(v1::JobDescription {
+            hold: true,
+            ntasks_per_node: ntpn,
+            cpus_per_task: Some(cpt),
+            min_cpus_per_node: mincpus,
+            memory: mem.map(v1::job_description::Memory::MemPerNodeMb),
+            ..script()
+        })
+    };
+    let cases = [
+        (submit(None, 2, None, None), 2),
+        (submit(Some(2), 1, None, None), 2),
+        (submit(Some(2), 2, None, None), 4),
+        (submit(None, 1, Some(3), None), 3),
+        (submit(None, 2, Some(1), None), 2),
+        (submit(None, 1, None, Some(0)), 1),
+    ];
+    let snap = env.ctl.snapshot();
+    for (id, min_cpus) in cases {
+        let info = convert::job_info(&snap, snap.jobs.get(&id).unwrap(), NOW);
+        assert_eq!(info.min_cpus_per_node, min_cpus, "job {id}");
+    }
+    let whole = convert::job_info(&snap, snap.jobs.get(&cases[5].0).unwrap(), NOW);
+    let tres = whole.tres_requested.unwrap_or_default();
+    assert!(
+        tres.items
+            .iter()
+            .any(|t| t.r#type == "mem" && t.count == 4000),
+        "{tres:?}"
+    );
+}
