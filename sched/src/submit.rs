@@ -35,8 +35,11 @@ use crate::view::{ClusterView, PartitionState};
 /// What about the request no node configuration can satisfy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Unsatisfiable {
-    /// More memory per node than any eligible node has.
+    /// More memory per node (`--mem`) than any eligible node has.
     Memory,
+    /// More memory per CPU (`--mem-per-cpu`) times the CPUs of a node's
+    /// share than any eligible node has; Slurm adds no line of its own.
+    MemoryPerCpu,
     /// More temporary disk (`--tmp`) than any eligible node's TmpDisk.
     TmpDisk,
     /// The whole request does not fit the partition even when it is empty.
@@ -110,6 +113,10 @@ impl SubmitRejection {
                 cause: Unsatisfiable::Memory,
                 ..
             } => Some("Memory specification can not be satisfied"),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::TmpDisk,
+                ..
+            } => Some("Temporary disk specification can not be satisfied"),
             _ => None,
         }
     }
@@ -219,8 +226,11 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         .filter_map(|&i| view.nodes.get(i))
         .any(|n| n.cpus >= shape.cpus_per_task)
         && {
+            // Only the count: a per-node task cap that the partition's
+            // nodes cannot honour is a configuration Slurm refuses.
             let cpus_only = JobRequest {
                 mem: None,
+                ntasks_per_node: None,
                 required_nodes: Vec::new(),
                 excluded_nodes: Vec::new(),
                 constraint: None,
@@ -257,7 +267,10 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         return Err(unsatisfiable(Unsatisfiable::TotalSize));
     }
     if !nodes().any(fits_memory) {
-        return Err(unsatisfiable(Unsatisfiable::Memory));
+        return Err(unsatisfiable(match shape.mem {
+            MemNeed::PerCpu(_) => Unsatisfiable::MemoryPerCpu,
+            _ => Unsatisfiable::Memory,
+        }));
     }
     if fit::select(view, job, &shape, &empty, &order, None).is_none() {
         return Err(unsatisfiable(Unsatisfiable::TotalSize));
@@ -566,13 +579,42 @@ mod tests {
         j.mem = Some(MemReq::PerCpu(2000));
         assert_eq!(check_submit(&view, &j), Ok(()));
         j.mem = Some(MemReq::PerCpu(2001));
+        let e = reject(&view, &j);
         assert!(matches!(
-            reject(&view, &j),
+            e,
             SubmitRejection::NodeConfigUnavailable {
-                cause: Unsatisfiable::Memory,
+                cause: Unsatisfiable::MemoryPerCpu,
                 ..
             }
         ));
+        // Slurm 22.05 (`--mem-per-cpu=3000 -c 2` on 4000 MB): no memory line.
+        assert_eq!(e.user_message(), None);
+    }
+
+    #[test]
+    fn tasks_per_node_the_nodes_cannot_honour_are_refused() {
+        // Slurm 22.05, one node: `-n 2 --ntasks-per-node=1` is refused with
+        // "Requested node configuration is not available", while `-n 3`
+        // (more CPUs than there are) and `-N 2` are queued.
+        let view = cluster(1, 2, 4000);
+        let mut j = job(1);
+        j.ntasks = 2;
+        j.ntasks_per_node = Some(1);
+        let e = reject(&view, &j);
+        assert_eq!(
+            e,
+            SubmitRejection::NodeConfigUnavailable {
+                partition: "debug".into(),
+                cause: Unsatisfiable::TotalSize
+            }
+        );
+        assert_eq!(e.user_message(), None);
+        let mut many = job(2);
+        many.ntasks = 3;
+        assert_eq!(check_submit(&view, &many), Ok(()));
+        let mut wide = job(3);
+        wide.min_nodes = 2;
+        assert_eq!(check_submit(&view, &wide), Ok(()));
     }
 
     #[test]
@@ -596,7 +638,11 @@ mod tests {
             e.slurm_error(),
             "Requested node configuration is not available"
         );
-        assert_eq!(e.user_message(), None);
+        // Slurm 22.05 (`sbatch --tmp=100`, TmpDisk=0) prints this line first.
+        assert_eq!(
+            e.user_message(),
+            Some("Temporary disk specification can not be satisfied")
+        );
         // A required node without it is as bad as none.
         j.tmp_disk_mb = 1000;
         j.required_nodes = vec![0];
