@@ -17,7 +17,8 @@ use slurm_proto::v1::{
 use super::{common_limit, or_null, shown_state, write_tres, Ctx};
 
 /// Slurm's "no value" task id, printed in default output names of array
-/// masters (`slurm-15_4294967294.out`).
+/// masters (`slurm-15_4294967294.out`) and as the ArrayTaskId of an array
+/// record whose every task was cancelled.
 const NO_VAL: u32 = 4_294_967_294;
 
 /// What `Reason=` shows for a job: its description (Slurm's state_desc,
@@ -198,6 +199,8 @@ pub fn write_job(out: &mut String, job: &JobInfo, oneliner: bool, ctx: &Ctx) {
 /// One job record; `details` (`scontrol -d`) adds the `DerivedExitCode`
 /// line and, for a job with an allocation, the `JOB_GRES` line before the
 /// per-node lines.
+///
+/// An array record left with no task shows `ArrayTaskId=4294967294`.
 pub fn write_job_detailed(
     out: &mut String,
     job: &JobInfo,
@@ -211,6 +214,11 @@ pub fn write_job_detailed(
         r.kv_num("ArrayJobId", master);
         match job.array_task_id {
             Some(task) => r.kv_num("ArrayTaskId", task),
+            // An array record whose tasks were all cancelled out of it:
+            // Slurm prints its "no value" number.
+            None if job.array_task_spec.is_empty() => {
+                r.kv_num("ArrayTaskId", NO_VAL);
+            }
             None => r.kv("ArrayTaskId", &ctx.task_lists.cut(&job.array_task_spec)),
         }
         if job.array_task_throttle > 0 {
@@ -1001,6 +1009,16 @@ mod tests {
             ..Ctx::utc(0)
         };
         assert_eq!(shown(&ten), "ArrayTaskId=1-2,5,...");
+        // Every task cancelled out of it: Slurm's "no value" number.
+        let emptied = JobInfo {
+            array_task_spec: String::new(),
+            ..job.clone()
+        };
+        let text = show_jobs(std::slice::from_ref(&emptied), true, &Ctx::utc(0));
+        assert!(
+            text.starts_with("JobId=124 ArrayJobId=124 ArrayTaskId=4294967294 JobName="),
+            "{text}"
+        );
     }
 
     #[test]
