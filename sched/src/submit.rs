@@ -267,8 +267,11 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         return Err(unsatisfiable(Unsatisfiable::TotalSize));
     }
     if !nodes().any(fits_memory) {
+        // Slurm words it as a memory problem when one CPU's worth is more
+        // than any node has, and not when only the product is.
+        let most = nodes().map(|n| n.real_memory_mb).max().unwrap_or(0);
         return Err(unsatisfiable(match shape.mem {
-            MemNeed::PerCpu(_) => Unsatisfiable::MemoryPerCpu,
+            MemNeed::PerCpu(m) if m <= most => Unsatisfiable::MemoryPerCpu,
             _ => Unsatisfiable::Memory,
         }));
     }
@@ -589,6 +592,13 @@ mod tests {
         ));
         // Slurm 22.05 (`--mem-per-cpu=3000 -c 2` on 4000 MB): no memory line.
         assert_eq!(e.user_message(), None);
+        // One CPU's worth over every node (`--mem-per-cpu=4001`): the line.
+        j.mem = Some(MemReq::PerCpu(4001));
+        j.cpus_per_task = 1;
+        assert_eq!(
+            reject(&view, &j).user_message(),
+            Some("Memory specification can not be satisfied")
+        );
     }
 
     #[test]
