@@ -1474,7 +1474,9 @@ impl Controller {
         let (state, reason) = if req.oom_killed {
             (JobState::OutOfMemory, "OutOfMemory")
         } else if exit.signal != 0 {
-            (JobState::Failed, "RaisedSignal")
+            // Slurm 22.05 gives a batch script killed by a signal the
+            // reason of a failed launch.
+            (JobState::Failed, "JobLaunchFailure")
         } else if exit.status != 0 {
             (JobState::Failed, "NonZeroExitCode")
         } else {

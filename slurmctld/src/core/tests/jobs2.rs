@@ -802,3 +802,19 @@ fn a_job_whose_files_cannot_be_opened_fails_without_a_requeue() {
     let code = info.exit_code.unwrap_or_default();
     assert_eq!((code.status, code.signal), (0, 53));
 }
+
+/// A batch script killed by a signal FAILS with the reason Slurm 22.05
+/// gives it, JobLaunchFailure, and `ExitCode=0:SIG`; a non-zero exit is
+/// NonZeroExitCode.
+#[test]
+fn a_script_killed_by_a_signal_fails_as_in_slurm() {
+    let (mut env, id) = Env::running_job();
+    env.complete(id, 0, 9);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Failed);
+    assert_eq!(job.reason, PendingReason::JobLaunchFailure);
+    assert_eq!((job.exit_status, job.exit_signal), (0, 9));
+    let (mut env, id) = Env::running_job();
+    env.complete(id, 44, 0);
+    assert_eq!(env.job(id).reason, PendingReason::NonZeroExitCode);
+}
