@@ -906,12 +906,13 @@ pub fn job_finished(job: &v1::JobInfo) -> bool {
     !active && !completing && state != v1::JobState::Unspecified
 }
 
-/// sbatch's exit status for a finished job: its exit status, or 128 plus
-/// the signal that killed it.
+/// sbatch's exit status for a finished job: its exit status, or 1 when a
+/// signal ended it (killed, cancelled while running, timed out), as Slurm
+/// 22.05's `sbatch --wait` exits.
 pub fn exit_status_of(job: &v1::JobInfo) -> i32 {
     let code = job.exit_code.unwrap_or_default();
     if code.signal != 0 {
-        128 + i32::try_from(code.signal.min(127)).unwrap_or(127)
+        1
     } else {
         i32::try_from(code.status.min(255)).unwrap_or(255)
     }
@@ -1653,7 +1654,7 @@ mod tests {
             signal: 9,
             core_dumped: false,
         });
-        assert_eq!(exit_status_of(&job), 137);
+        assert_eq!(exit_status_of(&job), 1);
     }
 
     #[test]

@@ -693,7 +693,8 @@ impl Controller {
                 Ok(())
             }
             JobState::Running | JobState::Suspended => {
-                self.finish_running(out, id, now, JobState::Cancelled, (0, 0), "None");
+                // Slurm records the SIGTERM that ends it: ExitCode=0:15.
+                self.finish_running(out, id, now, JobState::Cancelled, (0, SIGTERM), "None");
                 Ok(())
             }
             _ => Err((ErrorCode::AlreadyDone, String::new())),

@@ -818,3 +818,29 @@ fn a_script_killed_by_a_signal_fails_as_in_slurm() {
     env.complete(id, 44, 0);
     assert_eq!(env.job(id).reason, PendingReason::NonZeroExitCode);
 }
+
+/// `scancel` of a running job records the SIGTERM that ends it
+/// (`ExitCode=0:15`), of a pending one nothing (`0:0`), as Slurm 22.05.
+#[test]
+fn a_cancelled_job_shows_the_signal_that_ended_it() {
+    let (mut env, id) = Env::running_job();
+    let pending = env.submit(v1::JobDescription {
+        hold: true,
+        ..script()
+    });
+    for job in [id, pending] {
+        env.run(Command::Cancel {
+            caller: ALICE,
+            filter: v1::JobFilter {
+                job_ids: vec![job],
+                ..Default::default()
+            },
+            signal: None,
+        });
+    }
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Cancelled);
+    assert_eq!((job.exit_status, job.exit_signal), (0, 15));
+    let job = env.job(pending);
+    assert_eq!((job.exit_status, job.exit_signal), (0, 0));
+}
