@@ -706,6 +706,19 @@ fn a_prolog_failure_for_a_job_not_on_the_node_only_drains_it() {
     assert_eq!(env.job(id).state(), JobState::Running);
 }
 
+/// slurmd's JobComplete for job `id` on n1 whose launch failed with `code`.
+fn launch_error_report(id: u32, code: ErrorCode) -> Command {
+    Command::JobComplete {
+        caller: Caller::ROOT,
+        request: v1::JobCompleteRequest {
+            job_id: id,
+            node_name: "n1".into(),
+            launch_error: code.number(),
+            ..Default::default()
+        },
+    }
+}
+
 /// The three ways a failed Prolog reaches the controller end alike:
 /// PrologComplete, the agent's PrologFailed (a slurmd that refuses the
 /// launch) and JobComplete with ESLURMD_PROLOG_FAILED (as Slurm's slurmd
@@ -729,15 +742,7 @@ fn every_report_of_a_failed_prolog_ends_alike() {
     };
     let reported = outcome(|id| prolog_report(id, "n1", ErrorCode::PrologFailed.number()));
     let refused = outcome(|id| prolog_failed(id, "n1"));
-    let completed = outcome(|id| Command::JobComplete {
-        caller: Caller::ROOT,
-        request: v1::JobCompleteRequest {
-            job_id: id,
-            node_name: "n1".into(),
-            launch_error: ErrorCode::PrologFailed.number(),
-            ..Default::default()
-        },
-    });
+    let completed = outcome(|id| launch_error_report(id, ErrorCode::PrologFailed));
     assert_eq!(reported.1, PendingReason::JobHeldAdmin);
     assert_eq!(reported.2, "launch failed requeued held");
     assert_eq!(reported.3, 1, "one terminate");
@@ -751,15 +756,7 @@ fn every_report_of_a_failed_prolog_ends_alike() {
 #[test]
 fn a_failed_launch_keeps_the_error_text_out_of_the_job() {
     let (mut env, id) = Env::running_job();
-    env.run(Command::JobComplete {
-        caller: Caller::ROOT,
-        request: v1::JobCompleteRequest {
-            job_id: id,
-            node_name: "n1".into(),
-            launch_error: ErrorCode::ExecveFailed.number(),
-            ..Default::default()
-        },
-    });
+    env.run(launch_error_report(id, ErrorCode::ExecveFailed));
     let job = env.job(id);
     assert_eq!(
         (job.state(), job.reason),
@@ -785,15 +782,7 @@ fn a_failed_launch_keeps_the_error_text_out_of_the_job() {
 #[test]
 fn a_job_whose_files_cannot_be_opened_fails_without_a_requeue() {
     let (mut env, id) = Env::running_job();
-    env.run(Command::JobComplete {
-        caller: Caller::ROOT,
-        request: v1::JobCompleteRequest {
-            job_id: id,
-            node_name: "n1".into(),
-            launch_error: ErrorCode::IoError.number(),
-            ..Default::default()
-        },
-    });
+    env.run(launch_error_report(id, ErrorCode::IoError));
     let job = env.job(id);
     assert_eq!(job.state(), JobState::Failed);
     assert_eq!(job.reason, PendingReason::JobLaunchFailure);
