@@ -225,9 +225,11 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         .iter()
         .filter_map(|&i| view.nodes.get(i))
         .any(|n| n.cpus >= shape.cpus_per_task)
+        && !tasks_per_node_exceed_cpus(view, job, &order)
         && {
-            // Only the count: a per-node task cap that the partition's
-            // nodes cannot honour is a configuration Slurm refuses.
+            // Only the count: a per-node task cap that needs more nodes
+            // than the partition has (not more CPUs than a node has, which
+            // is the test above) is a configuration Slurm refuses.
             let cpus_only = JobRequest {
                 mem: None,
                 ntasks_per_node: None,
@@ -279,6 +281,23 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         return Err(unsatisfiable(Unsatisfiable::TotalSize));
     }
     Ok(())
+}
+
+/// Whether `--ntasks-per-node` tasks of `-c` CPUs each are more CPUs than
+/// any node of the partition (`order`) has: a CPU limit, like `-c 3` on
+/// 2-CPU nodes, which Slurm queues rather than refuses.
+fn tasks_per_node_exceed_cpus(view: &ClusterView, job: &JobRequest, order: &[usize]) -> bool {
+    let Some(per_node) = job.ntasks_per_node else {
+        return false;
+    };
+    let wanted = u64::from(per_node) * u64::from(job.cpus_per_task.max(1));
+    let most = order
+        .iter()
+        .filter_map(|&i| view.nodes.get(i))
+        .map(|n| u64::from(n.cpus))
+        .max()
+        .unwrap_or(0);
+    !job.overcommit && wanted > most
 }
 
 #[cfg(test)]
@@ -625,6 +644,11 @@ mod tests {
         let mut wide = job(3);
         wide.min_nodes = 2;
         assert_eq!(check_submit(&view, &wide), Ok(()));
+        // `-n 3 --ntasks-per-node=3`: more CPUs than the node has, queued.
+        let mut packed = job(4);
+        packed.ntasks = 3;
+        packed.ntasks_per_node = Some(3);
+        assert_eq!(check_submit(&view, &packed), Ok(()));
     }
 
     #[test]

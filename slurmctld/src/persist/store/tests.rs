@@ -61,6 +61,8 @@ fn durable(ctl: &Controller) -> String {
             if j.state() == slurm_common::state::JobState::Pending && j.hold.is_none() {
                 let j = Arc::make_mut(j);
                 j.reason = PendingReason::None;
+                // The pass's description of that reason is derived too.
+                j.reason_detail.clear();
                 j.last_sched_eval = 0;
             }
         }
