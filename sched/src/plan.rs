@@ -227,9 +227,10 @@ impl<'a> Diagnosis<'a> {
         }
     }
 
-    /// Whether the job fits an empty cluster only if nodes that are down
-    /// or drained take part (what `ReqNodeNotAvail` means).
-    fn needs_unusable_nodes(&mut self, job: &JobRequest, shape: &Shape, order: &[usize]) -> bool {
+    /// How the job fits a cluster with nothing running: on its usable
+    /// nodes, only if nodes that are down or drained take part, or never.
+    /// A job that requires an unusable node never fits the usable ones.
+    fn empty_fit(&mut self, job: &JobRequest, shape: &Shape, order: &[usize]) -> EmptyFit {
         let view = self.view;
         let required_down = job
             .required_nodes
@@ -240,13 +241,23 @@ impl<'a> Diagnosis<'a> {
                 .empty_usable
                 .get_or_insert_with(|| Pool::empty(view, false));
             if fit::select(view, job, shape, empty, order, None).is_some() {
-                return false;
+                return EmptyFit::Usable;
             }
         }
         let all = self
             .empty_all
             .get_or_insert_with(|| Pool::empty(view, true));
-        fit::select(view, job, shape, all, order, None).is_some()
+        if fit::select(view, job, shape, all, order, None).is_some() {
+            EmptyFit::WithUnusable
+        } else {
+            EmptyFit::Never
+        }
+    }
+
+    /// Whether the job fits an empty cluster only if nodes that are down
+    /// or drained take part (what `ReqNodeNotAvail` means).
+    fn needs_unusable_nodes(&mut self, job: &JobRequest, shape: &Shape, order: &[usize]) -> bool {
+        self.empty_fit(job, shape, order) == EmptyFit::WithUnusable
     }
 
     fn explain(
@@ -261,23 +272,10 @@ impl<'a> Diagnosis<'a> {
         if blocked_any && fit::select(view, job, shape, pool, order, None).is_some() {
             return PendingReason::Priority;
         }
-        let required_down = job
-            .required_nodes
-            .iter()
-            .any(|&i| view.nodes.get(i).is_some_and(|n| !n.usable));
-        if !required_down {
-            let empty = self
-                .empty_usable
-                .get_or_insert_with(|| Pool::empty(view, false));
-            if fit::select(view, job, shape, empty, order, None).is_some() {
-                return PendingReason::Resources;
-            }
-        }
-        let all = self
-            .empty_all
-            .get_or_insert_with(|| Pool::empty(view, true));
-        if fit::select(view, job, shape, all, order, None).is_some() {
-            return PendingReason::ReqNodeNotAvail;
+        match self.empty_fit(job, shape, order) {
+            EmptyFit::Usable => return PendingReason::Resources,
+            EmptyFit::WithUnusable => return PendingReason::ReqNodeNotAvail,
+            EmptyFit::Never => {}
         }
         let feature_exists = order.iter().any(|&i| fit::features_allowed(view, job, i));
         if job.constraint.is_some() && !feature_exists {
@@ -286,6 +284,14 @@ impl<'a> Diagnosis<'a> {
             PendingReason::PartitionConfig
         }
     }
+}
+
+/// How a job fits a cluster with nothing running ([`Diagnosis::empty_fit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EmptyFit {
+    Usable,
+    WithUnusable,
+    Never,
 }
 
 /// Whether every license the job asks for is free in that number (a
