@@ -3,7 +3,7 @@
 //! succeed), read its output as text, show a record, make a working
 //! directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
@@ -30,6 +30,21 @@ pub fn text(b: &[u8]) -> String {
 /// Runs `cmd args` against `c`; panics only when it cannot be started.
 pub fn run(c: &LocalCluster, cmd: &str, args: &[&str]) -> Output {
     c.run(cmd, args).unwrap_or_else(|e| panic!("{cmd}: {e:#}"))
+}
+
+/// Runs `sbatch --parsable args` from `dir` with `env` added to its
+/// environment; the job id. Panics with the cluster's logs when refused.
+pub fn sbatch_parsable(c: &LocalCluster, dir: &Path, env: &[(&str, &str)], args: &[&str]) -> u32 {
+    let mut cmd = c
+        .command("sbatch")
+        .unwrap_or_else(|e| panic!("sbatch: {e:#}"));
+    cmd.current_dir(dir).arg("--parsable").args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("sbatch runs");
+    assert!(o.status.success(), "sbatch {args:?}: {o:?}\n{}", c.logs());
+    text(&o.stdout).trim().parse().expect("job id")
 }
 
 /// Standard output then standard error, as a terminal shows them.

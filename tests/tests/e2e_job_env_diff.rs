@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use slurm_testkit::e2e::{cluster_with as cluster, text};
+use slurm_testkit::e2e::{cluster_with as cluster, sbatch_parsable, text};
 use slurm_testkit::{wait_until, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(60);
@@ -55,14 +55,7 @@ fn write_script(dir: &Path) -> String {
 /// Submits `args` from `dir` with `env` added to sbatch's environment and
 /// returns the job's environment once it has written it.
 fn job_env(c: &LocalCluster, dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Vars {
-    let mut cmd = c.command("sbatch").expect("sbatch");
-    cmd.current_dir(dir).arg("--parsable").args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().expect("sbatch runs");
-    assert!(o.status.success(), "sbatch {args:?}: {o:?}\n{}", c.logs());
-    let id: u32 = text(&o.stdout).trim().parse().expect("job id");
+    let id = sbatch_parsable(c, dir, env, args);
     let written = dir.join(format!("env-{id}"));
     let bytes = wait_until(&format!("job {id}'s environment"), JOB_WAIT, || {
         std::fs::read(&written).ok()

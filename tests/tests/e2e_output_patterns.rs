@@ -8,22 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use slurm_testkit::e2e::{cluster_with as cluster, run_ok, text};
+use slurm_testkit::e2e::{cluster_with as cluster, run_ok, sbatch_parsable as submit};
 use slurm_testkit::{wait_until, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(60);
-
-/// Runs `sbatch --parsable args` in `dir` with `env` added; the job id.
-fn submit(c: &LocalCluster, dir: &Path, env: &[(&str, &str)], args: &[&str]) -> u32 {
-    let mut cmd = c.command("sbatch").expect("sbatch");
-    cmd.current_dir(dir).arg("--parsable").args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().expect("sbatch runs");
-    assert!(o.status.success(), "sbatch {args:?}: {o:?}\n{}", c.logs());
-    text(&o.stdout).trim().parse().expect("job id")
-}
 
 /// The text of `path` once the job wrote `marker` into it.
 fn written(c: &LocalCluster, path: &Path, marker: &str) -> String {
