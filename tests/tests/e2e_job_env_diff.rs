@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -94,20 +94,30 @@ fn current_user() -> String {
     text(&o.stdout).trim().to_string()
 }
 
+/// The environment script submitted with `args` from a new directory
+/// `name`, by a submitter whose environment has `SUBMITTER_ONLY=1` and its
+/// own HOSTNAME: ((directory, script), the job's environment).
+fn from_submitter(c: &LocalCluster, name: &str, args: &[&str]) -> ((PathBuf, String), Vars) {
+    let dir = c.dir().root().join(name);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let script = write_script(&dir);
+    let mut all = args.to_vec();
+    all.push(&script);
+    let env = job_env(
+        c,
+        &dir,
+        &[("SUBMITTER_ONLY", "1"), ("HOSTNAME", "submitter")],
+        &all,
+    );
+    ((dir, script), env)
+}
+
 /// Issue: `--export=NONE` jobs had no PATH, HOME or USER; Slurm loads the
 /// user's login environment for them.
 #[test]
 fn export_none_job_starts_from_the_login_environment() {
     let c = cluster(&[]);
-    let dir = c.dir().root().join("none");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let script = write_script(&dir);
-    let env = job_env(
-        &c,
-        &dir,
-        &[("SUBMITTER_ONLY", "1"), ("HOSTNAME", "submitter")],
-        &["--export=NONE,FOO=bar,PATH=/job/bin", &script],
-    );
+    let ((dir, script), env) = from_submitter(&c, "none", &["--export=NONE,FOO=bar,PATH=/job/bin"]);
     let user = current_user();
     let want_home = passwd_field(&user, 5);
     assert_eq!(env.get("HOME"), Some(&want_home), "{env:#?}");
@@ -185,15 +195,7 @@ fn failed_login_falls_back_to_the_passwd_entry() {
 #[test]
 fn plain_job_variables_match_slurm() {
     let c = cluster(&[]);
-    let dir = c.dir().root().join("plain");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let script = write_script(&dir);
-    let env = job_env(
-        &c,
-        &dir,
-        &[("SUBMITTER_ONLY", "1"), ("HOSTNAME", "submitter")],
-        &[&script],
-    );
+    let ((dir, script), env) = from_submitter(&c, "plain", &[]);
     assert_eq!(env.get("HOSTNAME").map(String::as_str), Some(NODE_HOST));
     assert_eq!(env.get("SUBMITTER_ONLY").map(String::as_str), Some("1"));
     assert_eq!(env.get("SLURM_JOB_ACCOUNT"), None, "{env:#?}");
