@@ -166,15 +166,8 @@ const MAIL_EVENTS: &[&str] = &[
     "TIME_LIMIT",
 ];
 
-/// What `ALL` stands for.
-const MAIL_ALL: &[&str] = &[
-    "INVALID_DEPEND",
-    "BEGIN",
-    "END",
-    "FAIL",
-    "REQUEUE",
-    "STAGE_OUT",
-];
+/// What `ALL` stands for: INVALID_DEPEND through STAGE_OUT.
+const MAIL_ALL: &[&str] = MAIL_EVENTS.split_at(7).0.split_at(1).1;
 
 /// `--mail-type`, as the set of events Slurm keeps for the job: the known
 /// words (any case; unknown ones beside them are ignored) in Slurm's order,
