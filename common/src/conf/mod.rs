@@ -62,6 +62,31 @@ pub use plugins::{
 };
 pub use slurm::{conf_hash, ControllerHost, PortRange, RawEntry, SlurmConf, ALWAYS_TRACKED_TRES};
 
+/// Expands a per-node path of slurm.conf (SlurmdSpoolDir, SlurmdLogFile,
+/// TmpFS, ...): `%n` is the node name, `%h` its host name and `%%` a
+/// percent sign; any other `%` is kept as written.
+pub fn expand_node_path(template: &str, node: &str, host: &str) -> String {
+    let mut out = String::with_capacity(template.len() + node.len());
+    let mut chars = template.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push_str(node),
+            Some('h') => out.push_str(host),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
 /// Where a key was written: the file (as it was named to the parser) and the
 /// 1-based line number of the start of the logical line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

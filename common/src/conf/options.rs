@@ -133,6 +133,10 @@ impl SchedulerParameters {
                 "default_queue_depth" => p.default_queue_depth = num()?,
                 "max_rpc_cnt" | "max_rpc_count" => p.max_rpc_cnt = num()?,
                 "max_script_size" => p.max_script_size = num()?.into(),
+                // Slurm documents -1 as "no periodic pass": kept as zero.
+                "sched_interval" if val.as_deref().map(str::trim) == Some("-1") => {
+                    p.sched_interval = Duration::ZERO;
+                }
                 "sched_interval" => p.sched_interval = Duration::from_secs(num()?.into()),
                 "sched_max_job_start" => p.sched_max_job_start = num()?,
                 "sched_min_interval" => p.sched_min_interval = Duration::from_micros(num()?.into()),
@@ -558,6 +562,10 @@ mod tests {
         .unwrap();
         assert_eq!(p.bf_interval, Duration::from_secs(1));
         assert_eq!(p.sched_interval, Duration::from_secs(1));
+        let off = SchedulerParameters::parse("sched_interval=-1").unwrap();
+        assert_eq!(off.sched_interval, Duration::ZERO);
+        assert!(SchedulerParameters::parse("sched_interval=-2").is_none());
+        assert!(SchedulerParameters::parse("sched_interval=").is_none());
         assert_eq!(p.bf_window, Duration::from_secs(3600));
         assert!(p.bf_continue);
         assert_eq!(p.options.get("unknown_knob"), Some("3"));

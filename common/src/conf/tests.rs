@@ -1354,3 +1354,14 @@ fn accounting_storage_port_zero_is_the_default() {
     let c = SlurmConf::parse(text, "slurm.conf").unwrap().conf;
     assert_eq!(c.accounting_storage_port, 6819);
 }
+
+#[test]
+fn node_path_expansion() {
+    use super::expand_node_path;
+    assert_eq!(
+        expand_node_path("/a/%n/%h/%%/%x/%", "n1", "vm"),
+        "/a/n1/vm/%/%x/%"
+    );
+    assert_eq!(expand_node_path("", "n1", "vm"), "");
+    assert_eq!(expand_node_path("é%n", "n1", "vm"), "én1");
+}
