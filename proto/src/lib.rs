@@ -34,6 +34,8 @@ pub use v1::slurm_node_client::SlurmNodeClient;
 pub use v1::slurm_node_reports_client::SlurmNodeReportsClient;
 pub use v1::slurm_node_reports_server::{SlurmNodeReports, SlurmNodeReportsServer};
 pub use v1::slurm_node_server::{SlurmNode, SlurmNodeServer};
+pub use v1::slurmd_info_client::SlurmdInfoClient;
+pub use v1::slurmd_info_server::{SlurmdInfo, SlurmdInfoServer};
 
 /// The reply stream of `StreamJobs`, as a `SlurmController` implements it.
 pub type JobsReplyStream = std::pin::Pin<

@@ -241,29 +241,7 @@ pub fn select_node<'a>(
         .ok_or(NodeChoice::NoMatch)
 }
 
-/// Replaces `%n` with the node name and `%h` with the host name; `%%` is a
-/// percent sign; anything else is kept.
-pub fn expand_node_path(template: &str, node: &str, host: &str) -> String {
-    let mut out = String::with_capacity(template.len() + node.len());
-    let mut chars = template.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push_str(node),
-            Some('h') => out.push_str(host),
-            Some('%') => out.push('%'),
-            Some(other) => {
-                out.push('%');
-                out.push(other);
-            }
-            None => out.push('%'),
-        }
-    }
-    out
-}
+pub use slurm_common::conf::expand_node_path;
 
 /// Slurm's numeric id of a select plugin (in SLURM_WORKING_CLUSTER).
 pub fn select_plugin_id(select: SelectType) -> u32 {
@@ -364,15 +342,5 @@ PartitionName=debug Nodes=ALL Default=YES
         }
         std::fs::write(&path, format!("{CONF}PropagatePrioProcess=2\n")).unwrap();
         assert!(load_conf(&path).is_ok());
-    }
-
-    #[test]
-    fn node_path_expansion() {
-        assert_eq!(
-            expand_node_path("/a/%n/%h/%%/%x/%", "n1", "vm"),
-            "/a/n1/vm/%/%x/%"
-        );
-        assert_eq!(expand_node_path("", "n1", "vm"), "");
-        assert_eq!(expand_node_path("é%n", "n1", "vm"), "én1");
     }
 }

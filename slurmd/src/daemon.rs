@@ -49,19 +49,20 @@
 //! that arrived before a read began is served by that read.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use prost::Message;
 use slurm_common::auth::Claims;
 use slurm_proto::v1::{
-    EpilogCompleteRequest, ForwardReply, ForwardRequest, JobCompleteRequest, LaunchBatchReply,
-    LaunchBatchRequest, LaunchPrologReply, LaunchPrologRequest, NodeSignalJobReply,
-    NodeSignalJobRequest, NodeTerminateJobReply, NodeTerminateJobRequest, PingNodeReply,
-    PingNodeRequest, PrologCompleteRequest, ReconfigureNodeReply, ReconfigureNodeRequest,
-    RegisterNodeRequest, RunningJob,
+    ActiveStep, DaemonStatusReply, DaemonStatusRequest, EpilogCompleteRequest, ForwardReply,
+    ForwardRequest, JobCompleteRequest, LaunchBatchReply, LaunchBatchRequest, LaunchPrologReply,
+    LaunchPrologRequest, NodeSignalJobReply, NodeSignalJobRequest, NodeTerminateJobReply,
+    NodeTerminateJobRequest, PingNodeReply, PingNodeRequest, PrologCompleteRequest,
+    ReconfigureNodeReply, ReconfigureNodeRequest, RegisterNodeRequest, RunningJob,
 };
-use slurm_proto::{ErrorCode, SlurmNode, SlurmNodeServer};
+use slurm_proto::{ErrorCode, SlurmNode, SlurmNodeServer, SlurmdInfo, SlurmdInfoServer};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{watch, Notify};
 use tonic::{Request, Response, Status};
@@ -84,8 +85,9 @@ use crate::Error;
 /// Version slurmd reports and prints.
 pub const VERSION: &str = "22.05.8";
 
-/// Step id of the batch step, as Slurm numbers it.
-pub const BATCH_STEP_ID: u32 = 4_294_967_294;
+/// The batch step's number in Slurm's step ids (`SLURM_BATCH_SCRIPT`), as
+/// registrations, pings and [`DaemonStatusReply`] carry it.
+pub const SLURM_BATCH_SCRIPT: u32 = 0xffff_fffb;
 
 /// How long slurmstepd may take to say whether the script started.
 const STEPD_START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -300,6 +302,9 @@ pub struct Node {
     /// Wakes the registration task to register again.
     pub reregister: Notify,
     last_contact: Mutex<Instant>,
+    /// When the controller last sent a request or answered a registration,
+    /// unix seconds; 0 before it first did (`scontrol show slurmd`).
+    last_controller_message: AtomicI64,
     /// Launches in progress and the requests waiting for them.
     jobs: Mutex<JobTable>,
     /// Each job's Prolog here, run once per job.
@@ -339,6 +344,7 @@ impl Node {
             live: watch::Sender::new(Arc::new(live)),
             reregister: Notify::new(),
             last_contact: Mutex::new(Instant::now()),
+            last_controller_message: AtomicI64::new(0),
             jobs: Mutex::new(JobTable::default()),
             prologs: PrologRuns::default(),
             script_turn: tokio::sync::Mutex::new(()),
@@ -446,10 +452,88 @@ impl Node {
                 claims.uid.get()
             )));
         }
+        self.heard_from_controller();
+        Ok(claims)
+    }
+
+    /// Notes a word from the controller: the registration timer starts
+    /// again, and `scontrol show slurmd` has the time.
+    fn heard_from_controller(&self) {
         if let Ok(mut t) = self.last_contact.lock() {
             *t = Instant::now();
         }
-        Ok(claims)
+        self.last_controller_message
+            .store(slurm_common::auth::unix_now(), Ordering::Relaxed);
+    }
+
+    /// Checks a credential from anyone (a user's `scontrol show slurmd`):
+    /// it must be valid, whoever signed it. Not a word from the controller.
+    fn authenticate<T>(&self, req: &Request<T>) -> Result<Claims, Status> {
+        let token = slurm_proto::auth_credential(req.metadata()).ok_or_else(|| {
+            ErrorCode::ProtocolAuthentication.to_status("missing x-slurm-auth credential")
+        })?;
+        self.host
+            .signing
+            .auth
+            .verify_now(token)
+            .map_err(|e| ErrorCode::AuthCredentialInvalid.to_status(e.to_string()))
+    }
+
+    /// What this slurmd tells about itself (`scontrol show slurmd`): the
+    /// hardware it finds now (not slurm.conf's figures, even with
+    /// SlurmdParameters=config_overrides, as Slurm's "Actual" lines), the
+    /// steps running here, and the daemon's own facts.
+    pub fn daemon_status(&self) -> DaemonStatusReply {
+        let live = self.live();
+        let setup = &live.setup;
+        let (hw, tmp_disk_mb) = match &self.hardware {
+            Hardware::Configured => (configured_hw(setup), setup.node.tmp_disk),
+            Hardware::Detected(probe) => {
+                let hw = probe.probe().unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "hardware probe failed; reporting the configuration");
+                    configured_hw(setup)
+                });
+                let path = crate::config::expand_node_path(
+                    &setup.conf.tmp_fs,
+                    &setup.node.name,
+                    &crate::hw::short_host_name(),
+                );
+                let tmp = crate::hw::tmp_disk_mb(Path::new(&path)).unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "cannot size TmpFS");
+                    0
+                });
+                (hw, tmp)
+            }
+        };
+        let mut jobs = spool::running_jobs(self.spool());
+        jobs.sort_unstable();
+        DaemonStatusReply {
+            node_name: self.name.clone(),
+            active_steps: jobs
+                .into_iter()
+                .map(|job_id| ActiveStep {
+                    job_id,
+                    step_id: SLURM_BATCH_SCRIPT,
+                })
+                .collect(),
+            cpus: hw.cpus,
+            boards: hw.boards,
+            sockets: hw.boards.saturating_mul(hw.sockets_per_board),
+            cores_per_socket: hw.cores_per_socket,
+            threads_per_core: hw.threads_per_core,
+            real_memory_mb: hw.real_memory_mb,
+            tmp_disk_mb,
+            slurmd_start_time: self.host.start_time,
+            last_controller_message: self.last_controller_message.load(Ordering::Relaxed),
+            pid: std::process::id(),
+            debug_level: self.host.debug_level(),
+            log_file: self
+                .host
+                .log_file()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            version: VERSION.to_string(),
+        }
     }
 
     /// Verifies the job credential when the controller sent one: a token
@@ -567,7 +651,7 @@ impl Node {
                 .into_iter()
                 .map(|job_id| RunningJob {
                     job_id,
-                    step_ids: vec![BATCH_STEP_ID],
+                    step_ids: vec![SLURM_BATCH_SCRIPT],
                 })
                 .collect(),
             free_memory_mb: reported.free_memory_mb,
@@ -1179,6 +1263,26 @@ impl SlurmNode for NodeService {
     }
 }
 
+/// The gRPC face of [`Node::daemon_status`]: any user may ask.
+#[derive(Debug, Clone)]
+pub struct SlurmdInfoService(pub Arc<Node>);
+
+#[tonic::async_trait]
+impl SlurmdInfo for SlurmdInfoService {
+    async fn get_daemon_status(
+        &self,
+        request: Request<DaemonStatusRequest>,
+    ) -> Result<Response<DaemonStatusReply>, Status> {
+        self.0.authenticate(&request)?;
+        let node = self.0.clone();
+        // The probe reads /proc and statvfs: off the async threads.
+        tokio::task::spawn_blocking(move || node.daemon_status())
+            .await
+            .map(Response::new)
+            .map_err(|e| ErrorCode::Internal.to_status(e.to_string()))
+    }
+}
+
 impl Node {
     /// SignalJob, through the job's slurmstepd (after the launch, when
     /// one is in progress); a job without one here has nothing to signal.
@@ -1188,12 +1292,20 @@ impl Node {
     /// neither, the job's steps but not its batch shell. A batch job has no
     /// step besides the batch shell, so that is nothing here.
     pub async fn signal(&self, req: NodeSignalJobRequest) -> Result<NodeSignalJobReply, Status> {
-        let signal = i32::try_from(req.signal)
+        // A number no signal has (`scancel -s 99`) reaches no process, as
+        // kill(2) refuses it in Slurm's slurmd; the node answers all the
+        // same (an error here would read as a node that did not answer).
+        let Some(signal) = i32::try_from(req.signal)
             .ok()
             .filter(|s| (1..=64).contains(s))
-            .ok_or_else(|| {
-                ErrorCode::KillTaskFailed.to_status(format!("invalid signal number {}", req.signal))
-            })?;
+        else {
+            tracing::warn!(
+                job_id = req.job_id,
+                signal = req.signal,
+                "not a signal number: nothing sent"
+            );
+            return Ok(NodeSignalJobReply {});
+        };
         let deadline = Instant::now() + LISTEN_GRACE;
         let request = if req.batch_only {
             control::Request::SignalBatch { signal }
@@ -1272,9 +1384,7 @@ pub async fn registration_loop(node: Arc<Node>) {
         let live = node.live();
         match reply {
             Ok(r) => {
-                if let Ok(mut t) = node.last_contact.lock() {
-                    *t = Instant::now();
-                }
+                node.heard_from_controller();
                 if r.invalid {
                     tracing::warn!(node = %node.name(), reason = %r.invalid_reason, "controller marked this node invalid");
                 } else {
@@ -1481,9 +1591,11 @@ pub async fn serve_all(nodes: Vec<Arc<Node>>) -> Result<(), Error> {
         // 4 MB scripts): above the 4 MB gRPC default.
         let service =
             SlurmNodeServer::new(NodeService(node.clone())).max_decoding_message_size(64 << 20);
+        let info = SlurmdInfoServer::new(SlurmdInfoService(node.clone()));
         servers.spawn(async move {
             tonic::transport::Server::builder()
                 .add_service(service)
+                .add_service(info)
                 .serve_with_incoming_shutdown(incoming, async move {
                     let _ = stop.wait_for(|s| *s).await;
                 })
@@ -1648,7 +1760,7 @@ pub fn run(args: Args) -> i32 {
     } else {
         Hardware::Detected(probe)
     };
-    match run_daemon(setups, hardware, log) {
+    match run_daemon(setups, hardware, log, args.verbose) {
         Ok(()) => 0,
         Err(e) => {
             tracing::error!(error = %e, "slurmd stopped");
@@ -1665,6 +1777,7 @@ fn run_daemon(
     setups: Vec<NodeSetup>,
     hardware: Hardware,
     log: Option<LogControl>,
+    verbosity: u8,
 ) -> Result<(), Error> {
     let emulated = matches!(hardware, Hardware::Configured);
     let nofile = raise_nofile_limit();
@@ -1710,7 +1823,9 @@ fn run_daemon(
         let Some(first) = setups.first() else {
             return Ok(());
         };
-        let host = Arc::new(Host::new(first, stepd_path)?.with_log(log));
+        let host = Arc::new(Host::new(first, stepd_path)?
+                .with_log(log)
+                .with_verbosity(verbosity));
         let nodes: Vec<Arc<Node>> = setups
             .into_iter()
             .map(|setup| Arc::new(Node::with_host(setup, host.clone(), hardware.clone())))
@@ -2329,7 +2444,10 @@ mod tests {
             .collect();
         assert_eq!(
             ids,
-            vec![(4, vec![BATCH_STEP_ID]), (12, vec![BATCH_STEP_ID])]
+            vec![
+                (4, vec![SLURM_BATCH_SCRIPT]),
+                (12, vec![SLURM_BATCH_SCRIPT])
+            ]
         );
 
         node.lock_jobs().finish_launch(12);
@@ -2386,6 +2504,83 @@ mod tests {
         // A TmpFS that does not exist is no TmpDisk, as in Slurm.
         std::fs::remove_dir(&tmp).unwrap();
         assert_eq!(node.registration().tmp_disk_mb, 0);
+    }
+
+    /// A request carrying a fresh credential of `uid` signed by `node`'s key.
+    fn signed<T>(node: &Node, uid: u32, body: T) -> Request<T> {
+        let claims = Claims::new(
+            slurm_common::ids::Uid::new(uid),
+            slurm_common::ids::Gid::new(uid),
+            "vm",
+            slurm_common::auth::unix_now(),
+            60,
+        );
+        let token = node.host.signing.auth.create(&claims).unwrap();
+        let mut req = Request::new(body);
+        slurm_proto::set_auth_credential(req.metadata_mut(), &token).unwrap();
+        req
+    }
+
+    #[tokio::test]
+    async fn daemon_status_reports_the_hardware_found_and_the_daemon() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp-n1");
+        std::fs::create_dir(&tmp).unwrap();
+        let node = Arc::new(probed_node(
+            dir.path(),
+            &format!(
+                "SlurmdParameters=config_overrides\nSlurmdDebug=debug2\n\
+                 SlurmdLogFile={}/log-%n\nTmpFS={}/tmp-%n\n\
+                 NodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=2 RealMemory=100 TmpDisk=7\n",
+                dir.path().display(),
+                dir.path().display()
+            ),
+        ));
+        let status = node.daemon_status();
+        // "Actual" figures: the probe's, whatever config_overrides says.
+        assert_eq!(
+            (status.cpus, status.cores_per_socket, status.real_memory_mb),
+            (4, 4, 32011)
+        );
+        // Sockets in all: boards times sockets per board (2 here, from
+        // CPUs=2 of the node line the fake probe copies).
+        assert_eq!(
+            (status.boards, status.sockets, status.threads_per_core),
+            (1, 2, 1)
+        );
+        assert_eq!(status.tmp_disk_mb, crate::hw::tmp_disk_mb(&tmp).unwrap());
+        assert_eq!(status.node_name, "n1");
+        assert_eq!(status.pid, std::process::id());
+        assert_eq!(status.debug_level, 6);
+        assert_eq!(status.log_file, format!("{}/log-n1", dir.path().display()));
+        assert_eq!(status.version, VERSION);
+        assert_eq!(status.slurmd_start_time, node.host.start_time);
+        assert!(status.active_steps.is_empty());
+        assert_eq!(status.last_controller_message, 0);
+
+        // Anyone may ask, and asking is not a word from the controller.
+        let nobody = 65_534;
+        let reply = SlurmdInfoService(node.clone())
+            .get_daemon_status(signed(&node, nobody, DaemonStatusRequest {}))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(reply.node_name, "n1");
+        assert_eq!(reply.last_controller_message, 0);
+        // A request without a credential is refused.
+        assert!(SlurmdInfoService(node.clone())
+            .get_daemon_status(Request::new(DaemonStatusRequest {}))
+            .await
+            .is_err());
+        // The controller's ping is.
+        // SAFETY: geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        let before = slurm_common::auth::unix_now();
+        NodeService(node.clone())
+            .ping_node(signed(&node, uid, PingNodeRequest {}))
+            .await
+            .unwrap();
+        assert!(node.daemon_status().last_controller_message >= before);
     }
 
     #[tokio::test]

@@ -128,6 +128,8 @@ pub struct Host {
     health_runs: Arc<Semaphore>,
     /// Follows SlurmdDebug and SlurmdLogFile on reconfiguration.
     log: Option<LogControl>,
+    /// `-v` flags given at start: they fix the log level above info.
+    verbosity: u8,
     /// The node whose name `%n` in SlurmdLogFile stands for: the first one
     /// of the process, whose log file the process writes.
     log_node: String,
@@ -177,6 +179,7 @@ impl Host {
             registrations: Semaphore::new(CONCURRENT_REGISTRATIONS),
             health_runs,
             log: None,
+            verbosity: 0,
             log_node: setup.node.name.clone(),
             shared: RwLock::new(Arc::new(shared)),
             reads: tokio::sync::Mutex::new(None),
@@ -208,6 +211,29 @@ impl Host {
         }
         self.log = log;
         self
+    }
+
+    /// Records the `-v` flags slurmd was started with, for
+    /// [`Host::debug_level`].
+    pub fn with_verbosity(mut self, verbosity: u8) -> Self {
+        self.verbosity = verbosity;
+        self
+    }
+
+    /// The log level as Slurm numbers it (0 quiet ... 9 debug5): each `-v`
+    /// adds one to info, else SlurmdDebug of the configuration in force.
+    pub fn debug_level(&self) -> u32 {
+        debug_level(self.verbosity, self.shared().conf.slurmd_debug)
+    }
+
+    /// The file this process logs to: the one the log writes, else
+    /// SlurmdLogFile of the configuration in force; `None` for standard
+    /// error.
+    pub fn log_file(&self) -> Option<PathBuf> {
+        match &self.log {
+            Some(log) => log.file(),
+            None => self.log_file_of(&self.shared().conf),
+        }
     }
 
     /// SlurmdLogFile of `conf` as this process's log file would be named
@@ -292,5 +318,36 @@ impl Host {
         }
         *self.shared.write().unwrap_or_else(|p| p.into_inner()) = shared.clone();
         Some(shared)
+    }
+}
+
+/// Slurm's number for the log level of a slurmd started with `verbosity`
+/// `-v` flags and SlurmdDebug `level`: the flags count up from info (3).
+pub fn debug_level(verbosity: u8, level: slurm_common::conf::LogLevel) -> u32 {
+    use slurm_common::conf::LogLevel;
+    const MAX: u32 = 9;
+    if verbosity > 0 {
+        return (3 + u32::from(verbosity)).min(MAX);
+    }
+    LogLevel::ALL
+        .iter()
+        .position(|l| *l == level)
+        .and_then(|i| u32::try_from(i).ok())
+        .unwrap_or(3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_common::conf::LogLevel;
+
+    #[test]
+    fn debug_level_counts_as_slurm_does() {
+        assert_eq!(debug_level(0, LogLevel::Info), 3);
+        assert_eq!(debug_level(0, LogLevel::Quiet), 0);
+        assert_eq!(debug_level(0, LogLevel::Debug2), 6);
+        assert_eq!(debug_level(0, LogLevel::Debug5), 9);
+        assert_eq!(debug_level(2, LogLevel::Error), 5);
+        assert_eq!(debug_level(200, LogLevel::Info), 9);
     }
 }
