@@ -93,6 +93,28 @@ impl Pool {
         }
     }
 
+    /// Gives an allocation back to the pool (a running job that ends). An
+    /// exclusive holder gives back the whole node; a node with nothing
+    /// left allocated is idle again.
+    pub fn release(&mut self, view: &ClusterView, allocs: &[NodeAlloc], exclusive: bool) {
+        for a in allocs {
+            let (Some(f), Some(n)) = (
+                self.nodes.get_mut(a.node_index),
+                view.nodes.get(a.node_index),
+            ) else {
+                continue;
+            };
+            if exclusive {
+                f.cpus = n.cpus;
+                f.mem_mb = n.real_memory_mb;
+            } else {
+                f.cpus = f.cpus.saturating_add(a.cpus).min(n.cpus);
+                f.mem_mb = f.mem_mb.saturating_add(a.mem_mb).min(n.real_memory_mb);
+            }
+            f.idle = f.cpus == n.cpus && f.mem_mb == n.real_memory_mb;
+        }
+    }
+
     /// Removes an allocation from the pool.
     pub fn take(&mut self, allocs: &[NodeAlloc], exclusive: bool) {
         for a in allocs {
@@ -283,9 +305,16 @@ fn distinct_count(nodes: &[usize]) -> u32 {
 }
 
 /// Whether node `i` is acceptable to the job at all (features, `-x`,
-/// `--tmp`).
+/// `--tmp`, `--mincpus`).
 pub(crate) fn node_allowed(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
-    features_allowed(view, job, i) && tmp_disk_fits(view, job, i)
+    features_allowed(view, job, i) && tmp_disk_fits(view, job, i) && min_cpus_fit(view, job, i)
+}
+
+/// Whether node `i` has the CPUs the job's `--mincpus` asks for.
+pub(crate) fn min_cpus_fit(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
+    view.nodes
+        .get(i)
+        .is_some_and(|n| n.cpus >= job.min_cpus_per_node)
 }
 
 /// Whether node `i` is not excluded and has the features the job asks for.

@@ -10,6 +10,8 @@
 //! * [`request`]: what a pending job asks for ([`JobRequest`]).
 //! * [`constraint`]: `--constraint` expressions.
 //! * [`plan`]: the pass itself ([`schedule`]) and its result ([`Plan`]).
+//! * [`estimate`]: when a job that cannot start now would start
+//!   ([`estimate_starts`]).
 //! * [`submit`]: admission at submission time ([`check_submit`]).
 //! * [`layout`]: the `2(x3),1` form of `SLURM_JOB_CPUS_PER_NODE` and
 //!   `SLURM_TASKS_PER_NODE`.
@@ -20,6 +22,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod constraint;
+pub mod estimate;
 mod fit;
 pub mod layout;
 pub mod plan;
@@ -33,6 +36,7 @@ mod props;
 mod testkit;
 
 pub use constraint::{Constraint, ConstraintError};
+pub use estimate::{estimate_starts, Estimate, EstimateConfig, Holding};
 pub use layout::{compress_counts, expand_counts, LayoutError};
 pub use plan::{schedule, NodeAlloc, Plan, Start};
 pub use request::{Hold, JobRequest, LicenseNeed, MemReq};

@@ -147,7 +147,7 @@ impl Plan {
 /// partition's tier. Equal keys cannot happen for distinct ids; the queue
 /// position and then the job's own order of partitions break ties among
 /// duplicates, so the order is total and the plan deterministic.
-fn queue_order(view: &ClusterView, queue: &[JobRequest]) -> Vec<(usize, usize)> {
+pub(crate) fn queue_order(view: &ClusterView, queue: &[JobRequest]) -> Vec<(usize, usize)> {
     let mut keyed = Vec::with_capacity(queue.len());
     for (pos, j) in queue.iter().enumerate() {
         let parts = std::iter::once(j.partition).chain(j.other_partitions.iter().copied());
@@ -273,16 +273,32 @@ impl<'a> Diagnosis<'a> {
             return PendingReason::Priority;
         }
         match self.empty_fit(job, shape, order) {
-            EmptyFit::Usable => return PendingReason::Resources,
-            EmptyFit::WithUnusable => return PendingReason::ReqNodeNotAvail,
-            EmptyFit::Never => {}
+            EmptyFit::Usable => PendingReason::Resources,
+            EmptyFit::WithUnusable => PendingReason::ReqNodeNotAvail,
+            EmptyFit::Never => never_fits(view, job, order),
         }
-        let feature_exists = order.iter().any(|&i| fit::features_allowed(view, job, i));
-        if job.constraint.is_some() && !feature_exists {
-            PendingReason::BadConstraints
-        } else {
-            PendingReason::PartitionConfig
-        }
+    }
+}
+
+/// The reason of a job its partition can never run, even emptied. As in
+/// Slurm 22.05, where the partition's CPU limits are a gate of their own
+/// and the node configuration is found wanting only when the job is
+/// tried: a feature no node has, or a node configuration no node offers
+/// (more memory, `--tmp` or `--mincpus` than any node has: a job
+/// submitted held and released, or one the nodes shrank under) is
+/// `BadConstraints`; anything else, too many CPUs or nodes for the
+/// partition, is `PartitionConfig`.
+fn never_fits(view: &ClusterView, job: &JobRequest, order: &[usize]) -> PendingReason {
+    let feature_exists = order.iter().any(|&i| fit::features_allowed(view, job, i));
+    if job.constraint.is_some() && !feature_exists {
+        return PendingReason::BadConstraints;
+    }
+    match crate::submit::check_submit(view, job) {
+        Err(
+            crate::submit::SubmitRejection::NodeConfigUnavailable { .. }
+            | crate::submit::SubmitRejection::InvalidFeature { .. },
+        ) => PendingReason::BadConstraints,
+        _ => PendingReason::PartitionConfig,
     }
 }
 
@@ -465,6 +481,23 @@ fn behind_failed(
     order: &[usize],
     diagnosis: &mut Diagnosis<'_>,
 ) -> (PendingReason, Option<String>) {
+    // As Slurm 22.05 (`-c 3` on 2-CPU nodes behind a job waiting for
+    // resources): a job its partition can never run says so, not Priority.
+    // Only a new job, or one that said so before, is measured again: one
+    // that fitted once still does unless the nodes changed, and a long
+    // queue behind a blocked partition should not cost a fit each.
+    let measure = matches!(
+        job.prior_reason,
+        None | Some(PendingReason::PartitionConfig | PendingReason::BadConstraints)
+    );
+    if measure && diagnosis.empty_fit(job, shape, order) == EmptyFit::Never {
+        // A node configuration no node offers is found only when the job
+        // is tried: behind the blocked partition it waits with Priority.
+        let reason = never_fits(view, job, order);
+        if reason == PendingReason::PartitionConfig {
+            return (reason, Some(String::new()));
+        }
+    }
     match job.prior_reason {
         None => {
             if diagnosis.needs_unusable_nodes(job, shape, order) {
@@ -543,6 +576,9 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
             let shape = Shape::new(view, job, part);
             if let Some(reason) = partition_gate(job, part, &shape) {
                 break 'reason clear(reason);
+            }
+            if job.deadline_missed && diagnosis.empty_fit(job, &shape, order) != EmptyFit::Never {
+                break 'reason clear(PendingReason::DeadLine);
             }
             if part_failed[part_index] {
                 break 'reason behind_failed(view, job, &shape, part, order, &mut diagnosis);

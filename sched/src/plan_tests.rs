@@ -374,12 +374,13 @@ fn memory_as_consumable() {
     let plan = schedule(&view, &queue, 0);
     assert_eq!(plan.starts.len(), 8);
     assert!(plan.starts.iter().all(|s| s.nodes[0].mem_mb == 500));
-    // A job wanting more than any node has never fits.
+    // A job wanting more than any node has never fits (one submitted held
+    // and released: Slurm 22.05 says BadConstraints).
     let mut huge = job(10);
     huge.mem = Some(MemReq::PerNode(5000));
     assert_eq!(
         schedule(&view, &[huge], 0).reason_of(JobId(10)),
-        Some(R::PartitionConfig)
+        Some(R::BadConstraints)
     );
 }
 
@@ -534,7 +535,7 @@ fn tmp_disk_keeps_jobs_off_small_nodes() {
     assert_eq!(started(&plan), vec![(1, vec![1])]);
     j.tmp_disk_mb = 101;
     let plan = schedule(&view, &[j], 0);
-    assert_eq!(reasons(&plan), vec![(1, R::PartitionConfig)]);
+    assert_eq!(reasons(&plan), vec![(1, R::BadConstraints)]);
 }
 
 #[test]
@@ -830,6 +831,65 @@ fn a_new_job_naming_a_drained_node_waits_for_it_and_blocks_nobody() {
         vec![
             (1, "ReqNodeNotAvail, UnavailableNodes:n1".to_string()),
             (2, DOWN_TEXT.to_string())
+        ]
+    );
+}
+
+/// Slurm 22.05: `-c 3` on 2-CPU nodes, queued behind a job that waits for
+/// resources, waits with PartitionConfig, not Priority, at submission and
+/// after.
+#[test]
+fn a_job_that_never_fits_behind_a_blocked_partition_says_partition_config() {
+    let v = cluster(1, 2, 4000);
+    let mut first = job(1);
+    first.cpus_per_task = 2;
+    first.priority = 30;
+    let mut waiting = job(2);
+    waiting.cpus_per_task = 2;
+    waiting.priority = 20;
+    let mut big = job(3);
+    big.cpus_per_task = 3;
+    big.priority = 10;
+    let plan = schedule(&v, &[first, waiting.clone(), big.clone()], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0])]);
+    assert_eq!(
+        reasons(&plan),
+        vec![(2, R::Resources), (3, R::PartitionConfig)]
+    );
+    // Kept on the next passes, with the node still busy.
+    let mut v = v;
+    v.nodes[0].alloc_cpus = 2;
+    waiting.prior_reason = Some(R::Resources);
+    big.prior_reason = Some(R::PartitionConfig);
+    let plan = schedule(&v, &[waiting, big], 0);
+    assert_eq!(
+        reasons(&plan),
+        vec![(2, R::Resources), (3, R::PartitionConfig)]
+    );
+}
+
+/// A job past its deadline is not started even on an idle node: it gets
+/// `DeadLine` for the controller to end; one its partition can never run
+/// keeps PartitionConfig, one held keeps its hold, as in Slurm 22.05.
+#[test]
+fn a_job_that_missed_its_deadline_is_not_started() {
+    let v = cluster(1, 2, 4000);
+    let mut missed = job(1);
+    missed.deadline_missed = true;
+    let mut big = job(2);
+    big.deadline_missed = true;
+    big.cpus_per_task = 3;
+    let mut held = job(3);
+    held.deadline_missed = true;
+    held.hold = Some(Hold::User);
+    let plan = schedule(&v, &[missed, big, held, job(4)], 0);
+    assert_eq!(started(&plan), vec![(4, vec![0])]);
+    assert_eq!(
+        reasons(&plan),
+        vec![
+            (1, R::DeadLine),
+            (2, R::PartitionConfig),
+            (3, R::JobHeldUser)
         ]
     );
 }

@@ -82,6 +82,9 @@ pub struct JobRequest {
     pub hold: Option<Hold>,
     /// `--tmp`, MB of TmpDisk each node must have; 0 for none.
     pub tmp_disk_mb: u64,
+    /// `--mincpus`: a node must have at least this many CPUs (0: no such
+    /// floor).
+    pub min_cpus_per_node: u32,
     /// `--licenses`: held from start to end, cluster-wide. A job that
     /// cannot have them all now waits with `Licenses` and blocks nobody.
     pub licenses: Vec<LicenseNeed>,
@@ -89,6 +92,14 @@ pub struct JobRequest {
     /// that the job ends by then, as Slurm does. (Ending a job that can no
     /// longer make it is the controller's business.)
     pub deadline: Option<i64>,
+    /// The job can no longer end by its `--deadline` (the controller
+    /// judges that, from its `--time-min` or time limit). As Slurm, the
+    /// plan looks at that only for a job that got past every gate (hold,
+    /// dependency, begin time, partition limits) and could run on its
+    /// partition emptied: such a job is not started and is given
+    /// `DeadLine`, for the controller to end it; any other keeps waiting
+    /// with its own reason.
+    pub deadline_missed: bool,
     /// A reason decided outside the scheduler that keeps the job out of this
     /// pass (`Dependency`, `DependencyNeverSatisfied`, QOS or association
     /// limits, `JobArrayTaskLimit`, ...). The plan reports it unchanged and the
@@ -127,8 +138,10 @@ impl JobRequest {
             begin_time: None,
             hold: None,
             tmp_disk_mb: 0,
+            min_cpus_per_node: 0,
             licenses: Vec::new(),
             deadline: None,
+            deadline_missed: false,
             blocked_by: None,
             prior_reason: None,
         }

@@ -42,6 +42,8 @@ pub enum Unsatisfiable {
     MemoryPerCpu,
     /// More temporary disk (`--tmp`) than any eligible node's TmpDisk.
     TmpDisk,
+    /// More CPUs per node (`--mincpus`) than any eligible node has.
+    MinCpus,
     /// The whole request does not fit the partition even when it is empty.
     TotalSize,
     /// A required node is not in the partition, or is also excluded.
@@ -113,6 +115,14 @@ impl SubmitRejection {
                 cause: Unsatisfiable::Memory,
                 ..
             } => Some("Memory specification can not be satisfied"),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::TmpDisk,
+                ..
+            } => Some("Temporary disk specification can not be satisfied"),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::MinCpus,
+                ..
+            } => Some("CPU count per node can not be satisfied"),
             _ => None,
         }
     }
@@ -163,6 +173,8 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     {
         return Err(unsatisfiable(Unsatisfiable::UnknownNode));
     }
+    // (A node the user both names and excludes is refused before this, as
+    // an invalid node name; one excluded here lacks a GRES the job asks.)
     if required
         .iter()
         .any(|i| !part.nodes.contains(i) || job.excluded_nodes.contains(i))
@@ -208,6 +220,16 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     {
         return Err(unsatisfiable(Unsatisfiable::TmpDisk));
     }
+    // --mincpus: likewise, checked after --tmp as Slurm 22.05 does.
+    let eligible: Vec<usize> = eligible
+        .into_iter()
+        .filter(|&i| fit::min_cpus_fit(view, job, i))
+        .collect();
+    if job.min_cpus_per_node > 0
+        && (eligible.is_empty() || required.iter().any(|i| !eligible.contains(i)))
+    {
+        return Err(unsatisfiable(Unsatisfiable::MinCpus));
+    }
     // More nodes than the partition has: accepted, waits with PartitionConfig.
     if shape.min_nodes as usize > order.len() {
         return Ok(());
@@ -233,6 +255,7 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
                 excluded_nodes: Vec::new(),
                 constraint: None,
                 tmp_disk_mb: 0,
+                min_cpus_per_node: 0,
                 ..job.clone()
             };
             let cpu_shape = Shape::new(view, &cpus_only, part);
@@ -668,10 +691,11 @@ mod tests {
             e.slurm_error(),
             "Requested node configuration is not available"
         );
-        // Slurm 22.05 (`sbatch --tmp=100`, TmpDisk=0) prints "Temporary
-        // disk specification can not be satisfied" first; the end-to-end
-        // tests still expect the error alone, so it is not sent yet.
-        assert_eq!(e.user_message(), None);
+        // Slurm 22.05 (`sbatch --tmp=100`, TmpDisk=0) prints this line first.
+        assert_eq!(
+            e.user_message(),
+            Some("Temporary disk specification can not be satisfied")
+        );
         // A required node without it is as bad as none.
         j.tmp_disk_mb = 1000;
         j.required_nodes = vec![0];
@@ -703,5 +727,36 @@ mod tests {
             "{msg}"
         );
         assert!(!msg.ends_with('.'));
+    }
+
+    /// Slurm 22.05, `sbatch --mincpus=3` on 2-CPU nodes: refused, with
+    /// "CPU count per node can not be satisfied" first; `--mincpus=2` fits.
+    #[test]
+    fn mincpus_over_every_node_is_refused_with_its_line() {
+        let view = cluster(2, 2, 4000);
+        let mut j = job(1);
+        j.min_cpus_per_node = 2;
+        assert_eq!(check_submit(&view, &j), Ok(()));
+        j.min_cpus_per_node = 3;
+        let e = reject(&view, &j);
+        assert_eq!(
+            e,
+            SubmitRejection::NodeConfigUnavailable {
+                partition: "debug".into(),
+                cause: Unsatisfiable::MinCpus,
+            }
+        );
+        assert_eq!(
+            e.slurm_error(),
+            "Requested node configuration is not available"
+        );
+        assert_eq!(
+            e.user_message(),
+            Some("CPU count per node can not be satisfied")
+        );
+        // A node with more CPUs in the partition takes it.
+        let mut view = view;
+        view.nodes[1].cpus = 4;
+        assert_eq!(check_submit(&view, &j), Ok(()));
     }
 }

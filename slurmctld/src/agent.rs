@@ -709,7 +709,7 @@ impl Agent {
             return;
         }
         let (answered, silent): (Vec<&NodeOutcome>, Vec<&NodeOutcome>) =
-            outcomes.iter().partition(|o| o.result.is_ok());
+            outcomes.iter().partition(|o| node_answered(&o.result));
         self.send(Command::NodeResponses {
             answered: answered.iter().map(|o| o.node).collect(),
             silent: silent.iter().map(|o| o.node).collect(),
@@ -894,6 +894,24 @@ impl Agent {
                 format!("{name} did not answer within {} ms", millis(wait)),
             )),
         }
+    }
+}
+
+/// Whether a node answered: with a reply, or with an error of its own (a
+/// job it does not have, a signal it could not deliver), which says it is
+/// alive all the same. Only a node that could not be reached, did not
+/// answer in time or could not be understood counts as silent.
+fn node_answered(result: &Result<v1::NodeReply, (ErrorCode, String)>) -> bool {
+    match result {
+        Ok(_) => true,
+        Err((code, _)) => !matches!(
+            code,
+            ErrorCode::CommunicationConnection
+                | ErrorCode::SocketTimeout
+                | ErrorCode::ProtocolAuthentication
+                | ErrorCode::Internal
+                | ErrorCode::Unspecified
+        ),
     }
 }
 
@@ -1192,6 +1210,23 @@ mod tests {
                 assert_eq!(silent, vec![3]);
             }
             other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_node_that_refuses_still_answered() {
+        let err = |code| Err((code, String::new()));
+        assert!(node_answered(&Ok(v1::NodeReply::default())));
+        assert!(node_answered(&err(ErrorCode::KillTaskFailed)));
+        assert!(node_answered(&err(ErrorCode::InvalidJobId)));
+        for silent in [
+            ErrorCode::CommunicationConnection,
+            ErrorCode::SocketTimeout,
+            ErrorCode::ProtocolAuthentication,
+            ErrorCode::Internal,
+            ErrorCode::Unspecified,
+        ] {
+            assert!(!node_answered(&err(silent)), "{silent:?}");
         }
     }
 

@@ -7,8 +7,14 @@
 //!   time-min specification" ([`submission_refusal`]); a time limit past
 //!   the deadline is accepted;
 //! * a pending job that can no longer end by it (now + its `--time-min`, or
-//!   else its time limit, is later) is ended: state DEADLINE, Reason
-//!   DeadLine, exit code 1, never having run ([`Controller::end_missed_deadlines`]);
+//!   else its time limit, is later) is ended when a scheduling pass would
+//!   try to start it: state DEADLINE, Reason DeadLine, exit code 1, never
+//!   having run. A job that waits for something else (a hold, a
+//!   dependency, its begin time, a partition limit, a request its
+//!   partition can never fit) keeps waiting with that reason, as in Slurm
+//!   22.05, where only jobs in the scheduler's queue are checked; the plan
+//!   makes that call (`slurm_sched::JobRequest::deadline_missed`) and
+//!   [`Controller::end_deadline_job`] ends the job;
 //! * a job that starts gets a time limit that ends at the deadline at the
 //!   latest (`slurm_sched::plan`), so it never runs past it.
 //!
@@ -18,6 +24,7 @@
 //! whose time limit is infinite needs no time that can be counted: it waits
 //! and, when it starts, runs until its deadline.
 
+use slurm_common::reason::PendingReason;
 use slurm_common::state::JobState;
 use slurm_common::time::TimeLimit;
 use slurm_proto::ErrorCode;
@@ -75,15 +82,24 @@ impl Controller {
     }
 
     /// From when a pending job can no longer end by its deadline; `None`
-    /// for a job without one, not pending, or without a countable need.
+    /// for a job without one, not pending, without a countable need, or
+    /// waiting for something the deadline does not look past: a hold, a
+    /// dependency, or a reason the last pass gave it from a gate before
+    /// the deadline's ([`kept_out_of_queue`]). A `--begin` time later than the miss moves it there.
     fn deadline_miss_at(&self, job: &Job) -> Option<i64> {
         let extras = job.spec.extras();
-        if extras.deadline <= 0 || !job.is_schedulable() {
+        if extras.deadline <= 0 || !job.is_schedulable() || job.hold.is_some() {
+            return None;
+        }
+        if super::depend::blocker(job).is_some()
+            || (job.last_sched_eval != 0 && kept_out_of_queue(job.reason))
+        {
             return None;
         }
         let need = needed_secs(extras.time_min_minutes, self.judged_limit(job))?;
         // Missed once now + need > deadline.
-        Some(extras.deadline.saturating_sub(need).saturating_add(1))
+        let miss = extras.deadline.saturating_sub(need).saturating_add(1);
+        Some(job.shape.begin_time.map_or(miss, |b| b.max(miss)))
     }
 
     /// The earliest time a pending job misses its deadline.
@@ -91,23 +107,45 @@ impl Controller {
         self.jobs().filter_map(|j| self.deadline_miss_at(j)).min()
     }
 
-    /// Ends every pending job that can no longer end by its deadline.
-    pub(super) fn end_missed_deadlines(&mut self, out: &mut Outcome, now: i64) {
-        let missed: Vec<u32> = self
-            .jobs()
-            .filter(|j| self.deadline_miss_at(j).is_some_and(|t| t <= now))
-            .map(|j| j.id.get())
-            .collect();
-        for id in missed {
-            tracing::info!(
-                job_id = id,
-                "job can no longer end by its deadline; removed"
-            );
-            // Slurm records exit code 1 (a raw status: signal 1) and
-            // the reason FAIL_DEADLINE ("DeadLine").
-            self.end_job(out, id, now, JobState::Deadline, (0, 1), "DeadLine", true);
+    /// Whether pending job `job` can no longer end by its deadline at
+    /// `now` (for the plan to judge, see the module docs).
+    pub(super) fn misses_deadline(&self, job: &Job, now: i64) -> bool {
+        let extras = job.spec.extras();
+        if extras.deadline <= 0 {
+            return false;
         }
+        needed_secs(extras.time_min_minutes, self.judged_limit(job))
+            .is_some_and(|need| now.saturating_add(need) > extras.deadline)
     }
+
+    /// Ends pending job `id`, which the plan found can no longer end by
+    /// its deadline.
+    pub(super) fn end_deadline_job(&mut self, out: &mut Outcome, id: u32, now: i64) {
+        tracing::info!(
+            job_id = id,
+            "job can no longer end by its deadline; removed"
+        );
+        // Slurm records exit code 1 (a raw status: signal 1) and the
+        // reason FAIL_DEADLINE ("DeadLine").
+        self.end_job(out, id, now, JobState::Deadline, (0, 1), "DeadLine", true);
+    }
+}
+
+/// Reasons of the scheduler's gates that come before the deadline's (its
+/// partition's state and limits, a request it can never fit, an array's
+/// task limit): a job waiting with one is not in Slurm's queue, so its
+/// deadline is not checked until something changes.
+fn kept_out_of_queue(reason: PendingReason) -> bool {
+    matches!(
+        reason,
+        PendingReason::JobArrayTaskLimit
+            | PendingReason::PartitionDown
+            | PendingReason::PartitionInactive
+            | PendingReason::PartitionTimeLimit
+            | PendingReason::PartitionNodeLimit
+            | PendingReason::PartitionConfig
+            | PendingReason::BadConstraints
+    )
 }
 
 #[cfg(test)]

@@ -68,6 +68,9 @@ impl Controller {
         self.heard_from(node, now);
         if req.error_code != 0 {
             self.drain_after_epilog_error(out, node, req, now);
+        } else {
+            // A message from the node (`core::liveness`).
+            self.return_to_service(out, node, now);
         }
         let holds = self.jobs.get(&req.job_id).is_some_and(|j| {
             j.status.is_completing() && j.alloc.iter().any(|a| a.node_index == node)

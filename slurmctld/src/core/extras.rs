@@ -194,7 +194,16 @@ impl Controller {
         partition: usize,
         now: i64,
     ) -> Result<(), Reply> {
-        if desc.deadline <= 0 && desc.time_min_minutes.is_none_or(|m| m == 0) {
+        // Slurm 22.05 refuses `--time-min=0` (which sbatch sends as
+        // infinite, as it does `-t 0`) and `--time-min=UNLIMITED`, with or
+        // without `-t`, as an invalid time-min; 0 clears it in an update.
+        if desc
+            .time_min_minutes
+            .is_some_and(|m| m == 0 || m >= slurm_common::time::MAX_LIMIT_MINUTES)
+        {
+            return Err(Reply::error(ErrorCode::InvalidTimeMin, ""));
+        }
+        if desc.deadline <= 0 && desc.time_min_minutes.is_none() {
             return Ok(());
         }
         let limit = slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref())

@@ -9,7 +9,7 @@ use slurm_common::state::{JobState, NodeFlag, NodeUpdateState};
 use slurm_common::time::TimeLimit;
 use slurm_proto::v1;
 use slurm_proto::ErrorCode;
-use slurm_sched::{Hold, MemReq, SubmitRejection};
+use slurm_sched::{Hold, MemReq, SubmitRejection, Unsatisfiable};
 
 use super::job;
 use super::node_attrs::NodeAttrs;
@@ -214,7 +214,7 @@ impl Controller {
     ) -> Reply {
         match self.check_submit(caller, desc, now) {
             Err(reply) => reply,
-            Ok((mut desc, partition, partition_list, uid, gid)) => {
+            Ok((mut desc, partition, partition_list, uid, gid, fails)) => {
                 let Some(job_id) = self.free_job_id() else {
                     return Reply::error(ErrorCode::Internal, "no free job id");
                 };
@@ -222,6 +222,9 @@ impl Controller {
                     return reply;
                 }
                 if desc.test_only {
+                    if let Some(reply) = fails {
+                        return reply;
+                    }
                     // As Slurm: the id the job would get, not taken.
                     return self.estimate(&desc, job_id, partition, &partition_list, now);
                 }
@@ -246,6 +249,21 @@ impl Controller {
                 };
                 if self.emit(out, event) {
                     out.job_files.push(files);
+                    if let Some(reply) = fails {
+                        // As Slurm 22.05: the job is recorded, then fails
+                        // at once (FAILED, BadConstraints, ExitCode 0:1),
+                        // and the submission is refused.
+                        self.end_job(
+                            out,
+                            job_id,
+                            now,
+                            JobState::Failed,
+                            (0, 1),
+                            PendingReason::BadConstraints.as_str(),
+                            true,
+                        );
+                        return reply;
+                    }
                     Reply::Submitted {
                         job_id,
                         estimate: None,
@@ -259,13 +277,16 @@ impl Controller {
 
     /// Everything Slurm refuses at submission. On success: the description
     /// to store (uid/gid resolved), the index of its first partition, its
-    /// partition list (`a,b`), uid and gid.
+    /// partition list (`a,b`), uid, gid, and the refusal of a job no node
+    /// configuration can run, which Slurm records (as FAILED) before it
+    /// refuses it.
+    #[allow(clippy::type_complexity)]
     fn check_submit(
         &self,
         caller: Caller,
         mut desc: v1::JobDescription,
         now: i64,
-    ) -> Result<(v1::JobDescription, usize, String, u32, u32), Reply> {
+    ) -> Result<(v1::JobDescription, usize, String, u32, u32, Option<Reply>), Reply> {
         let op = self.is_operator(caller);
         if desc.script.trim().is_empty() {
             return Err(Reply::error(ErrorCode::JobScriptMissing, ""));
@@ -338,6 +359,14 @@ impl Controller {
                 return Err(Reply::error(ErrorCode::InvalidNodeName, ""));
             }
         }
+        // So is a node both named and excluded (`-w vm -x vm`), as in Slurm
+        // 22.05, held job or not.
+        let excluded = self.node_list(&desc.excluded_nodes).unwrap_or_default();
+        let required = self.node_list(&desc.required_nodes).unwrap_or_default();
+        if let Some(&i) = required.iter().find(|i| excluded.contains(i)) {
+            tracing::info!(node = %self.nodes[i].name, "job both requires and excludes a node");
+            return Err(Reply::error(ErrorCode::InvalidNodeName, ""));
+        }
         if !desc.constraint.is_empty() && slurm_sched::Constraint::parse(&desc.constraint).is_err()
         {
             return Err(Reply::error(ErrorCode::InvalidFeature, ""));
@@ -380,24 +409,29 @@ impl Controller {
                     first_refusal = None;
                     break;
                 }
-                Err(reply) => {
-                    first_refusal.get_or_insert(reply);
+                Err(refusal) => {
+                    first_refusal.get_or_insert(refusal);
                 }
             }
         }
-        if let Some(reply) = first_refusal {
-            return Err(reply);
-        }
+        let fails = match first_refusal {
+            None => None,
+            Some((reply, true)) => Some(reply),
+            Some((reply, false)) => return Err(reply),
+        };
         let names: Vec<&str> = partitions
             .iter()
             .map(|&i| self.partitions[i].name())
             .collect();
-        Ok((desc, partition, names.join(","), uid, gid))
+        Ok((desc, partition, names.join(","), uid, gid, fails))
     }
 
     /// Whether partition `part` could ever run the job `desc` describes:
     /// its nodes have the GRES asked for, and the scheduler's admission
-    /// rules accept it there.
+    /// rules accept it there. A refusal comes with whether Slurm records
+    /// the job first: it does when no node offers the memory, `--tmp`,
+    /// `--mincpus` or size asked for (its node selection fails), not for
+    /// a refusal of its request as such.
     fn check_partition_fit(
         &self,
         view: &slurm_sched::ClusterView,
@@ -405,24 +439,48 @@ impl Controller {
         part: usize,
         uid: u32,
         gid: u32,
-    ) -> Result<(), Reply> {
+    ) -> Result<(), (Reply, bool)> {
         // Slurm prints no more than the code's text for either refusal.
         match self.check_gres(&desc.gres, &self.partitions[part].view.nodes) {
             Ok(None) => {}
             Ok(Some(_)) => {
                 tracing::info!(gres = %desc.gres, "no node of the partition has the gres asked for");
-                return Err(Reply::error(ErrorCode::RequestedNodeConfigUnavailable, ""));
+                return Err((
+                    Reply::error(ErrorCode::RequestedNodeConfigUnavailable, ""),
+                    false,
+                ));
             }
             Err(e) => {
                 tracing::info!(gres = %desc.gres, error = %e, "invalid gres request");
-                return Err(Reply::error(ErrorCode::InvalidGres, ""));
+                return Err((Reply::error(ErrorCode::InvalidGres, ""), false));
             }
         }
         // The same resolution replay will do, checked by the scheduler's
         // admission rules.
         let probe = self.probe_job(desc, part, uid, gid);
         let request = self.job_request(&probe);
-        slurm_sched::check_submit(view, &request).map_err(|r| rejection_reply(&r))
+        match slurm_sched::check_submit(view, &request) {
+            // As Slurm 22.05: a job submitted held is not tried against
+            // the nodes until its release (then it waits with
+            // BadConstraints); its node names and partition still count.
+            Err(SubmitRejection::NodeConfigUnavailable { cause, .. })
+                if desc.hold
+                    && !matches!(
+                        cause,
+                        Unsatisfiable::RequiredNode | Unsatisfiable::UnknownNode
+                    ) =>
+            {
+                Ok(())
+            }
+            Err(r @ SubmitRejection::NodeConfigUnavailable { cause, .. }) => {
+                let recorded = !matches!(
+                    cause,
+                    Unsatisfiable::RequiredNode | Unsatisfiable::UnknownNode
+                );
+                Err((rejection_reply(&r), recorded))
+            }
+            other => other.map_err(|r| (rejection_reply(&r), false)),
+        }
     }
 
     fn probe_job(&self, desc: &v1::JobDescription, partition: usize, uid: u32, gid: u32) -> Job {
@@ -478,28 +536,28 @@ impl Controller {
         let mut probe = self.probe_job(desc, partition, desc.user_id, desc.group_id);
         partition_list.clone_into(&mut probe.partition_name);
         let mut request = self.job_request(&probe);
-        request.priority = u32::MAX;
-        let view = self.cluster_view();
-        let plan = slurm_sched::schedule(&view, &[request], now);
-        let estimate = plan.starts.first().map(|s| v1::StartEstimate {
-            start_time: now,
-            nodes: slurm_common::hostlist::compress(
-                s.nodes
-                    .iter()
-                    .filter_map(|a| self.nodes.get(a.node_index))
-                    .map(|n| n.name.as_str()),
-            ),
-            cpus: u32::try_from(s.total_cpus()).unwrap_or(u32::MAX),
-            partition: self.partitions[s.partition].name().to_string(),
-            preempted_job_ids: Vec::new(),
-        });
+        // Behind every job already waiting, as a new submission would be.
+        request.id = slurm_common::ids::JobId::new(job_id);
+        request.priority = 0;
+        request.submit_time = now;
+        let Some(est) = self.test_only_estimate(request, now) else {
+            // As Slurm: a job that could never start here is refused.
+            return Reply::error(ErrorCode::RequestedNodeConfigUnavailable, String::new());
+        };
         Reply::Submitted {
             job_id,
-            estimate: Some(estimate.unwrap_or_else(|| v1::StartEstimate {
-                start_time: now,
-                partition: self.partitions[partition].name().to_string(),
-                ..v1::StartEstimate::default()
-            })),
+            estimate: Some(v1::StartEstimate {
+                start_time: est.start_time,
+                nodes: slurm_common::hostlist::compress(
+                    est.nodes
+                        .iter()
+                        .filter_map(|a| self.nodes.get(a.node_index))
+                        .map(|n| n.name.as_str()),
+                ),
+                cpus: u32::try_from(est.total_cpus()).unwrap_or(u32::MAX),
+                partition: self.partitions[est.partition].name().to_string(),
+                preempted_job_ids: Vec::new(),
+            }),
         }
     }
 
@@ -1230,7 +1288,11 @@ impl Controller {
             }
             for &i in &nodes {
                 if let Err(e) = self.nodes[i].state.apply_update(update) {
-                    return Reply::error(ErrorCode::InvalidNodeState, e.to_string());
+                    // As Slurm 22.05: the transition is logged, the reply
+                    // carries the code alone (`scontrol update ...
+                    // State=RESUME` of an idle node prints one line).
+                    tracing::info!(node = %self.nodes[i].name, error = %e, "invalid node state transition");
+                    return Reply::error(ErrorCode::InvalidNodeState, "");
                 }
             }
         }
@@ -1264,22 +1326,13 @@ impl Controller {
                 },
             );
             if update == NodeUpdateState::Down {
-                // Jobs on a node set DOWN fail with NODE_FAIL; the other
-                // nodes of such a job clean up as after any end, and no
-                // job waits for this node's cleanup any more.
-                let victims: Vec<u32> = self
-                    .jobs
-                    .values()
-                    .filter(|j| {
-                        j.status.state.holds_resources()
-                            && j.alloc.iter().any(|a| a.node_index == i)
-                    })
-                    .map(|j| j.id.get())
-                    .collect();
-                for id in victims {
-                    self.finish_running(out, id, now, JobState::NodeFail, (0, 0), "None");
-                }
-                self.release_node_shares(out, i, now);
+                // As Slurm 22.05: jobs on a node an operator sets DOWN are
+                // requeued (BeginTime, Restarts+1) unless they may not be
+                // (--no-requeue, JobRequeue=0), which end NODE_FAIL with
+                // Reason=NodeDown; the other nodes of such a job clean up
+                // as after any end, and no job waits for this node's
+                // cleanup any more.
+                self.fail_jobs_on_node(out, i, now, 15);
             }
         }
         Reply::Ok
@@ -1556,7 +1609,6 @@ impl Controller {
     fn tick(&mut self, out: &mut Outcome, now: i64) {
         // Before the time limits: a --signal due at the end still goes out.
         self.send_due_signals(out, now);
-        self.end_missed_deadlines(out, now);
         let mut timeouts = Vec::new();
         let mut stuck = Vec::new();
         let mut purge = Vec::new();

@@ -67,15 +67,31 @@ pub struct JobShape {
     pub begin_time: Option<i64>,
 }
 
+/// The node sharing a job gets: as asked, except that `--reboot` without a
+/// sharing of its own takes whole nodes, as Slurm 22.05 gives it
+/// (OverSubscribe=NO, every CPU of the node once it runs).
+fn sharing(desc: &JobDescription) -> i32 {
+    if desc.reboot && desc.sharing == v1::NodeSharing::Unspecified as i32 {
+        v1::NodeSharing::Exclusive as i32
+    } else {
+        desc.sharing
+    }
+}
+
 impl JobShape {
     /// Resolves what `desc` asks for. Pure; invalid values were refused at
     /// submission, so anything odd here falls back to the plain default.
     pub fn from_desc(desc: &JobDescription) -> JobShape {
         let min_nodes = desc.min_nodes.unwrap_or(1).max(1);
-        let ntasks = desc.ntasks.unwrap_or_else(|| {
-            desc.ntasks_per_node
-                .map_or(min_nodes, |n| n.max(1).saturating_mul(min_nodes))
-        });
+        // As Slurm 22.05 shows it: `-B 2` alone (sockets per node) asks
+        // for a task on each socket of each node, NumTasks=2 NumCPUs=2.
+        let per_node = desc
+            .ntasks_per_node
+            .or(desc.sockets_per_node.filter(|&s| s > 1))
+            .map(|n| n.max(1));
+        let ntasks = desc
+            .ntasks
+            .unwrap_or_else(|| per_node.map_or(min_nodes, |n| n.saturating_mul(min_nodes)));
         let mem = match desc.memory {
             Some(v1::job_description::Memory::MemPerNodeMb(mb)) => Some(MemReq::PerNode(mb)),
             Some(v1::job_description::Memory::MemPerCpuMb(mb)) => Some(MemReq::PerCpu(mb)),
@@ -93,7 +109,7 @@ impl JobShape {
             ntasks_per_node: desc.ntasks_per_node,
             cpus_per_task: desc.cpus_per_task.unwrap_or(1).max(1),
             mem,
-            exclusive: desc.sharing == v1::NodeSharing::Exclusive as i32,
+            exclusive: sharing(desc) == v1::NodeSharing::Exclusive as i32,
             overcommit: desc.overcommit,
             time_limit,
             begin_time: (desc.begin_time > 0).then_some(desc.begin_time),
@@ -170,7 +186,7 @@ impl JobSpec {
             constraint: text(&desc.constraint),
             gres: text(&desc.gres),
             wckey: text(&desc.wckey),
-            sharing: desc.sharing,
+            sharing: sharing(desc),
             contiguous: desc.contiguous,
             cpus_per_task: desc.cpus_per_task,
             ntasks_per_node: desc.ntasks_per_node,
@@ -390,9 +406,13 @@ impl Job {
     }
 
     /// Scheduling priority as shown: 0 while held or suspended (as Slurm
-    /// shows a job an operator suspended).
+    /// shows a job an operator suspended), and while it waits with
+    /// BadConstraints, which Slurm 22.05 shows as Priority=0 (a release
+    /// numbers it anew).
     pub fn priority(&self) -> u32 {
-        if self.hold.is_some() || self.status.state == JobState::Suspended {
+        let bad =
+            self.status.state == JobState::Pending && self.reason == PendingReason::BadConstraints;
+        if self.hold.is_some() || self.status.state == JobState::Suspended || bad {
             return 0;
         }
         let p = i64::from(self.base_priority) - i64::from(self.nice);

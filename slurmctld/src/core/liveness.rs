@@ -222,6 +222,14 @@ impl Controller {
             }
             self.heard_from(i, now);
         }
+        // As Slurm's node_did_resp: any answer may return a DOWN node to
+        // service, as a registration does.
+        let mut heard = HashSet::new();
+        for &i in answered {
+            if i < self.nodes.len() && heard.insert(i) {
+                self.return_to_service(out, i, now);
+            }
+        }
         for &i in silent {
             let Some(n) = self.nodes.get(i) else {
                 continue;
@@ -292,15 +300,24 @@ impl Controller {
                     time: now,
                 },
             );
-            self.fail_jobs_on_node(out, i, now);
+            self.fail_jobs_on_node(out, i, now, 1);
         }
     }
 
     /// The jobs of node `node`, which is gone (DOWN): running ones requeued
     /// or NODE_FAIL, and no completing job waits for its cleanup any more.
     /// The other nodes of those jobs clean up as after any end
-    /// (`core::epilog`).
-    fn fail_jobs_on_node(&mut self, out: &mut Outcome, node: usize, now: i64) {
+    /// (`core::epilog`). A job that ends shows signal `exit_signal` in its
+    /// ExitCode: 1 for a node that stopped responding (Slurm's minimum
+    /// failure code), 15 for one an operator set DOWN, whose slurmd kills
+    /// the script with SIGTERM (Slurm 22.05 shows `ExitCode=0:15`).
+    pub(super) fn fail_jobs_on_node(
+        &mut self,
+        out: &mut Outcome,
+        node: usize,
+        now: i64,
+        exit_signal: u32,
+    ) {
         let running: Vec<(u32, bool)> = self
             .jobs
             .values()
@@ -334,7 +351,7 @@ impl Controller {
                         time: now,
                         state: JobState::NodeFail,
                         exit_status: 0,
-                        exit_signal: 1,
+                        exit_signal,
                         reason: PendingReason::NodeDown.as_str().to_string(),
                         detail: String::new(),
                         release: false,
@@ -480,13 +497,17 @@ impl Controller {
         });
     }
 
-    /// After a registration of node `node`: back to service if it is DOWN
-    /// and ReturnToService says so.
+    /// After a registration of node `node`, or any message from it (a
+    /// ping's answer, an EpilogComplete): back to service if it is DOWN and
+    /// ReturnToService says so, as Slurm 22.05 does (with
+    /// ReturnToService=2 a node an operator set DOWN comes back with its
+    /// slurmd's next message), unless its registration fell short of its
+    /// configuration.
     pub(super) fn return_to_service(&mut self, out: &mut Outcome, node: usize, now: i64) {
         let Some(n) = self.nodes.get(node) else {
             return;
         };
-        if n.state.base != NodeBaseState::Down {
+        if n.state.base != NodeBaseState::Down || n.state.has(NodeFlag::InvalidReg) {
             return;
         }
         let back = match self.cfg.return_to_service {
@@ -950,7 +971,7 @@ mod tests {
                 slurmd_start_time: env.now,
                 running_jobs: vec![v1::RunningJob {
                     job_id: id,
-                    step_ids: vec![0xFFFF_FFFE],
+                    step_ids: vec![0xFFFF_FFFB],
                 }],
                 ..Default::default()
             }),
@@ -1052,6 +1073,7 @@ mod tests {
     #[test]
     fn a_job_its_batch_host_does_not_have_is_requeued_after_the_grace_period() {
         let (mut env, id) = env_with_job("");
+        env.without_periodic_pass();
         let start = env.now;
         // Within the grace period the launch may still be on its way.
         env.now = start + 19;
@@ -1330,7 +1352,7 @@ mod tests {
                 slurmd_start_time: start - 100,
                 running_jobs: vec![v1::RunningJob {
                     job_id: launching,
-                    step_ids: vec![0xFFFF_FFFE],
+                    step_ids: vec![0xFFFF_FFFB],
                 }],
                 ..Default::default()
             }),

@@ -23,6 +23,7 @@ pub mod command;
 mod deadline;
 pub mod depend;
 mod epilog;
+pub mod estimate;
 pub mod event;
 pub mod extras;
 pub mod filter;
@@ -147,6 +148,19 @@ pub struct CtlConfig {
     /// AccountingStorageType is set: without it there are no QOS, and
     /// Slurm keeps none a job asks for (`QOS=(null)`).
     pub accounting: bool,
+    /// SchedulerParameters=sched_interval, in seconds: while jobs wait, a
+    /// pass runs at least this often even when no event asks for one, as
+    /// Slurm's main loop does (a `-N` over the partition turns from
+    /// PartitionConfig to PartitionNodeLimit there). 0: no such pass.
+    pub sched_interval_secs: i64,
+    /// Bounds of the planned starts of pending jobs, from
+    /// SchedulerParameters bf_resolution, bf_window and bf_max_job_test
+    /// (`core::estimate`).
+    pub backfill: slurm_sched::EstimateConfig,
+    /// SchedulerParameters=bf_interval, in seconds: pending jobs' starts
+    /// are planned at most this often, as Slurm's backfill cycle runs (at
+    /// the first pass after it: an event's, or the periodic pass).
+    pub bf_interval_secs: i64,
 }
 
 impl CtlConfig {
@@ -194,6 +208,7 @@ impl CtlConfig {
                 .options
                 .has("nohold_on_prolog_fail"),
             prolog_alloc: conf.prolog_flags.alloc,
+            sched_interval_secs: secs(conf.scheduler_parameters.sched_interval),
             gres_types: conf.gres_types.clone(),
             conf_hash: conf.file_hash.clone(),
             check_conf_hash: !conf
@@ -208,6 +223,14 @@ impl CtlConfig {
             max_array_size: conf.max_array_size,
             max_depend_depth: depend::max_depend_depth(conf),
             enable_user_top: conf.scheduler_parameters.options.has("enable_user_top"),
+            backfill: slurm_sched::EstimateConfig {
+                resolution_secs: secs(conf.scheduler_parameters.bf_resolution).max(1),
+                window_secs: Some(secs(conf.scheduler_parameters.bf_window)),
+                max_jobs: usize::try_from(conf.scheduler_parameters.bf_max_job_test)
+                    .unwrap_or(usize::MAX),
+                ..slurm_sched::EstimateConfig::BACKFILL
+            },
+            bf_interval_secs: secs(conf.scheduler_parameters.bf_interval).max(1),
         }
     }
 }
@@ -280,6 +303,15 @@ pub struct Controller {
     /// Something changed that could let a pending job start or change its
     /// reason; a scheduling pass without it would find nothing new.
     pub(crate) sched_dirty: bool,
+    /// When the last scheduling pass ran (memory only: the periodic pass
+    /// of [`CtlConfig::sched_interval_secs`] counts from it).
+    pub(crate) last_pass: i64,
+    /// Planned starts of pending jobs (`core::estimate`). Derived by each
+    /// scheduling pass, never journaled: after a restart the first pass
+    /// plans them again.
+    pub(crate) planned: Arc<estimate::PlannedStarts>,
+    /// When the starts were last planned (memory only; `None`: not yet).
+    pub(crate) planned_at: Option<i64>,
     /// Where job scripts go (see `persist::scripts`).
     pub(crate) scripts: ScriptSpace,
     /// Script segments whose last job was purged, for the shell to remove.
@@ -307,6 +339,8 @@ pub struct Snapshot {
     pub next_job_id: u32,
     /// Licenses= (`scontrol show licenses`, with the jobs' use).
     pub licenses: Arc<[slurm_common::conf::License]>,
+    /// Planned starts of pending jobs, by job id (`core::estimate`).
+    pub planned: Arc<estimate::PlannedStarts>,
 }
 
 impl Controller {
@@ -348,6 +382,8 @@ impl Controller {
         Controller {
             next_job_id: cfg.first_job_id,
             next_priority: TOP_PRIORITY,
+            planned: Arc::default(),
+            planned_at: None,
             cfg,
             nodes,
             node_index,
@@ -359,6 +395,7 @@ impl Controller {
             job_count: 0,
             last_update: 0,
             sched_dirty: true,
+            last_pass: 0,
             scripts: ScriptSpace::default(),
             freed_segments: Vec::new(),
             spec_cache: SpecCache::default(),
@@ -405,11 +442,17 @@ impl Controller {
             cluster_name: self.cfg.cluster_name.clone(),
             next_job_id: self.next_job_id,
             licenses: Arc::clone(&self.cfg.licenses),
+            planned: Arc::clone(&self.planned),
         }
     }
 
     pub(crate) fn is_operator(&self, caller: Caller) -> bool {
         caller.uid == 0 || self.cfg.operators.contains(&caller.uid)
+    }
+
+    /// Priority `base` was given to a job: the next one gets a lower one.
+    fn take_priority(&mut self, base: u32) {
+        self.next_priority = self.next_priority.min(base.saturating_sub(1)).max(1);
     }
 
     fn job_mut(&mut self, job_id: u32) -> Result<&mut Job, ApplyError> {
@@ -578,8 +621,10 @@ impl Controller {
                 self.job_count = self.job_count.saturating_add(array::counted(&job));
                 self.jobs.insert(*job_id, Arc::new(job));
                 self.next_job_id = self.id_after(*job_id);
-                if desc.priority.is_none() {
-                    self.next_priority = self.next_priority.min(priority.saturating_sub(1)).max(1);
+                // As Slurm's priority/basic: a job submitted held gets its
+                // priority only at its release, so it takes no number now.
+                if desc.priority.is_none() && !desc.hold {
+                    self.take_priority(*priority);
                 }
                 self.last_update = *time;
             }
@@ -708,8 +753,20 @@ impl Controller {
                 self.last_update = *time;
             }
             Event::JobHoldChanged { job_id, hold, time } => {
+                // As Slurm's priority/basic: a release gives the job a new
+                // priority, the next number down, as if it were submitted
+                // then (an operator's Priority= goes too).
+                let next = self.next_priority;
                 let job = self.job_mut(*job_id)?;
+                let renumber = hold.is_none() && job.hold.is_some();
+                if renumber {
+                    job.base_priority = next;
+                }
                 job.hold = *hold;
+                if renumber {
+                    self.take_priority(next);
+                }
+                let job = self.job_mut(*job_id)?;
                 // As in Slurm: EligibleTime=Unknown from a hold on (also
                 // for a job that runs, and after its release while it
                 // does); a waiting job released is eligible from then,
@@ -1183,6 +1240,7 @@ impl Controller {
         // --tmp, --licenses, --deadline, --gpus (`core::extras`).
         let extras = job.spec.extras();
         r.tmp_disk_mb = extras.tmp_disk_mb;
+        r.min_cpus_per_node = job.spec.min_cpus_per_node.unwrap_or(0);
         r.licenses = self.license_needs(job);
         r.deadline = (extras.deadline > 0).then_some(extras.deadline);
         if !extras.node_gres.is_empty() {
@@ -1218,8 +1276,7 @@ impl Controller {
         if !std::mem::replace(&mut self.sched_dirty, false) {
             return out;
         }
-        // Jobs that can no longer end by their --deadline are not started.
-        self.end_missed_deadlines(&mut out, now);
+        self.last_pass = now;
         // Dependencies are tested first; what starts may satisfy more
         // (`after`): then another round (`core::depend`).
         while self.schedule_round(&mut out, now) {}
@@ -1243,7 +1300,15 @@ impl Controller {
             .fold(0u32, u32::saturating_add);
         let mut queue: Vec<slurm_sched::JobRequest> = Vec::new();
         for j in self.jobs.values().filter(|j| j.is_schedulable()) {
+            let at = queue.len();
             self.queue_job(j, &mut running, free_cpus, &mut queue);
+            // Jobs that can no longer end by their --deadline are not
+            // started (`core::deadline`).
+            if self.misses_deadline(j, now) {
+                for r in &mut queue[at..] {
+                    r.deadline_missed = true;
+                }
+            }
         }
         if queue.is_empty() {
             return false;
@@ -1297,7 +1362,12 @@ impl Controller {
         // An array's copies after its first pending one get `Priority`
         // behind it: the first one's reason is the array's.
         let mut arrays_seen = Vec::new();
+        let mut missed = Vec::new();
         for &(id, reason) in &plan.pending {
+            if reason == PendingReason::DeadLine {
+                missed.push(id.get());
+                continue;
+            }
             let meta = self.jobs.get(&id.get()).is_some_and(|j| j.array.is_some());
             if meta {
                 if arrays_seen.contains(&id) {
@@ -1317,6 +1387,11 @@ impl Controller {
                 }
             }
         }
+        for id in missed {
+            self.end_deadline_job(out, id, now);
+        }
+        // Planned starts of the jobs left waiting (`core::estimate`).
+        self.refresh_planned_starts(&queue, &plan.pending, now);
         let changed = !plan.starts.is_empty() && self.refresh_dependencies(out, now);
         changed || tasks_left
     }
@@ -1393,10 +1468,22 @@ impl Controller {
             self.next_node_deadline(),
             self.next_signal_due(),
             self.next_deadline_miss(),
+            self.next_periodic_pass(),
         ]
         .into_iter()
         .flatten()
         .min()
+    }
+
+    /// When the periodic pass is due: sched_interval after the last pass,
+    /// while some job waits; `None` with nothing waiting, so that an idle
+    /// controller sleeps.
+    fn next_periodic_pass(&self) -> Option<i64> {
+        let every = self.cfg.sched_interval_secs;
+        if every <= 0 || !self.jobs.values().any(|j| j.is_schedulable()) {
+            return None;
+        }
+        Some(self.last_pass.saturating_add(every))
     }
 
     /// Checks cross-table invariants: node counters equal the sum of the

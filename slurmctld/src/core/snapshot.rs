@@ -194,6 +194,8 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         // Derived: a pass runs after every restart; segments to remove are
         // taken by the shell after every batch.
         sched_dirty: _,
+        // Memory only: the periodic pass counts from a restart's first.
+        last_pass: _,
         freed_segments: _,
         // Derived from the job records: counted again at load.
         job_count: _,
@@ -202,6 +204,10 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         last_response: _,
         // Memory only: which equal specs are shared (built again at load).
         spec_cache: _,
+        // Derived: the first pass after a restart plans again
+        // (`core::estimate`).
+        planned: _,
+        planned_at: _,
         nodes,
         jobs,
         next_job_id,

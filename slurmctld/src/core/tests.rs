@@ -9,6 +9,7 @@ use slurm_proto::ErrorCode;
 
 use super::*;
 
+mod ctl_diffs;
 mod job_handling;
 mod jobs2;
 
@@ -56,6 +57,20 @@ impl Env {
             events: Vec::new(),
             actions: Vec::new(),
         }
+    }
+
+    /// A controller of `text` whose node `node` has registered.
+    pub fn with_node(text: &str, node: &str) -> Env {
+        let mut env = Env::with_conf(text);
+        let r = env.run(Command::RegisterNode {
+            caller: Caller::ROOT,
+            request: Box::new(v1::RegisterNodeRequest {
+                node_name: node.into(),
+                ..Default::default()
+            }),
+        });
+        assert!(matches!(r, Reply::Registered { .. }), "{r:?}");
+        env
     }
 
     /// Handles `cmd`, then schedules, as the owner task does.
@@ -112,6 +127,12 @@ impl Env {
         let id = env.submit(script());
         env.take_actions();
         (env, id)
+    }
+
+    /// No periodic pass (SchedulerParameters=sched_interval): for tests
+    /// of the other timers, whose next wake-up it would come before.
+    pub fn without_periodic_pass(&mut self) {
+        self.ctl.cfg.sched_interval_secs = 0;
     }
 
     pub fn take_actions(&mut self) -> Vec<Action> {
@@ -363,9 +384,20 @@ fn submission_errors_use_slurm_codes() {
             ..
         }
     ));
-    // Nothing was journaled for refused jobs.
-    assert!(env.events.is_empty());
-    assert_eq!(env.ctl.next_job_id(), 1);
+    // Nothing was journaled for refused jobs but the one no node could
+    // run: Slurm records it, FAILED with BadConstraints, before refusing.
+    assert!(matches!(
+        &env.events[..],
+        [
+            Event::JobSubmitted { job_id: 1, .. },
+            Event::JobEnded { job_id: 1, .. }
+        ]
+    ));
+    let job = env.job(1);
+    assert_eq!(job.state(), JobState::Failed);
+    assert_eq!(job.reason, PendingReason::BadConstraints);
+    assert_eq!((job.exit_status, job.exit_signal), (0, 1));
+    assert_eq!(env.ctl.next_job_id(), 2);
 }
 
 #[test]
@@ -536,7 +568,8 @@ fn hold_and_release() {
     });
     assert_eq!(ok_results(&r), vec![(id, 0)]);
     assert_eq!(env.job(id).state(), JobState::Running);
-    assert_eq!(env.job(id).priority(), 4_294_901_759);
+    // The release numbered it anew, as Slurm's priority/basic does.
+    assert_eq!(env.job(id).priority(), 4_294_901_758);
 }
 
 #[test]
@@ -644,6 +677,7 @@ fn cancel_during_a_failed_launch_releases_the_job() {
 #[test]
 fn requeue_running_job() {
     let (mut env, id) = Env::running_job();
+    env.without_periodic_pass();
     let r = env.run(Command::Requeue {
         caller: ALICE,
         filter: filter(&[id]),
@@ -806,7 +840,7 @@ fn drain_resume_and_down() {
     assert!(!env.ctl.nodes()[0].state.has(NodeFlag::Drain));
     assert_eq!(env.ctl.nodes()[0].reason, None);
 
-    // DOWN kills the jobs on the node.
+    // DOWN requeues the jobs on the node (see `ctl_diffs` for the rest).
     let r = env.run(Command::UpdateNode {
         caller: Caller::ROOT,
         request: v1::UpdateNodeRequest {
@@ -817,7 +851,8 @@ fn drain_resume_and_down() {
         },
     });
     assert_eq!(r, Reply::Ok);
-    assert_eq!(env.job(id).state(), JobState::NodeFail);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    assert_eq!(env.job(id).restart_count, 1);
     assert_eq!(env.ctl.nodes()[2].state.base, NodeBaseState::Down);
     assert!(matches!(
         &env.take_actions()[..],
@@ -955,6 +990,7 @@ fn submit_moves_script_and_environment_out_of_the_record() {
 #[test]
 fn begin_time_is_a_deadline_until_it_passes() {
     let mut env = Env::new();
+    env.without_periodic_pass();
     env.register_all();
     assert_eq!(env.ctl.next_deadline(env.now), None);
     let mut d = script();
@@ -1320,7 +1356,12 @@ fn two_node_job_on(env: &mut Env, nodes: &str) -> u32 {
 fn a_running_job_on_a_node_set_down_fails_and_its_other_nodes_clean_up() {
     let mut env = Env::new();
     env.register_all();
-    let id = two_node_job(&mut env);
+    let id = env.submit(v1::JobDescription {
+        min_nodes: Some(2),
+        requeue: Some(false),
+        ..script()
+    });
+    env.take_actions();
     env.run(Command::UpdateNode {
         caller: Caller::ROOT,
         request: v1::UpdateNodeRequest {
@@ -1470,6 +1511,7 @@ fn requeue_as(env: &mut Env, caller: Caller, id: u32, hold: bool) -> Vec<(u32, i
 #[test]
 fn a_completing_job_is_requeued_and_joins_the_queue_after_its_epilog() {
     let mut env = Env::new();
+    env.without_periodic_pass();
     env.register_all();
     let id = env.submit(script());
     env.now += 5;
@@ -1604,19 +1646,23 @@ fn finished_jobs_of_every_kind_are_requeued() {
     env.now += 60;
     env.run(Command::Tick);
     env.epilogs(timed_out);
+    // A job whose slurmd restarted without it ends NODE_FAIL yet may be
+    // requeued (a node set DOWN requeues such a job itself).
+    env.now += 1;
     let node_failed = env.submit(script());
     let node = env.ctl.nodes()[env.job(node_failed).alloc[0].node_index]
         .name
         .clone();
-    env.run(Command::UpdateNode {
+    env.now += 1;
+    env.run(Command::RegisterNode {
         caller: Caller::ROOT,
-        request: v1::UpdateNodeRequest {
-            nodes: node,
-            state: v1::NodeStateUpdate::Down as i32,
-            reason: Some("dead".into()),
+        request: Box::new(v1::RegisterNodeRequest {
+            node_name: node,
+            slurmd_start_time: env.now,
             ..Default::default()
-        },
+        }),
     });
+    env.epilogs(node_failed);
     let cases = [
         (cancelled_pending, JobState::Cancelled),
         (completed, JobState::Completed),
@@ -1925,6 +1971,9 @@ mod node_attrs;
 
 // MaxJobCount, counting the tasks arrays still hold.
 mod job_count;
+
+// sbatch --test-only and the planned starts of pending jobs.
+mod estimates;
 
 /// A cancel by filter honours every field: one the job does not match
 /// (account, QOS, wckey, node) spares it, even with a user given too.

@@ -80,7 +80,8 @@ pub(crate) struct Derived<'a> {
     pub limit: TimeLimit,
     /// StartTime: when it started, or for a pending job waiting for its
     /// begin time (`--begin`, a requeue's delay) that time, as Slurm shows
-    /// it; 0 (`Unknown`, squeue `N/A`) for any other pending job.
+    /// it, else the start the last pass planned (`core::estimate`); 0
+    /// (`Unknown`, squeue `N/A`) for any other pending job.
     pub start_time: i64,
     pub end_time: i64,
     pub num_cpus: u32,
@@ -107,11 +108,15 @@ impl<'a> Derived<'a> {
         // Slurm shows a job waiting for its begin time as starting then,
         // and ending a time limit later. For a job that is also held this
         // is not established; it is shown the same way (its release cannot
-        // make it start sooner). Once the time has passed nothing predicts
-        // the start (there are no backfill estimates): Unknown, as for any
-        // other pending job.
+        // make it start sooner). Once the time has passed, the start the
+        // last pass planned (`core::estimate`), or Unknown.
         let start_time = match job.status.state {
-            JobState::Pending => job.shape.begin_time.filter(|&b| b > now).unwrap_or(0),
+            JobState::Pending => job
+                .shape
+                .begin_time
+                .filter(|&b| b > now)
+                .or_else(|| snap.planned.get(&job.id.get()).map(|p| p.start_time))
+                .unwrap_or(0),
             _ => job.start_time,
         };
         let end_time = match (job.status.state, limit.as_secs()) {
@@ -191,6 +196,15 @@ pub(crate) fn min_cpus_per_node_of(job: &Job) -> u32 {
     let per_node_tasks = job.shape.ntasks_per_node.filter(|n| *n > 0).unwrap_or(1);
     let tasks = per_node_tasks.saturating_mul(job.shape.cpus_per_task.max(1));
     job.spec.min_cpus_per_node.unwrap_or(0).max(tasks)
+}
+
+/// SchedNodeList: the nodes a pending job is planned on
+/// (`core::estimate`); empty otherwise.
+pub(crate) fn scheduled_nodes_of<'a>(snap: &'a Snapshot, job: &Job) -> &'a str {
+    match (job.status.state, snap.planned.get(&job.id.get())) {
+        (JobState::Pending, Some(p)) => &p.nodes,
+        _ => "",
+    }
 }
 
 /// One job as squeue and scontrol show it. `now` gives RunTime.
@@ -337,6 +351,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                 .map(|n| (*n).to_string())
                 .unwrap_or_default()
         ),
+        scheduled_nodes: pick!(67, scheduled_nodes_of(snap, job).to_string()),
         wckey: pick!(69, d.wckey.to_string()),
         num_nodes: pick!(80, derived.shown_nodes),
         max_nodes: pick!(81, job.shape.max_nodes.unwrap_or(0)),

@@ -605,6 +605,9 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
             put_str(out, 66, names.first().copied().unwrap_or(""));
         }
     }
+    if want.has(67) {
+        put_str(out, 67, super::convert::scheduled_nodes_of(snap, job));
+    }
     if want.has(69) {
         put_str(out, 69, &d.wckey);
     }

@@ -204,6 +204,7 @@ fn after_holds_once_the_job_starts_in_the_same_scheduling_call() {
 #[test]
 fn after_with_minutes_sets_the_timer() {
     let mut env = ready();
+    env.without_periodic_pass();
     let a = env.submit(script());
     let b = env.submit(depends(&format!("after:{a}+2")));
     assert_eq!(env.job(b).reason, PendingReason::Dependency);

@@ -174,10 +174,18 @@ fn gres_checks_at_submission() {
         refused(&mut env, two),
         ErrorCode::RequestedNodeConfigUnavailable
     );
-    assert!(env
+    // Only the last one got as far as node selection: recorded, FAILED
+    // (as Slurm records a job no node configuration can run).
+    let submitted: Vec<u32> = env
         .events
         .iter()
-        .all(|e| !matches!(e, Event::JobSubmitted { .. })));
+        .filter_map(|e| match e {
+            Event::JobSubmitted { job_id, .. } => Some(*job_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(submitted.len(), 1);
+    assert_eq!(env.job(submitted[0]).state(), JobState::Failed);
 }
 
 /// A GRES job runs only on nodes configured with its GRES, and waits for

@@ -316,7 +316,8 @@ fn deadline_time_min_and_licenses_of_a_pending_job() {
     });
     assert_eq!(code(&mut env, clear), 0);
     assert_eq!(env.job(id).spec.extras, None);
-    // A deadline the job cannot make any more ends it, never having run.
+    // A deadline the job cannot make any more ends it, never having run,
+    // once it is no longer held (Slurm checks only jobs it may start).
     let id = env.submit(v1::JobDescription {
         time_limit: minutes(30),
         hold: true,
@@ -328,6 +329,11 @@ fn deadline_time_min_and_licenses_of_a_pending_job() {
     );
     env.now = deadline - 60;
     env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    env.run(Command::Release {
+        caller: ALICE,
+        filter: super::filter(&[id]),
+    });
     assert_eq!(env.job(id).state(), JobState::Deadline);
     // Only pending jobs change this way.
     let (mut env, id) = Env::running_job();
