@@ -524,10 +524,12 @@ impl Plan {
         ctx: &Ctx,
     ) -> Result<String, yaml::ReadError> {
         let o = &self.opts;
-        let (parts, nodes) = select(o, partitions, nodes);
+        // As in Slurm 22.05, the document holds every node: `-p`, `-n`,
+        // `-t` and the other selections are checked but select nothing.
         if let Some(dump) = o.dump {
             return dump.write(format::json::nodes(&nodes, ctx));
         }
+        let (parts, nodes) = select(o, partitions, nodes);
         let view = View {
             node_oriented: o.node_oriented,
             reasons_only: o.reasons,
@@ -1163,5 +1165,16 @@ mod tests {
         assert!(out.starts_with("%YAML 1.1\n--- !!map\n!!str meta: !!map\n"));
         assert!(out.contains("\n!!str nodes: !!seq\n- !!map\n  !!str architecture: "));
         assert!(out.ends_with("\n...\n"));
+        // Selections do not narrow the document.
+        for args in [
+            &["--json", "-n", "nope"][..],
+            &["--json", "-t", "down"],
+            &["--json", "-p", "nope", "-R"],
+            &["--json", "-d"],
+        ] {
+            assert_eq!(render(args), json, "{args:?}");
+        }
+        assert!(json.contains("\"nodes\": ["), "{json}");
+        assert!(!json.contains("\"nodes\": []"), "{json}");
     }
 }

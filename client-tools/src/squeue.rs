@@ -38,6 +38,8 @@ use slurm_proto::v1::{
 };
 use slurm_proto::ErrorCode;
 
+mod steps;
+
 use crate::client::{self, ClientConfig, Controller, EnvLookup, RpcError};
 use crate::format::reply::{JobRecords, ReplyError};
 use crate::format::squeue::{self as render, StateFilter};
@@ -262,8 +264,14 @@ pub struct Options {
     /// unknown users selects nothing, as in Slurm.
     pub uids: Vec<u32>,
     pub users_given: bool,
-    /// `-s`/`--steps` as given (checked; step listing is not offered).
+    /// `-s`/`--steps`: the step view.
+    pub step_view: bool,
+    /// The `-s` list, when one was given (checked).
     pub steps: Option<String>,
+    /// `-o` and `-O` as given on the command line (not from
+    /// `SQUEUE_FORMAT*`, which the step view ignores).
+    pub cli_format: Option<String>,
+    pub cli_format_long: Option<String>,
     /// `-M`/`--clusters` as given; checked against `ClusterName`.
     pub clusters: Option<String>,
     /// List filters given with no item: they select no job.
@@ -447,12 +455,16 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             Key::Priority => o.priority = true,
             Key::Format => {
                 dash_o = true;
-                o.format = value;
+                o.format.clone_from(&value);
+                o.cli_format = value;
                 o.format_long = None;
+                o.cli_format_long = None;
             }
             Key::FormatLong => {
-                o.format_long = value;
+                o.format_long.clone_from(&value);
+                o.cli_format_long = value;
                 o.format = None;
+                o.cli_format = None;
             }
             // squeue answers these the moment it reads them.
             Key::Help => {
@@ -511,6 +523,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             }
             Key::Steps => {
                 step_flag = true;
+                o.step_view = true;
                 if let Some(v) = &value {
                     check_step_list(v).map_err(|line| refuse(&o, vec![line]))?;
                 }
@@ -910,44 +923,51 @@ pub fn report_loop(
                 return 1;
             }
         }
-        let shown = (sources.jobs)(&plan.request)
-            .map_err(ReportError::Rpc)
-            .and_then(|mut parts| {
-                let tiers = if plan.needs_tiers() {
-                    (sources.tiers)().map_err(ReportError::Tiers)?
-                } else {
-                    Tiers::default()
-                };
-                plan.render_parts(&mut *parts, &ctx, &tiers)
-            })
-            .or_else(|e| plan.unless_named_none(e, &ctx))
-            .map_err(|e| e.line());
+        let fetched = (sources.jobs)(&plan.request).map_err(ReportError::Rpc);
+        let shown = match &plan.steps {
+            Some(steps) => fetched.and_then(|mut parts| steps.render_parts(&mut *parts, &ctx)),
+            None => fetched
+                .and_then(|mut parts| {
+                    let tiers = if plan.needs_tiers() {
+                        (sources.tiers)().map_err(ReportError::Tiers)?
+                    } else {
+                        Tiers::default()
+                    };
+                    plan.render_parts(&mut *parts, &ctx, &tiers)
+                })
+                .or_else(|e| plan.unless_named_none(e, &ctx)),
+        }
+        .map_err(|e| e.line());
+        // What the table is printed with: whether it has a header, and
+        // how many `b` sort keys to note (none in a document).
+        let (header, notes) = match (&plan.steps, plan.dump) {
+            (Some(steps), _) => (steps.header, steps.gres_notes),
+            (None, None) => (plan.header, plan.sort_notes),
+            (None, Some(_)) => (plan.header, 0),
+        };
         match shown {
             Ok(text) => {
-                if plan.dump.is_none() && !format_noted {
+                if !format_noted {
                     // Slurm reads the format once it has the jobs, so a
                     // failed load reports nothing about it.
-                    plan.note_format_faults(out);
+                    match &plan.steps {
+                        Some(steps) => steps.format_faults().for_each(|l| out.error_line(&l)),
+                        None if plan.dump.is_none() => plan.note_format_faults(out),
+                        None => {}
+                    }
                     format_noted = true;
                 }
-                if plan.dump.is_none() {
-                    for _ in 0..plan.sort_notes {
-                        out.error_line("squeue: Invalid sort specification: b");
-                    }
-                    if let Some(key) = plan.bad_sort_key {
-                        // Slurm sorts after printing the header, and stops
-                        // at a key it does not know.
-                        let header = plan.header_text();
-                        if !header.is_empty() && out.block("squeue", &header) != 0 {
-                            return 1;
-                        }
-                        out.error_line(&format!(
-                            "squeue: error: Invalid sort specification: {key}"
-                        ));
+                if let (None, None, Some(key)) = (&plan.steps, plan.dump, plan.bad_sort_key) {
+                    // Slurm sorts after printing the header, and stops at a
+                    // key it does not know.
+                    if print_sorted(out, &plan.header_text(), header, notes) != 0 {
                         return 1;
                     }
+                    let _ = out.flush();
+                    out.error_line(&format!("squeue: error: Invalid sort specification: {key}"));
+                    return 1;
                 }
-                if out.block("squeue", &text) != 0 {
+                if print_sorted(out, &text, header, notes) != 0 {
                     return 1;
                 }
             }
@@ -965,10 +985,35 @@ pub fn report_loop(
     }
 }
 
+/// Prints a report whose sort list held `notes` vestigial `b` keys. Slurm
+/// prints the header, then notes each `b` as it sorts, then the rows.
+fn print_sorted(out: &mut Output<'_>, text: &str, header: bool, notes: usize) -> i32 {
+    let (head, rows) = match text.split_once('\n') {
+        Some((head, rows)) if header && notes > 0 => (&text[..head.len() + 1], rows),
+        _ => ("", text),
+    };
+    if !head.is_empty() {
+        if out.block("squeue", head) != 0 {
+            return 1;
+        }
+        if let Err(e) = out.flush() {
+            out.error_line(&format!("squeue: error: {e}"));
+            return 1;
+        }
+    }
+    for _ in 0..notes {
+        out.error_line("squeue: Invalid sort specification: b");
+    }
+    out.block("squeue", rows)
+}
+
 /// Everything decided from the options before asking the controller.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub request: GetJobsRequest,
+    /// `-s`: the step view, which replaces the job view (not under
+    /// `--json`/`--yaml`, which dump the jobs).
+    steps: Option<steps::StepPlan>,
     items: Vec<format::Item>,
     sort: Vec<format::spec::SortKey>,
     states: StateFilter,
@@ -1077,7 +1122,11 @@ impl Plan {
         }
         let named = !o.job_ids.is_empty();
         let single_id = job_ids.len() == 1 && array_tasks.is_empty();
-        let filter = JobFilter {
+        // Slurm 22.05's `--json`/`--yaml` dump every job the controller
+        // holds, whatever the selection options say (they are still parsed
+        // and checked): the request names none.
+        let dump_all = o.dump.is_some();
+        let filter = (!dump_all).then(|| JobFilter {
             job_ids,
             array_tasks,
             user_ids: uids.clone(),
@@ -1089,14 +1138,22 @@ impl Plan {
             reservations: o.reservations.clone(),
             nodelist: o.nodelist.clone(),
             wckeys: Vec::new(),
+        });
+        let steps = match o.step_view && !dump_all {
+            true => Some(steps::StepPlan::new(o)?),
+            false => None,
         };
+        // The step view reads the job records whole, and selects itself.
+        let filter = if steps.is_some() { None } else { filter };
+        let everything = o.dump.is_some() || steps.is_some();
         Ok(Plan {
+            steps,
             request: GetJobsRequest {
-                filter: Some(filter),
+                filter,
                 changed_since: 0,
                 detail: false,
                 fields: with_license_field(
-                    format::job_fields::for_report(&items, &sort, o.dump.is_some()),
+                    format::job_fields::for_report(&items, &sort, everything),
                     &o.licenses,
                 ),
             },
@@ -1104,7 +1161,7 @@ impl Plan {
             sort,
             states,
             named,
-            single_id,
+            single_id: single_id && !dump_all,
             header: !o.no_header,
             // Slurm's date line comes with -l and with --iterate, never
             // without the header.
@@ -1338,19 +1395,11 @@ impl Plan {
     }
 
     /// `--json` or `--yaml`: one document, written as JSON first (the
-    /// YAML is read back from it, so both hold the same).
+    /// YAML is read back from it, so both hold the same). As in Slurm
+    /// 22.05 it holds every job as the controller keeps it: the selection
+    /// options, `-r` and the default hiding of finished jobs do not apply.
     fn render_dump(&self, dump: Dump, jobs: &[JobInfo], ctx: &Ctx) -> Result<String, ReportError> {
-        if self.single_id && jobs.is_empty() {
-            return Err(ErrorCode::InvalidJobId.into());
-        }
-        let expanded;
-        let jobs = if self.array {
-            expanded = expand_arrays(jobs);
-            &expanded[..]
-        } else {
-            jobs
-        };
-        let shown: Vec<&JobInfo> = jobs.iter().filter(|j| self.admits(j)).collect();
+        let shown: Vec<&JobInfo> = jobs.iter().collect();
         dump.write(format::json::jobs(&shown, ctx))
             .map_err(ReportError::Dump)
     }
@@ -1641,7 +1690,9 @@ pub fn array_task_ids(spec: &str) -> Option<Vec<u32>> {
     Some(ids)
 }
 
-/// `-r`: one record per task of each still-pending array record.
+/// `-r`: one record per task of each still-pending array record (the
+/// whole-reply form the streamed report is checked against).
+#[cfg(test)]
 fn expand_arrays(jobs: &[JobInfo]) -> Vec<JobInfo> {
     let mut out = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -2153,9 +2204,49 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         assert_eq!(out, format::yaml::json_to_yaml(&json).unwrap());
         assert!(out.starts_with("%YAML 1.1\n--- !!map\n!!str meta: !!map\n"));
         assert!(out.contains("\n  !!str array_task_string: !!str 0-1,3%2\n"));
-        // As for --json, an unknown single id is an error.
-        let one = Plan::new(&parse(&["--yaml", "-j", "9"]).unwrap()).unwrap();
-        assert_eq!(one.render(&[], &ctx), Err(ErrorCode::InvalidJobId.into()));
+    }
+
+    /// Slurm 22.05's `--json`/`--yaml` hold every job: selection options
+    /// are checked but select nothing, `-r` does not split arrays, and
+    /// finished jobs are kept; an unknown `-j` id is no error.
+    #[test]
+    fn dumps_hold_every_job_whatever_the_selection() {
+        let mut jobs = held_task_array();
+        let mut done = jobs[0].clone();
+        done.job_id = 77;
+        done.array_job_id = None;
+        done.array_task_spec.clear();
+        done.state = slurm_proto::v1::JobState::Cancelled as i32;
+        jobs.push(done);
+        let ctx = Ctx::utc(0);
+        let all = Plan::new(&parse(&["--json"]).unwrap())
+            .unwrap()
+            .render(&jobs, &ctx)
+            .unwrap();
+        for dump in ["--json", "--yaml"] {
+            for args in [
+                &["-j", "9"][..],
+                &["-u", "nobody", "-p", "nope", "-t", "PD"],
+                &["-r", "-n", "x"],
+                &["--me", "-w", "n9"],
+            ] {
+                let args: Vec<&str> = std::iter::once(dump).chain(args.iter().copied()).collect();
+                let plan = Plan::new(&parse(&args).unwrap()).unwrap();
+                assert_eq!(plan.request.filter, None, "{args:?}");
+                let out = plan.render(&jobs, &ctx).unwrap();
+                let json = if dump == "--json" {
+                    out
+                } else {
+                    assert_eq!(out, format::yaml::json_to_yaml(&all).unwrap());
+                    all.clone()
+                };
+                assert_eq!(json, all, "{args:?}");
+            }
+        }
+        assert!(all.contains("\"job_id\": 77"), "{all}");
+        assert!(all.contains("\"CANCELLED\""), "{all}");
+        // Parsing still refuses what it refuses without --json.
+        assert!(parse(&["--json", "-t", "bogus"]).map_or(true, |o| Plan::new(&o).is_err()));
     }
 
     #[test]
@@ -3151,6 +3242,43 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         };
         let out = plan.render_reply(&reply.encode_to_vec(), &Ctx::utc(0));
         assert_eq!(out, Ok("JOBID GROUP\n1 staff\n2 51\n3 given\n".to_owned()));
+    }
+
+    /// Where both streams go to one place, a `b` sort key is noted after
+    /// the header and before the rows, as Slurm prints it.
+    #[test]
+    fn sort_notes_come_between_header_and_rows() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let text = "HEAD\nrow1\nrow2\n";
+        let note = "squeue: Invalid sort specification: b\n";
+        for (header, notes, want) in [
+            (true, 1, format!("HEAD\n{note}row1\nrow2\n")),
+            (true, 2, format!("HEAD\n{note}{note}row1\nrow2\n")),
+            (false, 1, format!("{note}HEAD\nrow1\nrow2\n")),
+            (true, 0, text.to_owned()),
+        ] {
+            let sink = Shared::default();
+            let mut stdout = std::io::BufWriter::new(sink.clone());
+            let mut stderr = sink.clone();
+            {
+                let mut out = Output::new(&mut stdout, &mut stderr);
+                assert_eq!(print_sorted(&mut out, text, header, notes), 0);
+            }
+            stdout.flush().unwrap();
+            let got = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+            assert_eq!(got, want, "header={header} notes={notes}");
+        }
     }
 
     #[test]

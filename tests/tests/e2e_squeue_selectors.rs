@@ -74,3 +74,61 @@ fn empty_filters_and_unknown_sort_keys() {
         )
     );
 }
+
+/// `-s`: a running batch job has one step, `N.batch`, on the job's first
+/// node; a pending job has none, and only the selections Slurm applies to
+/// steps (here `-j` and `-p`) narrow the list.
+#[test]
+fn steps_view_lists_the_batch_step_of_running_jobs() {
+    let mut c = cluster();
+    let running = c.sbatch(&["--wrap", "sleep 300"]).expect("sbatch");
+    let held = c.sbatch(&["-H", "--wrap", "true"]).expect("sbatch");
+    c.wait_job_state(
+        running,
+        slurm_proto::v1::JobState::Running,
+        std::time::Duration::from_secs(20),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", c.logs()));
+    let (job_row, _, _) = squeue(&c, &["-h", "-j", &running.to_string(), "-o", "%P|%u|%N"]);
+    let (partition, rest) = job_row.trim_end().split_once('|').expect("job row");
+    let (user, nodes) = rest.split_once('|').expect("job row");
+    let first = nodes
+        .split(['[', ',', '-'])
+        .next()
+        .expect("a node")
+        .to_owned();
+    let (out, err, code) = squeue(&c, &["-s", "-o", "%i|%j|%P|%u|%N|%A|%l"]);
+    assert_eq!((err.as_str(), code), ("", 0), "{out}");
+    assert_eq!(
+        out,
+        format!(
+            "STEPID|NAME|PARTITION|USER|NODELIST|TASKS|TIME_LIMIT\n\
+             {running}.batch|batch|{partition}|{user}|{first}|1|UNLIMITED\n"
+        )
+    );
+    let (out, _, _) = squeue(&c, &["-s", "-h", "-O", "StepId:12,StepState"]);
+    assert_eq!(
+        out,
+        format!("{:<12}RUNNING             \n", format!("{running}.batch"))
+    );
+    for args in [
+        vec!["-s", "-h", "-j", &held.to_string()],
+        vec!["-s", "-h", "-p", "nope"],
+        vec!["-s", "-h", "-s", &format!("{running}.0")],
+    ] {
+        assert_eq!(
+            squeue(&c, &args),
+            (String::new(), String::new(), 0),
+            "{args:?}"
+        );
+    }
+    // An unknown code is reported as a step format and kept as text.
+    assert_eq!(
+        squeue(&c, &["-s", "-h", "-o", "%i %C", "-j", &running.to_string()]),
+        (
+            format!("{running}.batch %C\n"),
+            "squeue: error: Invalid job step format specification: C\n".to_owned(),
+            0
+        )
+    );
+}

@@ -580,6 +580,27 @@ pub(crate) fn push_u64(out: &mut String, mut v: u64) {
     out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("?"));
 }
 
+/// Whether a job has its batch step now: a batch job that runs (or is
+/// suspended) and is not completing. The controller keeps no record of
+/// that step; `squeue -s` and `scontrol show step` show it from the job's.
+pub(crate) fn has_batch_step(job: &JobInfo) -> bool {
+    let live = job.state == JobState::Running as i32 || job.state == JobState::Suspended as i32;
+    live && job.batch && !job.state_flags.contains(&(JobStateFlag::Completing as i32))
+}
+
+/// The node a job's batch step runs on: its batch host, else its first
+/// node.
+pub(crate) fn batch_step_node(job: &JobInfo) -> String {
+    if job.batch_host.is_empty() {
+        slurm_common::hostlist::expand(&job.nodes)
+            .ok()
+            .and_then(|n| n.into_iter().next())
+            .unwrap_or_default()
+    } else {
+        job.batch_host.clone()
+    }
+}
+
 /// Appends `value`, or `(null)` when it is empty.
 pub(crate) fn or_null(value: &str) -> &str {
     if value.is_empty() {

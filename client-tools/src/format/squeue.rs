@@ -476,7 +476,7 @@ fn long_only_header(code: char) -> &'static str {
 
 /// `0:00`, `1:05`, `1:02:03`, `1-02:03:04` without a temporary string
 /// (the same text as `slurm_common::time::format_duration_squeue`).
-fn write_duration(out: &mut String, secs: u64) {
+pub(crate) fn write_duration(out: &mut String, secs: u64) {
     let (d, h, m, s) = (secs / 86_400, secs / 3_600 % 24, secs / 60 % 60, secs % 60);
     let two = |out: &mut String, v: u64| {
         out.push(char::from(b'0' + (v / 10) as u8));
