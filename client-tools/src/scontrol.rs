@@ -36,11 +36,15 @@ use crate::output::{version_line, Output};
 pub mod admin;
 pub mod controller;
 pub mod errnum;
+pub mod local;
+pub mod slurmd;
+pub mod steps;
 pub mod suspend;
 mod write_config;
 
 use admin::{AdminCommand, AdminKeyword};
 use controller::{CtlCommand, CtlError};
+use steps::StepCommand;
 
 /// Reads an environment variable; a parameter so tests need not touch the
 /// process environment.
@@ -492,6 +496,11 @@ pub enum Keyword {
     Admin(AdminKeyword),
     /// A switch of the interactive mode.
     Toggle(Toggle),
+    /// `listpids`, `pidinfo`, `notify`, `wait_job` (see [`steps`]).
+    ListPids,
+    PidInfo,
+    Notify,
+    WaitJob,
     /// A keyword Slurm knows that needs the controller (not served yet).
     NeedsController(&'static str),
 }
@@ -558,11 +567,11 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("quit", 4, Keyword::Quit),
     ("show", 3, Keyword::Show),
     ("version", 4, Keyword::Version),
-    ("ping", 2, Keyword::Ping),
-    ("hold", 2, Keyword::Hold),
-    ("uhold", 2, Keyword::Uhold),
+    ("ping", 3, Keyword::Ping),
+    ("hold", 4, Keyword::Hold),
+    ("uhold", 5, Keyword::Uhold),
     ("release", 3, Keyword::Release),
-    ("requeuehold", 8, Keyword::RequeueHold),
+    ("requeuehold", 11, Keyword::RequeueHold),
     ("requeue", 3, Keyword::Requeue),
     ("reconfigure", 3, Keyword::Reconfigure),
     ("takeover", 8, Keyword::Takeover),
@@ -582,6 +591,10 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("suspend", 2, Keyword::Suspend),
     ("resume", 3, Keyword::Resume),
     ("top", 3, Keyword::Top),
+    ("listpids", 1, Keyword::ListPids),
+    ("pidinfo", 3, Keyword::PidInfo),
+    ("notify", 1, Keyword::Notify),
+    ("wait_job", 2, Keyword::WaitJob),
     ("all", 2, Keyword::Toggle(Toggle::All)),
     ("details", 1, Keyword::Toggle(Toggle::Details)),
     ("hide", 2, Keyword::Toggle(Toggle::Hide)),
@@ -596,13 +609,9 @@ const CONTROLLER_KEYWORDS: &[&str] = &[
     "cluster",
     "fsdampeningfactor",
     "holdu",
-    "listpids",
-    "notify",
-    "pidinfo",
     "reboot",
     "schedloglevel",
     "token",
-    "wait_job",
 ];
 
 impl Keyword {
@@ -705,8 +714,28 @@ pub enum Command {
     Controller(Box<CtlCommand>),
     /// A command of [`admin`].
     Admin(AdminCommand),
+    /// A command of [`steps`].
+    Step(StepCommand),
+    /// `show slurmd [WORD]`: the word is ignored (see [`slurmd`]).
+    ShowSlurmd,
     /// A switch of the interactive mode.
     Toggle(Toggle),
+}
+
+impl CommandError {
+    /// The refusal naming the keyword as it was typed (`too few arguments
+    /// for keyword:wa`), as Slurm names it in its argument-count messages.
+    fn naming(self, tag: &str) -> CommandError {
+        match self {
+            CommandError::TooFewArguments(_) => CommandError::TooFewArguments(tag.to_owned()),
+            CommandError::TooManyArguments(_) => CommandError::TooManyArguments(tag.to_owned()),
+            CommandError::TooManyArgumentsFor(_) => {
+                CommandError::TooManyArgumentsFor(tag.to_owned())
+            }
+            CommandError::TooFewArgumentsFor(_) => CommandError::TooFewArgumentsFor(tag.to_owned()),
+            other => other,
+        }
+    }
 }
 
 /// A command line Slurm refuses, worded as Slurm words it.
@@ -715,18 +744,21 @@ pub enum CommandError {
     #[error("invalid keyword: {0}")]
     InvalidKeyword(String),
     #[error("too few arguments for keyword:{0}")]
-    TooFewArguments(&'static str),
+    TooFewArguments(String),
     #[error("too many arguments for keyword:{0}")]
-    TooManyArguments(&'static str),
+    TooManyArguments(String),
     /// The wording Slurm uses for `verbose`.
     #[error("too many arguments for {0} keyword")]
-    TooManyArgumentsFor(&'static str),
+    TooManyArgumentsFor(String),
     /// The wording Slurm uses for `create`, `delete` and `update`.
     #[error("too few arguments for {0} keyword")]
-    TooFewArgumentsFor(&'static str),
+    TooFewArgumentsFor(String),
     /// Slurm ends this message with a space.
     #[error("invalid entity:{0} for keyword:show ")]
     InvalidEntity(String),
+    /// `pidinfo` names the keyword as typed.
+    #[error("missing argument for keyword:{0}")]
+    MissingArgument(String),
     #[error("too many arguments for version keyword")]
     VersionTooManyArgs,
     /// A controller command refused before sending (one line each).
@@ -741,6 +773,14 @@ impl Command {
         };
         let keyword =
             Keyword::parse(tag).ok_or_else(|| CommandError::InvalidKeyword(tag.clone()))?;
+        Self::parse_keyword(keyword, tag, args).map_err(|e| e.naming(tag))
+    }
+
+    fn parse_keyword(
+        keyword: Keyword,
+        tag: &str,
+        args: &[String],
+    ) -> Result<Command, CommandError> {
         match keyword {
             Keyword::Exit | Keyword::Quit | Keyword::Help if !args.is_empty() => {
                 let name = match keyword {
@@ -748,7 +788,7 @@ impl Command {
                     Keyword::Quit => "quit",
                     _ => "help",
                 };
-                Err(CommandError::TooManyArguments(name))
+                Err(CommandError::TooManyArguments(name.into()))
             }
             Keyword::Exit | Keyword::Quit => Ok(Command::Exit),
             Keyword::Help => Ok(Command::Help),
@@ -756,23 +796,49 @@ impl Command {
             Keyword::Version => Ok(Command::Version),
             Keyword::NeedsController(keyword) => Ok(Command::NeedsController { keyword }),
             Keyword::Toggle(Toggle::Verbose) if !args.is_empty() => {
-                Err(CommandError::TooManyArgumentsFor("verbose"))
+                Err(CommandError::TooManyArgumentsFor("verbose".into()))
             }
+            // Slurm reads no argument of `all` and `hide`, so it refuses none.
+            Keyword::Toggle(toggle @ (Toggle::All | Toggle::Hide)) => Ok(Command::Toggle(toggle)),
             Keyword::Toggle(toggle) if !args.is_empty() => {
-                Err(CommandError::TooManyArguments(toggle.name()))
+                Err(CommandError::TooManyArguments(toggle.name().into()))
             }
             Keyword::Toggle(toggle) => Ok(Command::Toggle(toggle)),
             Keyword::Admin(admin) => admin::parse(admin, tag, args)
                 .map(Command::Admin)
                 .map_err(CommandError::Controller),
             Keyword::Show => Self::parse_show(args),
-            Keyword::Ping | Keyword::Reconfigure if !args.is_empty() => Err(
-                CommandError::TooManyArguments(if keyword == Keyword::Ping {
-                    "ping"
-                } else {
-                    "reconfigure"
-                }),
-            ),
+            Keyword::ListPids => match args {
+                [_, _, _, ..] => Err(CommandError::TooManyArguments("listpids".into())),
+                _ => Ok(Command::Step(StepCommand::ListPids {
+                    job: args.first().cloned(),
+                    node: args.get(1).cloned(),
+                })),
+            },
+            Keyword::PidInfo => match args {
+                [] => Err(CommandError::MissingArgument(tag.to_owned())),
+                [word] => Ok(Command::Step(StepCommand::PidInfo { word: word.clone() })),
+                _ => Err(CommandError::TooManyArguments("pidinfo".into())),
+            },
+            Keyword::WaitJob => match args {
+                [] => Err(CommandError::TooFewArguments("wait_job".into())),
+                [word] => Ok(Command::Step(StepCommand::WaitJob { word: word.clone() })),
+                _ => Err(CommandError::TooManyArguments("wait_job".into())),
+            },
+            Keyword::Notify => match args {
+                [word, message @ ..] if !message.is_empty() => {
+                    Ok(Command::Step(StepCommand::Notify {
+                        word: word.clone(),
+                        message: message.join(" "),
+                    }))
+                }
+                _ => Err(CommandError::TooFewArguments("notify".into())),
+            },
+            // Slurm lets one word follow `reconfigure` (and ignores it).
+            Keyword::Ping if !args.is_empty() => Err(CommandError::TooManyArguments("ping".into())),
+            Keyword::Reconfigure if args.len() > 1 => {
+                Err(CommandError::TooManyArguments("reconfigure".into()))
+            }
             Keyword::Ping => Ok(Command::Controller(Box::new(CtlCommand::Ping))),
             Keyword::Reconfigure => Ok(Command::Controller(Box::new(CtlCommand::Reconfigure))),
             Keyword::Hold
@@ -782,13 +848,16 @@ impl Command {
             | Keyword::RequeueHold
                 if args.is_empty() =>
             {
-                Err(CommandError::TooFewArguments(match keyword {
-                    Keyword::Hold => "hold",
-                    Keyword::Uhold => "uhold",
-                    Keyword::Release => "release",
-                    Keyword::Requeue => "requeue",
-                    _ => "requeuehold",
-                }))
+                Err(CommandError::TooFewArguments(
+                    match keyword {
+                        Keyword::Hold => "hold",
+                        Keyword::Uhold => "uhold",
+                        Keyword::Release => "release",
+                        Keyword::Requeue => "requeue",
+                        _ => "requeuehold",
+                    }
+                    .into(),
+                ))
             }
             Keyword::Hold | Keyword::Uhold => {
                 let words = controller::parse_job_words(args);
@@ -819,15 +888,21 @@ impl Command {
             Keyword::Takeover => controller::parse_takeover(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
-            Keyword::Create if args.is_empty() => Err(CommandError::TooFewArgumentsFor("create")),
+            Keyword::Create if args.is_empty() => {
+                Err(CommandError::TooFewArgumentsFor("create".into()))
+            }
             Keyword::Create => controller::parse_create(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
-            Keyword::Delete if args.is_empty() => Err(CommandError::TooFewArgumentsFor("delete")),
+            Keyword::Delete if args.is_empty() => {
+                Err(CommandError::TooFewArgumentsFor("delete".into()))
+            }
             Keyword::Delete => controller::parse_delete(args)
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
-            Keyword::Update if args.is_empty() => Err(CommandError::TooFewArgumentsFor("update")),
+            Keyword::Update if args.is_empty() => {
+                Err(CommandError::TooFewArgumentsFor("update".into()))
+            }
             Keyword::Update => controller::parse_update(args, slurm_common::auth::unix_now())
                 .map(|c| Command::Controller(Box::new(c)))
                 .map_err(CommandError::Controller),
@@ -851,8 +926,8 @@ impl Command {
             }
         }
         let (word, tag, id) = match args {
-            [] => return Err(CommandError::TooFewArguments("show")),
-            [_, _, _, ..] => return Err(CommandError::TooManyArguments("show")),
+            [] => return Err(CommandError::TooFewArguments("show".into())),
+            [_, _, _, ..] => return Err(CommandError::TooManyArguments("show".into())),
             [word, rest @ ..] => match word.split_once('=') {
                 Some((tag, id)) => (word, tag, Some(id.to_owned())),
                 None => (word, word.as_str(), rest.first().cloned()),
@@ -879,7 +954,7 @@ impl Command {
             Entity::Licenses => Ok(Command::Controller(Box::new(CtlCommand::ShowLicenses {
                 name: id,
             }))),
-            Entity::Daemons if id.is_some() => Err(CommandError::TooManyArguments("show")),
+            Entity::Daemons if id.is_some() => Err(CommandError::TooManyArguments("show".into())),
             Entity::Daemons => Ok(Command::Admin(AdminCommand::ShowDaemons)),
             Entity::Aliases => Ok(Command::Admin(AdminCommand::ShowAliases { host: id })),
             Entity::NeedsController(
@@ -889,6 +964,8 @@ impl Command {
                 entity,
                 name: id,
             }))),
+            Entity::NeedsController("step") => Ok(Command::Step(StepCommand::ShowStep { id })),
+            Entity::NeedsController("slurmd") => Ok(Command::ShowSlurmd),
             Entity::NeedsController(entity) => Ok(Command::Show { entity, id }),
         }
     }
@@ -909,6 +986,8 @@ pub fn execute_with(
     match command {
         Command::Controller(c) => controller::execute(c, options, env, out),
         Command::Admin(c) => admin::execute(c, options, env, out),
+        Command::Step(c) => steps::execute(c, options, env, out),
+        Command::ShowSlurmd => slurmd::execute(options, env, out),
         Command::Exit => 0,
         Command::Help => print(out, USAGE.strip_suffix('\n').unwrap_or(USAGE)),
         Command::Version => print(out, &version_line()),
@@ -1122,10 +1201,13 @@ mod tests {
         assert_eq!(Keyword::parse("del"), Some(Keyword::Delete));
         assert_eq!(Keyword::parse("de"), Some(Keyword::Toggle(Toggle::Details)));
         assert_eq!(Keyword::parse("u"), Some(Keyword::Update));
-        assert_eq!(Keyword::parse("uh"), Some(Keyword::Uhold));
+        assert_eq!(Keyword::parse("uh"), None);
+        assert_eq!(Keyword::parse("uhold"), Some(Keyword::Uhold));
         assert_eq!(Keyword::parse("requeue"), Some(Keyword::Requeue));
-        assert_eq!(Keyword::parse("requeueh"), Some(Keyword::RequeueHold));
-        assert_eq!(Keyword::parse("pi"), Some(Keyword::Ping));
+        assert_eq!(Keyword::parse("requeueh"), None);
+        assert_eq!(Keyword::parse("requeuehold"), Some(Keyword::RequeueHold));
+        assert_eq!(Keyword::parse("pi"), None);
+        assert_eq!(Keyword::parse("pin"), Some(Keyword::Ping));
         assert_eq!(Keyword::parse("rel"), Some(Keyword::Release));
         assert_eq!(Keyword::parse("re"), None);
         assert_eq!(
@@ -1180,7 +1262,7 @@ mod tests {
         assert_eq!(p("show job=12 13"), job("12"));
         assert_eq!(
             p("show job=12 13 14"),
-            Err(CommandError::TooManyArguments("show"))
+            Err(CommandError::TooManyArguments("show".into()))
         );
         assert_eq!(p("show job="), job(""));
         assert_eq!(
@@ -1213,17 +1295,20 @@ mod tests {
             p("show hostnames"),
             Ok(Command::ShowHostnames { expr: None })
         );
-        assert_eq!(p("show"), Err(CommandError::TooFewArguments("show")));
+        assert_eq!(p("show"), Err(CommandError::TooFewArguments("show".into())));
         assert_eq!(
             p("show hostnames a b"),
-            Err(CommandError::TooManyArguments("show"))
+            Err(CommandError::TooManyArguments("show".into()))
         );
         assert_eq!(
             p("show host n1"),
             Err(CommandError::InvalidEntity("host".into()))
         );
         assert_eq!(p("foo"), Err(CommandError::InvalidKeyword("foo".into())));
-        assert_eq!(p("exit x"), Err(CommandError::TooManyArguments("exit")));
+        assert_eq!(
+            p("exit x"),
+            Err(CommandError::TooManyArguments("exit".into()))
+        );
         assert_eq!(p("version x"), Err(CommandError::VersionTooManyArgs));
         assert_eq!(
             p("show job 12"),
@@ -1245,18 +1330,31 @@ mod tests {
                 name: Some("users=a flags=qos".into())
             })))
         );
+        assert_eq!(p("show slurmd"), Ok(Command::ShowSlurmd));
+        assert_eq!(p("show sl vm2"), Ok(Command::ShowSlurmd));
+        assert_eq!(p("show slurmd=x"), Ok(Command::ShowSlurmd));
         assert_eq!(
-            p("show step"),
-            Ok(Command::Show {
-                entity: "step",
-                id: None
-            })
+            p("show slurmd a b"),
+            Err(CommandError::TooManyArguments("show".into()))
         );
-        assert_eq!(p("update"), Err(CommandError::TooFewArgumentsFor("update")));
-        assert_eq!(p("ping x"), Err(CommandError::TooManyArguments("ping")));
-        assert_eq!(p("hold"), Err(CommandError::TooFewArguments("hold")));
-        assert_eq!(p("create"), Err(CommandError::TooFewArgumentsFor("create")));
-        assert_eq!(p("delete"), Err(CommandError::TooFewArgumentsFor("delete")));
+        assert_eq!(p("show s"), Err(CommandError::InvalidEntity("s".into())));
+        assert_eq!(
+            p("update"),
+            Err(CommandError::TooFewArgumentsFor("update".into()))
+        );
+        assert_eq!(
+            p("ping x"),
+            Err(CommandError::TooManyArguments("ping".into()))
+        );
+        assert_eq!(p("hold"), Err(CommandError::TooFewArguments("hold".into())));
+        assert_eq!(
+            p("create"),
+            Err(CommandError::TooFewArgumentsFor("create".into()))
+        );
+        assert_eq!(
+            p("delete"),
+            Err(CommandError::TooFewArgumentsFor("delete".into()))
+        );
         assert_eq!(
             p("delete PartitionName=x"),
             Ok(Command::Controller(Box::new(CtlCommand::DeletePartition {
@@ -1384,12 +1482,68 @@ mod tests {
             err,
             "scontrol: unrecognized option '--foo'\nTry \"scontrol --help\" for more information\n"
         );
-        let (_, err, code) = sc(&["show", "step"], None);
-        assert_eq!(code, 1);
-        assert!(err.contains("show step: not supported yet"), "{err}");
         let (out, _, code) = sc(&["--help"], None);
         assert_eq!(code, 0);
         assert_eq!(out, USAGE);
+    }
+
+    /// `show slurmd` when nothing listens where this host's slurmd should:
+    /// Slurm's two lines, the second left out with `-Q`.
+    #[test]
+    fn show_slurmd_with_the_slurmd_down() {
+        let dir = tempfile::tempdir().unwrap();
+        slurm_common::auth::generate_key(&dir.path().join("slurm.key")).unwrap();
+        // A port nothing listens on: bound, then let go.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf = dir.path().join("slurm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "ClusterName=c\nSlurmctldHost=h\nAuthType=auth/slurm\n\
+                 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port}\n"
+            ),
+        )
+        .unwrap();
+        let run = |args: &[&str]| {
+            let argv: Vec<OsString> = std::iter::once("scontrol")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            let env = |name: &str| (name == "SLURM_CONF").then(|| conf.clone().into_os_string());
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let code = run_with(&argv, &env, &mut out, &mut err);
+            (
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(err).unwrap(),
+                code,
+            )
+        };
+        assert_eq!(
+            run(&["show", "slurmd"]),
+            (
+                String::new(),
+                "scontrol: error: slurm_slurmd_info: Connection refused
+\
+                 slurm_load_slurmd_status: Connection refused
+"
+                .into(),
+                1
+            )
+        );
+        assert_eq!(
+            run(&["-Q", "show", "slurmd", "anything"]),
+            (
+                String::new(),
+                "scontrol: error: slurm_slurmd_info: Connection refused
+"
+                .into(),
+                1
+            )
+        );
     }
 
     #[test]
@@ -1518,6 +1672,58 @@ mod tests {
         assert_eq!(split_words("größe ü"), ["größe", "ü"]);
     }
 
+    /// Abbreviations and argument counts measured on Slurm 22.05: the
+    /// shortest accepted words, and the keyword named as typed.
+    #[test]
+    fn step_keywords_abbreviate_and_refuse_as_slurm_22_05() {
+        let e = |line: &str| Command::parse(&words(line)).unwrap_err().to_string();
+        assert_eq!(e("pi"), "invalid keyword: pi");
+        assert_eq!(e("pi 1"), "invalid keyword: pi");
+        assert_eq!(e("pin x"), "too many arguments for keyword:pin");
+        assert_eq!(e("pid"), "missing argument for keyword:pid");
+        assert_eq!(e("pid 1 2"), "too many arguments for keyword:pid");
+        assert_eq!(e("l 1 2 3"), "too many arguments for keyword:l");
+        assert_eq!(e("li 1 2 3"), "too many arguments for keyword:li");
+        assert_eq!(e("n"), "too few arguments for keyword:n");
+        assert_eq!(e("no 1"), "too few arguments for keyword:no");
+        assert_eq!(e("w 1"), "invalid keyword: w");
+        assert_eq!(e("wa"), "too few arguments for keyword:wa");
+        assert_eq!(e("wa 1 2"), "too many arguments for keyword:wa");
+        assert_eq!(e("ex 1"), "too many arguments for keyword:ex");
+        assert_eq!(e("sho"), "too few arguments for keyword:sho");
+        assert_eq!(e("sho a b c"), "too many arguments for keyword:sho");
+        assert_eq!(e("verb 1"), "too many arguments for verb keyword");
+        assert_eq!(e("cr"), "too few arguments for cr keyword");
+        assert_eq!(e("rel"), "too few arguments for keyword:rel");
+        assert_eq!(e("rec 1 2"), "too many arguments for keyword:rec");
+        for invalid in ["ho", "hol", "uho", "requeuehol"] {
+            assert_eq!(e(invalid), format!("invalid keyword: {invalid}"));
+        }
+        assert_eq!(
+            e("requeuehold"),
+            "too few arguments for keyword:requeuehold"
+        );
+        assert!(matches!(
+            Command::parse(&words("l")),
+            Ok(Command::Step(StepCommand::ListPids {
+                job: None,
+                node: None
+            }))
+        ));
+        assert_eq!(
+            Command::parse(&words("rec 1")),
+            Ok(Command::Controller(Box::new(CtlCommand::Reconfigure)))
+        );
+        assert_eq!(
+            Command::parse(&words("al 1 2 3")),
+            Ok(Command::Toggle(Toggle::All))
+        );
+        assert_eq!(
+            Command::parse(&words("hi 1")),
+            Ok(Command::Toggle(Toggle::Hide))
+        );
+    }
+
     #[test]
     fn options_stop_before_setdebugflags() {
         let inv = parse_args(&words("-v setdebugflags -Backfill")).unwrap();
@@ -1527,5 +1733,60 @@ mod tests {
         assert_eq!(options.verbose, 1);
         assert_eq!(w, ["setdebugflags", "-Backfill"]);
         assert!(parse_args(&words("-v sh -Backfill")).is_err());
+    }
+
+    #[test]
+    fn step_keywords_parse_and_refuse_as_slurm_does() {
+        let p = |ws: &[&str]| Command::parse(&ws.iter().map(|w| w.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            p(&["li", "5", "vm2"]),
+            Ok(Command::Step(StepCommand::ListPids {
+                job: Some("5".into()),
+                node: Some("vm2".into())
+            }))
+        );
+        assert_eq!(
+            p(&["listpids", "1", "2", "3"]),
+            Err(CommandError::TooManyArguments("listpids".into()))
+        );
+        assert_eq!(
+            p(&["pid"]).unwrap_err().to_string(),
+            "missing argument for keyword:pid"
+        );
+        assert_eq!(
+            p(&["pidinfo", "1", "2"]).unwrap_err().to_string(),
+            "too many arguments for keyword:pidinfo"
+        );
+        assert_eq!(
+            p(&["wa"]).unwrap_err().to_string(),
+            "too few arguments for keyword:wa"
+        );
+        assert_eq!(
+            p(&["WAIT_JOB", "1", "2"]).unwrap_err().to_string(),
+            "too many arguments for keyword:WAIT_JOB"
+        );
+        assert_eq!(
+            p(&["no", "5"]).unwrap_err().to_string(),
+            "too few arguments for keyword:no"
+        );
+        assert_eq!(
+            p(&["notify", "5", "a", "b"]),
+            Ok(Command::Step(StepCommand::Notify {
+                word: "5".into(),
+                message: "a b".into()
+            }))
+        );
+        assert_eq!(
+            p(&["sho", "st", "5"]),
+            Ok(Command::Step(StepCommand::ShowStep {
+                id: Some("5".into())
+            }))
+        );
+        assert_eq!(
+            p(&["show", "step=5"]),
+            Ok(Command::Step(StepCommand::ShowStep {
+                id: Some("5".into())
+            }))
+        );
     }
 }
