@@ -288,9 +288,11 @@ fn reservations_and_tmp_disk() {
     ] {
         let (code, err) = refused(&c, args);
         assert_eq!(code, 1);
+        // As Slurm 22.05: the reason first, then the refusal.
         assert_eq!(
             err,
-            "sbatch: error: Batch job submission failed: Requested node configuration is not available\n",
+            "sbatch: error: Temporary disk specification can not be satisfied\n\
+             sbatch: error: Batch job submission failed: Requested node configuration is not available\n",
             "{args:?}"
         );
     }

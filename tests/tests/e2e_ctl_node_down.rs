@@ -1,0 +1,111 @@
+//! A node an operator sets DOWN under running batch jobs, end to end,
+//! against what Slurm 22.05 printed for the same steps on a one-node
+//! cluster with ReturnToService=2: the job that may be requeued waits
+//! again (BeginTime, Restarts=1, ExitCode=0:0), a `--no-requeue` one ends
+//! NODE_FAIL with Reason=NodeDown and ExitCode=0:15, and the node is back
+//! in service with its slurmd's next message, so that `State=RESUME` is
+//! refused. Also the priority a held job gets at its release. Needs the
+//! workspace binaries (`cargo build --workspace --bins`, or
+//! `cargo test --workspace`).
+
+use std::time::Duration;
+
+use slurm_testkit::e2e::{cluster, run, run_ok, scontrol_show};
+use slurm_testkit::{wait_until, ClusterSpec, LocalCluster};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn one_node() -> LocalCluster {
+    cluster(ClusterSpec {
+        nodes: 1,
+        ..ClusterSpec::default()
+    })
+}
+
+fn sbatch(c: &LocalCluster, args: &[&str]) -> String {
+    let mut all = vec!["--parsable"];
+    all.extend_from_slice(args);
+    run_ok(c, "sbatch", &all).trim().to_string()
+}
+
+/// `Key=value` of `scontrol show job id`.
+fn field(c: &LocalCluster, id: &str, key: &str) -> String {
+    let shown = scontrol_show(c, "job", id);
+    let prefix = format!("{key}=");
+    shown
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(prefix.as_str()))
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn wait_field(c: &LocalCluster, id: &str, key: &str, want: &str) {
+    let got = wait_until(key, WAIT, || (field(c, id, key) == want).then_some(()));
+    if got.is_err() {
+        panic!(
+            "job {id} never showed {key}={want}\nlast: {}\n{}",
+            scontrol_show(c, "job", id),
+            c.logs()
+        );
+    }
+}
+
+#[test]
+fn a_node_set_down_requeues_fails_and_comes_back_as_slurm_does() {
+    let c = one_node();
+    let node = c.dir().node_names()[0].clone();
+    let kept = sbatch(&c, &["--wrap", "sleep 300"]);
+    let lost = sbatch(&c, &["--no-requeue", "--wrap", "sleep 300"]);
+    wait_field(&c, &kept, "JobState", "RUNNING");
+    wait_field(&c, &lost, "JobState", "RUNNING");
+    let nodes = format!("NodeName={node}");
+    run_ok(
+        &c,
+        "scontrol",
+        &["update", &nodes, "State=DOWN", "Reason=x"],
+    );
+
+    assert_eq!(field(&c, &kept, "JobState"), "PENDING");
+    assert_eq!(field(&c, &kept, "Reason"), "BeginTime");
+    assert_eq!(field(&c, &kept, "Restarts"), "1");
+    assert_eq!(field(&c, &kept, "ExitCode"), "0:0");
+    assert_eq!(field(&c, &lost, "JobState"), "NODE_FAIL");
+    assert_eq!(field(&c, &lost, "Reason"), "NodeDown");
+    assert_eq!(field(&c, &lost, "ExitCode"), "0:15");
+
+    // Back in service with the node's next message: RESUME is refused.
+    let back = wait_until("node back", WAIT, || {
+        let o = run_ok(&c, "sinfo", &["-h", "-o", "%t"]);
+        (o.trim() == "idle").then_some(())
+    });
+    assert!(back.is_ok(), "{}\n{}", run_ok(&c, "sinfo", &[]), c.logs());
+    let o = run(&c, "scontrol", &["update", &nodes, "State=RESUME"]);
+    assert!(!o.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "slurm_update error: Invalid node state specified\n"
+    );
+    run_ok(&c, "scancel", &[&kept]);
+}
+
+/// Slurm 22.05 (priority/basic): held jobs take no priority until their
+/// release, which gives the next one down; released 1, 3, 2 they show
+/// 4294901759, 4294901757, 4294901758.
+#[test]
+fn released_jobs_are_numbered_in_release_order() {
+    let c = one_node();
+    let ids: Vec<String> = (0..3)
+        .map(|_| sbatch(&c, &["-H", "-c", "2", "--wrap", "sleep 300"]))
+        .collect();
+    for id in &ids {
+        assert_eq!(field(&c, id, "Priority"), "0");
+    }
+    for k in [0, 2, 1] {
+        run_ok(&c, "scontrol", &["release", &ids[k]]);
+    }
+    assert_eq!(field(&c, &ids[0], "Priority"), "4294901759");
+    assert_eq!(field(&c, &ids[2], "Priority"), "4294901758");
+    assert_eq!(field(&c, &ids[1], "Priority"), "4294901757");
+    let all = ids.join(",");
+    run_ok(&c, "scancel", &[&all]);
+}
