@@ -561,6 +561,11 @@ pub fn write_value_in(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx, un
         'D' => push_u64(out, job.num_nodes.into()),
         'd' => write_scaled(out, job.min_tmp_disk_mb, BaseUnit::Mega, units),
         'E' => out.push_str(or_null(&job.dependency)),
+        // A job that started without a time limit has no end: NONE (a
+        // pending one without a planned end shows N/A).
+        'e' if job.end_time <= 0 && job.start_time > 0 && base_state(job) != JobState::Pending => {
+            out.push_str("NONE");
+        }
         'e' => write_time(out, job.end_time, ctx),
         'F' => {
             let _ = write!(out, "{}", job.array_job_id.unwrap_or(job.job_id));
@@ -1257,6 +1262,32 @@ mod tests {
              288|/tmp/w/slurm-10.out|/tmp/w/err-%j|/dev/null|1|1|1|2|2|1|cpu=2|N/A|\
              1970-01-01T00:16:40|0|0:00|NA|(null)|N/A|| |\n"
         );
+    }
+
+    #[test]
+    fn end_time_of_a_job_without_a_limit() {
+        // Slurm 22.05: NONE once an unlimited job has started, N/A while it
+        // waits without a planned end.
+        let items = parse_format("%e").unwrap();
+        let ctx = Ctx::utc(2_000);
+        let row = |state: slurm_proto::v1::JobState, start_time, end_time| {
+            let job = JobInfo {
+                state: state as i32,
+                start_time,
+                end_time,
+                ..JobInfo::default()
+            };
+            let mut out = String::new();
+            render_row(&mut out, &job, &items, &ctx);
+            out
+        };
+        use slurm_proto::v1::JobState as S;
+        assert_eq!(row(S::Running, 1_000, 0), "NONE\n");
+        assert_eq!(row(S::Suspended, 1_000, 0), "NONE\n");
+        assert_eq!(row(S::Pending, 0, 0), "N/A\n");
+        // A requeued job keeps its last start and waits again.
+        assert_eq!(row(S::Pending, 1_000, 0), "N/A\n");
+        assert_eq!(row(S::Running, 1_000, 1_600), "1970-01-01T00:26:40\n");
     }
 
     #[test]
