@@ -147,6 +147,12 @@ impl<'a> Output<'a> {
             .and_then(|()| self.stderr.write_all(b"\n"));
     }
 
+    /// Writes `text` to standard error as it is, for the few messages Slurm
+    /// leaves without a newline. Failures are ignored.
+    pub fn error_text(&mut self, text: &str) {
+        let _ = self.stderr.write_all(text.as_bytes());
+    }
+
     /// Whether the reader of standard output has gone away.
     pub fn stdout_closed(&self) -> bool {
         self.stdout_closed

@@ -175,6 +175,12 @@ fn step_commands_and_show_slurmd_with_a_running_batch_job() {
         text(&o.stderr),
         format!("scontrol: Problem running job {UNKNOWN}\n")
     );
+    // Job 0 (or no number) is refused on a line Slurm leaves unended.
+    for word in ["0", "abc"] {
+        let o = scontrol(&c, &dir, &[], &["wait_job", word]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(text(&o.stderr), format!("Invalid job_id {word}"));
+    }
     let o = scontrol(&c, &dir, &[], &["notify", &ids, "hello", "there"]);
     assert!(o.status.success(), "{}", output_text(&o));
     assert!(

@@ -492,7 +492,8 @@ async fn run(
             let job = match job_word(word) {
                 Ok(job) => job,
                 Err(line) => {
-                    out.error_line(&line);
+                    // Slurm leaves this line without its newline.
+                    out.error_text(&line);
                     return 1;
                 }
             };
