@@ -1,5 +1,5 @@
 //! End to end, through the real commands: `sbatch --test-only` names the
-//! id the job would get; `--gres` is refused as Slurm refuses it when no
+//! id the job would get and uses it up; `--gres` is refused as Slurm refuses it when no
 //! node has the GRES (or the request is malformed), and a job whose GRES
 //! some node has runs only there; `scontrol show partition` shows the
 //! partition's TRES as the reference cluster does.
@@ -39,7 +39,7 @@ fn partition_tres(c: &LocalCluster, name: &str) -> String {
 fn test_only_gres_refusals_and_partition_tres() {
     let mut c = cluster(ClusterSpec::default());
 
-    // --test-only names the next id and does not take it.
+    // --test-only names the next id and, as in Slurm 22.05, uses it up.
     let first = c.sbatch(&["--wrap", "sleep 300"]).expect("sbatch");
     let o = run(&c, "sbatch", &["--test-only", "--wrap", "true"]);
     assert!(o.status.success(), "{o:?}");
@@ -54,7 +54,7 @@ fn test_only_gres_refusals_and_partition_tres() {
         "{err:?}"
     );
     let next = c.sbatch(&["--wrap", "sleep 300"]).expect("sbatch");
-    assert_eq!(next, first + 1);
+    assert_eq!(next, first + 2);
 
     // No node has a GPU (and slurm.conf has no GresTypes): refused with
     // Slurm's words and nothing else, as is a malformed request, from the

@@ -32,7 +32,8 @@
 //! (`scontrol suspend|resume`, `core::suspend`) is tags 27 and 28. A hold
 //! or release is written with tag 30, which adds its time (tag 5, without
 //! one, is still read). A pending array task cancelled out of its meta
-//! record is tag 31.
+//! record is tag 31. An id (and priority number) used up by
+//! `sbatch --test-only` is tag 32.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -129,6 +130,10 @@ impl SpecText {
 /// Every state change of the controller.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
+    /// `sbatch --test-only` used up `job_id`, and the priority number
+    /// `priority` when a job submitted so would have taken one, as Slurm's
+    /// trial submissions do; no job was made.
+    JobIdTaken { job_id: u32, priority: Option<u32> },
     /// A job was accepted with id `job_id` at `time`.
     JobSubmitted {
         job_id: u32,
@@ -364,7 +369,8 @@ impl Event {
             | Event::PartitionDeleted { .. }
             | Event::PartitionTableReset { .. }
             | Event::NodeAttrsUpdated { .. }
-            | Event::NodeAttrsReset => None,
+            | Event::NodeAttrsReset
+            | Event::JobIdTaken { .. } => None,
         }
     }
 
@@ -745,6 +751,11 @@ impl Event {
                 w.u32(*job_id);
                 w.i64(*time);
             }
+            Event::JobIdTaken { job_id, priority } => {
+                w.u8(32);
+                w.u32(*job_id);
+                w.opt_u32(*priority);
+            }
         }
     }
 
@@ -1029,6 +1040,10 @@ impl Event {
             28 => Event::JobResumed {
                 job_id: r.u32("job id")?,
                 time: r.i64("time")?,
+            },
+            32 => Event::JobIdTaken {
+                job_id: r.u32("job id")?,
+                priority: r.opt_u32("priority")?,
             },
             other => {
                 return Err(DecodeError::Unknown {
@@ -1354,6 +1369,14 @@ mod tests {
             Event::JobResumed {
                 job_id: 9,
                 time: -1,
+            },
+            Event::JobIdTaken {
+                job_id: 12,
+                priority: Some(4_294_901_757),
+            },
+            Event::JobIdTaken {
+                job_id: 13,
+                priority: None,
             },
         ]
     }

@@ -213,7 +213,28 @@ impl Controller {
         now: i64,
     ) -> Reply {
         match self.check_submit(caller, desc, now) {
-            Err(reply) => reply,
+            Err(reply) => {
+                // Slurm checks features and the reservation once the job's
+                // record is made, so these refusals use up an id (but no
+                // priority number); the others come before and use none.
+                let late = matches!(
+                    reply,
+                    Reply::Error {
+                        code: ErrorCode::InvalidFeature | ErrorCode::ReservationInvalid,
+                        ..
+                    }
+                );
+                if let Some(job_id) = self.free_job_id().filter(|_| late) {
+                    self.emit(
+                        out,
+                        Event::JobIdTaken {
+                            job_id,
+                            priority: None,
+                        },
+                    );
+                }
+                reply
+            }
             Ok((mut desc, partition, partition_list, uid, gid, fails)) => {
                 let Some(job_id) = self.free_job_id() else {
                     return Reply::error(ErrorCode::Internal, "no free job id");
@@ -222,10 +243,19 @@ impl Controller {
                     return reply;
                 }
                 if desc.test_only {
+                    // As Slurm, a trial that got this far uses up the id
+                    // and the priority number, whether the job would fit
+                    // or not.
+                    let priority =
+                        (desc.priority.is_none() && !desc.hold).then_some(self.next_priority);
+                    self.emit(out, Event::JobIdTaken { job_id, priority });
                     if let Some(reply) = fails {
-                        return reply;
+                        // Without the detail line a real submission gets.
+                        return match reply {
+                            Reply::Error { code, .. } => Reply::error(code, ""),
+                            other => other,
+                        };
                     }
-                    // As Slurm: the id the job would get, not taken.
                     return self.estimate(&desc, job_id, partition, &partition_list, now);
                 }
                 let priority = match desc.priority {
@@ -523,8 +553,7 @@ impl Controller {
 
     /// --test-only: where and when the job would start if submitted now,
     /// under `job_id`, the id a submission would get now (Slurm's
-    /// `sbatch: Job 5 to start at ...`). Nothing is recorded: the id stays
-    /// free for the next real submission.
+    /// `sbatch: Job 5 to start at ...`).
     fn estimate(
         &self,
         desc: &v1::JobDescription,

@@ -918,6 +918,12 @@ impl Controller {
             Event::NodeAttrsReset => self.reset_node_attrs(),
             Event::JobSuspended { job_id, time } => self.apply_suspended(*job_id, *time)?,
             Event::JobResumed { job_id, time } => self.apply_resumed(*job_id, *time)?,
+            Event::JobIdTaken { job_id, priority } => {
+                self.next_job_id = self.id_after(*job_id);
+                if let Some(p) = priority {
+                    self.take_priority(*p);
+                }
+            }
             Event::ArrayTaskSplit {
                 array_job_id,
                 task,

@@ -524,7 +524,8 @@ fn a_job_no_node_can_run_is_recorded_failed_then_refused() {
     let next = env.submit(script());
     assert_eq!(next, 2);
     assert_eq!(env.job(next).priority(), 4_294_901_758);
-    // --test-only records nothing.
+    // --test-only records no job, but uses up the id, and is refused
+    // without the detail line.
     let r = env.submit_as(
         ALICE,
         v1::JobDescription {
@@ -533,6 +534,11 @@ fn a_job_no_node_can_run_is_recorded_failed_then_refused() {
             ..script()
         },
     );
-    assert!(matches!(r, Reply::Error { .. }), "{r:?}");
-    assert_eq!(env.ctl.next_job_id(), 3);
+    let Reply::Error { code, detail } = r else {
+        panic!("{r:?}");
+    };
+    assert_eq!(code, ErrorCode::RequestedNodeConfigUnavailable);
+    assert_eq!(detail, "");
+    assert!(env.ctl.job(3).is_none());
+    assert_eq!(env.ctl.next_job_id(), 4);
 }

@@ -1,7 +1,7 @@
 //! Start estimates against Slurm 22.05 on one 2-CPU node with memory
 //! consumable (the reference cluster): `sbatch --test-only` behind busy
-//! and waiting jobs, and the planned StartTime/SchedNodeList of pending
-//! jobs.
+//! and waiting jobs, the planned StartTime/SchedNodeList of pending jobs,
+//! and the job ids and priority numbers trials and refusals use up.
 
 use slurm_common::state::JobState;
 use slurm_proto::v1;
@@ -152,4 +152,93 @@ fn pending_jobs_show_their_planned_start() {
     assert_eq!(info.start_time, end - end % 60);
     assert_eq!(info.end_time, end - end % 60 + 420);
     assert_eq!(info.scheduled_nodes, "vm");
+}
+
+/// Slurm 22.05: every trial submission that passes the first checks uses
+/// up a job id and, unless held, a priority number, whether it would fit
+/// or not (jobs 17, then trials, then 20 and 22 had priorities …748,
+/// …745, …743). An unknown partition uses up nothing. A restart keeps
+/// the count.
+#[test]
+fn test_only_uses_up_the_id_and_the_priority_number() {
+    let mut env = ref_env();
+    let first = env.submit(minutes(5));
+    let p0 = env.job(first).priority();
+    test_only(&mut env, minutes(1)).unwrap();
+    let refused = test_only(
+        &mut env,
+        v1::JobDescription {
+            min_nodes: Some(2),
+            ..script()
+        },
+    );
+    assert_eq!(
+        refused.unwrap_err(),
+        ErrorCode::RequestedNodeConfigUnavailable
+    );
+    // Held: the id only.
+    test_only(
+        &mut env,
+        v1::JobDescription {
+            hold: true,
+            ..minutes(1)
+        },
+    )
+    .unwrap();
+    let nowhere = test_only(
+        &mut env,
+        v1::JobDescription {
+            partitions: vec!["nope".into()],
+            ..minutes(1)
+        },
+    );
+    assert!(nowhere.is_err());
+    let next = env.submit(minutes(5));
+    assert_eq!(next, first + 4);
+    assert_eq!(env.job(next).priority(), p0 - 3);
+
+    let replayed = super::replay_encoded(REF, &env.events);
+    assert_eq!(replayed.next_job_id(), env.ctl.next_job_id());
+    assert_eq!(replayed.next_priority, env.ctl.next_priority);
+}
+
+/// Slurm 22.05 checks features and the reservation after the job's record
+/// is made: those refusals use up an id, though no priority number; a
+/// license or partition refusal uses up nothing.
+#[test]
+fn late_refusals_use_up_an_id() {
+    let mut env = ref_env();
+    let first = env.submit(minutes(5));
+    let p0 = env.job(first).priority();
+    for (desc, code) in [
+        (
+            v1::JobDescription {
+                constraint: "nofeat".into(),
+                ..script()
+            },
+            ErrorCode::InvalidFeature,
+        ),
+        (
+            v1::JobDescription {
+                reservation: "nores".into(),
+                ..script()
+            },
+            ErrorCode::ReservationInvalid,
+        ),
+        (
+            v1::JobDescription {
+                licenses: "nolic".into(),
+                ..script()
+            },
+            ErrorCode::InvalidLicenses,
+        ),
+    ] {
+        match env.submit_as(ALICE, desc) {
+            Reply::Error { code: got, .. } => assert_eq!(got, code),
+            other => panic!("unexpected reply: {other:?}"),
+        }
+    }
+    let next = env.submit(minutes(5));
+    assert_eq!(next, first + 3);
+    assert_eq!(env.job(next).priority(), p0 - 1);
 }
