@@ -305,9 +305,23 @@ fn distinct_count(nodes: &[usize]) -> u32 {
 }
 
 /// Whether node `i` is acceptable to the job at all (features, `-x`,
-/// `--tmp`, `--mincpus`).
+/// `--tmp`, `--mincpus`, `-B`).
 pub(crate) fn node_allowed(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
-    features_allowed(view, job, i) && tmp_disk_fits(view, job, i) && min_cpus_fit(view, job, i)
+    features_allowed(view, job, i)
+        && tmp_disk_fits(view, job, i)
+        && min_cpus_fit(view, job, i)
+        && layout_fits(view, job, i)
+}
+
+/// Whether node `i` has the sockets, cores per socket and threads per core
+/// the job's `-B` asks for (a figure the view does not know fits).
+pub(crate) fn layout_fits(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
+    let Some(n) = view.nodes.get(i) else {
+        return false;
+    };
+    let [s, c, t] = job.layout;
+    let ok = |want: u32, have: u32| want == 0 || have == 0 || have >= want;
+    ok(s, n.sockets) && ok(c, n.cores_per_socket) && ok(t, n.threads_per_core)
 }
 
 /// Whether node `i` has the CPUs the job's `--mincpus` asks for.

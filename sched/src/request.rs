@@ -85,6 +85,9 @@ pub struct JobRequest {
     /// `--mincpus`: a node must have at least this many CPUs (0: no such
     /// floor).
     pub min_cpus_per_node: u32,
+    /// `-B S:C:T`: the sockets per node, cores per socket and threads per
+    /// core a node must have; 0 for any.
+    pub layout: [u32; 3],
     /// `--licenses`: held from start to end, cluster-wide. A job that
     /// cannot have them all now waits with `Licenses` and blocks nobody.
     pub licenses: Vec<LicenseNeed>,
@@ -139,6 +142,7 @@ impl JobRequest {
             hold: None,
             tmp_disk_mb: 0,
             min_cpus_per_node: 0,
+            layout: [0; 3],
             licenses: Vec::new(),
             deadline: None,
             deadline_missed: false,

@@ -44,6 +44,9 @@ pub enum Unsatisfiable {
     TmpDisk,
     /// More CPUs per node (`--mincpus`) than any eligible node has.
     MinCpus,
+    /// More sockets, cores per socket or threads per core (`-B`) than
+    /// any eligible node has.
+    Layout,
     /// The whole request does not fit the partition even when it is empty.
     TotalSize,
     /// A required node is not in the partition, or is also excluded.
@@ -123,6 +126,10 @@ impl SubmitRejection {
                 cause: Unsatisfiable::MinCpus,
                 ..
             } => Some("CPU count per node can not be satisfied"),
+            SubmitRejection::NodeConfigUnavailable {
+                cause: Unsatisfiable::Layout,
+                ..
+            } => Some("Socket, core and/or thread specification can not be satisfied"),
             _ => None,
         }
     }
@@ -256,6 +263,7 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
                 constraint: None,
                 tmp_disk_mb: 0,
                 min_cpus_per_node: 0,
+                layout: [0; 3],
                 ..job.clone()
             };
             let cpu_shape = Shape::new(view, &cpus_only, part);
@@ -295,6 +303,17 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
             MemNeed::PerCpu(m) if m <= most => Unsatisfiable::MemoryPerCpu,
             _ => Unsatisfiable::Memory,
         }));
+    }
+    // -B: checked after the memory, as Slurm 22.05 does.
+    if job.layout != [0; 3] {
+        let shaped: Vec<usize> = eligible
+            .iter()
+            .copied()
+            .filter(|&i| fit::layout_fits(view, job, i))
+            .collect();
+        if shaped.is_empty() || required.iter().any(|i| !shaped.contains(i)) {
+            return Err(unsatisfiable(Unsatisfiable::Layout));
+        }
     }
     if fit::select(view, job, &shape, &empty, &order, None).is_none() {
         return Err(unsatisfiable(Unsatisfiable::TotalSize));
@@ -758,5 +777,43 @@ mod tests {
         let mut view = view;
         view.nodes[1].cpus = 4;
         assert_eq!(check_submit(&view, &j), Ok(()));
+    }
+
+    /// Slurm 22.05 on a node of `CPUs=2` (two sockets of one core):
+    /// `-B 1:2` and `-B 1:1:2` are refused with "Socket, core and/or
+    /// thread specification can not be satisfied", after the memory
+    /// check; `-B 2:1` fits; a node whose layout is not known fits.
+    #[test]
+    fn a_layout_no_node_has_is_refused_after_the_memory() {
+        let mut view = cluster(1, 2, 4000);
+        view.nodes[0].sockets = 2;
+        view.nodes[0].cores_per_socket = 1;
+        view.nodes[0].threads_per_core = 1;
+        let mut j = job(1);
+        for ok in [[2, 1, 0], [1, 1, 1], [0, 0, 0]] {
+            j.layout = ok;
+            assert_eq!(check_submit(&view, &j), Ok(()), "{ok:?}");
+        }
+        for bad in [[1, 2, 0], [1, 1, 2], [3, 0, 0]] {
+            j.layout = bad;
+            let e = reject(&view, &j);
+            assert_eq!(
+                e.user_message(),
+                Some("Socket, core and/or thread specification can not be satisfied"),
+                "{bad:?}"
+            );
+        }
+        j.layout = [1, 2, 0];
+        j.mem = Some(MemReq::PerNode(1 << 40));
+        assert_eq!(
+            reject(&view, &j).user_message(),
+            Some("Memory specification can not be satisfied")
+        );
+        j.mem = None;
+        // Placement keeps to the nodes that have it.
+        assert!(!fit::node_allowed(&view, &j, 0));
+        view.nodes[0].cores_per_socket = 0;
+        assert_eq!(check_submit(&view, &j), Ok(()));
+        assert!(fit::node_allowed(&view, &j, 0));
     }
 }

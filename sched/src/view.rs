@@ -39,6 +39,11 @@ pub struct NodeView {
     pub exclusive_owner: Option<JobId>,
     /// TmpDisk from slurm.conf, in MB: a job's `--tmp` must fit in it.
     pub tmp_disk_mb: u64,
+    /// Sockets, cores per socket and threads per core, which `-B` asks
+    /// for; 0 when unknown (any request fits).
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
 }
 
 impl NodeView {
@@ -55,6 +60,9 @@ impl NodeView {
             alloc_mem_mb: 0,
             exclusive_owner: None,
             tmp_disk_mb: 0,
+            sockets: 0,
+            cores_per_socket: 0,
+            threads_per_core: 0,
         }
     }
 

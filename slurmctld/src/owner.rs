@@ -278,9 +278,12 @@ impl Owner {
         }
         acc.freed.extend(self.ctl.take_freed_segments());
         acc.touched = true;
-        // A plain submission (no --begin, no --deadline) adds no deadline;
-        // skip the scan over every job when a batch holds nothing else.
+        // A plain submission (no --begin, no --deadline) adds no deadline
+        // (unless the pass wants a second look at it, `Controller::
+        // second_look`); skip the scan over every job when a batch holds
+        // nothing else.
         let deadlines_moved = tick
+            || self.ctl.second_look.is_some()
             || acc.events[first_event..].iter().any(|e| {
                 !matches!(e, Event::JobSubmitted { desc, .. }
                     if desc.begin_time <= 0 && desc.deadline <= 0)

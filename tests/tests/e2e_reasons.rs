@@ -143,3 +143,16 @@ fn a_job_naming_a_busy_node_leaves_none_for_the_next() {
         ],
     );
 }
+
+/// Slurm 22.05 shows `-N 2` on a one-node partition as PartitionConfig at
+/// submission and PartitionNodeLimit a second or so later, when its
+/// scheduler looks at the new job again; not only at the periodic pass a
+/// minute on (WAIT is shorter than that).
+#[test]
+fn a_node_count_over_the_partition_turns_to_partition_node_limit_soon() {
+    let c = one_node();
+    let id = run_ok(&c, "sbatch", &["--parsable", "-N", "2", "--wrap", "true"])
+        .trim()
+        .to_string();
+    wait_rows(&c, &[&id], &["J1 PD PartitionNodeLimit"]);
+}

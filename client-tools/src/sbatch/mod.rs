@@ -180,6 +180,22 @@ pub fn fit_nodes_to_tasks(opts: &mut SbatchOpts) -> Option<String> {
     ))
 }
 
+/// The task count the job asks for: `-n`, or, as Slurm's sbatch counts
+/// it, a task on each socket, core and thread `-B` names, on each node
+/// (`-B 2` is two tasks, `-B 1:2 -N 2` four), unless `--ntasks-per-node`
+/// gives the count; `--sockets-per-node` and the like alone ask for none.
+fn task_count(o: &SbatchOpts) -> Option<u32> {
+    o.ntasks.or_else(|| {
+        (o.extra_node_info && o.ntasks_per_node.is_none()).then(|| {
+            let nodes = o.nodes.map_or(1, |(min, _)| min.max(1));
+            node_layout(o)
+                .iter()
+                .map(|c| c.unwrap_or(1).max(1))
+                .fold(nodes, u32::saturating_mul)
+        })
+    })
+}
+
 /// The sockets per node, cores per socket and threads per core the job
 /// asks for, with `--hint` applied as Slurm 22.05's sbatch applies it: a
 /// hint is ignored next to `-B`, `--ntasks-per-core` or
@@ -606,7 +622,8 @@ pub fn build_job(
     }
     put("SLURM_SUBMIT_DIR", ctx.cwd.clone());
     put("SLURM_SUBMIT_HOST", ctx.host.clone());
-    if let Some(n) = o.ntasks {
+    let ntasks = task_count(o);
+    if let Some(n) = ntasks {
         put("SLURM_NTASKS", n.to_string());
         put("SLURM_NPROCS", n.to_string());
     }
@@ -719,7 +736,7 @@ pub fn build_job(
         deadline: o.deadline.unwrap_or(0),
         min_nodes,
         max_nodes,
-        ntasks: o.ntasks,
+        ntasks,
         ntasks_per_node: o.ntasks_per_node,
         cpus_per_task: o.cpus_per_task,
         memory: o.memory.map(|m| match m {
@@ -1606,6 +1623,37 @@ mod tests {
             source: ScriptSource::Stdin,
         };
         assert_eq!(build("", stdin).name, "sbatch");
+    }
+
+    /// Slurm 22.05's sbatch asks for a task per socket, core and thread
+    /// `-B` counts, on each node, unless a task count is given
+    /// (SLURM_NTASKS is set then); `--sockets-per-node` alone asks for
+    /// none.
+    #[test]
+    fn extra_node_info_counts_tasks() {
+        let wrap = || Script {
+            text: wrap_script("true"),
+            source: ScriptSource::Wrap,
+        };
+        let ntasks = |args: &str| {
+            let job = build(&format!("{args} --wrap=true"), wrap());
+            let env = job
+                .environment
+                .iter()
+                .find_map(|v| v.strip_prefix("SLURM_NTASKS=").map(str::to_owned));
+            (job.ntasks, env)
+        };
+        let some = |n: u32| (Some(n), Some(n.to_string()));
+        assert_eq!(ntasks("-B 2"), some(2));
+        assert_eq!(ntasks("-B 1"), some(1));
+        assert_eq!(ntasks("-B 1:2"), some(2));
+        assert_eq!(ntasks("-B 2:1:2"), some(4));
+        assert_eq!(ntasks("-B 1:2 -N 2"), some(4));
+        assert_eq!(ntasks("-B 2 -N 1-3"), some(2));
+        assert_eq!(ntasks("-B 1:2 -n 1"), some(1));
+        assert_eq!(ntasks("-B 2 --ntasks-per-node=1"), (None, None));
+        assert_eq!(ntasks("--sockets-per-node=2"), (None, None));
+        assert_eq!(ntasks("--cores-per-socket=2"), (None, None));
     }
 
     /// Slurm 22.05 sets `SLURM_GET_USER_ENV=1` for `--get-user-env` and

@@ -83,12 +83,9 @@ impl JobShape {
     /// submission, so anything odd here falls back to the plain default.
     pub fn from_desc(desc: &JobDescription) -> JobShape {
         let min_nodes = desc.min_nodes.unwrap_or(1).max(1);
-        // As Slurm 22.05 shows it: `-B 2` alone (sockets per node) asks
-        // for a task on each socket of each node, NumTasks=2 NumCPUs=2.
-        let per_node = desc
-            .ntasks_per_node
-            .or(desc.sockets_per_node.filter(|&s| s > 1))
-            .map(|n| n.max(1));
+        // (`-B 2` asking for a task per socket is sbatch's count, sent as
+        // the task count: `--sockets-per-node=2` alone asks for one task.)
+        let per_node = desc.ntasks_per_node.map(|n| n.max(1));
         let ntasks = desc
             .ntasks
             .unwrap_or_else(|| per_node.map_or(min_nodes, |n| n.saturating_mul(min_nodes)));

@@ -306,6 +306,11 @@ pub struct Controller {
     /// When the last scheduling pass ran (memory only: the periodic pass
     /// of [`CtlConfig::sched_interval_secs`] counts from it).
     pub(crate) last_pass: i64,
+    /// A pass a second after one that saw a job for the first time and
+    /// found it waiting with PartitionConfig (memory only): Slurm's
+    /// scheduler looks at a new job again right after its submission,
+    /// which turns a `-N` over the partition into PartitionNodeLimit.
+    pub(crate) second_look: Option<i64>,
     /// Planned starts of pending jobs (`core::estimate`). Derived by each
     /// scheduling pass, never journaled: after a restart the first pass
     /// plans them again.
@@ -396,6 +401,7 @@ impl Controller {
             last_update: 0,
             sched_dirty: true,
             last_pass: 0,
+            second_look: None,
             scripts: ScriptSpace::default(),
             freed_segments: Vec::new(),
             spec_cache: SpecCache::default(),
@@ -1200,6 +1206,9 @@ impl Controller {
                     },
                     exclusive_owner: n.exclusive_owner,
                     tmp_disk_mb: n.tmp_disk_mb,
+                    sockets: u32::from(n.sockets),
+                    cores_per_socket: u32::from(n.cores_per_socket),
+                    threads_per_core: u32::from(n.threads_per_core),
                 })
                 .collect(),
             partitions: self.partitions.iter().map(|p| p.view.clone()).collect(),
@@ -1247,6 +1256,13 @@ impl Controller {
         let extras = job.spec.extras();
         r.tmp_disk_mb = extras.tmp_disk_mb;
         r.min_cpus_per_node = job.spec.min_cpus_per_node.unwrap_or(0);
+        if let Some(shown) = &job.spec.shown {
+            r.layout = [
+                shown.sockets_per_node.unwrap_or(0),
+                shown.cores_per_socket.unwrap_or(0),
+                shown.threads_per_core.unwrap_or(0),
+            ];
+        }
         r.licenses = self.license_needs(job);
         r.deadline = (extras.deadline > 0).then_some(extras.deadline);
         if !extras.node_gres.is_empty() {
@@ -1283,6 +1299,7 @@ impl Controller {
             return out;
         }
         self.last_pass = now;
+        self.second_look = None;
         // Dependencies are tested first; what starts may satisfy more
         // (`after`): then another round (`core::depend`).
         while self.schedule_round(&mut out, now) {}
@@ -1383,6 +1400,9 @@ impl Controller {
             }
             if let Some(job) = self.jobs.get_mut(&id.get()) {
                 let desc = plan.description_of(id).filter(|d| *d != job.reason_detail);
+                if job.last_sched_eval == 0 && reason == PendingReason::PartitionConfig {
+                    self.second_look = Some(now.saturating_add(1));
+                }
                 if job.reason != reason || job.last_sched_eval == 0 || desc.is_some() {
                     let job = Arc::make_mut(job);
                     job.reason = reason;
@@ -1475,6 +1495,7 @@ impl Controller {
             self.next_signal_due(),
             self.next_deadline_miss(),
             self.next_periodic_pass(),
+            self.second_look,
         ]
         .into_iter()
         .flatten()

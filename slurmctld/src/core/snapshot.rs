@@ -196,6 +196,7 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
         sched_dirty: _,
         // Memory only: the periodic pass counts from a restart's first.
         last_pass: _,
+        second_look: _,
         freed_segments: _,
         // Derived from the job records: counted again at load.
         job_count: _,

@@ -363,26 +363,28 @@ fn time_min_zero_or_infinite_is_refused() {
     });
 }
 
-/// Slurm 22.05 on 2-CPU nodes: `-B 2` shows NumTasks=2 NumCPUs=2 (a task
-/// per socket), `-B 1` one of each; `--reboot` shows OverSubscribe=NO and
-/// takes the whole node when it runs (NumCPUs=2).
+/// Slurm 22.05 on 2-CPU nodes: `--sockets-per-node=2` alone asks for one
+/// task and CPU (sbatch turns `-B 2` into two tasks itself); `--reboot`
+/// shows OverSubscribe=NO and takes the whole node when it runs
+/// (NumCPUs=2).
 #[test]
-fn sockets_per_node_count_tasks_and_reboot_takes_whole_nodes() {
+fn sockets_per_node_count_no_tasks_and_reboot_takes_whole_nodes() {
     let mut env = Env::new();
     env.register_all();
     let cpus_of = |env: &Env, id: u32| env.job(id).alloc.iter().map(|a| a.cpus).sum::<u32>();
+    let s2 = env.submit(v1::JobDescription {
+        sockets_per_node: Some(2),
+        ..script()
+    });
+    assert_eq!(env.job(s2).shape.ntasks, 1);
+    assert_eq!(cpus_of(&env, s2), 1);
     let b2 = env.submit(v1::JobDescription {
         sockets_per_node: Some(2),
+        ntasks: Some(2),
         ..script()
     });
     assert_eq!(env.job(b2).shape.ntasks, 2);
     assert_eq!(cpus_of(&env, b2), 2);
-    let b1 = env.submit(v1::JobDescription {
-        sockets_per_node: Some(1),
-        ..script()
-    });
-    assert_eq!(env.job(b1).shape.ntasks, 1);
-    assert_eq!(cpus_of(&env, b1), 1);
     let reboot = env.submit(v1::JobDescription {
         reboot: true,
         ..script()
@@ -404,9 +406,12 @@ fn sockets_per_node_count_tasks_and_reboot_takes_whole_nodes() {
 }
 
 /// Slurm's main loop runs every SchedulerParameters=sched_interval (60 s
-/// by default) besides the passes events trigger: `-N` over the partition
+/// by default) besides the passes events trigger, and its scheduler looks
+/// at a new job again right after the submission: `-N` over the partition
 /// waits with PartitionConfig at submission and PartitionNodeLimit from
-/// that pass on. An idle controller is not woken for it.
+/// that second look on (a second later, as real 22.05 showed it). `-c 3`
+/// stays PartitionConfig and is not looked at again before the periodic
+/// pass. An idle controller is not woken.
 #[test]
 fn a_periodic_pass_runs_every_sched_interval_while_jobs_wait() {
     for (conf, every) in [
@@ -426,18 +431,29 @@ fn a_periodic_pass_runs_every_sched_interval_while_jobs_wait() {
             ..script()
         });
         assert_eq!(env.job(wide).reason, PendingReason::PartitionConfig);
-        assert_eq!(env.ctl.next_deadline(t0), Some(t0 + every));
-        env.now = t0 + every;
+        assert_eq!(env.ctl.next_deadline(t0), Some(t0 + 1));
+        env.now = t0 + 1;
         env.run(Command::Tick);
         assert_eq!(env.job(wide).reason, PendingReason::PartitionNodeLimit);
         // One pass per interval, counted from the last one.
-        assert_eq!(env.ctl.next_deadline(env.now), Some(t0 + 2 * every));
+        let t1 = env.now;
+        assert_eq!(env.ctl.next_deadline(t1), Some(t1 + every));
+        let big = env.submit(v1::JobDescription {
+            cpus_per_task: Some(3),
+            ..script()
+        });
+        assert_eq!(env.job(big).reason, PendingReason::PartitionConfig);
+        assert_eq!(env.ctl.next_deadline(t1), Some(t1 + 1));
+        env.now = t1 + 1;
+        env.run(Command::Tick);
+        assert_eq!(env.job(big).reason, PendingReason::PartitionConfig);
+        assert_eq!(env.ctl.next_deadline(env.now), Some(env.now + every));
         let r = env.run(Command::Cancel {
             caller: ALICE,
-            filter: filter(&[wide]),
+            filter: filter(&[wide, big]),
             signal: None,
         });
-        assert_eq!(ok_results(&r), vec![(wide, 0)]);
+        assert_eq!(ok_results(&r), vec![(wide, 0), (big, 0)]);
         // Only the purge of the cancelled job is left to wake for.
         assert_eq!(env.ctl.next_deadline(env.now), Some(env.now + 300));
     }
@@ -541,4 +557,38 @@ fn a_job_no_node_can_run_is_recorded_failed_then_refused() {
     assert_eq!(detail, "");
     assert!(env.ctl.job(3).is_none());
     assert_eq!(env.ctl.next_job_id(), 4);
+}
+
+/// Slurm 22.05 on a `CPUs=2` node (two sockets of one core): `-B 1:2`
+/// (two tasks, sbatch's count) is recorded FAILED with BadConstraints and
+/// refused with "Socket, core and/or thread specification can not be
+/// satisfied"; `-B 2:1` runs; a held one is accepted.
+#[test]
+fn a_socket_layout_no_node_has_is_refused() {
+    let mut env = one_node_env();
+    let b12 = v1::JobDescription {
+        sockets_per_node: Some(1),
+        cores_per_socket: Some(2),
+        ntasks: Some(2),
+        ..script()
+    };
+    assert_eq!(
+        refusal(&mut env, b12.clone()),
+        (
+            ErrorCode::RequestedNodeConfigUnavailable,
+            "Socket, core and/or thread specification can not be satisfied".into()
+        )
+    );
+    let job = env.job(1);
+    assert_eq!(job.state(), JobState::Failed);
+    assert_eq!(job.reason, PendingReason::BadConstraints);
+    let held = env.submit(v1::JobDescription { hold: true, ..b12 });
+    assert_eq!(env.job(held).reason, PendingReason::JobHeldUser);
+    let b21 = env.submit(v1::JobDescription {
+        sockets_per_node: Some(2),
+        cores_per_socket: Some(1),
+        ntasks: Some(2),
+        ..script()
+    });
+    assert_eq!(env.job(b21).state(), JobState::Running);
 }
