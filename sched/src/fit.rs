@@ -156,6 +156,8 @@ pub(crate) struct Shape {
     pub overcommit: bool,
     pub mem: MemNeed,
     pub track_memory: bool,
+    /// `--mincpus`: each node gives the job at least this many CPUs.
+    pub min_cpus: u32,
 }
 
 impl Shape {
@@ -189,6 +191,7 @@ impl Shape {
             overcommit: job.overcommit,
             mem,
             track_memory,
+            min_cpus: job.min_cpus_per_node,
         }
     }
 
@@ -201,6 +204,10 @@ impl Shape {
         }
         let cpt = self.cpus_per_task;
         let cpus = if self.exclusive { n.cpus } else { free.cpus };
+        // --mincpus: that many free CPUs, whatever the tasks need.
+        if cpus < self.min_cpus {
+            return None;
+        }
         let mut tasks = if self.overcommit {
             if cpus < cpt {
                 return None;
@@ -239,11 +246,15 @@ impl Shape {
                 match cpus_taken {
                     // A fixed number of CPUs whatever the tasks: all or nothing.
                     Some(c) => {
+                        let c = c.max(self.min_cpus);
                         if u64::from(c).saturating_mul(m) > mem_avail {
                             return None;
                         }
                     }
                     None => {
+                        if u64::from(self.min_cpus).saturating_mul(m) > mem_avail {
+                            return None;
+                        }
                         let per_task = u64::from(cpt).saturating_mul(m);
                         let fit = mem_avail / per_task.max(1);
                         tasks = tasks.min(u32::try_from(fit).unwrap_or(u32::MAX));
@@ -271,9 +282,9 @@ impl Shape {
         let cpus = if self.exclusive {
             node_cpus
         } else if self.overcommit {
-            self.cpus_per_task
+            self.cpus_per_task.max(self.min_cpus)
         } else {
-            tasks.saturating_mul(self.cpus_per_task)
+            tasks.saturating_mul(self.cpus_per_task).max(self.min_cpus)
         };
         let mem_mb = if !self.track_memory {
             0
@@ -476,6 +487,23 @@ mod tests {
         let mut j = job(2);
         j.ntasks = 4;
         assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 2, 2), (1, 2, 2)]);
+    }
+
+    /// Slurm 22.05: `--mincpus=2` gives the job two CPUs on its node
+    /// (NumCPUs=2, one task); a node with one CPU free cannot take it.
+    #[test]
+    fn mincpus_sizes_the_share_of_each_node() {
+        let mut v = cluster(2, 2, 4000);
+        let mut j = job(1);
+        j.min_cpus_per_node = 2;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 2, 1)]);
+        j.min_nodes = 2;
+        j.ntasks = 3;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(0, 2, 2), (1, 2, 1)]);
+        v.nodes[0].alloc_cpus = 1;
+        let mut j = job(2);
+        j.min_cpus_per_node = 2;
+        assert_eq!(layout(&place(&v, &j).unwrap()), vec![(1, 2, 1)]);
     }
 
     #[test]
