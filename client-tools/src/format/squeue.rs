@@ -922,8 +922,9 @@ fn key_of(job: &JobInfo, code: char, tier: u32) -> KeyVal<'_> {
     }
 }
 
-/// Sorts jobs by `keys`; ties go newest job first (oldest first when
-/// sorting by start time), as in Slurm. See [`SortKeys`].
+/// Sorts jobs by `keys`; ties go latest start first, then newest job
+/// first (oldest first when sorting by start time), as in Slurm. See
+/// [`SortKeys`].
 pub fn sort_jobs(jobs: &mut [&JobInfo], keys: &[SortKey]) {
     if jobs.len() < 2 {
         return;
@@ -961,6 +962,10 @@ pub struct SortKeys {
     /// own index; rows held back (pending array tasks combined at the end)
     /// keep the place their record had.
     seqs: Vec<u32>,
+    /// Per row, its job's start time (planned, for a pending job; 0 for
+    /// none): Slurm 22.05 lists jobs latest start first before it sorts
+    /// by the keys, so rows equal in every key go by it.
+    starts: Vec<i64>,
     len: usize,
 }
 
@@ -1027,6 +1032,7 @@ impl SortKeys {
             columns: vec![Column::Empty; keys.len()],
             ids: Vec::new(),
             seqs: Vec::new(),
+            starts: Vec::new(),
             len: 0,
         }
     }
@@ -1052,6 +1058,7 @@ impl SortKeys {
     pub fn push_at(&mut self, job: &JobInfo, seq: u32, tier: u32) {
         self.ids.push(job.job_id);
         self.seqs.push(seq);
+        self.starts.push(job.start_time);
         for (key, column) in self.keys.iter().zip(self.columns.iter_mut()) {
             let value = key_of(job, key.code, tier);
             if matches!(column, Column::Empty) {
@@ -1073,9 +1080,10 @@ impl SortKeys {
         self.len += 1;
     }
 
-    /// The positions of the pushed jobs in sorted order; ties go by job
-    /// id, highest first, then by the place each job came in, then by the
-    /// order they were pushed in.
+    /// The positions of the pushed jobs in sorted order; ties go by start
+    /// time, latest first (none last), then by job id, highest first
+    /// (lowest first when the keys hold the start time), then by the place
+    /// each job came in, then by the order they were pushed in.
     pub fn order(&self) -> Vec<u32> {
         let n = self.len;
         let Ok(n32) = u32::try_from(n) else {
@@ -1091,6 +1099,19 @@ impl SortKeys {
             .iter()
             .zip(&self.columns)
             .map(|(key, column)| {
+                if key.code == 'S' {
+                    // Jobs without a start time come last whichever way
+                    // the times are sorted, as in Slurm 22.05.
+                    return self
+                        .starts
+                        .iter()
+                        .map(|&t| match (t > 0, key.descending) {
+                            (false, _) => u64::MAX,
+                            (true, false) => t as u64,
+                            (true, true) => (i64::MAX - t) as u64,
+                        })
+                        .collect();
+                }
                 let mut col = match column {
                     Column::Int(v) => v.clone(),
                     Column::Text(t) => t.ranks(),
@@ -1107,7 +1128,7 @@ impl SortKeys {
             .collect();
         // A stable sort: ties keep the order the jobs were pushed in.
         let mut order: Vec<u32> = (0..n32).collect();
-        let (ids, seqs) = (&self.ids, &self.seqs);
+        let (ids, seqs, starts) = (&self.ids, &self.seqs, &self.starts);
         let oldest_first = self.keys.iter().any(|k| k.code == 'S');
         order.sort_by(|&a, &b| {
             let (a, b) = (a as usize, b as usize);
@@ -1115,8 +1136,11 @@ impl SortKeys {
                 .map(|col| col[a].cmp(&col[b]))
                 .find(|o| o.is_ne())
                 .unwrap_or_else(|| {
-                    let by_id = ids[b].cmp(&ids[a]);
-                    let by_id = if oldest_first { by_id.reverse() } else { by_id };
+                    let by_id = if oldest_first {
+                        ids[a].cmp(&ids[b])
+                    } else {
+                        starts[b].cmp(&starts[a]).then(ids[b].cmp(&ids[a]))
+                    };
                     by_id.then(seqs[a].cmp(&seqs[b]))
                 })
         });
@@ -1288,6 +1312,32 @@ mod tests {
         // A requeued job keeps its last start and waits again.
         assert_eq!(row(S::Pending, 1_000, 0), "N/A\n");
         assert_eq!(row(S::Running, 1_000, 1_600), "1970-01-01T00:26:40\n");
+    }
+
+    /// Slurm 22.05 with job 1 running (started at 100), 2 and 4 pending
+    /// with planned starts (300, 400) and 3, 5, 6 held without one: rows
+    /// equal in every key go latest start first, then newest first; by
+    /// start time, jobs without one come last either way, oldest first.
+    #[test]
+    fn ties_go_by_start_time_then_id_as_slurm_lists_them() {
+        let jobs: Vec<JobInfo> = [(1, 100), (2, 300), (3, 0), (4, 400), (5, 0), (6, 0)]
+            .into_iter()
+            .map(|(job_id, start_time)| JobInfo {
+                job_id,
+                start_time,
+                user_name: "alice".into(),
+                ..JobInfo::default()
+            })
+            .collect();
+        let sorted = |spec: &str| {
+            let mut v: Vec<&JobInfo> = jobs.iter().collect();
+            sort_jobs(&mut v, &parse_sort_spec(spec).keys);
+            v.iter().map(|j| j.job_id).collect::<Vec<_>>()
+        };
+        assert_eq!(sorted("S"), [1, 2, 4, 3, 5, 6]);
+        assert_eq!(sorted("-S"), [4, 2, 1, 3, 5, 6]);
+        assert_eq!(sorted("u"), [4, 2, 1, 6, 5, 3]);
+        assert_eq!(sorted(""), [4, 2, 1, 6, 5, 3]);
     }
 
     #[test]
@@ -1584,8 +1634,8 @@ mod tests {
 
     proptest! {
         /// The packed-ordinal sort orders as a plain stable sort comparing
-        /// the key values one key after another, then job ids, highest
-        /// first.
+        /// the key values one key after another, then start times and job
+        /// ids, highest first.
         #[test]
         fn sort_matches_a_plain_comparison(
             jobs in proptest::collection::vec(small_job(), 0..40),
@@ -1603,8 +1653,18 @@ mod tests {
             let mut want: Vec<&JobInfo> = jobs.iter().collect();
             want.sort_by(|a, b| {
                 for k in &keys {
-                    let o = key_of(a, k.code, 0).cmp(&key_of(b, k.code, 0));
-                    let o = if k.descending { o.reverse() } else { o };
+                    let o = if k.code == 'S' {
+                        // No start time: last, whichever the direction.
+                        let (x, y) = (a.start_time, b.start_time);
+                        match (x > 0, y > 0) {
+                            (true, true) if k.descending => y.cmp(&x),
+                            (true, true) => x.cmp(&y),
+                            (x_has, y_has) => y_has.cmp(&x_has),
+                        }
+                    } else {
+                        let o = key_of(a, k.code, 0).cmp(&key_of(b, k.code, 0));
+                        if k.descending { o.reverse() } else { o }
+                    };
                     if o != Ordering::Equal {
                         return o;
                     }
@@ -1612,7 +1672,7 @@ mod tests {
                 if keys.iter().any(|k| k.code == 'S') {
                     a.job_id.cmp(&b.job_id)
                 } else {
-                    b.job_id.cmp(&a.job_id)
+                    b.start_time.cmp(&a.start_time).then(b.job_id.cmp(&a.job_id))
                 }
             });
             let pos = |v: &[&JobInfo]| -> Vec<usize> {
