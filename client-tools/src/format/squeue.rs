@@ -906,7 +906,6 @@ fn key_of(job: &JobInfo, code: char, tier: u32) -> KeyVal<'_> {
         'p' | 'Q' => Int((u64::from(tier) << 32) | u64::from(job.priority)),
         'q' => Str(&job.qos),
         'R' | 'r' => Str(&job.state_reason),
-        'S' => Int(ordered(job.start_time)),
         'T' => Str(shown_state(job).long_name()),
         't' => Str(shown_state(job).short_code()),
         'U' => Int(job.user_id.into()),
@@ -1060,6 +1059,11 @@ impl SortKeys {
         self.seqs.push(seq);
         self.starts.push(job.start_time);
         for (key, column) in self.keys.iter().zip(self.columns.iter_mut()) {
+            // The start time is kept for every row (`starts`), which its
+            // key sorts by.
+            if key.code == 'S' {
+                continue;
+            }
             let value = key_of(job, key.code, tier);
             if matches!(column, Column::Empty) {
                 *column = match value {
