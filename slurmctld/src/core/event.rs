@@ -32,8 +32,8 @@
 //! (`scontrol suspend|resume`, `core::suspend`) is tags 27 and 28. A hold
 //! or release is written with tag 30, which adds its time (tag 5, without
 //! one, is still read). A pending array task cancelled out of its meta
-//! record is tag 31. An id (and priority number) used up by
-//! `sbatch --test-only` is tag 32.
+//! record is tag 31. A job id (and priority number) used up without a
+//! job, by `sbatch --test-only` or a late refusal, is tag 32.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -130,9 +130,11 @@ impl SpecText {
 /// Every state change of the controller.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// `sbatch --test-only` used up `job_id`, and the priority number
-    /// `priority` when a job submitted so would have taken one, as Slurm's
-    /// trial submissions do; no job was made.
+    /// A submission used up `job_id` without making a job: an
+    /// `sbatch --test-only` trial, which also uses up the priority number
+    /// `priority` when a job submitted so would have taken one, or a
+    /// refusal Slurm makes after numbering the job (an unknown feature or
+    /// reservation), which uses up none.
     JobIdTaken { job_id: u32, priority: Option<u32> },
     /// A job was accepted with id `job_id` at `time`.
     JobSubmitted {

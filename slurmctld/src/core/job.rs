@@ -196,10 +196,11 @@ impl JobSpec {
     }
 }
 
-/// Options a job keeps only to show them (`scontrol show job`): what it
+/// Options a job keeps mostly to show them (`scontrol show job`): what it
 /// asks of the sockets, cores and threads of its nodes (`Socks/Node=`,
-/// `ReqB:S:C:T=`, `NtasksPerN:B:S:C=`; the scheduler counts CPUs and does
-/// not place by socket), `--kill-on-invalid-dep` (the dependency code reads
+/// `ReqB:S:C:T=`, `NtasksPerN:B:S:C=`; the scheduler keeps the job to
+/// nodes that have that many, but counts CPUs and does not bind tasks to
+/// sockets), `--kill-on-invalid-dep` (the dependency code reads
 /// it from the submission), `--reboot` (nodes are not rebooted),
 /// `--cpu-freq` (frequencies are not set), `--spread-job`, `--gres-flags`,
 /// `--delay-boot` and `--power` (none of them acted on).
