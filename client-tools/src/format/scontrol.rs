@@ -328,7 +328,12 @@ pub fn write_job_detailed(
         }
     }
     r.kv_num("NumCPUs", job.num_cpus);
-    r.kv_num("NumTasks", job.num_tasks.max(1));
+    // 0: never set (a job refused at submission that asked for no count).
+    if job.num_tasks == 0 {
+        r.kv("NumTasks", "N/A");
+    } else {
+        r.kv_num("NumTasks", job.num_tasks);
+    }
     r.kv_num("CPUs/Task", job.cpus_per_task.max(1));
     // Boards and sockets per board are never asked for (`-B` and
     // --sockets-per-node set Socks/Node= instead).

@@ -33,15 +33,39 @@ pub fn is_code(code: char) -> bool {
     CODES.contains(code)
 }
 
-/// Parses an `-o`/`--format` string.
+/// Parses an `-o`/`--format` string. `%all` (any case) is every field,
+/// separated by `|`, as in Slurm.
 pub fn parse_format(spec: &str) -> Result<Vec<Item>, FormatError> {
+    if spec.eq_ignore_ascii_case("%all") {
+        return Ok(all_fields());
+    }
     spec::parse(spec, "job", is_code)
 }
 
 /// Parses an `-o`/`--format` string as squeue does: unknown codes are
 /// kept as text and returned, to be reported.
 pub fn parse_format_lenient(spec: &str) -> (Vec<Item>, Vec<String>) {
+    if spec.eq_ignore_ascii_case("%all") {
+        return (all_fields(), Vec::new());
+    }
     spec::parse_lenient(spec, is_code)
+}
+
+/// The fields of `-o %all`: every lower-case letter, then every upper-case
+/// one, each whole, with `|` between them.
+fn all_fields() -> Vec<Item> {
+    let mut items = Vec::new();
+    for code in ('a'..='z').chain('A'..='Z').filter(|c| is_code(*c)) {
+        if !items.is_empty() {
+            items.push(Item::Literal("|".to_owned()));
+        }
+        items.push(Item::Field {
+            code,
+            width: None,
+            right: false,
+        });
+    }
+    items
 }
 
 /// Fields that only `-O` names, with no `-o` letter. Their codes are taken
@@ -689,7 +713,15 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
         lo::CLUSTER => out.push_str(or_null(&job.cluster)),
         // Slurm counts one CPU per task when none was asked for.
         lo::CPUS_PER_TASK => push_u64(out, job.cpus_per_task.max(1).into()),
-        lo::TASKS => push_u64(out, job.num_tasks.max(1).into()),
+        // 0: never set (a job refused at submission), Slurm's NO_VAL.
+        lo::TASKS => push_u64(
+            out,
+            if job.num_tasks == 0 {
+                u64::from(u32::MAX - 1)
+            } else {
+                job.num_tasks.into()
+            },
+        ),
         lo::MAX_CPUS => push_u64(out, job.num_cpus.into()),
         lo::MAX_NODES => push_u64(
             out,
@@ -1225,6 +1257,21 @@ mod tests {
     use proptest::prelude::*;
     use slurm_common::time::format_duration_squeue;
     use std::cmp::Ordering;
+
+    #[test]
+    fn percent_all_is_every_letter_between_bars() {
+        let mut header = String::new();
+        render_header(&mut header, &parse_format("%all").unwrap());
+        // Slurm 22.05's header (`%s` has an empty one).
+        assert!(header.starts_with("ACCOUNT|TRES_PER_NODE|MIN_CPUS|MIN_TMP_DISK|END_TIME|"));
+        assert!(header.contains("|REASON||ST|USER|"));
+        assert!(header.trim_end().ends_with("|SCHEDNODES|WORK_DIR"));
+        assert_eq!(header.matches('|').count(), 51);
+        assert_eq!(parse_format("%ALL"), parse_format("%all"));
+        // Only the whole string: `%i%all` is %i, %a, then "ll".
+        let (items, _) = parse_format_lenient("%i%all");
+        assert_eq!(items.len(), 3);
+    }
 
     #[test]
     fn every_long_name_has_a_title_and_codes_stay_off_dash_o() {

@@ -731,6 +731,11 @@ impl Controller {
                 }
                 job.exit_status = *exit_status;
                 job.exit_signal = *exit_signal;
+                // A job that ends before any pass looked at it (one refused
+                // at submission) shows its end as its last evaluation.
+                if job.last_sched_eval == 0 && job.start_time == 0 {
+                    job.last_sched_eval = *time;
+                }
                 job.reason = reason.parse().unwrap_or(PendingReason::None);
                 job.reason_detail.clone_from(detail);
                 if job.start_time == 0 {

@@ -10,6 +10,7 @@ use slurm_proto::v1;
 use slurm_sched::{MemReq, NodeAlloc};
 
 use crate::core::{effective_limit, Job, NodeRec, PartRec, Snapshot};
+use slurm_common::reason::PendingReason;
 
 /// Which `JobInfo` fields a caller reads, by their field numbers (all of
 /// them fit below 128). Fields left out stay at their zero value, which
@@ -269,6 +270,13 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         d.stderr_path.to_string()
     };
     let array = job.array.as_deref();
+    // As Slurm 22.05: a job refused at submission (recorded, then FAILED
+    // with BadConstraints) never accrued age, and its task count is unset
+    // unless it asked for one: AccrueTime=Unknown, NumTasks=N/A.
+    let refused_at_submit = job.status.state == JobState::Failed
+        && job.reason == PendingReason::BadConstraints
+        && job.alloc.is_empty()
+        && job.last_alloc.is_empty();
     v1::JobInfo {
         job_id: job.id.get(),
         array_job_id: pick!(2, array.map(|a| a.array_job_id)),
@@ -323,7 +331,9 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         // for its --begin (Slurm shows Unknown until then).
         accrue_time: pick!(
             45,
-            if job.eligible_time <= now {
+            if refused_at_submit {
+                0
+            } else if job.eligible_time <= now {
                 job.eligible_time
             } else {
                 0
@@ -356,7 +366,14 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         num_nodes: pick!(80, derived.shown_nodes),
         max_nodes: pick!(81, job.shape.max_nodes.unwrap_or(0)),
         num_cpus: pick!(82, num_cpus),
-        num_tasks: pick!(83, job.shape.ntasks),
+        num_tasks: pick!(
+            83,
+            if refused_at_submit && !job.shape.ntasks_given {
+                0
+            } else {
+                job.shape.ntasks
+            }
+        ),
         cpus_per_task: pick!(84, job.shape.cpus_per_task),
         ntasks_per_node: pick!(85, job.shape.ntasks_per_node.unwrap_or(0)),
         min_cpus_per_node: pick!(86, min_cpus_per_node_of(job)),
@@ -743,6 +760,38 @@ mod tests {
             (info.start_time, info.end_time, info.eligible_time)
         );
         (info.start_time, info.end_time, info.eligible_time)
+    }
+
+    /// As Slurm 22.05: a job refused at submission is recorded FAILED
+    /// without ever accruing age (AccrueTime=Unknown), with its task count
+    /// unset unless it asked for one (NumTasks=N/A), and evaluated once, at
+    /// its submission (LastSchedEval).
+    #[test]
+    fn a_job_refused_at_submission_accrued_nothing_and_has_no_task_count() {
+        let mut env = Env::new();
+        env.register_all();
+        let now = env.now;
+        let caller = Caller {
+            uid: 1000,
+            gid: 1000,
+        };
+        for ntasks in [None, Some(2)] {
+            let mut d = script();
+            d.memory = Some(v1::job_description::Memory::MemPerNodeMb(999_999_999));
+            d.ntasks = ntasks;
+            assert!(matches!(env.submit_as(caller, d), Reply::Error { .. }));
+        }
+        let ok = submit(&mut env, |_| {});
+        let snap = env.ctl.snapshot();
+        let info = |id: u32| job_info(&snap, snap.jobs.get(&id).unwrap(), now);
+        let (plain, counted) = (info(1), info(2));
+        assert_eq!(plain.state, v1::JobState::Failed as i32);
+        assert_eq!((plain.accrue_time, plain.num_tasks), (0, 0));
+        assert_eq!((counted.accrue_time, counted.num_tasks), (0, 2));
+        assert_eq!(plain.last_sched_eval, now);
+        // A job that was accepted accrues from its submission.
+        let ok = info(ok);
+        assert_eq!((ok.accrue_time, ok.num_tasks), (now, 1));
     }
 
     /// A job waiting for its --begin time shows it as StartTime (and
