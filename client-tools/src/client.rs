@@ -245,24 +245,7 @@ pub fn current_gid() -> u32 {
     unsafe { libc::getgid() }
 }
 
-/// The host name up to its first dot, as Slurm names hosts; "localhost"
-/// when it cannot be read.
-pub fn short_hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the pointer and length describe `buf`, which outlives the call.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "localhost".to_owned();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let full = String::from_utf8_lossy(&buf[..end]);
-    let short = full.split('.').next().unwrap_or("");
-    if short.is_empty() {
-        "localhost".to_owned()
-    } else {
-        short.to_owned()
-    }
-}
+pub use slurm_common::host::short_hostname;
 
 /// The session id of this process (Slurm's `AllocSid`); 0 if unknown.
 pub fn session_id() -> u32 {

@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod conf;
+pub mod host;
 pub mod hostlist;
 pub mod ids;
 pub mod reason;

@@ -633,16 +633,4 @@ pub fn user_name_of(uid: u32) -> Option<String> {
     Some(name.to_string_lossy().into_owned())
 }
 
-/// This host's name up to the first dot.
-pub fn short_hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: buf is valid for buf.len() bytes; gethostname NUL-terminates
-    // on success when the name fits.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "localhost".to_string();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
-    name.split('.').next().unwrap_or("localhost").to_string()
-}
+pub use slurm_common::host::short_hostname;

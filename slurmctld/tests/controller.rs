@@ -406,5 +406,6 @@ fn refusals_carry_slurm_error_codes() {
         .iter()
         .any(|e| e.key == "ClusterName" && e.value == "ref"));
     assert_eq!(ping.role, v1::ControllerRole::Primary as i32);
-    assert_eq!(ping.hostname, "localhost");
+    // SlurmctldHost=localhost names this host, as in Slurm.
+    assert_eq!(ping.hostname, slurm_common::host::short_hostname());
 }

@@ -415,24 +415,7 @@ pub fn format_node_line(node_name: &str, hw: &HwInfo) -> String {
     )
 }
 
-/// The host name, as the kernel has it (may be fully qualified).
-pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for buf.len() bytes; gethostname writes at
-    // most that many and we stop at the first NUL.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "localhost".to_string();
-    }
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-/// The host name up to its first dot, as Slurm matches it against NodeName.
-pub fn short_host_name() -> String {
-    let h = host_name();
-    h.split('.').next().unwrap_or(&h).to_string()
-}
+pub use slurm_common::host::{host_name, short_hostname as short_host_name};
 
 /// uname machine and "sysname release version", for Arch= and OS=.
 pub fn uname() -> (String, String) {

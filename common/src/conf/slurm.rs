@@ -665,6 +665,14 @@ impl SlurmConf {
                 });
             }
         }
+        // As Slurm: a controller named `localhost` is this host, reached at
+        // localhost unless an address is given (shown `vm(localhost)`).
+        for host in &mut self.slurmctld_hosts {
+            if host.name.eq_ignore_ascii_case("localhost") {
+                host.addr.get_or_insert_with(|| host.name.clone());
+                host.name = crate::host::short_hostname();
+            }
+        }
         if self.slurmctld_hosts.is_empty() {
             return Err(ConfError::MissingKey {
                 file: origin.to_string(),

@@ -258,6 +258,21 @@ fn slurmctld_host_lines_accumulate_primary_then_backups() {
 }
 
 #[test]
+fn a_controller_named_localhost_is_this_host_reached_at_localhost() {
+    let me = crate::host::short_hostname();
+    let c =
+        parse("ClusterName=c\nSlurmctldHost=localhost\nSlurmctldHost=LocalHost(127.0.0.1)\n").conf;
+    let hosts: Vec<String> = c.slurmctld_hosts.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        hosts,
+        vec![format!("{me}(localhost)"), format!("{me}(127.0.0.1)")]
+    );
+    let c = parse("ClusterName=c\nControlMachine=localhost\n").conf;
+    assert_eq!(c.slurmctld_hosts[0].contact(), "localhost");
+    assert_eq!(c.slurmctld_hosts[0].name, me);
+}
+
+#[test]
 fn legacy_control_machine_keys() {
     let c =
         parse("ClusterName=c\nControlMachine=m1\nControlAddr=10.0.0.1\nBackupController=m2\n").conf;
