@@ -86,7 +86,10 @@ fn typed(conf: &SlurmConf, rt: &Runtime) -> Vec<(String, String)> {
         }),
     );
     push("MaxDBDMsgs", max_dbd_msgs(conf, dbd));
-    push("AccountingStorageType", r("AccountingStorageType"));
+    push(
+        "AccountingStorageType",
+        raw(conf, "AccountingStorageType").unwrap_or_else(|| "accounting_storage/none".to_string()),
+    );
     push("AuthAltTypes", r("AuthAltTypes"));
     push("AuthInfo", r("AuthInfo"));
     push("AuthType", r("AuthType"));
@@ -697,6 +700,16 @@ mod tests {
         assert_eq!(get("AccountingStoragePort"), Some("7000"));
         assert_eq!(get("AccountingStorageUser"), Some("acct"));
         assert_eq!(get("MaxDBDMsgs"), Some("12345"));
+
+        // Not set at all: Slurm 22.05 names the default plugin.
+        let text = text.replace("AccountingStorageType=accounting_storage/none\n", "");
+        let conf = SlurmConf::parse(&text, "slurm.conf").unwrap().conf;
+        let e = entries(&conf, &rt);
+        let get = |k: &str| e.iter().find(|x| x.key == k).map(|x| x.value.as_str());
+        assert_eq!(
+            get("AccountingStorageType"),
+            Some("accounting_storage/none")
+        );
     }
 
     #[test]
