@@ -720,12 +720,14 @@ fn prepare(
         print_error(out, PROG, e);
         1
     })?;
-    if let Some(line) = request
+    if let Some(lines) = request
         .clusters
         .as_deref()
-        .and_then(|names| crate::squeue::unknown_clusters(PROG, names, &config.conf.cluster_name))
+        .and_then(|names| crate::squeue::clusters_refusal(PROG, names, &config.conf))
     {
-        out.error_line(&line);
+        for line in lines {
+            out.error_line(&line);
+        }
         return Err(1);
     }
     if request.selects_nothing() && request.jobs.is_empty() && request.steps.is_empty() {

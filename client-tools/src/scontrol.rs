@@ -89,7 +89,14 @@ pub fn run_io(
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let mut out = Output::new(&mut *stdout, &mut *stderr);
-    let code = match parse_args(&args) {
+    let parsed = parse_args(&args);
+    // `-M` is checked as the options are read, before any command.
+    if let Ok(Invocation::Run { options, .. }) = &parsed {
+        if let Some(code) = refuse_clusters(options, env, &mut out) {
+            return finish(code, &mut out);
+        }
+    }
+    let code = match parsed {
         Ok(Invocation::Version) => print(&mut out, &version_line()),
         Ok(Invocation::Help) => print(&mut out, USAGE.strip_suffix('\n').unwrap_or(USAGE)),
         Ok(Invocation::Run { options, words }) if words.is_empty() => {
@@ -102,6 +109,19 @@ pub fn run_io(
         }
     };
     finish(code, &mut out)
+}
+
+/// The refusal of `-M` (see [`crate::squeue::clusters_refusal`]), printed;
+/// Some(status) when scontrol must stop.
+fn refuse_clusters(options: &Options, env: EnvLookup<'_>, out: &mut Output<'_>) -> Option<i32> {
+    let names = options.clusters.as_deref()?;
+    // A configuration that cannot be read is reported by the command.
+    let config = crate::client::ClientConfig::load_with(env).ok()?;
+    let lines = crate::squeue::clusters_refusal("scontrol", names, &config.conf)?;
+    for line in lines {
+        out.error_line(&line);
+    }
+    Some(1)
 }
 
 /// Flushes the output; a write failure makes the status 1.

@@ -268,6 +268,8 @@ pub struct Options {
     pub iterate: Option<String>,
     /// `-M`/`--clusters` as given; checked against `ClusterName`.
     pub clusters: Option<String>,
+    /// `-T`: the reservations instead of the nodes.
+    pub reservation: bool,
     /// `SLURM_TIME_FORMAT`: how timestamps are written.
     pub time_format: TimeFormat,
 }
@@ -307,7 +309,8 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
         let value = found.value;
         let text = value.as_deref().unwrap_or("");
         match found.key {
-            Key::All | Key::Exact | Key::Hide | Key::Reservation => {}
+            Key::All | Key::Exact | Key::Hide => {}
+            Key::Reservation => o.reservation = true,
             Key::Verbose | Key::Ignored => {}
             Key::Clusters => o.clusters = value,
             Key::Dead => o.dead = true,
@@ -681,10 +684,14 @@ pub fn run_paced(
             return 1;
         }
     };
-    if let Some(line) = o.clusters.as_deref().and_then(|names| {
-        crate::squeue::unknown_clusters("sinfo", names, &config.conf.cluster_name)
-    }) {
-        out.error_line(&line);
+    if let Some(lines) = o
+        .clusters
+        .as_deref()
+        .and_then(|names| crate::squeue::clusters_refusal("sinfo", names, &config.conf))
+    {
+        for line in lines {
+            out.error_line(&line);
+        }
         return 1;
     }
     let mut controller = match Controller::new(&config) {
@@ -705,6 +712,28 @@ pub fn run_paced(
             return 1;
         }
     };
+    if o.reservation {
+        // Reservations are never made here, so the controller has none:
+        // Slurm's answer for an empty list, once the controller answered.
+        let answered = runtime.block_on(async {
+            controller
+                .call(|mut c| async move { c.ping(slurm_proto::v1::PingRequest {}).await })
+                .await
+        });
+        return match answered {
+            Ok(_) => match out.line("No reservations in the system") {
+                Ok(()) => 0,
+                Err(e) => {
+                    out.error_line(&format!("sinfo: error: {e}"));
+                    1
+                }
+            },
+            Err(e) => {
+                out.error_line(&format!("slurm_load_reservations: {e}"));
+                1
+            }
+        };
+    }
     let mut fetch = || {
         runtime.block_on(async {
             let parts = controller
@@ -731,6 +760,13 @@ mod tests {
     fn parse(args: &[&str]) -> Options {
         let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
         parse_options(&args, &|_| None).unwrap()
+    }
+
+    #[test]
+    fn reservation_flag_is_kept() {
+        assert!(parse(&["-T"]).reservation);
+        assert!(parse(&["--reservation"]).reservation);
+        assert!(!parse(&["-N"]).reservation);
     }
 
     /// Runs sinfo up to the point it would ask the controller.

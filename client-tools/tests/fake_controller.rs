@@ -310,7 +310,10 @@ impl Cluster {
     fn start(backup_first: bool) -> Cluster {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let conf_text = |port: u16| {
-            let mut conf_text = String::from("ClusterName=ref\n");
+            // With slurmdbd, so that `-M ref` names this cluster.
+            let mut conf_text = String::from(
+                "ClusterName=ref\nAccountingStorageType=accounting_storage/slurmdbd\n",
+            );
             if backup_first {
                 // Same port, an address nothing listens on.
                 conf_text.push_str("SlurmctldHost=gone(127.0.0.2)\n");
@@ -365,6 +368,35 @@ fn text(b: &[u8]) -> String {
 const SBATCH: &str = env!("CARGO_BIN_EXE_sbatch");
 const SCANCEL: &str = env!("CARGO_BIN_EXE_scancel");
 const SCONTROL: &str = env!("CARGO_BIN_EXE_scontrol");
+
+/// Core and thread specialization without `AllowSpecResourcesUsage`: as
+/// Slurm 22.05, an error line each and the job is submitted without them;
+/// an option accepted without effect is named once.
+#[test]
+fn sbatch_reports_specialization_it_is_not_allowed() {
+    let c = Cluster::start(false);
+    let o = c.run(
+        SBATCH,
+        &[
+            "--core-spec=1",
+            "--thread-spec=1",
+            "--switches=1",
+            "--switches=2",
+            "--wrap=true",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o.stdout), "Submitted batch job 2\n");
+    assert_eq!(
+        text(&o.stderr),
+        "sbatch: error: Ignoring -S since it's not allowed by configuration \
+         (AllowSpecResourcesUsage = No)\n\
+         sbatch: error: Ignoring --thread-spec since it's not allowed by configuration \
+         (AllowSpecResourcesUsage = No)\n\
+         sbatch: warning: --switches is not supported and was ignored\n"
+    );
+}
 
 #[test]
 fn sbatch_submits_and_reports() {

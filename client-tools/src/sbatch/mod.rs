@@ -142,11 +142,46 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     if let Err(e) = values::gres_kinds(&opts, &config.conf.gres_types) {
         return report_opt_error(out, &e);
     }
+    if let Some(lines) = opts
+        .clusters
+        .as_deref()
+        .and_then(|names| crate::squeue::clusters_refusal(PROG, names, &config.conf))
+    {
+        for line in lines {
+            out.error_line(&line);
+        }
+        return EXIT_ERROR;
+    }
     // Only for a job that is going to be submitted: an option refused
     // above is reported alone, as Slurm (which knows them all) does.
     let mut warned: Vec<&str> = Vec::new();
+    let spec_allowed = config
+        .conf
+        .entries
+        .iter()
+        .rev()
+        .find(|e| e.key.eq_ignore_ascii_case("AllowSpecResourcesUsage"))
+        .is_some_and(|e| matches!(e.value.to_ascii_lowercase().as_str(), "yes" | "1"));
     for spelled in &opts.ignored {
-        if options::ignoring_changes_the_job(spelled) && !warned.contains(&spelled.as_str()) {
+        if warned.contains(&spelled.as_str()) {
+            continue;
+        }
+        // As Slurm, when the configuration does not allow them (the
+        // default): an error line, and the job goes on without them.
+        let spec = match spelled.as_str() {
+            "-S" | "--core-spec" => Some("-S"),
+            "--thread-spec" => Some("--thread-spec"),
+            _ => None,
+        };
+        if let Some(name) = spec.filter(|_| !spec_allowed) {
+            warned.push(spelled);
+            out.error_line(&format!(
+                "{PROG}: error: Ignoring {name} since it's not allowed by configuration \
+                 (AllowSpecResourcesUsage = No)"
+            ));
+            continue;
+        }
+        if options::ignoring_changes_the_job(spelled) {
             warned.push(spelled);
             out.error_line(&format!(
                 "{PROG}: warning: {spelled} is not supported and was ignored"
