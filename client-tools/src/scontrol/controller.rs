@@ -441,24 +441,50 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                     CtlError(vec![format!("{} for job {v}", ErrorCode::InvalidJobId)])
                 })?)
             }
-            "timelimit" => {
-                // Slurm's wording for a bad absolute limit.
-                let t = parse_time_limit(v)
-                    .map_err(|_| refuse(&["scontrol: error: Invalid TimeLimit value"]))?;
-                r.time_limit = Some(time_limit(t));
-            }
-            // `TimeLimit+=30` / `TimeLimit-=30`: changes the current limit.
-            "timelimit+" | "timelimit-" => {
-                let minutes = match parse_time_limit(v) {
+            // `TimeLimit=+30`, `TimeLimit+=30` (or `-`): changes the
+            // current limit of the one job named before it.
+            "timelimit" | "timelimit+" | "timelimit-" => {
+                let sign = match key.as_bytes().last() {
+                    Some(b'+') => Some(1),
+                    Some(b'-') => Some(-1),
+                    _ => match v.as_bytes().first() {
+                        Some(b'+') => Some(1),
+                        Some(b'-') => Some(-1),
+                        _ => None,
+                    },
+                };
+                let bad = || refuse(&["scontrol: error: Invalid TimeLimit value"]);
+                let Some(sign) = sign else {
+                    // Slurm's wording for a bad absolute limit.
+                    let t = parse_time_limit(v).map_err(|_| bad())?;
+                    r.time_limit = Some(time_limit(t));
+                    continue;
+                };
+                let Some(filter) = &r.filter else {
+                    return Err(refuse(&[
+                        "scontrol: error: JobId must precede TimeLimit increment or decrement",
+                    ]));
+                };
+                if filter.job_ids.len() != 1 || !filter.array_tasks.is_empty() {
+                    let named = pairs
+                        .iter()
+                        .find(|(k, _, _)| k.eq_ignore_ascii_case("jobid"))
+                        .map_or("", |(_, v, _)| *v);
+                    return Err(refuse(&[&format!(
+                        "scontrol: error: Invalid job ID {named}"
+                    )]));
+                }
+                let amount = if key.ends_with(['+', '-']) {
+                    v
+                } else {
+                    &v[1..]
+                };
+                let minutes = match parse_time_limit(amount) {
                     Ok(TimeLimit::Minutes(m)) => i32::try_from(m).ok(),
                     _ => None,
                 }
-                .ok_or_else(|| invalid_bare("TimeLimit"))?;
-                r.time_limit_change_minutes = Some(if key.ends_with('-') {
-                    -minutes
-                } else {
-                    minutes
-                });
+                .ok_or_else(bad)?;
+                r.time_limit_change_minutes = Some(sign * minutes);
             }
             "timemin" => {
                 let t = parse_time_limit(v).map_err(|_| invalid_bare("TimeMin"))?;
@@ -1154,6 +1180,64 @@ fn task_spec_holds(spec: &str, task: u32) -> bool {
     })
 }
 
+/// A `TimeLimit=+N` / `-N` change made into the limit to set, from the
+/// job's current one, as Slurm's scontrol does: it loads the job first
+/// (the sum wraps around as Slurm's 32-bit one does, so `+10` on an
+/// UNLIMITED job gives 9 minutes). Err(status) once the refusal is printed.
+async fn settle_time_limit_change(
+    c: &mut Controller,
+    request: &mut v1::UpdateJobRequest,
+    out: &mut Output<'_>,
+) -> Result<(), i32> {
+    let Some(delta) = request.time_limit_change_minutes else {
+        return Ok(());
+    };
+    let Some(filter) = request.filter.clone() else {
+        return Ok(());
+    };
+    let id = filter.job_ids.first().copied().unwrap_or(0);
+    let job = match load_jobs(c, filter, false).await {
+        Ok(reply) => reply.jobs.into_iter().find(|j| j.job_id == id),
+        Err(e) => {
+            out.error_line(&format!(
+                "scontrol: error: Could not load state information for job {id}: {e}"
+            ));
+            return Err(1);
+        }
+    };
+    let Some(job) = job else {
+        out.error_line(&format!(
+            "scontrol: error: Could not load state information for job {id}: {}",
+            ErrorCode::InvalidJobId
+        ));
+        return Err(1);
+    };
+    let current = match job.time_limit.and_then(|t| t.limit) {
+        Some(v1::time_limit::Limit::Minutes(m)) => m,
+        _ => u32::MAX,
+    };
+    let by = delta.unsigned_abs();
+    let limit = if delta < 0 {
+        if by > current {
+            out.error_line(&format!(
+                "scontrol: error: TimeLimit decrement larger than current time limit \
+                 ({by} > {current})"
+            ));
+            return Err(1);
+        }
+        current - by
+    } else {
+        current.wrapping_add(by)
+    };
+    request.time_limit_change_minutes = None;
+    request.time_limit = Some(time_limit(if limit == u32::MAX {
+        TimeLimit::Infinite
+    } else {
+        TimeLimit::Minutes(limit)
+    }));
+    Ok(())
+}
+
 async fn load_jobs(
     c: &mut Controller,
     filter: v1::JobFilter,
@@ -1427,9 +1511,13 @@ async fn run(
             job_words(out, words, ListCall::Requeue { hold: *hold }, c).await
         }
         CtlCommand::UpdateJob(request) => {
+            let mut request = (**request).clone();
+            if let Err(code) = settle_time_limit_change(c, &mut request, out).await {
+                return code;
+            }
             let reply = c
                 .call(|mut cl| {
-                    let request = (**request).clone();
+                    let request = request.clone();
                     async move { cl.update_job(request).await }
                 })
                 .await;
@@ -2149,6 +2237,24 @@ mod tests {
             Err(vec!["scontrol: error: Invalid TimeLimit value".to_string()])
         );
         assert!(change("JobId=3 TimeLimit+=abc").is_err());
+        // The same with the sign in the value, as Slurm takes it too.
+        assert_eq!(change("JobId=3 TimeLimit=+10"), Ok((None, Some(10))));
+        assert_eq!(change("JobId=3 TimeLimit=-5"), Ok((None, Some(-5))));
+        assert_eq!(
+            change("JobId=3 TimeLimit=+abc"),
+            Err(vec!["scontrol: error: Invalid TimeLimit value".to_string()])
+        );
+        // Only for one job, named first.
+        assert_eq!(
+            change("TimeLimit=+5 JobId=3"),
+            Err(vec![
+                "scontrol: error: JobId must precede TimeLimit increment or decrement".to_string()
+            ])
+        );
+        assert_eq!(
+            change("JobId=3,4 TimeLimit=+5"),
+            Err(vec!["scontrol: error: Invalid job ID 3,4".to_string()])
+        );
     }
 
     #[test]
