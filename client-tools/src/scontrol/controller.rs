@@ -537,7 +537,7 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 let mb = parse_mem_mb(v.trim()).map_err(|_| invalid_value("MinMemoryCPU", v))?;
                 r.memory = Some(v1::update_job_request::Memory::MemPerCpuMb(mb));
             }
-            "starttime" | "begintime" => {
+            "starttime" | "begintime" | "eligibletime" => {
                 let t = parse_timestamp(v, now).map_err(|e| bad_time(&e))?;
                 r.begin_time = Some(t);
             }

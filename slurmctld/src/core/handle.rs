@@ -1063,10 +1063,11 @@ impl Controller {
         }
         if let Some(n) = req.array_task_throttle {
             match job.array.as_deref() {
-                None => return Err((ErrorCode::InvalidArray, String::new())),
-                // Tasks split off run under the meta record's limit.
+                // Tasks split off run under the meta record's limit; a job
+                // that is no array has none, and Slurm 22.05 accepts the
+                // request without a change.
                 Some(a) if a.is_meta() => changes.push(JobChange::ArrayThrottle(n)),
-                Some(_) => {}
+                Some(_) | None => {}
             }
         }
         let limit_now = limit.unwrap_or_else(current_limit);
@@ -1208,6 +1209,12 @@ impl Controller {
         ];
         for (field, value) in texts {
             let Some(text) = value else { continue };
+            // Without accounting storage there are no associations to move
+            // a job to: Slurm 22.05 accepts the change and keeps the job's
+            // account and QOS as they were.
+            if !self.cfg.accounting && matches!(field, SpecText::Account | SpecText::Qos) {
+                continue;
+            }
             let text = text.trim();
             match field {
                 SpecText::RequiredNodes | SpecText::ExcludedNodes => {

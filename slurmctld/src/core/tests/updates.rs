@@ -46,7 +46,9 @@ fn minutes(m: u32) -> Option<v1::TimeLimit> {
 
 #[test]
 fn texts_tasks_cpus_and_memory_of_a_pending_job_change() {
-    let mut env = Env::new();
+    // With accounting storage: accounts and QOS are kept.
+    let conf = format!("{CONF}AccountingStorageType=accounting_storage/slurmdbd\n");
+    let mut env = Env::with_conf(&conf);
     let id = env.submit(script());
     let other = env.submit(script());
     let r = env.run(update(id, ALICE, |r| {
@@ -82,7 +84,7 @@ fn texts_tasks_cpus_and_memory_of_a_pending_job_change() {
     assert_eq!(&*env.job(other).spec.work_dir, "/tmp");
 
     // Replaying the journal gives the same record.
-    let replayed = replay_encoded(CONF, &env.events);
+    let replayed = replay_encoded(&conf, &env.events);
     let again = replayed.job(id).unwrap();
     assert_eq!(again.spec.clone(), env.job(id).spec.clone());
     assert_eq!(again.shape, env.job(id).shape);
@@ -94,6 +96,27 @@ fn texts_tasks_cpus_and_memory_of_a_pending_job_change() {
     assert_eq!(job.state(), JobState::Running);
     let nodes: Vec<usize> = job.alloc.iter().map(|a| a.node_index).collect();
     assert_eq!(nodes, vec![0]);
+}
+
+/// Without accounting storage, as Slurm 22.05: a new account or QOS is
+/// accepted and not kept; the rest of the request still applies.
+#[test]
+fn account_and_qos_changes_are_kept_only_with_accounting() {
+    let mut env = Env::new();
+    let mut d = script();
+    d.account = "acct".into();
+    let id = env.submit(d);
+    let r = env.run(update(id, ALICE, |r| {
+        r.account = Some("physics".into());
+        r.qos = Some("high".into());
+        r.comment = Some("kept".into());
+        // No array: nothing to throttle, and no refusal either.
+        r.array_task_throttle = Some(2);
+    }));
+    assert_eq!(ok_results(&r), vec![(id, 0)]);
+    let job = env.job(id);
+    assert_eq!((&*job.spec.account, &*job.spec.qos), ("acct", ""));
+    assert_eq!(job.comment, "kept");
 }
 
 #[test]
@@ -152,10 +175,6 @@ fn impossible_or_malformed_changes_are_refused_and_change_nothing() {
         (
             ErrorCode::InvalidTimeValue,
             update(id, ALICE, |r| r.deadline = Some(1)),
-        ),
-        (
-            ErrorCode::InvalidArray,
-            update(id, ALICE, |r| r.array_task_throttle = Some(2)),
         ),
     ];
     let events = env.events.len();
