@@ -272,7 +272,16 @@ pub fn measure_recovery(
     progress: &mut dyn FnMut(&str),
 ) -> Result<RecoveryFigures> {
     progress("recovery: starting a cluster");
-    let mut cluster = LocalCluster::start_default()?;
+    // Room for every job of the run: the ones cancelled or ended stay in
+    // memory (MinJobAge) and count against MaxJobCount until purged.
+    let spec = crate::cluster_dir::ClusterSpec {
+        extra_lines: vec![format!(
+            "MaxJobCount={}",
+            sizes.jobs.saturating_add(sizes.tail).saturating_mul(2)
+        )],
+        ..crate::cluster_dir::ClusterSpec::default()
+    };
+    let mut cluster = LocalCluster::start(spec)?;
     let workdir = cluster.dir().root().join("recovery");
     std::fs::create_dir_all(&workdir).context("work dir")?;
     let api = Api::new(&cluster)?;
