@@ -720,14 +720,7 @@ fn prepare(
         print_error(out, PROG, e);
         1
     })?;
-    if let Some(lines) = request
-        .clusters
-        .as_deref()
-        .and_then(|names| crate::squeue::clusters_refusal(PROG, names, &config.conf))
-    {
-        for line in lines {
-            out.error_line(&line);
-        }
+    if crate::squeue::refused_clusters(out, PROG, request.clusters.as_deref(), &config.conf) {
         return Err(1);
     }
     if request.selects_nothing() && request.jobs.is_empty() && request.steps.is_empty() {

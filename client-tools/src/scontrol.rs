@@ -117,11 +117,7 @@ fn refuse_clusters(options: &Options, env: EnvLookup<'_>, out: &mut Output<'_>) 
     let names = options.clusters.as_deref()?;
     // A configuration that cannot be read is reported by the command.
     let config = crate::client::ClientConfig::load_with(env).ok()?;
-    let lines = crate::squeue::clusters_refusal("scontrol", names, &config.conf)?;
-    for line in lines {
-        out.error_line(&line);
-    }
-    Some(1)
+    crate::squeue::refused_clusters(out, "scontrol", Some(names), &config.conf).then_some(1)
 }
 
 /// Flushes the output; a write failure makes the status 1.

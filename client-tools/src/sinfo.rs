@@ -684,14 +684,7 @@ pub fn run_paced(
             return 1;
         }
     };
-    if let Some(lines) = o
-        .clusters
-        .as_deref()
-        .and_then(|names| crate::squeue::clusters_refusal("sinfo", names, &config.conf))
-    {
-        for line in lines {
-            out.error_line(&line);
-        }
+    if crate::squeue::refused_clusters(&mut out, "sinfo", o.clusters.as_deref(), &config.conf) {
         return 1;
     }
     let mut controller = match Controller::new(&config) {

@@ -710,14 +710,7 @@ pub fn run_paced(
             return 1;
         }
     };
-    if let Some(lines) = opts
-        .clusters
-        .as_deref()
-        .and_then(|names| clusters_refusal("squeue", names, &config.conf))
-    {
-        for line in lines {
-            out.error_line(&line);
-        }
+    if refused_clusters(&mut out, "squeue", opts.clusters.as_deref(), &config.conf) {
         return 1;
     }
     let controller = match Controller::new(&config) {
@@ -824,6 +817,23 @@ pub fn clusters_refusal(prog: &str, names: &str, conf: &SlurmConf) -> Option<Vec
         ]);
     }
     unknown_clusters(prog, names, &conf.cluster_name).map(|l| vec![l])
+}
+
+/// Prints the refusal of `-M names`, if any ([`clusters_refusal`]); true
+/// when the command must stop (exit 1).
+pub fn refused_clusters(
+    out: &mut Output<'_>,
+    prog: &str,
+    names: Option<&str>,
+    conf: &SlurmConf,
+) -> bool {
+    let Some(lines) = names.and_then(|n| clusters_refusal(prog, n, conf)) else {
+        return false;
+    };
+    for line in lines {
+        out.error_line(&line);
+    }
+    true
 }
 
 /// The method squeue calls; its reply comes in parts, each read record by
