@@ -35,11 +35,7 @@ fn yes_no(b: bool) -> String {
 }
 
 fn raw(conf: &SlurmConf, key: &str) -> Option<String> {
-    conf.entries
-        .iter()
-        .rev()
-        .find(|e| e.key.eq_ignore_ascii_case(key))
-        .map(|e| e.value.clone())
+    conf.raw_entry(key).map(|e| e.value.clone())
 }
 
 fn opt(v: &Option<String>) -> String {

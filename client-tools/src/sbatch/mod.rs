@@ -150,10 +150,7 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     let mut warned: Vec<&str> = Vec::new();
     let spec_allowed = config
         .conf
-        .entries
-        .iter()
-        .rev()
-        .find(|e| e.key.eq_ignore_ascii_case("AllowSpecResourcesUsage"))
+        .raw_entry("AllowSpecResourcesUsage")
         .is_some_and(|e| matches!(e.value.to_ascii_lowercase().as_str(), "yes" | "1"));
     for spelled in &opts.ignored {
         if warned.contains(&spelled.as_str()) {

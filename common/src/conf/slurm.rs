@@ -567,6 +567,15 @@ impl SlurmConf {
         self.partitions.iter().rev().find(|p| p.default)
     }
 
+    /// The last pair written for `key` (any case), as it stands in the file:
+    /// how keys kept untyped are read.
+    pub fn raw_entry(&self, key: &str) -> Option<&RawEntry> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.key.eq_ignore_ascii_case(key))
+    }
+
     /// The primary controller (first SlurmctldHost).
     pub fn primary_controller(&self) -> Option<&ControllerHost> {
         self.slurmctld_hosts.first()

@@ -1380,3 +1380,13 @@ fn node_path_expansion() {
     assert_eq!(expand_node_path("", "n1", "vm"), "");
     assert_eq!(expand_node_path("é%n", "n1", "vm"), "én1");
 }
+
+#[test]
+fn raw_entry_is_the_last_pair_written_in_any_case() {
+    let c = parse("ClusterName=c\nSlurmctldHost=h\nGetEnvTimeout=2\ngetenvtimeout=7\n").conf;
+    assert_eq!(
+        c.raw_entry("GETENVTIMEOUT").map(|e| e.value.as_str()),
+        Some("7")
+    );
+    assert!(c.raw_entry("AllowSpecResourcesUsage").is_none());
+}

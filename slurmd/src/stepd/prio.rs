@@ -75,12 +75,7 @@ impl PrioPropagation {
     /// key; the default when absent). slurm.conf keeps this key untyped, so
     /// it is checked here, with the file and line of the bad value.
     pub fn from_conf(conf: &SlurmConf) -> Result<Self, ConfError> {
-        let Some(entry) = conf
-            .entries
-            .iter()
-            .rev()
-            .find(|e| e.key.eq_ignore_ascii_case(KEY))
-        else {
+        let Some(entry) = conf.raw_entry(KEY) else {
             return Ok(Self::default());
         };
         Self::parse(&entry.value).ok_or_else(|| ConfError::InvalidValue {

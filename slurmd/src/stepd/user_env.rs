@@ -96,12 +96,7 @@ pub fn requested<S: AsRef<str>>(environment: &[S]) -> bool {
 /// GetEnvTimeout from `conf` (the last one written; the default when
 /// absent). slurm.conf keeps the key untyped, so it is checked here.
 pub fn timeout_from_conf(conf: &SlurmConf) -> Result<Duration, ConfError> {
-    let Some(entry) = conf
-        .entries
-        .iter()
-        .rev()
-        .find(|e| e.key.eq_ignore_ascii_case(TIMEOUT_KEY))
-    else {
+    let Some(entry) = conf.raw_entry(TIMEOUT_KEY) else {
         return Ok(DEFAULT_TIMEOUT);
     };
     entry
