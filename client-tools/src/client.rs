@@ -30,7 +30,7 @@ use prost::bytes::{Buf, Bytes};
 use slurm_common::auth::{
     authenticator_for, unix_now, AuthError, AuthInfo, AuthType, Authenticator, Claims,
 };
-use slurm_common::conf::{AuthPlugin, ConfError, SlurmConf};
+use slurm_common::conf::{AccountingStorageType, AuthPlugin, ConfError, SlurmConf};
 use slurm_common::ids::{Gid, Uid};
 use slurm_proto::{set_auth_credential, ErrorCode, SlurmControllerClient};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -246,6 +246,61 @@ pub fn current_gid() -> u32 {
 }
 
 pub use slurm_common::host::short_hostname;
+
+/// The refusal of a `-M` list naming a cluster other than this one (`all`
+/// names every cluster, this one included), worded as Slurm words it.
+pub fn unknown_clusters(prog: &str, names: &str, ours: &str) -> Option<String> {
+    let known = |n: &str| n.eq_ignore_ascii_case(ours) || n.eq_ignore_ascii_case("all");
+    let items: Vec<&str> = names.split(',').filter(|n| !n.is_empty()).collect();
+    (items.is_empty() || !items.iter().all(|n| known(n))).then(|| unreachable_line(prog, names))
+}
+
+fn unreachable_line(prog: &str, names: &str) -> String {
+    format!(
+        "{prog}: error: '{names}' can't be reached now, or it is an invalid entry for \
+         --cluster.  Use 'sacctmgr list clusters' to see available clusters."
+    )
+}
+
+/// The refusal of `-M names`, as lines to print (then exit 1), or None to
+/// go on. Clusters are found through the accounting database: without
+/// slurmdbd (`AccountingStorageType`), Slurm 22.05 refuses every `-M`, its
+/// own cluster's name included; with it, this cluster (or `all`) is served.
+pub fn clusters_refusal(prog: &str, names: &str, conf: &SlurmConf) -> Option<Vec<String>> {
+    if conf.accounting_storage_type != AccountingStorageType::Slurmdbd {
+        let all = names.split(',').any(|n| n.eq_ignore_ascii_case("all"));
+        let second = if all {
+            format!(
+                "{prog}: error: No clusters can be reached now. Contact your admin to resolve \
+                 the problem."
+            )
+        } else {
+            unreachable_line(prog, names)
+        };
+        return Some(vec![
+            format!("{prog}: error: Problem talking to database"),
+            second,
+        ]);
+    }
+    unknown_clusters(prog, names, &conf.cluster_name).map(|l| vec![l])
+}
+
+/// Prints the refusal of `-M names`, if any ([`clusters_refusal`]); true
+/// when the command must stop (exit 1).
+pub fn refused_clusters(
+    out: &mut Output<'_>,
+    prog: &str,
+    names: Option<&str>,
+    conf: &SlurmConf,
+) -> bool {
+    let Some(lines) = names.and_then(|n| clusters_refusal(prog, n, conf)) else {
+        return false;
+    };
+    for line in lines {
+        out.error_line(&line);
+    }
+    true
+}
 
 /// The session id of this process (Slurm's `AllocSid`); 0 if unknown.
 pub fn session_id() -> u32 {
@@ -1142,5 +1197,55 @@ mod tests {
         // The second call went straight to the controller that answered.
         assert_eq!(fake.asked.lock().unwrap().clone(), vec![request.clone(); 2]);
         assert_eq!(c.current.as_ref().map(|(i, _)| *i), Some(1));
+    }
+
+    #[test]
+    fn clusters_other_than_ours_are_refused() {
+        let line = |names: &str| {
+            format!(
+                "squeue: error: '{names}' can't be reached now, or it is an invalid entry \
+                 for --cluster.  Use 'sacctmgr list clusters' to see available clusters."
+            )
+        };
+        assert_eq!(
+            unknown_clusters("squeue", "foo", "local"),
+            Some(line("foo"))
+        );
+        assert_eq!(unknown_clusters("squeue", "", "local"), Some(line("")));
+        assert_eq!(
+            unknown_clusters("squeue", "local,foo", "local"),
+            Some(line("local,foo"))
+        );
+        assert_eq!(unknown_clusters("squeue", "LOCAL", "local"), None);
+        assert_eq!(unknown_clusters("squeue", "all", "local"), None);
+    }
+
+    /// Slurm 22.05 finds clusters in the accounting database: without
+    /// slurmdbd every `-M` is refused, this cluster's name included.
+    #[test]
+    fn clusters_need_the_accounting_database() {
+        let conf = |storage: &str| {
+            let text = format!(
+                "ClusterName=local\nSlurmctldHost=h\n{storage}\
+                 NodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n"
+            );
+            SlurmConf::parse(&text, "slurm.conf").unwrap().conf
+        };
+        let none = conf("");
+        let db = "Problem talking to database".to_owned();
+        let refused = clusters_refusal("sinfo", "local", &none).unwrap();
+        assert_eq!(refused.len(), 2);
+        assert!(refused[0].ends_with(&db));
+        assert!(refused[1].starts_with("sinfo: error: 'local' can't be reached now"));
+        let all = clusters_refusal("sinfo", "all", &none).unwrap();
+        assert_eq!(
+            all[1],
+            "sinfo: error: No clusters can be reached now. Contact your admin to resolve the \
+             problem."
+        );
+        let dbd = conf("AccountingStorageType=accounting_storage/slurmdbd\n");
+        assert_eq!(clusters_refusal("sinfo", "local", &dbd), None);
+        assert_eq!(clusters_refusal("sinfo", "all", &dbd), None);
+        assert_eq!(clusters_refusal("sinfo", "other", &dbd).unwrap().len(), 1);
     }
 }

@@ -720,7 +720,7 @@ fn prepare(
         print_error(out, PROG, e);
         1
     })?;
-    if crate::squeue::refused_clusters(out, PROG, request.clusters.as_deref(), &config.conf) {
+    if crate::client::refused_clusters(out, PROG, request.clusters.as_deref(), &config.conf) {
         return Err(1);
     }
     if request.selects_nothing() && request.jobs.is_empty() && request.steps.is_empty() {

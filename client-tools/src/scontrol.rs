@@ -111,13 +111,13 @@ pub fn run_io(
     finish(code, &mut out)
 }
 
-/// The refusal of `-M` (see [`crate::squeue::clusters_refusal`]), printed;
+/// The refusal of `-M` (see [`crate::client::clusters_refusal`]), printed;
 /// Some(status) when scontrol must stop.
 fn refuse_clusters(options: &Options, env: EnvLookup<'_>, out: &mut Output<'_>) -> Option<i32> {
     let names = options.clusters.as_deref()?;
     // A configuration that cannot be read is reported by the command.
     let config = crate::client::ClientConfig::load_with(env).ok()?;
-    crate::squeue::refused_clusters(out, "scontrol", Some(names), &config.conf).then_some(1)
+    crate::client::refused_clusters(out, "scontrol", Some(names), &config.conf).then_some(1)
 }
 
 /// Flushes the output; a write failure makes the status 1.

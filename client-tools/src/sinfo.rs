@@ -684,7 +684,7 @@ pub fn run_paced(
             return 1;
         }
     };
-    if crate::squeue::refused_clusters(&mut out, "sinfo", o.clusters.as_deref(), &config.conf) {
+    if crate::client::refused_clusters(&mut out, "sinfo", o.clusters.as_deref(), &config.conf) {
         return 1;
     }
     let mut controller = match Controller::new(&config) {

@@ -142,7 +142,7 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     if let Err(e) = values::gres_kinds(&opts, &config.conf.gres_types) {
         return report_opt_error(out, &e);
     }
-    if crate::squeue::refused_clusters(out, PROG, opts.clusters.as_deref(), &config.conf) {
+    if crate::client::refused_clusters(out, PROG, opts.clusters.as_deref(), &config.conf) {
         return EXIT_ERROR;
     }
     // Only for a job that is going to be submitted: an option refused
