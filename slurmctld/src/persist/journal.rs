@@ -6,9 +6,12 @@
 //! ```
 //!
 //! Integers are little endian. Appends write a whole batch of records with
-//! one `write` and one `fdatasync` (group commit). A crash can leave the last
-//! record incomplete or with a bad checksum; replay drops such a torn tail
-//! and truncates the file to the last whole record. A crash while a new
+//! one `write` and one `fdatasync` (group commit). The file is written
+//! ahead with zeros ([`ZERO_AHEAD`] past the last record), so that most
+//! syncs flush data and not the file's size; a record head of zeros (no
+//! event encodes to nothing) marks the end of the records. A crash can
+//! leave the last record incomplete or with a bad checksum; replay drops
+//! such a torn tail and truncates the file to the last whole record. A crash while a new
 //! generation is created can leave its header incomplete; that file held no
 //! event yet and is rewritten. A bad record followed by more data, or a torn
 //! record in a generation that was already closed, is real corruption and
@@ -26,6 +29,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::crc::crc32;
+use super::{fill_zeros, ZERO_AHEAD};
 use crate::core::event::{DecodeError, Event, EVENT_FORMAT_VERSION};
 
 /// Name of the single journal of state directories written before
@@ -163,6 +167,9 @@ pub struct Replay {
     pub valid_len: u64,
     /// Bytes of a torn final record (or header) that are to be dropped.
     pub dropped_tail: u64,
+    /// Zeros written ahead past the valid prefix (kept, see the module
+    /// docs); 0 when a tail is dropped.
+    pub zeros_after: u64,
     /// The first damage; the events before it are in `events`.
     pub damage: Option<JournalError>,
 }
@@ -186,6 +193,9 @@ pub struct Journal {
     generation: u64,
     file: File,
     len: u64,
+    /// Bytes from the start that are written (records or zeros): an append
+    /// that ends inside them rewrites in place.
+    written: u64,
     buf: Vec<u8>,
 }
 
@@ -230,14 +240,21 @@ impl Journal {
             generation,
             file,
             len: HEADER_LEN as u64,
+            written: HEADER_LEN as u64,
             buf: Vec::new(),
         })
     }
 
     /// Opens generation `generation` for appending after its first
-    /// `valid_len` bytes (from [`read_journal`]): a torn tail is cut off,
+    /// `valid_len` bytes, followed by `zeros_after` zeros written ahead
+    /// (both from [`read_journal`]'s [`Replay`]): a torn tail is cut off,
     /// a torn header written again.
-    pub fn resume(dir: &Path, generation: u64, valid_len: u64) -> Result<Journal, JournalError> {
+    pub fn resume(
+        dir: &Path,
+        generation: u64,
+        valid_len: u64,
+        zeros_after: u64,
+    ) -> Result<Journal, JournalError> {
         let path = journal_path(dir, generation);
         let mut file = OpenOptions::new()
             .read(true)
@@ -246,20 +263,24 @@ impl Journal {
             .map_err(io_err(&path))?;
         let on_disk = file.metadata().map_err(io_err(&path))?.len();
         let mut len = valid_len;
+        let mut written = valid_len.saturating_add(zeros_after);
         if valid_len < HEADER_LEN as u64 {
             file.set_len(0).map_err(io_err(&path))?;
             file.write_all(&header()).map_err(io_err(&path))?;
             file.sync_all().map_err(io_err(&path))?;
             len = HEADER_LEN as u64;
-        } else if on_disk != valid_len {
+            written = len;
+        } else if on_disk != written {
             file.set_len(valid_len).map_err(io_err(&path))?;
             file.sync_all().map_err(io_err(&path))?;
+            written = valid_len;
         }
         Ok(Journal {
             path,
             generation,
             file,
             len,
+            written,
             buf: Vec::new(),
         })
     }
@@ -281,7 +302,9 @@ impl Journal {
         self.len <= HEADER_LEN as u64
     }
 
-    /// Appends `events` and makes them durable with one fdatasync.
+    /// Appends `events` and makes them durable with one fdatasync. An
+    /// append that passes the zeros written ahead writes the next
+    /// [`ZERO_AHEAD`] bytes of zeros before that sync.
     pub fn append(&mut self, events: &[Event]) -> Result<(), JournalError> {
         if events.is_empty() {
             return Ok(());
@@ -303,8 +326,13 @@ impl Journal {
         self.file
             .write_all_at(&self.buf, self.len)
             .map_err(io_err(&self.path))?;
+        let end = self.len + self.buf.len() as u64;
+        if end > self.written {
+            self.written = fill_zeros(&self.file, end, end.saturating_add(ZERO_AHEAD))
+                .map_err(io_err(&self.path))?;
+        }
         self.file.sync_data().map_err(io_err(&self.path))?;
-        self.len += self.buf.len() as u64;
+        self.len = end;
         Ok(())
     }
 }
@@ -330,6 +358,7 @@ fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
         events: Vec::new(),
         valid_len: 0,
         dropped_tail: 0,
+        zeros_after: 0,
         damage: None,
     };
     let damage = |offset: u64, detail: String| JournalError::Corrupt {
@@ -372,8 +401,22 @@ fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
     let mut pos = HEADER_LEN;
     // Where the records stop being whole: a torn tail when `last`.
     let mut torn: Option<(usize, &'static str)> = None;
+    let zeros_from = |at: usize| bytes[at.min(bytes.len())..].iter().all(|&b| b == 0);
     while pos < bytes.len() {
         let rest = bytes.len() - pos;
+        if bytes[pos..pos + rest.min(RECORD_HEAD)]
+            .iter()
+            .all(|&b| b == 0)
+        {
+            // The end of the records: zeros written ahead follow, unless
+            // a crash kept later bytes of a batch and lost these.
+            if zeros_from(pos) {
+                out.zeros_after = rest as u64;
+            } else {
+                torn = Some((pos, "a record head of zeros followed by data"));
+            }
+            break;
+        }
         if rest < RECORD_HEAD {
             torn = Some((pos, "incomplete record header"));
             break;
@@ -394,7 +437,7 @@ fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
         }
         let payload = &bytes[pos + RECORD_HEAD..end];
         if crc32(payload) != crc {
-            if end == bytes.len() {
+            if zeros_from(end) {
                 torn = Some((pos, "checksum mismatch in the last record"));
                 break;
             }
@@ -461,7 +504,7 @@ mod tests {
     fn reopen(dir: &Path) -> (Journal, Replay) {
         let replay = read_journal(&journal_path(dir, 0), true).unwrap();
         assert!(replay.damage.is_none(), "{:?}", replay.damage);
-        let j = Journal::resume(dir, 0, replay.valid_len).unwrap();
+        let j = Journal::resume(dir, 0, replay.valid_len, replay.zeros_after).unwrap();
         (j, replay)
     }
 
@@ -480,39 +523,86 @@ mod tests {
             vec![submitted(1), submitted(2), submitted(3)]
         );
         assert_eq!(replay.dropped_tail, 0);
-        assert_eq!(j.len(), std::fs::metadata(j.path()).unwrap().len());
+        // The zeros written ahead are kept, and the next append goes over
+        // them without changing the file's size.
+        let size = std::fs::metadata(j.path()).unwrap().len();
+        assert!(replay.zeros_after > 0);
+        assert_eq!(j.len() + replay.zeros_after, size);
         assert_eq!(j.generation(), 0);
+        let mut j = j;
+        j.append(&[submitted(4)]).unwrap();
+        assert_eq!(std::fs::metadata(j.path()).unwrap().len(), size);
+        let (_, replay) = reopen(dir.path());
+        assert_eq!(replay.events.len(), 4);
+    }
+
+    #[test]
+    fn an_append_past_the_zeros_writes_more_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::create(dir.path(), 0).unwrap();
+        j.append(&[submitted(1)]).unwrap();
+        let first = std::fs::metadata(j.path()).unwrap().len();
+        assert_eq!(first, j.len() + ZERO_AHEAD);
+        let mut big = submitted(2);
+        if let Event::JobSubmitted { desc, .. } = &mut big {
+            desc.comment = "x".repeat(usize::try_from(ZERO_AHEAD).unwrap());
+        }
+        j.append(&[big.clone()]).unwrap();
+        assert_eq!(
+            std::fs::metadata(j.path()).unwrap().len(),
+            j.len() + ZERO_AHEAD
+        );
+        let (_, replay) = reopen(dir.path());
+        assert_eq!(replay.events, vec![submitted(1), big]);
     }
 
     #[test]
     fn torn_tail_is_dropped_at_every_cut() {
         let dir = tempfile::tempdir().unwrap();
         let path = journal_path(dir.path(), 0);
-        {
+        let one = {
             let mut j = Journal::create(dir.path(), 0).unwrap();
             j.append(&[submitted(1)]).unwrap();
-        }
-        let one = std::fs::read(&path).unwrap();
-        {
+            usize::try_from(j.len()).unwrap()
+        };
+        let (two, end) = {
             let (mut j, _) = reopen(dir.path());
             j.append(&[submitted(2)]).unwrap();
+            (
+                std::fs::read(&path).unwrap(),
+                usize::try_from(j.len()).unwrap(),
+            )
+        };
+        // Cut with nothing after it (a file that was never written
+        // ahead), and with the zeros written ahead after it.
+        for zeros in [0, 4096] {
+            for cut in one..end {
+                if zeros > 0 && two[cut..end].iter().all(|&b| b == 0) {
+                    // The bytes lost were zeros: the record is whole.
+                    continue;
+                }
+                let mut torn = two[..cut].to_vec();
+                torn.resize(cut + zeros, 0);
+                std::fs::write(&path, &torn).unwrap();
+                let (mut j, replay) = reopen(dir.path());
+                assert_eq!(replay.events, vec![submitted(1)], "cut at {cut}");
+                let dropped = if cut == one { 0 } else { cut - one + zeros };
+                assert_eq!(replay.dropped_tail, dropped as u64, "cut at {cut}");
+                // Appending after the repair gives a clean journal.
+                j.append(&[submitted(3)]).unwrap();
+                drop(j);
+                let (_, replay) = reopen(dir.path());
+                assert_eq!(replay.events, vec![submitted(1), submitted(3)]);
+            }
         }
-        let two = std::fs::read(&path).unwrap();
-        for cut in one.len()..two.len() {
-            std::fs::write(&path, &two[..cut]).unwrap();
-            let (mut j, replay) = reopen(dir.path());
-            assert_eq!(replay.events, vec![submitted(1)], "cut at {cut}");
-            assert_eq!(replay.dropped_tail, (cut - one.len()) as u64);
-            // Appending after the repair gives a clean journal.
-            j.append(&[submitted(3)]).unwrap();
-            drop(j);
-            let (_, replay) = reopen(dir.path());
-            assert_eq!(replay.events, vec![submitted(1), submitted(3)]);
-        }
-        // A garbled last record is a torn write too.
+        // A garbled last record is a torn write too, zeros after it or not.
+        let mut bad = two[..end].to_vec();
+        bad[end - 1] ^= 0xFF;
+        std::fs::write(&path, &bad).unwrap();
+        let (_, replay) = reopen(dir.path());
+        assert_eq!(replay.events, vec![submitted(1)]);
         let mut bad = two.clone();
-        let last = bad.len() - 1;
-        bad[last] ^= 0xFF;
+        bad[end - 1] ^= 0xFF;
         std::fs::write(&path, &bad).unwrap();
         let (_, replay) = reopen(dir.path());
         assert_eq!(replay.events, vec![submitted(1)]);
@@ -546,8 +636,12 @@ mod tests {
         let path = journal_path(dir.path(), 0);
         let mut j = Journal::create(dir.path(), 0).unwrap();
         j.append(&[submitted(1), submitted(2)]).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        let end = usize::try_from(j.len()).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        for b in &mut bytes[end - 3..end] {
+            *b ^= 0xFF;
+        }
+        std::fs::write(&path, &bytes).unwrap();
         let replay = read_journal(&path, false).unwrap();
         assert_eq!(replay.events, vec![submitted(1)]);
         let Some(e @ JournalError::Corrupt { offset, .. }) = replay.damage else {
@@ -561,10 +655,11 @@ mod tests {
     fn corruption_in_the_middle_names_file_and_offset() {
         let dir = tempfile::tempdir().unwrap();
         let path = journal_path(dir.path(), 0);
-        {
+        let end = {
             let mut j = Journal::create(dir.path(), 0).unwrap();
             j.append(&[submitted(1), submitted(2)]).unwrap();
-        }
+            usize::try_from(j.len()).unwrap()
+        };
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[HEADER_LEN + RECORD_HEAD + 3] ^= 0x55;
         std::fs::write(&path, &bytes).unwrap();
@@ -582,6 +677,7 @@ mod tests {
 
         // Damage after a good record: the good record is the valid prefix.
         let mut bytes = std::fs::read(&path).unwrap();
+        bytes.truncate(end);
         bytes[HEADER_LEN + RECORD_HEAD + 3] ^= 0x55;
         let second = bytes.len() - 10;
         bytes[second] ^= 0x55;

@@ -29,3 +29,28 @@ pub use snapshot::{
 pub use store::{
     PendingSnapshot, RecoverOptions, Recovered, RecoveryReport, StateStore, StoreError,
 };
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// How far past its last record an append-only file (a journal
+/// generation, a script segment) is written ahead with zeros.
+///
+/// `fdatasync` after an append must also commit the new file size and
+/// blocks to the filesystem's own journal; bytes rewritten in place need
+/// only their data flushed. Measured on ext4 (virtio disk): 0.19 ms for a
+/// 2 kB append against 0.12 ms for the same bytes written over zeros.
+pub const ZERO_AHEAD: u64 = 1024 * 1024;
+
+/// Writes zeros over `from..to` of `file`, in 64 kB writes. Returns `to`.
+pub(crate) fn fill_zeros(file: &File, from: u64, to: u64) -> io::Result<u64> {
+    let zeros = vec![0u8; 64 * 1024];
+    let mut at = from;
+    while at < to {
+        let n = usize::try_from((to - at).min(zeros.len() as u64)).unwrap_or(zeros.len());
+        file.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    Ok(to.max(from))
+}

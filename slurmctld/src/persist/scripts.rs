@@ -50,8 +50,7 @@ pub const SCRIPTS_DIR: &str = "scripts";
 /// A segment takes no new record once it is this large.
 pub const SEGMENT_TARGET: u64 = 8 * 1024 * 1024;
 const RECORD_HEAD: u64 = 16;
-/// How far past a record a segment is written ahead with zeros.
-pub const ZERO_AHEAD: u64 = 1024 * 1024;
+pub use super::ZERO_AHEAD;
 
 /// Where a job's script and environment are, and how to check them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -361,16 +360,7 @@ impl OpenSegment {
         }
         let size = self.file.metadata().map_err(io_err(path))?.len();
         let target = end.saturating_add(ZERO_AHEAD);
-        let zeros = vec![0u8; 64 * 1024];
-        let mut at = size;
-        while at < target {
-            let n = usize::try_from((target - at).min(zeros.len() as u64)).unwrap_or(zeros.len());
-            self.file
-                .write_all_at(&zeros[..n], at)
-                .map_err(io_err(path))?;
-            at += n as u64;
-        }
-        self.written = at.max(size);
+        self.written = super::fill_zeros(&self.file, size, target).map_err(io_err(path))?;
         Ok(())
     }
 }

@@ -320,7 +320,12 @@ impl StateStore {
                 break;
             }
             if last {
-                journal = Some(Journal::resume(dir, g, replay.valid_len)?);
+                journal = Some(Journal::resume(
+                    dir,
+                    g,
+                    replay.valid_len,
+                    replay.zeros_after,
+                )?);
             }
         }
         let journal = match journal {

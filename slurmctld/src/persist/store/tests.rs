@@ -446,9 +446,9 @@ fn a_corrupt_journal_record_stops_startup_and_i_keeps_the_prefix() {
     rig.register_all();
     rig.workload(2);
     let prefix_events = rig.events.len();
-    let prefix_len = std::fs::metadata(journal_path(rig.path(), 0))
+    let prefix_len = read_journal(&journal_path(rig.path(), 0), true)
         .unwrap()
-        .len();
+        .valid_len;
     rig.workload(2);
     let path = journal_path(rig.path(), 0);
     let mut bytes = std::fs::read(&path).unwrap();
