@@ -79,6 +79,9 @@ impl Sizes {
 pub enum Goal {
     AtLeast(f64),
     AtMost(f64),
+    /// No target: a figure printed to judge others by (what this machine
+    /// allows at best).
+    Reference,
 }
 
 /// One measured figure.
@@ -94,16 +97,18 @@ pub struct Figure {
 
 impl Figure {
     pub fn met(&self) -> Option<bool> {
-        self.value.map(|v| match self.goal {
-            Goal::AtLeast(t) => v >= t,
-            Goal::AtMost(t) => v <= t,
-        })
+        match self.goal {
+            Goal::AtLeast(t) => self.value.map(|v| v >= t),
+            Goal::AtMost(t) => self.value.map(|v| v <= t),
+            Goal::Reference => None,
+        }
     }
 
     fn target_text(&self) -> String {
         match self.goal {
             Goal::AtLeast(t) => format!(">= {t} {}", self.unit),
             Goal::AtMost(t) => format!("<= {t} {}", self.unit),
+            Goal::Reference => "-".to_string(),
         }
     }
 }
@@ -121,10 +126,11 @@ pub fn render_table(figs: &[Figure]) -> String {
             || "-".to_string(),
             |v| format!("{} {}", format_value(v), f.unit),
         );
-        let r = match f.met() {
-            Some(true) => "ok".to_string(),
-            Some(false) => "MISSED".to_string(),
-            None => format!("not measured: {}", f.note),
+        let r = match (f.met(), f.value) {
+            (Some(true), _) => "ok".to_string(),
+            (Some(false), _) => "MISSED".to_string(),
+            (None, Some(_)) => "reference".to_string(),
+            (None, None) => format!("not measured: {}", f.note),
         };
         let _ = writeln!(s, "{:<44} {:>14} {:>18}  {}", f.name, v, f.target_text(), r);
     }
@@ -170,6 +176,7 @@ pub fn render_json(figs: &[Figure], quick: bool) -> String {
         let (goal, target) = match f.goal {
             Goal::AtLeast(t) => ("at_least", t),
             Goal::AtMost(t) => ("at_most", t),
+            Goal::Reference => ("reference", f64::NAN),
         };
         let _ = writeln!(
             s,
@@ -421,6 +428,14 @@ impl Api {
     }
 }
 
+/// A program that does nothing, run the way sbatch is: what starting a
+/// process costs on this machine, the ceiling of any command's rate.
+fn null_program() -> Command {
+    let mut cmd = Command::new("true");
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd
+}
+
 fn sbatch_held(cluster: &LocalCluster) -> Result<Command> {
     let mut cmd = cluster.command("sbatch")?;
     cmd.args(["--hold", "--parsable", "--wrap", "true"])
@@ -430,34 +445,61 @@ fn sbatch_held(cluster: &LocalCluster) -> Result<Command> {
 }
 
 fn sequential_sbatch(cluster: &LocalCluster, n: usize) -> Result<f64> {
+    sequential_runs(
+        || sbatch_held(cluster),
+        n,
+        |stdout| {
+            if parse_submitted(stdout).is_none() {
+                bail!("sbatch printed no job id: {stdout:?}");
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Runs `n` commands made by `make` one after the other, each checked by
+/// `check` (given its stdout); runs per second.
+fn sequential_runs(
+    make: impl Fn() -> Result<Command>,
+    n: usize,
+    check: impl Fn(&str) -> Result<()>,
+) -> Result<f64> {
     let start = Instant::now();
     for _ in 0..n {
-        let o = sbatch_held(cluster)?.output().context("sbatch")?;
-        if !o.status.success() || parse_submitted(&String::from_utf8_lossy(&o.stdout)).is_none() {
+        let mut cmd = make()?;
+        let o = cmd.output().with_context(|| format!("{cmd:?}"))?;
+        if !o.status.success() {
             bail!(
-                "sbatch failed: {}",
+                "{:?} failed: {}",
+                cmd.get_program(),
                 String::from_utf8_lossy(&o.stderr).trim()
             );
         }
+        check(&String::from_utf8_lossy(&o.stdout))?;
     }
     Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
 fn parallel_sbatch(cluster: &LocalCluster, submitters: usize, n: usize) -> Result<f64> {
+    parallel_runs(|| sbatch_held(cluster), submitters, n)
+}
+
+/// Runs `n` commands made by `make` from `submitters` threads; runs per
+/// second.
+fn parallel_runs(make: impl Fn() -> Result<Command>, submitters: usize, n: usize) -> Result<f64> {
     let per = n.div_ceil(submitters.max(1));
-    let cmds: Vec<Command> = (0..submitters)
-        .map(|_| sbatch_held(cluster))
-        .collect::<Result<_>>()?;
+    let cmds: Vec<Command> = (0..submitters).map(|_| make()).collect::<Result<_>>()?;
     let start = Instant::now();
     let handles: Vec<_> = cmds
         .into_iter()
         .map(|mut cmd| {
             std::thread::spawn(move || -> Result<()> {
                 for _ in 0..per {
-                    let o = cmd.output().context("sbatch")?;
+                    let o = cmd.output().with_context(|| format!("{cmd:?}"))?;
                     if !o.status.success() {
                         bail!(
-                            "sbatch failed: {}",
+                            "{:?} failed: {}",
+                            cmd.get_program(),
                             String::from_utf8_lossy(&o.stderr).trim()
                         );
                     }
@@ -742,6 +784,26 @@ pub fn run_submit(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<F
         Goal::AtLeast(1600.0),
         parallel_sbatch(&subs, sizes.parallel_submitters, sizes.parallel_jobs),
     ));
+    progress("the same runs of a program that does nothing (true)");
+    figs.push(figure(
+        format!("`true` sequential ({} runs)", sizes.sequential),
+        "runs/s",
+        Goal::Reference,
+        sequential_runs(|| Ok(null_program()), sizes.sequential, |_| Ok(())),
+    ));
+    figs.push(figure(
+        format!(
+            "`true`, {} submitters ({} runs)",
+            sizes.parallel_submitters, sizes.parallel_jobs
+        ),
+        "runs/s",
+        Goal::Reference,
+        parallel_runs(
+            || Ok(null_program()),
+            sizes.parallel_submitters,
+            sizes.parallel_jobs,
+        ),
+    ));
     figs.extend(api_figures(&subs, sizes, progress));
     drop(subs);
     Ok(figs)
@@ -885,6 +947,20 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("not measured: why"), "{t}");
+    }
+
+    #[test]
+    fn a_reference_figure_has_no_target_and_is_neither_met_nor_missed() {
+        let f = fig(Some(1296.0), Goal::Reference);
+        assert_eq!(f.met(), None);
+        let t = render_table(std::slice::from_ref(&f));
+        assert!(t.contains("1296.0 ms") && t.contains("reference"), "{t}");
+        assert!(!t.contains("MISSED") && !t.contains("not measured"), "{t}");
+        let j = render_json(&[f], false);
+        assert!(
+            j.contains("\"goal\": \"reference\", \"target\": null, \"met\": null"),
+            "{j}"
+        );
     }
 
     #[test]
