@@ -380,8 +380,8 @@ fn sbatch_reports_specialization_it_is_not_allowed() {
         &[
             "--core-spec=1",
             "--thread-spec=1",
-            "--switches=1",
-            "--switches=2",
+            "--bb=a",
+            "--bb=b",
             "--wrap=true",
         ],
         None,
@@ -394,7 +394,7 @@ fn sbatch_reports_specialization_it_is_not_allowed() {
          (AllowSpecResourcesUsage = No)\n\
          sbatch: error: Ignoring --thread-spec since it's not allowed by configuration \
          (AllowSpecResourcesUsage = No)\n\
-         sbatch: warning: --switches is not supported and was ignored\n"
+         sbatch: warning: --bb is not supported and was ignored\n"
     );
 }
 

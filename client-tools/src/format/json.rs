@@ -156,10 +156,10 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.str("burst_buffer", "");
     w.str("burst_buffer_state", "");
     w.str("cluster", &job.cluster);
-    w.str("cluster_features", "");
+    w.str("cluster_features", &job.cluster_features);
     w.str("command", &job.command);
     w.str("comment", &job.comment);
-    w.str("container", "");
+    w.str("container", &job.container);
     w.raw("contiguous", job.contiguous);
     w.raw("core_spec", "null");
     w.raw("thread_spec", "null");

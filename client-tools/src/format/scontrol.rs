@@ -383,6 +383,10 @@ pub fn write_job_detailed(
     r.kv("Features", or_null(&job.features));
     let delay = u64::from(job.delay_boot_minutes.unwrap_or(0)).saturating_mul(60);
     r.kv("DelayBoot", &format_duration_sacct(delay));
+    if !job.cluster_features.is_empty() {
+        r.line();
+        r.kv("ClusterFeatures", &job.cluster_features);
+    }
     r.line();
     r.kv("OverSubscribe", sharing(job));
     r.kv_num("Contiguous", u8::from(job.contiguous));
@@ -419,6 +423,11 @@ pub fn write_job_detailed(
     }
     r.line();
     r.kv("StdOut", &stdout);
+    if job.req_switch > 0 {
+        r.line();
+        let wait = format_duration_sacct(job.wait4switch_seconds.into());
+        r.kv("Switches", &format!("{}@{wait}", job.req_switch));
+    }
     if !job.cpu_freq.is_empty() {
         r.line();
         r.out.push_str(&cpu_freq_shown(&job.cpu_freq));
@@ -467,6 +476,10 @@ pub fn write_job_detailed(
         r.line();
         r.kv("MailUser", or_null(&job.mail_user));
         r.kv("MailType", &events);
+    }
+    if !job.container.is_empty() {
+        r.line();
+        r.kv("Container", &job.container);
     }
     r.line();
     out.push('\n');
@@ -1152,6 +1165,44 @@ mod tests {
             assert!(plain.contains(want), "{want:?} not in {plain}");
         }
         assert!(!plain.contains("TresPer"), "{plain}");
+    }
+
+    /// Where Slurm 22.05 puts `--cluster-constraint`, `--switches` and
+    /// `--container` (`--switches=3 --container=/tmp/x
+    /// --cluster-constraint=foo --cpu-freq=low --mail-type=END`), and that
+    /// a job without them has none of the three lines.
+    #[test]
+    fn cluster_features_switches_and_container_lines() {
+        let job = JobInfo {
+            cluster_features: "foo".into(),
+            req_switch: 3,
+            wait4switch_seconds: 300,
+            container: "/tmp/x".into(),
+            cpu_freq: "low".into(),
+            mail_type: "END".into(),
+            mail_user: "root".into(),
+            ..JobInfo::default()
+        };
+        let mut out = String::new();
+        write_job(&mut out, &job, false, &Ctx::utc(0));
+        for want in [
+            " DelayBoot=00:00:00\n   ClusterFeatures=foo\n   OverSubscribe=",
+            "\n   Switches=3@00:05:00\n   CPU_max_freq=Low \n   Power=\n",
+            "\n   MailUser=root MailType=END\n   Container=/tmp/x\n   \n",
+        ] {
+            assert!(out.contains(want), "{want:?} not in {out}");
+        }
+        let mut one = String::new();
+        write_job(&mut one, &job, true, &Ctx::utc(0));
+        assert!(
+            one.contains(" Switches=3@00:05:00 CPU_max_freq=Low  Power= "),
+            "{one}"
+        );
+        let mut plain = String::new();
+        write_job(&mut plain, &JobInfo::default(), false, &Ctx::utc(0));
+        for absent in ["ClusterFeatures=", "Switches=", "Container="] {
+            assert!(!plain.contains(absent), "{absent} in {plain}");
+        }
     }
 
     /// `--gres-flags`, `--kill-on-invalid-dep` and `--spread-job` share a

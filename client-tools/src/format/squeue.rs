@@ -680,7 +680,7 @@ pub fn write_value_in(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx, un
 }
 
 /// The value of a field that only `-O` names. What this controller does
-/// not keep (burst buffers, federation, heterogeneous jobs, switches, TRES
+/// not keep (burst buffers, federation, heterogeneous jobs, TRES
 /// binding) is shown as Slurm shows it unset.
 fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
     let flag = |on: bool| if on { "1" } else { "0" };
@@ -697,15 +697,14 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
         lo::ADMIN_COMMENT
         | lo::BURST_BUFFER
         | lo::BURST_BUFFER_STATE
-        | lo::CLUSTER_FEATURES
-        | lo::CONTAINER
         | lo::PREFER
         | lo::SYSTEM_COMMENT => out.push_str("(null)"),
         lo::ALLOC_NODES => out.push_str(or_null(&job.alloc_node)),
         lo::ALLOC_SID => push_u64(out, job.alloc_sid.into()),
-        lo::ASSOC_ID | lo::BOARDS_PER_NODE | lo::NTASKS_PER_BOARD | lo::REQ_SWITCH => {
-            out.push('0');
-        }
+        lo::CLUSTER_FEATURES => out.push_str(or_null(&job.cluster_features)),
+        lo::CONTAINER => out.push_str(or_null(&job.container)),
+        lo::REQ_SWITCH => push_u64(out, job.req_switch.into()),
+        lo::ASSOC_ID | lo::BOARDS_PER_NODE | lo::NTASKS_PER_BOARD => out.push('0'),
         lo::SOCKETS_PER_BOARD => out.push('0'),
         lo::BATCH_FLAG => out.push_str(flag(job.batch)),
         lo::REBOOT => out.push_str(flag(job.reboot)),
@@ -744,7 +743,8 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
         | lo::TRES_BIND
         | lo::TRES_FREQ
         | lo::TRES_PER_SOCKET => out.push_str("N/A"),
-        lo::DELAY_BOOT | lo::WAIT4SWITCH => out.push_str("0:00"),
+        lo::DELAY_BOOT => out.push_str("0:00"),
+        lo::WAIT4SWITCH => write_duration(out, job.wait4switch_seconds.into()),
         lo::TIME_MIN => write_duration(out, u64::from(job.time_min_minutes.unwrap_or(0)) * 60),
         lo::DERIVED_EC => push_u64(out, exit_status(job.derived_exit_code.as_ref()).into()),
         lo::EXIT_CODE => push_u64(out, exit_status(job.exit_code.as_ref()).into()),
@@ -1337,6 +1337,28 @@ mod tests {
              288|/tmp/w/slurm-10.out|/tmp/w/err-%j|/dev/null|1|1|1|2|2|1|cpu=2|N/A|\
              1970-01-01T00:16:40|0|0:00|NA|(null)|N/A|| |\n"
         );
+    }
+
+    #[test]
+    fn switches_container_and_cluster_features_as_slurm() {
+        // squeue 22.05 for `--switches=3 --container=/tmp/x
+        // --cluster-constraint=foo`, then for a job without them.
+        let items = parse_long_format("reqswitch:0|,wait4switch:0|,container:0|,clusterfeature:0|")
+            .unwrap();
+        let job = JobInfo {
+            req_switch: 3,
+            wait4switch_seconds: 300,
+            container: "/tmp/x".into(),
+            cluster_features: "foo".into(),
+            ..JobInfo::default()
+        };
+        let ctx = Ctx::utc(0);
+        let mut out = String::new();
+        render_row(&mut out, &job, &items, &ctx);
+        assert_eq!(out, "3|5:00|/tmp/x|foo|\n");
+        let mut out = String::new();
+        render_row(&mut out, &JobInfo::default(), &items, &ctx);
+        assert_eq!(out, "0|0:00|(null)|(null)|\n");
     }
 
     #[test]

@@ -781,6 +781,10 @@ pub fn build_job(
         gpus_per_task: or_empty(&o.gpus_per_task),
         licenses: or_empty(&o.licenses),
         network: or_empty(&o.network),
+        switches: o.switches.map(|(n, _)| n),
+        switch_wait_seconds: o.switches.and_then(|(_, w)| w),
+        container: or_empty(&o.container),
+        cluster_constraint: or_empty(&o.cluster_constraint),
         sharing: match o.sharing {
             None => v1::NodeSharing::Unspecified,
             Some(Sharing::Exclusive) => v1::NodeSharing::Exclusive,

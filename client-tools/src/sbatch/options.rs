@@ -30,7 +30,9 @@ pub enum Key {
     Array,
     Begin,
     Chdir,
+    ClusterConstraint,
     Clusters,
+    Container,
     Comment,
     Constraint,
     Contiguous,
@@ -195,11 +197,11 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("begin", Required, Begin),
     long!("chdir", Required, Chdir),
     long!("cluster", Required, Clusters),
-    long!("cluster-constraint", Required, Ignored),
+    long!("cluster-constraint", Required, ClusterConstraint),
     long!("clusters", Required, Clusters),
     long!("comment", Required, Comment),
     long!("constraint", Required, Constraint),
-    long!("container", Required, Ignored),
+    long!("container", Required, Container),
     long!("contiguous", No, Contiguous),
     long!("core-spec", Required, CoreSpec),
     long!("cores-per-socket", Required, CoresPerSocket),
@@ -433,8 +435,6 @@ pub fn ignoring_changes_the_job(spelled: &str) -> bool {
         "--batch"
             | "--bb"
             | "--bbf"
-            | "--cluster-constraint"
-            | "--container"
             | "--core-spec"
             | "-S"
             | "--cpus-per-gpu"
@@ -442,7 +442,6 @@ pub fn ignoring_changes_the_job(spelled: &str) -> bool {
             | "--mcs-label"
             | "--mem-per-gpu"
             | "--ntasks-per-gpu"
-            | "--switches"
             | "--thread-spec"
     )
 }
@@ -504,6 +503,12 @@ pub struct SbatchOpts {
     pub kill_on_invalid_dep: Option<bool>,
     pub licenses: Option<String>,
     pub network: Option<String>,
+    /// `--switches`: the count and the wait in seconds when one was given
+    /// in a form that reads (Slurm takes an unreadable wait as none).
+    pub switches: Option<(u32, Option<u32>)>,
+    /// `--container` and `--cluster-constraint` as given (kept and shown).
+    pub container: Option<String>,
+    pub cluster_constraint: Option<String>,
     /// `--propagate` as given (empty for the bare flag): which of sbatch's
     /// resource limits the job gets; `None`: slurm.conf decides.
     pub propagate: Option<String>,
@@ -839,6 +844,9 @@ fn apply(
         }
         Key::Licenses => o.licenses = text(value),
         Key::Network => o.network = text(value),
+        Key::Switches => o.switches = Some(values::switches(v)?),
+        Key::Container => o.container = text(value),
+        Key::ClusterConstraint => o.cluster_constraint = text(value),
         Key::MailType => {
             o.mail_type = values::mail_type(v)?;
         }
@@ -1013,7 +1021,6 @@ fn apply(
         | Key::GpuBind
         | Key::MemBind
         | Key::Profile
-        | Key::Switches
         | Key::ThreadSpec
         | Key::WaitAllNodes => {
             check_ignored(key, v)?;
@@ -1033,7 +1040,6 @@ fn check_ignored(key: Key, v: &str) -> Result<(), OptError> {
         Key::Hint => values::hint(v),
         Key::MemBind => values::mem_bind(v),
         Key::Profile => values::profile(v),
-        Key::Switches => values::switches(v),
         Key::ThreadSpec => count(v, "--thread-spec").map(|_| ()),
         Key::WaitAllNodes => values::wait_all_nodes(v),
         _ => Ok(()),
@@ -1513,6 +1519,19 @@ mod tests {
         assert_eq!(names, sorted);
         names.dedup();
         assert_eq!(names.len(), LONGS.len());
+    }
+
+    #[test]
+    fn switches_container_and_cluster_constraint_are_kept_without_a_warning() {
+        let o = opts("--switches=2@10:00 --container=/srv/b --cluster-constraint=!a,b");
+        assert_eq!(o.switches, Some((2, Some(600))));
+        assert_eq!(o.container.as_deref(), Some("/srv/b"));
+        assert_eq!(o.cluster_constraint.as_deref(), Some("!a,b"));
+        assert!(o.ignored.is_empty(), "{:?}", o.ignored);
+        assert_eq!(
+            err("--switches=0"),
+            "Invalid numeric value \"0\" for --switches."
+        );
     }
 
     #[test]

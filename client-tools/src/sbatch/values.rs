@@ -98,10 +98,19 @@ pub fn extra_node_info(value: &str) -> Result<[Option<u32>; 3], OptError> {
     Ok(counts)
 }
 
-/// `--switches=count[@max-time]`.
-pub fn switches(value: &str) -> Result<(), OptError> {
-    let count = value.split_once('@').map_or(value, |(c, _)| c);
-    count_from(count, "--switches", 1).map(|_| ())
+/// `--switches=count[@max-time]`: the count (at least 1) and the wait in
+/// seconds, `None` when none was given or it does not read as a time
+/// (Slurm then grants MaxSwitchWait, as for none).
+pub fn switches(value: &str) -> Result<(u32, Option<u32>), OptError> {
+    let (count, wait) = match value.split_once('@') {
+        Some((c, w)) => (c, Some(w)),
+        None => (value, None),
+    };
+    let count = count_from(count, "--switches", 1)?;
+    let wait = wait
+        .and_then(|w| slurm_common::time::parse_duration_secs(w).ok())
+        .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+    Ok((count, wait))
 }
 
 /// `-m/--distribution`: `first[:second[:third]][,Pack|NoPack]` or
@@ -777,10 +786,19 @@ mod tests {
             Some([Some(1), Some(2), Some(3)])
         );
         assert_eq!(
-            text(switches("abc")),
+            text(switches("abc").map(|_| ())),
             "Invalid numeric value \"abc\" for --switches."
         );
-        assert!(switches("2@10:00").is_ok());
+        assert_eq!(switches("2@10:00").unwrap(), (2, Some(600)));
+        assert_eq!(switches("1@1").unwrap(), (1, Some(60)));
+        assert_eq!(switches("5@0").unwrap(), (5, Some(0)));
+        assert_eq!(switches("3").unwrap(), (3, None));
+        // An unreadable wait is no wait, as in Slurm.
+        assert_eq!(switches("1@abc").unwrap(), (1, None));
+        assert_eq!(switches("1@").unwrap(), (1, None));
+        for bad in ["0", "0@2", "-1", "@5"] {
+            assert!(switches(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

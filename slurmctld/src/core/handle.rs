@@ -262,6 +262,12 @@ impl Controller {
                     Some(p) => p,
                     None => self.next_priority,
                 };
+                if desc.switches.is_some() {
+                    // The wait is granted here, so that replay reads it.
+                    let max = self.cfg.max_switch_wait_secs;
+                    desc.switch_wait_seconds =
+                        Some(desc.switch_wait_seconds.map_or(max, |w| w.min(max)));
+                }
                 let files = JobFiles::new(job_id, &desc.script, &desc.environment, |len| {
                     self.scripts.place(len)
                 });

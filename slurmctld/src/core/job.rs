@@ -203,7 +203,8 @@ impl JobSpec {
 /// sockets), `--kill-on-invalid-dep` (the dependency code reads
 /// it from the submission), `--reboot` (nodes are not rebooted),
 /// `--cpu-freq` (frequencies are not set), `--spread-job`, `--gres-flags`,
-/// `--delay-boot` and `--power` (none of them acted on).
+/// `--delay-boot`, `--power`, `--switches`, `--container` and
+/// `--cluster-constraint` (none of them acted on).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
 pub struct ShownOptions {
     pub sockets_per_node: Option<u32>,
@@ -224,6 +225,14 @@ pub struct ShownOptions {
     pub delay_boot_minutes: Option<u32>,
     /// `--power` flags as shown (`LEVEL`), empty for none.
     pub power: Box<str>,
+    /// `--switches`: the count (`None`: not asked) and the wait granted,
+    /// seconds (bounded by MaxSwitchWait at submission).
+    pub switches: Option<u32>,
+    pub switch_wait_secs: u32,
+    /// `--container` (an OCI bundle path), empty for none.
+    pub container: Box<str>,
+    /// `--cluster-constraint` as given, empty for none.
+    pub cluster_features: Box<str>,
 }
 
 impl ShownOptions {
@@ -242,6 +251,10 @@ impl ShownOptions {
             gres_enforce_binding: desc.gres_enforce_binding,
             delay_boot_minutes: desc.delay_boot_minutes,
             power: desc.power.as_str().into(),
+            switches: desc.switches,
+            switch_wait_secs: desc.switches.and(desc.switch_wait_seconds).unwrap_or(0),
+            container: desc.container.as_str().into(),
+            cluster_features: desc.cluster_constraint.as_str().into(),
         };
         (shown != ShownOptions::default()).then(|| Box::new(shown))
     }

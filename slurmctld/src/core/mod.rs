@@ -140,6 +140,9 @@ pub struct CtlConfig {
     pub kill_invalid_depend: bool,
     /// MaxArraySize: array task ids must be below it (`core::array`).
     pub max_array_size: u32,
+    /// MaxSwitchWait, seconds: the most a `--switches` job is granted to
+    /// wait (kept and shown; there is no topology to wait for).
+    pub max_switch_wait_secs: u32,
     /// max_depend_depth: jobs looked at for a circular dependency (`core::depend`).
     pub max_depend_depth: u32,
     /// SchedulerParameters=enable_user_top: users may `scontrol top`
@@ -221,6 +224,10 @@ impl CtlConfig {
             kill_invalid_depend: conf.scheduler_parameters.kill_invalid_depend
                 || conf.dependency_parameters.has("kill_invalid_depend"),
             max_array_size: conf.max_array_size,
+            max_switch_wait_secs: conf
+                .raw_entry("MaxSwitchWait")
+                .and_then(|e| e.value.trim().parse().ok())
+                .unwrap_or(DEFAULT_MAX_SWITCH_WAIT_SECS),
             max_depend_depth: depend::max_depend_depth(conf),
             enable_user_top: conf.scheduler_parameters.options.has("enable_user_top"),
             backfill: slurm_sched::EstimateConfig {
@@ -234,6 +241,9 @@ impl CtlConfig {
         }
     }
 }
+
+/// MaxSwitchWait when slurm.conf does not set it (Slurm's default).
+pub const DEFAULT_MAX_SWITCH_WAIT_SECS: u32 = 300;
 
 /// SlurmctldParameters=node_reg_mem_percent=N. A value that is not a
 /// finite, non-negative number is ignored: Slurm's default applies.

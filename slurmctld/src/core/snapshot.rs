@@ -594,6 +594,10 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         gres_enforce_binding,
         delay_boot_minutes,
         power,
+        switches,
+        switch_wait_secs,
+        container,
+        cluster_features,
     } = shared.shown();
     let tri = |v: &Option<bool>| -> u8 {
         match v {
@@ -619,6 +623,11 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     // Added later: --delay-boot and --power.
     w.opt_u32(*delay_boot_minutes);
     w.str(power);
+    // Then --switches (count and wait), --container, --cluster-constraint.
+    w.opt_u32(*switches);
+    w.u32(*switch_wait_secs);
+    w.str(container);
+    w.str(cluster_features);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1317,6 +1326,12 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
             shown.delay_boot_minutes = r.opt_u32("delay boot")?;
             shown.power = r.boxed("power")?;
         }
+        if r.left() > 0 {
+            shown.switches = r.opt_u32("switches")?;
+            shown.switch_wait_secs = r.u32("switch wait")?;
+            shown.container = r.boxed("container")?;
+            shown.cluster_features = r.boxed("cluster features")?;
+        }
         spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
     Ok((spec, files))
@@ -1632,9 +1647,12 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
-        // Without --delay-boot and --power (a presence byte, an empty
-        // text), then without the flags (one byte), the five counts (a
-        // presence byte each) and --cpu-freq (an empty text).
+        // Without --switches (a presence byte, a count, two empty texts),
+        // --delay-boot and --power (a presence byte, an empty text), then
+        // without the flags (one byte), the five counts (a presence byte
+        // each) and --cpu-freq (an empty text).
+        buf.truncate(buf.len() - 13);
+        assert_eq!(read(&buf), *spec());
         buf.truncate(buf.len() - 5);
         assert_eq!(read(&buf), *spec());
         buf.truncate(buf.len() - 10);
@@ -1667,6 +1685,10 @@ mod spec_layout {
                     gres_enforce_binding: kill.map(|k| !k),
                     delay_boot_minutes: Some(90),
                     power: "LEVEL".into(),
+                    switches: reboot.then_some(2),
+                    switch_wait_secs: 120,
+                    container: "/srv/bundle".into(),
+                    cluster_features: "fast".into(),
                 })),
                 ..JobSpec::default()
             };

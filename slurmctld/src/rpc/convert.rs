@@ -402,6 +402,10 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         gres_enforce_binding: pick!(38, d.shown().gres_enforce_binding),
         delay_boot_minutes: pick!(54, d.shown().delay_boot_minutes),
         power: pick!(108, d.shown().power.to_string()),
+        req_switch: pick!(120, d.shown().switches.unwrap_or(0)),
+        wait4switch_seconds: pick!(121, d.shown().switch_wait_secs),
+        container: pick!(122, d.shown().container.to_string()),
+        cluster_features: pick!(123, d.shown().cluster_features.to_string()),
         resources: pick!(
             92,
             Some(v1::JobResources {

@@ -555,6 +555,50 @@ fn options_survive_replay_and_snapshots() {
     assert!(snapshot::decode(&cut, Env::with_conf(CONF).ctl, false).is_err());
 }
 
+/// `--switches`: the wait is granted at submission, MaxSwitchWait (300 s
+/// unless set) when none was asked or more was, as Slurm 22.05 does; it
+/// survives replay and snapshots with `--container` and
+/// `--cluster-constraint`.
+#[test]
+fn switch_waits_are_bounded_by_max_switch_wait_and_kept() {
+    let mut env = env();
+    let wait = |env: &mut Env, switches, asked| {
+        let id = env.submit(v1::JobDescription {
+            switches,
+            switch_wait_seconds: asked,
+            container: "/srv/bundle".into(),
+            cluster_constraint: "fast".into(),
+            ..script()
+        });
+        let shown = env.job(id).spec.shown().clone();
+        (id, shown.switches, shown.switch_wait_secs)
+    };
+    assert_eq!(wait(&mut env, Some(2), None).1, Some(2));
+    assert_eq!(wait(&mut env, Some(2), None).2, 300);
+    assert_eq!(wait(&mut env, Some(1), Some(60)).2, 60);
+    assert_eq!(wait(&mut env, Some(1), Some(86_400)).2, 300);
+    assert_eq!(wait(&mut env, Some(5), Some(0)).2, 0);
+    // A wait without a switch count means nothing.
+    assert_eq!(wait(&mut env, None, Some(60)).1, None);
+    assert_eq!(wait(&mut env, None, Some(60)).2, 0);
+    let (id, _, _) = wait(&mut env, Some(3), Some(120));
+    let want = env.job(id).spec.shown().clone();
+    assert_eq!(&*want.container, "/srv/bundle");
+    assert_eq!(&*want.cluster_features, "fast");
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(replayed.job(id).unwrap().spec.shown(), &want);
+    let bytes = snapshot::encode(&env.ctl, 1);
+    let loaded = snapshot::decode(&bytes, Env::with_conf(CONF).ctl, false)
+        .unwrap()
+        .controller;
+    assert_eq!(loaded.job(id).unwrap().spec.shown(), &want);
+
+    let mut longer = Env::with_conf(&format!("{CONF}MaxSwitchWait=1000\n"));
+    longer.register_all();
+    assert_eq!(wait(&mut longer, Some(1), Some(600)).2, 600);
+    assert_eq!(wait(&mut longer, Some(1), None).2, 1000);
+}
+
 /// MaxJobCount: a submission that would make more job records than that
 /// (an array counting each of its tasks, as Slurm checks it) is refused
 /// with EAGAIN, and taken again once records are purged.
