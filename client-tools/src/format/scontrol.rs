@@ -346,8 +346,11 @@ pub fn write_job_detailed(
     r.line();
     {
         let allocated = job.tres_allocated.as_ref().filter(|t| !t.items.is_empty());
-        let tres = allocated.or(job.tres_requested.as_ref());
-        write_tres(r.key("TRES"), tres);
+        match allocated.or(job.tres_requested.as_ref()) {
+            // A job that asks for no node (`-N 0`) has none.
+            None => r.kv("TRES", "(null)"),
+            tres => write_tres(r.key("TRES"), tres),
+        }
     }
     r.line();
     r.kv("Socks/Node", &count_or_any(job.sockets_per_node));

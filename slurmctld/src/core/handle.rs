@@ -407,7 +407,13 @@ impl Controller {
         {
             return Err(Reply::error(ErrorCode::InvalidFeature, ""));
         }
-        if desc.max_nodes.is_some_and(|m| m == 0) || desc.min_nodes == Some(0) {
+        // As Slurm 22.05: a minimum of 0 with room for a node (`-N 0-2`)
+        // runs on one node at least. No node at all (`-N 0`) is refused
+        // here when held (Slurm holds it, to wait with BadConstraints once
+        // released) and otherwise recorded FAILED (`check_partition_fit`).
+        if desc.max_nodes == Some(0) && desc.hold
+            || desc.min_nodes == Some(0) && desc.max_nodes.is_none()
+        {
             return Err(Reply::error(ErrorCode::InvalidNodeCount, ""));
         }
         // --reservation, --licenses, --signal, --deadline, --gpus* (`core::extras`).
@@ -490,6 +496,11 @@ impl Controller {
                 tracing::info!(gres = %desc.gres, error = %e, "invalid gres request");
                 return Err((Reply::error(ErrorCode::InvalidGres, ""), false));
             }
+        }
+        if desc.max_nodes == Some(0) {
+            // Slurm records the job and fails it: no node selection can
+            // give it no node.
+            return Err((Reply::error(ErrorCode::InvalidNodeCount, ""), true));
         }
         // The same resolution replay will do, checked by the scheduler's
         // admission rules.

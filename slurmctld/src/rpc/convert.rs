@@ -132,7 +132,12 @@ impl<'a> Derived<'a> {
             (s, _) if s.is_finished() => job.end_time,
             _ => 0,
         };
-        let num_cpus: u32 = if alloc.is_empty() {
+        // `-N 0` (refused, recorded FAILED): Slurm shows no node, no CPU
+        // and no TRES for it (with a task count, it shows them).
+        let no_node = alloc.is_empty() && job.shape.max_nodes == Some(0) && !job.shape.ntasks_given;
+        let num_cpus: u32 = if no_node {
+            0
+        } else if alloc.is_empty() {
             job.shape
                 .ntasks
                 .saturating_mul(job.shape.cpus_per_task)
@@ -140,7 +145,9 @@ impl<'a> Derived<'a> {
         } else {
             alloc.iter().map(|a| a.cpus).sum()
         };
-        let num_nodes = if alloc.is_empty() {
+        let num_nodes = if no_node {
+            0
+        } else if alloc.is_empty() {
             job.shape.min_nodes
         } else {
             u32::try_from(alloc.len()).unwrap_or(u32::MAX)
@@ -447,7 +454,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         mail_type: pick!(117, d.mail_type.to_string()),
         mail_user: pick!(118, d.mail_user.to_string()),
         cluster: pick!(119, snap.cluster_name.clone()),
-        tres_requested: pick!(90, Some(tres.clone())),
+        tres_requested: pick!(90, (num_nodes > 0).then(|| tres.clone())),
         tres_allocated: pick!(91, (!alloc.is_empty()).then_some(tres)),
         ..v1::JobInfo::default()
     }

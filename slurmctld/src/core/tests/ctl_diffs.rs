@@ -592,3 +592,34 @@ fn a_socket_layout_no_node_has_is_refused() {
     });
     assert_eq!(env.job(b21).state(), JobState::Running);
 }
+
+/// Node counts with a minimum of 0, as Slurm 22.05 takes them: `-N 0-2`
+/// runs on one node at least; `-N 0` (no node at all) is recorded FAILED
+/// with BadConstraints, then refused as an invalid node count; held, it
+/// is refused with nothing recorded (Slurm holds it, to wait with
+/// BadConstraints once released).
+#[test]
+fn a_node_count_from_zero() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(v1::JobDescription {
+        min_nodes: Some(0),
+        max_nodes: Some(2),
+        ..script()
+    });
+    assert_eq!(env.job(id).shape.min_nodes, 1);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    let none = v1::JobDescription {
+        min_nodes: Some(0),
+        max_nodes: Some(0),
+        ..script()
+    };
+    let (code, _) = refusal(&mut env, none.clone());
+    assert_eq!(code, ErrorCode::InvalidNodeCount);
+    let failed = env.job(id + 1);
+    assert_eq!(failed.state(), JobState::Failed);
+    assert_eq!(failed.reason, PendingReason::BadConstraints);
+    let (code, _) = refusal(&mut env, v1::JobDescription { hold: true, ..none });
+    assert_eq!(code, ErrorCode::InvalidNodeCount);
+    assert!(env.ctl.job(id + 2).is_none());
+}
