@@ -1186,25 +1186,34 @@ mod tests {
             mail_user: "root".into(),
             ..JobInfo::default()
         };
-        let mut out = String::new();
-        write_job(&mut out, &job, false, &Ctx::utc(0));
-        for want in [
-            " DelayBoot=00:00:00\n   ClusterFeatures=foo\n   OverSubscribe=",
-            "\n   Switches=3@00:05:00\n   CPU_max_freq=Low \n   Power=\n",
-            "\n   MailUser=root MailType=END\n   Container=/tmp/x\n   \n",
-        ] {
-            assert!(out.contains(want), "{want:?} not in {out}");
-        }
-        let mut one = String::new();
-        write_job(&mut one, &job, true, &Ctx::utc(0));
-        assert!(
-            one.contains(" Switches=3@00:05:00 CPU_max_freq=Low  Power= "),
-            "{one}"
+        assert_shows(
+            &show(&job, false),
+            &[
+                " DelayBoot=00:00:00\n   ClusterFeatures=foo\n   OverSubscribe=",
+                "\n   Switches=3@00:05:00\n   CPU_max_freq=Low \n   Power=\n",
+                "\n   MailUser=root MailType=END\n   Container=/tmp/x\n   \n",
+            ],
         );
-        let mut plain = String::new();
-        write_job(&mut plain, &JobInfo::default(), false, &Ctx::utc(0));
+        assert_shows(
+            &show(&job, true),
+            &[" Switches=3@00:05:00 CPU_max_freq=Low  Power= "],
+        );
+        let plain = show(&JobInfo::default(), false);
         for absent in ["ClusterFeatures=", "Switches=", "Container="] {
             assert!(!plain.contains(absent), "{absent} in {plain}");
+        }
+    }
+
+    /// `scontrol show job` of `job` (`-o` when `one_line`), at time 0.
+    fn show(job: &JobInfo, one_line: bool) -> String {
+        let mut out = String::new();
+        write_job(&mut out, job, one_line, &Ctx::utc(0));
+        out
+    }
+
+    fn assert_shows(out: &str, wants: &[&str]) {
+        for want in wants {
+            assert!(out.contains(want), "{want:?} not in {out}");
         }
     }
 
@@ -1224,14 +1233,13 @@ mod tests {
             mail_user: "root".into(),
             ..JobInfo::default()
         };
-        let mut out = String::new();
-        write_job(&mut out, &job, false, &Ctx::utc(0));
-        for want in [
-            " DelayBoot=00:05:00\n",
-            "\n   Power=LEVEL\n   GresEnforceBind=YesKillOInInvalidDependent=YesSpreadJob=Yes\n   MailUser=root MailType=END\n",
-        ] {
-            assert!(out.contains(want), "{want:?} not in {out}");
-        }
+        assert_shows(
+            &show(&job, false),
+            &[
+                " DelayBoot=00:05:00\n",
+                "\n   Power=LEVEL\n   GresEnforceBind=YesKillOInInvalidDependent=YesSpreadJob=Yes\n   MailUser=root MailType=END\n",
+            ],
+        );
         let two = JobInfo {
             spread_job: true,
             kill_on_invalid_dep: Some(false),
