@@ -445,48 +445,52 @@ fn sbatch_held(cluster: &LocalCluster) -> Result<Command> {
 }
 
 fn sequential_sbatch(cluster: &LocalCluster, n: usize) -> Result<f64> {
-    sequential_runs(
-        || sbatch_held(cluster),
-        n,
-        |stdout| {
-            if parse_submitted(stdout).is_none() {
-                bail!("sbatch printed no job id: {stdout:?}");
-            }
-            Ok(())
-        },
-    )
+    sequential_runs(sbatch_held(cluster)?, n, printed_job_id)
 }
 
-/// Runs `n` commands made by `make` one after the other, each checked by
-/// `check` (given its stdout); runs per second.
-fn sequential_runs(
-    make: impl Fn() -> Result<Command>,
-    n: usize,
-    check: impl Fn(&str) -> Result<()>,
-) -> Result<f64> {
+fn parallel_sbatch(cluster: &LocalCluster, submitters: usize, n: usize) -> Result<f64> {
+    parallel_runs(|| sbatch_held(cluster), submitters, n, printed_job_id)
+}
+
+/// What a submission prints: `sbatch --parsable`'s job id.
+fn printed_job_id(stdout: &str) -> Result<()> {
+    if parse_submitted(stdout).is_none() {
+        bail!("sbatch printed no job id: {stdout:?}");
+    }
+    Ok(())
+}
+
+/// Runs `cmd` once: it must exit 0 and its stdout pass `check`.
+fn run_checked(cmd: &mut Command, check: fn(&str) -> Result<()>) -> Result<()> {
+    let o = cmd.output().with_context(|| format!("{cmd:?}"))?;
+    if !o.status.success() {
+        bail!(
+            "{:?} failed: {}",
+            cmd.get_program(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    check(&String::from_utf8_lossy(&o.stdout))
+}
+
+/// Runs `cmd` `n` times one after the other, each checked by `check`;
+/// runs per second.
+fn sequential_runs(mut cmd: Command, n: usize, check: fn(&str) -> Result<()>) -> Result<f64> {
     let start = Instant::now();
     for _ in 0..n {
-        let mut cmd = make()?;
-        let o = cmd.output().with_context(|| format!("{cmd:?}"))?;
-        if !o.status.success() {
-            bail!(
-                "{:?} failed: {}",
-                cmd.get_program(),
-                String::from_utf8_lossy(&o.stderr).trim()
-            );
-        }
-        check(&String::from_utf8_lossy(&o.stdout))?;
+        run_checked(&mut cmd, check)?;
     }
     Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
-fn parallel_sbatch(cluster: &LocalCluster, submitters: usize, n: usize) -> Result<f64> {
-    parallel_runs(|| sbatch_held(cluster), submitters, n)
-}
-
-/// Runs `n` commands made by `make` from `submitters` threads; runs per
-/// second.
-fn parallel_runs(make: impl Fn() -> Result<Command>, submitters: usize, n: usize) -> Result<f64> {
+/// Runs `n` commands made by `make` from `submitters` threads, each
+/// checked by `check`; runs per second.
+fn parallel_runs(
+    make: impl Fn() -> Result<Command>,
+    submitters: usize,
+    n: usize,
+    check: fn(&str) -> Result<()>,
+) -> Result<f64> {
     let per = n.div_ceil(submitters.max(1));
     let cmds: Vec<Command> = (0..submitters).map(|_| make()).collect::<Result<_>>()?;
     let start = Instant::now();
@@ -495,14 +499,7 @@ fn parallel_runs(make: impl Fn() -> Result<Command>, submitters: usize, n: usize
         .map(|mut cmd| {
             std::thread::spawn(move || -> Result<()> {
                 for _ in 0..per {
-                    let o = cmd.output().with_context(|| format!("{cmd:?}"))?;
-                    if !o.status.success() {
-                        bail!(
-                            "{:?} failed: {}",
-                            cmd.get_program(),
-                            String::from_utf8_lossy(&o.stderr).trim()
-                        );
-                    }
+                    run_checked(&mut cmd, check)?;
                 }
                 Ok(())
             })
@@ -789,7 +786,7 @@ pub fn run_submit(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<F
         format!("`true` sequential ({} runs)", sizes.sequential),
         "runs/s",
         Goal::Reference,
-        sequential_runs(|| Ok(null_program()), sizes.sequential, |_| Ok(())),
+        sequential_runs(null_program(), sizes.sequential, |_| Ok(())),
     ));
     figs.push(figure(
         format!(
@@ -802,6 +799,7 @@ pub fn run_submit(sizes: &Sizes, progress: &mut dyn FnMut(&str)) -> Result<Vec<F
             || Ok(null_program()),
             sizes.parallel_submitters,
             sizes.parallel_jobs,
+            |_| Ok(()),
         ),
     ));
     figs.extend(api_figures(&subs, sizes, progress));
