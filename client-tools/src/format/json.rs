@@ -139,7 +139,10 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.open(None, '{');
     w.str("account", &job.account);
     w.raw("accrue_time", job.accrue_time);
-    w.str("admin_comment", "");
+    w.str(
+        "admin_comment",
+        job.admin_comment.as_deref().unwrap_or_default(),
+    );
     w.raw("array_job_id", job.array_job_id.unwrap_or(0));
     w.opt("array_task_id", job.array_task_id);
     w.raw("array_max_tasks", job.array_task_throttle);

@@ -327,7 +327,14 @@ pub fn write_job_detailed(
             let _ = write!(out, "-{}", job.max_nodes);
         }
     }
-    r.kv_num("NumCPUs", job.num_cpus);
+    {
+        let out = r.key("NumCPUs");
+        let _ = write!(out, "{}", job.num_cpus);
+        // A range set by `scontrol update NumCPUs=MIN-MAX`, while pending.
+        if job.max_cpus > 0 && job.state == v1::JobState::Pending as i32 {
+            let _ = write!(out, "-{}", job.max_cpus);
+        }
+    }
     // 0: never set (a job refused at submission that asked for no count).
     if job.num_tasks == 0 {
         r.kv("NumTasks", "N/A");
@@ -399,6 +406,12 @@ pub fn write_job_detailed(
     r.kv("Command", or_null(&job.command));
     r.line();
     r.kv("WorkDir", &job.work_dir);
+    if let Some(comment) = &job.admin_comment {
+        // Shown once set, even empty, with a space after it as Comment=.
+        r.line();
+        r.kv("AdminComment", comment);
+        r.out.push(' ');
+    }
     if !job.comment.is_empty() {
         r.line();
         // Slurm writes this one with a space after the value, so the
@@ -1168,6 +1181,34 @@ mod tests {
             assert!(plain.contains(want), "{want:?} not in {plain}");
         }
         assert!(!plain.contains("TresPer"), "{plain}");
+    }
+
+    /// AdminComment= once set (even empty) before Comment=, ending in a
+    /// space as Comment= does; NumCPUs=MIN-MAX while pending only.
+    #[test]
+    fn admin_comment_and_cpu_range() {
+        let mut job = JobInfo {
+            work_dir: "/w".into(),
+            comment: "c".into(),
+            ..JobInfo::default()
+        };
+        job.admin_comment = Some("checked".into());
+        job.num_cpus = 2;
+        job.max_cpus = 4;
+        job.state = v1::JobState::Pending as i32;
+        let out = show(&job, false);
+        assert!(out.contains(" NumCPUs=2-4 "), "{out}");
+        assert!(
+            out.contains("\n   AdminComment=checked \n   Comment=c \n"),
+            "{out}"
+        );
+        job.admin_comment = Some(String::new());
+        job.state = v1::JobState::Running as i32;
+        let out = show(&job, false);
+        assert!(out.contains(" NumCPUs=2 "), "{out}");
+        assert!(out.contains("\n   AdminComment= \n"), "{out}");
+        job.admin_comment = None;
+        assert!(!show(&job, false).contains("AdminComment"));
     }
 
     /// Where Slurm 22.05 puts `--cluster-constraint`, `--switches` and

@@ -571,6 +571,30 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
             "wckey" => r.wckey = some(v),
             "mailtype" => r.mail_type = some(v),
             "mailuser" => r.mail_user = some(v),
+            "numcpus" => {
+                let (min, max) = cpu_range(v)?;
+                r.min_cpus = Some(min);
+                r.max_cpus = max;
+            }
+            "mincpusnode" => {
+                r.min_cpus_per_node = Some(
+                    v.parse::<u32>()
+                        .map_err(|_| invalid_value("MinCPUsNode", v))?,
+                );
+            }
+            "contiguous" => {
+                r.contiguous = Some(yes_no_count(v).ok_or_else(|| invalid_value("Contiguous", v))?)
+            }
+            "oversubscribe" | "shared" => {
+                let on = yes_no_count(v).ok_or_else(|| invalid_value("OverSubscribe", v))?;
+                r.sharing = Some(if on {
+                    v1::NodeSharing::Oversubscribe as i32
+                } else {
+                    v1::NodeSharing::Exclusive as i32
+                });
+            }
+            "reboot" => r.reboot = Some(yes_no_count(v).ok_or_else(|| invalid_value("reboot", v))?),
+            "admincomment" => r.admin_comment = some(v),
             _ => return Err(unsupported(arg)),
         }
     }
@@ -579,6 +603,54 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
         return Err(refuse(&["No changes specified"]));
     }
     Ok(CtlCommand::UpdateJob(Box::new(r)))
+}
+
+/// `NumCPUs=MIN[-MAX]`, each count with an optional `k` (×1024) or `m`
+/// (×1048576) as Slurm reads it; an empty value is any count from one.
+fn cpu_range(v: &str) -> Result<(u32, Option<u32>), CtlError> {
+    const MOST: u32 = i32::MAX as u32;
+    if v.is_empty() {
+        return Ok((1, Some(MOST)));
+    }
+    let count = |text: &str| -> Result<u32, CtlError> {
+        let (digits, scale) = match text.char_indices().last() {
+            Some((at, 'k' | 'K')) => (&text[..at], 1024u64),
+            Some((at, 'm' | 'M')) => (&text[..at], 1024 * 1024),
+            _ => (text, 1),
+        };
+        digits
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(scale))
+            .filter(|n| *n <= u64::from(MOST))
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| {
+                CtlError(vec![
+                    format!("scontrol: error: Invalid numeric value \"{v}\" for NumCPUs."),
+                    format!("scontrol: error: Invalid NumCPUs value: {v}"),
+                ])
+            })
+    };
+    let (min, max) = match v.split_once('-') {
+        Some((lo, hi)) if !lo.is_empty() => (count(lo)?, Some(count(hi)?)),
+        _ => (count(v)?, None),
+    };
+    if min == 0 || max.is_some_and(|m| m < min) {
+        return Err(invalid_value("NumCPUs", v));
+    }
+    Ok((min, max))
+}
+
+/// `YES`/`NO` (or the start of either, any case), or a count: 0 is no.
+fn yes_no_count(v: &str) -> Option<bool> {
+    let lower = v.to_ascii_lowercase();
+    if !lower.is_empty() && "yes".starts_with(&lower) {
+        Some(true)
+    } else if !lower.is_empty() && "no".starts_with(&lower) {
+        Some(false)
+    } else {
+        lower.parse::<u16>().ok().map(|n| n > 0)
+    }
 }
 
 /// A `StartTime=`/`Deadline=` Slurm cannot read: its position notice,
@@ -2254,6 +2326,78 @@ mod tests {
         assert_eq!(
             change("JobId=3,4 TimeLimit=+5"),
             Err(vec!["scontrol: error: Invalid job ID 3,4".to_string()])
+        );
+    }
+
+    /// NumCPUs=, MinCPUsNode=, Contiguous=, OverSubscribe=/Shared=,
+    /// Reboot=, AdminComment=, read and refused as Slurm 22.05's scontrol
+    /// reads them.
+    #[test]
+    fn update_cpu_sharing_and_admin_fields() {
+        let parse = |s: &str| match parse_update(&words(&format!("JobId=4 {s}")), 0) {
+            Ok(CtlCommand::UpdateJob(r)) => Ok(r),
+            Ok(_) => panic!("not a job update"),
+            Err(e) => Err(e.0),
+        };
+        let cpus = |s: &str| parse(s).map(|r| (r.min_cpus, r.max_cpus));
+        assert_eq!(cpus("NumCPUs=2"), Ok((Some(2), None)));
+        assert_eq!(cpus("NumCPUs=1-2"), Ok((Some(1), Some(2))));
+        assert_eq!(cpus("NumCPUs=3k"), Ok((Some(3072), None)));
+        assert_eq!(cpus("NumCPUs="), Ok((Some(1), Some(2_147_483_647))));
+        let bad = |v: &str| {
+            vec![
+                format!("scontrol: error: Invalid numeric value \"{v}\" for NumCPUs."),
+                format!("scontrol: error: Invalid NumCPUs value: {v}"),
+            ]
+        };
+        for v in ["abc", "-1", "2x", "1-y", "99999999999"] {
+            assert_eq!(cpus(&format!("NumCPUs={v}")), Err(bad(v)), "{v}");
+        }
+        for v in ["0", "2-1"] {
+            assert_eq!(
+                cpus(&format!("NumCPUs={v}")),
+                Err(vec![format!("scontrol: error: Invalid NumCPUs value: {v}")])
+            );
+        }
+        assert_eq!(parse("MinCPUsNode=3").unwrap().min_cpus_per_node, Some(3));
+        assert_eq!(
+            parse("MinCPUsNode=1x").unwrap_err(),
+            vec!["scontrol: error: Invalid MinCPUsNode value: 1x"]
+        );
+        let flags = |s: &str| parse(s).map(|r| (r.contiguous, r.sharing, r.reboot));
+        let yes = v1::NodeSharing::Oversubscribe as i32;
+        let no = v1::NodeSharing::Exclusive as i32;
+        assert_eq!(
+            flags("Contiguous=y Shared=NO Reboot=2"),
+            Ok((Some(true), Some(no), Some(true)))
+        );
+        assert_eq!(
+            flags("Contiguous=0 OverSubscribe=yes Reboot=n"),
+            Ok((Some(false), Some(yes), Some(false)))
+        );
+        assert_eq!(
+            flags("Contiguous=maybe"),
+            Err(vec![
+                "scontrol: error: Invalid Contiguous value: maybe".to_string()
+            ])
+        );
+        assert_eq!(
+            flags("OverSubscribe=yess"),
+            Err(vec![
+                "scontrol: error: Invalid OverSubscribe value: yess".to_string()
+            ])
+        );
+        assert_eq!(
+            flags("Reboot=x"),
+            Err(vec!["scontrol: error: Invalid reboot value: x".to_string()])
+        );
+        assert_eq!(
+            parse("AdminComment=").unwrap().admin_comment.as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            parse("AdminComment=ok").unwrap().admin_comment.as_deref(),
+            Some("ok")
         );
     }
 

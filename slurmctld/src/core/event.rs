@@ -84,6 +84,18 @@ pub enum JobChange {
     TimeMin(u32),
     /// `Licenses=`, normalized; empty: none.
     Licenses(Vec<super::licenses::LicenseAsk>),
+    /// `NumCPUs=MIN[-MAX]` of a pending job.
+    Cpus {
+        min: u32,
+        max: Option<u32>,
+    },
+    /// `MinCPUsNode=`, which also sets the CPU count.
+    MinCpusPerNode(u32),
+    Contiguous(bool),
+    /// `OverSubscribe=`/`Shared=`: a `v1::NodeSharing`.
+    Sharing(i32),
+    Reboot(bool),
+    AdminComment(String),
 }
 
 /// The texts of a job's spec that `scontrol update` may change; the
@@ -583,6 +595,31 @@ impl Event {
                                 w.u32(a.count);
                             }
                         }
+                        JobChange::Cpus { min, max } => {
+                            w.u8(19);
+                            w.u32(*min);
+                            w.opt_u32(*max);
+                        }
+                        JobChange::MinCpusPerNode(n) => {
+                            w.u8(20);
+                            w.u32(*n);
+                        }
+                        JobChange::Contiguous(on) => {
+                            w.u8(21);
+                            w.bool(*on);
+                        }
+                        JobChange::Sharing(s) => {
+                            w.u8(22);
+                            w.i32(*s);
+                        }
+                        JobChange::Reboot(on) => {
+                            w.u8(23);
+                            w.bool(*on);
+                        }
+                        JobChange::AdminComment(text) => {
+                            w.u8(24);
+                            w.str(text);
+                        }
                     }
                 }
             }
@@ -913,6 +950,15 @@ impl Event {
                             }
                             JobChange::Licenses(asks)
                         }
+                        19 => JobChange::Cpus {
+                            min: r.u32("cpu count")?,
+                            max: r.opt_u32("max cpu count")?,
+                        },
+                        20 => JobChange::MinCpusPerNode(r.u32("min cpus per node")?),
+                        21 => JobChange::Contiguous(r.bool("contiguous")?),
+                        22 => JobChange::Sharing(r.i32("sharing")?),
+                        23 => JobChange::Reboot(r.bool("reboot")?),
+                        24 => JobChange::AdminComment(r.string("admin comment")?),
                         other => {
                             return Err(DecodeError::Unknown {
                                 offset: at,
@@ -1249,6 +1295,17 @@ mod tests {
                         name: "matlab".into(),
                         count: 2,
                     }]),
+                    JobChange::Cpus { min: 2, max: None },
+                    JobChange::Cpus {
+                        min: 1,
+                        max: Some(i32::MAX as u32),
+                    },
+                    JobChange::MinCpusPerNode(3),
+                    JobChange::Contiguous(true),
+                    JobChange::Sharing(slurm_proto::v1::NodeSharing::Oversubscribe as i32),
+                    JobChange::Reboot(true),
+                    JobChange::AdminComment(String::new()),
+                    JobChange::AdminComment("checked by ops".into()),
                 ],
             },
             Event::NodeRegistered {

@@ -1106,21 +1106,40 @@ impl Controller {
             }
         }
         let spec = self.spec_changes(req, partition)?;
-        if !spec.is_empty() && !pending {
+        let pending_only = pending_changes(req)?;
+        if !pending && (!spec.is_empty() || !pending_only.is_empty()) {
             return Err((ErrorCode::JobNotPending, String::new()));
         }
-        if !spec.is_empty() {
-            // What the job would become, checked as a submission is.
+        // What the job would become, checked as a submission is.
+        let check = |changes: &[&JobChange]| {
             let mut probe = Job::clone(job);
-            for c in &spec {
+            for c in changes {
                 super::apply_job_change(&mut probe, c, &self.part_index);
             }
             let request = self.job_request(&probe);
-            if let Err(rejection) = slurm_sched::check_submit(&self.cluster_view(), &request) {
-                let (code, text) = rejection_code(&rejection);
-                return Err((code, text));
+            slurm_sched::check_submit(&self.cluster_view(), &request)
+                .map_err(|rejection| rejection_code(&rejection))
+        };
+        let mut cpu_refusal = None;
+        if !pending_only.is_empty() {
+            let all: Vec<&JobChange> = spec.iter().chain(&pending_only).collect();
+            if check(&all).is_err() {
+                // A CPU count no node of the partition can give: Slurm keeps
+                // it all the same (the job then cannot start) and says so.
+                let rest: Vec<&JobChange> = spec.iter().collect();
+                check(&rest)?;
+                cpu_refusal = Some((ErrorCode::RequestedPartConfigUnavailable, String::new()));
             }
-            changes.extend(spec);
+        } else if !spec.is_empty() {
+            check(&spec.iter().collect::<Vec<_>>())?;
+        }
+        changes.extend(spec);
+        changes.extend(pending_only);
+        if let Some(text) = &req.admin_comment {
+            if !operator {
+                return Err((ErrorCode::AccessDenied, String::new()));
+            }
+            changes.push(JobChange::AdminComment(text.clone()));
         }
         let dependency = match &req.dependency {
             Some(_) if !pending => return Err((ErrorCode::JobNotPending, String::new())),
@@ -1144,7 +1163,10 @@ impl Controller {
             };
             self.emit(out, event);
         }
-        Ok(())
+        match cpu_refusal {
+            Some(refusal) => Err(refusal),
+            None => Ok(()),
+        }
     }
 
     /// `Deadline=`, `TimeMin=` and `Licenses=` (pending jobs only), checked
@@ -1918,6 +1940,43 @@ fn changed_limit(current: TimeLimit, delta: i32) -> Result<TimeLimit, (ErrorCode
         .filter(|m| *m < u32::MAX - 2)
         .map(TimeLimit::Minutes)
         .ok_or_else(invalid)
+}
+
+/// The changes of `NumCPUs=`, `MinCPUsNode=` (0: none), `OverSubscribe=`,
+/// `Contiguous=` and `Reboot=`, which only a pending job takes (`MinCPUsNode=` first:
+/// it also sets the CPU count, which `NumCPUs=` then overrides, as Slurm
+/// applies them).
+fn pending_changes(req: &v1::UpdateJobRequest) -> Result<Vec<JobChange>, (ErrorCode, String)> {
+    let mut out = Vec::new();
+    if let Some(n) = req.min_cpus_per_node.filter(|n| *n > 0) {
+        out.push(JobChange::MinCpusPerNode(n));
+    }
+    if let Some(min) = req.min_cpus {
+        let max = req.max_cpus.filter(|m| *m > 0);
+        if min == 0 || max.is_some_and(|m| m < min) {
+            return Err((ErrorCode::InvalidCpuCount, String::new()));
+        }
+        out.push(JobChange::Cpus { min, max });
+    }
+    if let Some(sharing) = req.sharing {
+        let known = [v1::NodeSharing::Oversubscribe, v1::NodeSharing::Exclusive]
+            .iter()
+            .any(|s| *s as i32 == sharing);
+        if !known {
+            return Err((
+                ErrorCode::Unspecified,
+                format!("invalid node sharing {sharing}"),
+            ));
+        }
+        out.push(JobChange::Sharing(sharing));
+    }
+    if let Some(on) = req.contiguous {
+        out.push(JobChange::Contiguous(on));
+    }
+    if let Some(on) = req.reboot {
+        out.push(JobChange::Reboot(on));
+    }
+    Ok(out)
 }
 
 fn rejection_code(r: &SubmitRejection) -> (ErrorCode, String) {

@@ -233,6 +233,20 @@ pub struct ShownOptions {
     pub container: Box<str>,
     /// `--cluster-constraint` as given, empty for none.
     pub cluster_features: Box<str>,
+    /// `scontrol update AdminComment=`; `None` when never set (Slurm shows
+    /// an empty one set, and not one never set).
+    pub admin_comment: Option<Box<str>>,
+    /// The CPU count of a pending job once it no longer follows its task
+    /// count: set by `scontrol update NumCPUs=`/`MinCPUsNode=`, or kept as
+    /// it was when its tasks or CPUs per task change (Slurm keeps the count
+    /// it computed at submission). `None`: tasks × CPUs per task.
+    pub num_cpus: Option<u32>,
+    /// The upper end of `NumCPUs=MIN-MAX`, shown while pending.
+    pub max_cpus: Option<u32>,
+    /// MinCPUsNode once it no longer follows the job's tasks: set by
+    /// `scontrol update MinCPUsNode=`, or kept as it was when the tasks or
+    /// CPUs per task change.
+    pub min_cpus_per_node: Option<u32>,
 }
 
 impl ShownOptions {
@@ -255,6 +269,11 @@ impl ShownOptions {
             switch_wait_secs: desc.switches.and(desc.switch_wait_seconds).unwrap_or(0),
             container: desc.container.as_str().into(),
             cluster_features: desc.cluster_constraint.as_str().into(),
+            // Only `scontrol update` sets these.
+            admin_comment: None,
+            num_cpus: None,
+            max_cpus: None,
+            min_cpus_per_node: None,
         };
         (shown != ShownOptions::default()).then(|| Box::new(shown))
     }
@@ -267,6 +286,11 @@ impl JobSpec {
     /// The job's [`ShownOptions`] (all unset when it gave none).
     pub fn shown(&self) -> &ShownOptions {
         self.shown.as_deref().unwrap_or(&NO_SHOWN_OPTIONS)
+    }
+
+    /// The [`ShownOptions`] to change, made when there were none.
+    pub fn shown_mut(&mut self) -> &mut ShownOptions {
+        self.shown.get_or_insert_with(Box::default)
     }
 }
 
@@ -411,6 +435,30 @@ pub fn first_partition(list: &str, index: &HashMap<String, usize>) -> Option<usi
 }
 
 impl Job {
+    /// The CPU count of the job while it waits (NumCPUs, its TRES): what
+    /// `scontrol update` set or kept, else its tasks' CPUs, one per node at
+    /// least.
+    pub fn pending_cpus(&self) -> u32 {
+        self.spec.shown().num_cpus.unwrap_or_else(|| {
+            self.shape
+                .ntasks
+                .saturating_mul(self.shape.cpus_per_task)
+                .max(self.shape.min_nodes)
+        })
+    }
+
+    /// `MinCPUsNode`: what one node must give, as Slurm shows it: the
+    /// larger of `--mincpus` and the CPUs of `--ntasks-per-node` tasks (one
+    /// task when not given), unless `scontrol update` set or kept it.
+    pub fn min_cpus_per_node(&self) -> u32 {
+        if let Some(kept) = self.spec.shown().min_cpus_per_node {
+            return kept;
+        }
+        let per_node_tasks = self.shape.ntasks_per_node.filter(|n| *n > 0).unwrap_or(1);
+        let tasks = per_node_tasks.saturating_mul(self.shape.cpus_per_task.max(1));
+        self.spec.min_cpus_per_node.unwrap_or(0).max(tasks)
+    }
+
     /// Whether `name` is one of the job's partitions.
     pub fn in_partition(&self, name: &str) -> bool {
         partition_names(&self.partition_name).any(|n| n == name)

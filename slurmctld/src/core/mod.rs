@@ -1271,6 +1271,15 @@ impl Controller {
         let extras = job.spec.extras();
         r.tmp_disk_mb = extras.tmp_disk_mb;
         r.min_cpus_per_node = job.spec.min_cpus_per_node.unwrap_or(0);
+        // A CPU count set above what the tasks take (`scontrol update
+        // NumCPUs=`) is spread over the nodes it asks for.
+        if let Some(cpus) = job.spec.shown().num_cpus {
+            let tasks = job.shape.ntasks.saturating_mul(job.shape.cpus_per_task);
+            if cpus > tasks {
+                let per_node = cpus.div_ceil(job.shape.min_nodes.max(1));
+                r.min_cpus_per_node = r.min_cpus_per_node.max(per_node);
+            }
+        }
         if let Some(shown) = &job.spec.shown {
             r.layout = [
                 shown.sockets_per_node.unwrap_or(0),
@@ -1652,6 +1661,14 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
         JobChange::MinNodes(n) => {
             job.shape.min_nodes = (*n).max(1);
             job.shape.ntasks = job.shape.ntasks.max(job.shape.min_nodes);
+            // A CPU count kept from before grows with the tasks, as
+            // Slurm's does.
+            if let Some(kept) = job.spec.shown().num_cpus {
+                let tasks = job.shape.ntasks.saturating_mul(job.shape.cpus_per_task);
+                if tasks > kept {
+                    job.spec.make_mut().shown_mut().num_cpus = Some(tasks);
+                }
+            }
         }
         JobChange::MaxNodes(n) => job.shape.max_nodes = *n,
         JobChange::Name(s) => job.name.clone_from(s),
@@ -1690,12 +1707,35 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             }
         }
         JobChange::NumTasks(n) => {
+            keep_cpu_counts(job);
             job.shape.ntasks = (*n).max(1);
             job.shape.ntasks_given = true;
         }
         JobChange::CpusPerTask(n) => {
+            keep_cpu_counts(job);
             job.shape.cpus_per_task = (*n).max(1);
             job.spec.make_mut().cpus_per_task = Some((*n).max(1));
+        }
+        JobChange::Cpus { min, max } => {
+            let shown = job.spec.make_mut().shown_mut();
+            shown.num_cpus = Some((*min).max(1));
+            shown.max_cpus = *max;
+        }
+        JobChange::MinCpusPerNode(n) => {
+            let spec = job.spec.make_mut();
+            spec.min_cpus_per_node = Some(*n);
+            let shown = spec.shown_mut();
+            shown.min_cpus_per_node = Some(*n);
+            shown.num_cpus = Some((*n).max(1));
+        }
+        JobChange::Contiguous(on) => job.spec.make_mut().contiguous = *on,
+        JobChange::Sharing(sharing) => {
+            job.spec.make_mut().sharing = *sharing;
+            job.shape.exclusive = *sharing == slurm_proto::v1::NodeSharing::Exclusive as i32;
+        }
+        JobChange::Reboot(on) => job.spec.make_mut().shown_mut().reboot = *on,
+        JobChange::AdminComment(text) => {
+            job.spec.make_mut().shown_mut().admin_comment = Some(text.as_str().into());
         }
         JobChange::Memory(m) => job.shape.mem = Some(*m),
         JobChange::Deadline(t) => {
@@ -1712,6 +1752,17 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             });
         }
     }
+}
+
+/// Before a pending job's tasks or CPUs per task change: its CPU count and
+/// MinCPUsNode stay what they were, as Slurm keeps the counts it computed
+/// at submission.
+fn keep_cpu_counts(job: &mut Job) {
+    let cpus = job.pending_cpus();
+    let per_node = job.min_cpus_per_node();
+    let shown = job.spec.make_mut().shown_mut();
+    shown.min_cpus_per_node.get_or_insert(per_node);
+    shown.num_cpus.get_or_insert(cpus);
 }
 
 /// Limit shown for a job: its own or the partition default.

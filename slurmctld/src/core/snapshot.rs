@@ -598,6 +598,10 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         switch_wait_secs,
         container,
         cluster_features,
+        admin_comment,
+        num_cpus,
+        max_cpus,
+        min_cpus_per_node: kept_min_cpus_per_node,
     } = shared.shown();
     let tri = |v: &Option<bool>| -> u8 {
         match v {
@@ -628,6 +632,18 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.u32(*switch_wait_secs);
     w.str(container);
     w.str(cluster_features);
+    // Then what `scontrol update` sets: AdminComment= (after a byte saying
+    // whether there is one), the CPU count and its upper end.
+    match admin_comment {
+        Some(text) => {
+            w.bool(true);
+            w.str(text);
+        }
+        None => w.bool(false),
+    }
+    w.opt_u32(*num_cpus);
+    w.opt_u32(*max_cpus);
+    w.opt_u32(*kept_min_cpus_per_node);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1332,6 +1348,16 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
             shown.container = r.boxed("container")?;
             shown.cluster_features = r.boxed("cluster features")?;
         }
+        if r.left() > 0 {
+            shown.admin_comment = if r.bool("admin comment present")? {
+                Some(r.boxed("admin comment")?)
+            } else {
+                None
+            };
+            shown.num_cpus = r.opt_u32("cpu count")?;
+            shown.max_cpus = r.opt_u32("max cpu count")?;
+            shown.min_cpus_per_node = r.opt_u32("kept min cpus per node")?;
+        }
         spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
     Ok((spec, files))
@@ -1647,6 +1673,9 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
+        // Without what scontrol update sets (four presence bytes).
+        buf.truncate(buf.len() - 4);
+        assert_eq!(read(&buf), *spec());
         // Without --switches (a presence byte, a count, two empty texts),
         // --delay-boot and --power (a presence byte, an empty text), then
         // without the flags (one byte), the five counts (a presence byte
@@ -1689,6 +1718,10 @@ mod spec_layout {
                     switch_wait_secs: 120,
                     container: "/srv/bundle".into(),
                     cluster_features: "fast".into(),
+                    admin_comment: kill.map(|k| if k { "checked" } else { "" }.into()),
+                    num_cpus: reboot.then_some(3),
+                    max_cpus: kill.and(Some(8)),
+                    min_cpus_per_node: kill.and(Some(2)),
                 })),
                 ..JobSpec::default()
             };

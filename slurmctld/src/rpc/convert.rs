@@ -138,10 +138,7 @@ impl<'a> Derived<'a> {
         let num_cpus: u32 = if no_node {
             0
         } else if alloc.is_empty() {
-            job.shape
-                .ntasks
-                .saturating_mul(job.shape.cpus_per_task)
-                .max(job.shape.min_nodes)
+            job.pending_cpus()
         } else {
             alloc.iter().map(|a| a.cpus).sum()
         };
@@ -201,9 +198,7 @@ pub(crate) fn memory_of(job: &Job) -> Option<v1::job_info::Memory> {
 /// of `--mincpus` and the CPUs of `--ntasks-per-node` tasks (one task when
 /// not given).
 pub(crate) fn min_cpus_per_node_of(job: &Job) -> u32 {
-    let per_node_tasks = job.shape.ntasks_per_node.filter(|n| *n > 0).unwrap_or(1);
-    let tasks = per_node_tasks.saturating_mul(job.shape.cpus_per_task.max(1));
-    job.spec.min_cpus_per_node.unwrap_or(0).max(tasks)
+    job.min_cpus_per_node()
 }
 
 /// SchedNodeList: the nodes a pending job is planned on
@@ -413,6 +408,15 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         wait4switch_seconds: pick!(121, d.shown().switch_wait_secs),
         container: pick!(122, d.shown().container.to_string()),
         cluster_features: pick!(123, d.shown().cluster_features.to_string()),
+        admin_comment: pick!(124, d.shown().admin_comment.as_deref().map(str::to_owned)),
+        max_cpus: pick!(
+            125,
+            if job.status.state == JobState::Pending {
+                d.shown().max_cpus.unwrap_or(0)
+            } else {
+                0
+            }
+        ),
         resources: pick!(
             92,
             Some(v1::JobResources {

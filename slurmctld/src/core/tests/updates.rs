@@ -624,3 +624,160 @@ fn reservation_names_are_refused_and_clearing_is_accepted() {
     let r = update(id, ALICE, |r| r.reservation = Some("maint".into()));
     assert_eq!(code(&mut env, r), ErrorCode::ReservationInvalid.number());
 }
+
+/// `NumCPUs=` and `MinCPUsNode=` set a pending job's CPU count (shown and
+/// counted in its TRES), which a later change of its tasks leaves as it
+/// was, as Slurm 22.05 keeps the count it computed at submission; the job
+/// then gets that many CPUs.
+#[test]
+fn cpu_count_is_set_and_kept_across_task_changes() {
+    let mut env = Env::new();
+    let id = env.submit(script());
+    let shown = |env: &Env| {
+        let info = job_info(&env.ctl.snapshot(), env.job(id), env.now);
+        let cpu = info
+            .tres_requested
+            .as_ref()
+            .and_then(|t| t.items.iter().find(|i| i.r#type == "cpu").map(|i| i.count));
+        (info.num_cpus, info.max_cpus, info.min_cpus_per_node, cpu)
+    };
+    // More tasks: the count stays (TRES too), MinCPUsNode as well.
+    assert_eq!(code(&mut env, update(id, ALICE, |r| r.ntasks = Some(2))), 0);
+    assert_eq!(shown(&env), (1, 0, 1, Some(1)));
+    assert_eq!(
+        code(&mut env, update(id, ALICE, |r| r.cpus_per_task = Some(2))),
+        0
+    );
+    assert_eq!(shown(&env), (1, 0, 1, Some(1)));
+    // NumCPUs= sets it; a range is shown while pending.
+    let r = update(id, ALICE, |r| {
+        r.cpus_per_task = Some(1);
+        r.min_cpus = Some(2);
+        r.max_cpus = Some(4);
+    });
+    assert_eq!(code(&mut env, r), 0);
+    assert_eq!(shown(&env), (2, 4, 1, Some(2)));
+    // MinCPUsNode= sets both, and NumCPUs= given with it wins.
+    let r = update(id, ALICE, |r| r.min_cpus_per_node = Some(1));
+    assert_eq!(code(&mut env, r), 0);
+    assert_eq!(shown(&env), (1, 4, 1, Some(1)));
+    let r = update(id, ALICE, |r| {
+        r.min_cpus_per_node = Some(2);
+        r.min_cpus = Some(1);
+        r.max_cpus = None;
+    });
+    assert_eq!(code(&mut env, r), 0);
+    assert_eq!(shown(&env), (1, 0, 2, Some(1)));
+    // A count of 0, or a range upside down, is refused.
+    let r = update(id, ALICE, |r| r.min_cpus = Some(0));
+    assert_eq!(code(&mut env, r), ErrorCode::InvalidCpuCount.number());
+    let r = update(id, ALICE, |r| {
+        r.min_cpus = Some(3);
+        r.max_cpus = Some(2);
+    });
+    assert_eq!(code(&mut env, r), ErrorCode::InvalidCpuCount.number());
+
+    // Replay and a snapshot give the same record.
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(
+        replayed.job(id).unwrap().spec.clone(),
+        env.job(id).spec.clone()
+    );
+    let reloaded = super::snapshot_reloaded(&env.ctl);
+    assert_eq!(
+        reloaded.job(id).unwrap().spec.clone(),
+        env.job(id).spec.clone()
+    );
+
+    // Two CPUs on one node once it runs (MinCPUsNode=2), two tasks.
+    env.register_all();
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Running);
+    assert_eq!(job.alloc.iter().map(|a| a.cpus).sum::<u32>(), 2);
+}
+
+/// A CPU count no node of the partition can give is kept all the same and
+/// answered "Requested partition configuration not available now", as
+/// Slurm 22.05 does; the job then cannot start.
+#[test]
+fn cpu_count_beyond_the_partition_is_kept_and_refused() {
+    let mut env = Env::new();
+    let id = env.submit(script());
+    let r = update(id, ALICE, |r| {
+        r.min_cpus_per_node = Some(3);
+        r.name = Some("kept".into());
+    });
+    assert_eq!(
+        code(&mut env, r),
+        ErrorCode::RequestedPartConfigUnavailable.number()
+    );
+    let job = env.job(id);
+    assert_eq!(job.name, "kept");
+    assert_eq!(job.pending_cpus(), 3);
+    assert_eq!(job.min_cpus_per_node(), 3);
+    env.register_all();
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    // Another change refused on its own is refused as before, and nothing
+    // of the request is kept.
+    let r = update(id, ALICE, |r| {
+        r.min_cpus = Some(2);
+        r.ntasks = Some(100);
+        r.min_nodes = Some(9);
+    });
+    assert_ne!(code(&mut env, r), 0);
+    assert_eq!(env.job(id).pending_cpus(), 3);
+}
+
+/// `Contiguous=`, `OverSubscribe=`, `Reboot=`: a pending job's only;
+/// `AdminComment=`: an operator's only, in any state.
+#[test]
+fn contiguous_sharing_reboot_and_admin_comment() {
+    let mut env = Env::new();
+    let id = env.submit(script());
+    let r = update(id, ALICE, |r| {
+        r.contiguous = Some(true);
+        r.sharing = Some(v1::NodeSharing::Oversubscribe as i32);
+        r.reboot = Some(true);
+    });
+    assert_eq!(code(&mut env, r), 0);
+    let job = env.job(id);
+    assert!(job.spec.contiguous && job.spec.shown().reboot && !job.shape.exclusive);
+    assert_eq!(job.spec.sharing, v1::NodeSharing::Oversubscribe as i32);
+    let r = update(id, ALICE, |r| {
+        r.sharing = Some(v1::NodeSharing::Exclusive as i32)
+    });
+    assert_eq!(code(&mut env, r), 0);
+    assert!(env.job(id).shape.exclusive);
+    let r = update(id, ALICE, |r| r.sharing = Some(77));
+    assert_ne!(code(&mut env, r), 0);
+
+    let r = update(id, ALICE, |r| r.admin_comment = Some("mine".into()));
+    assert_eq!(code(&mut env, r), ErrorCode::AccessDenied.number());
+    let r = update(id, Caller::ROOT, |r| r.admin_comment = Some(String::new()));
+    assert_eq!(code(&mut env, r), 0);
+    assert_eq!(env.job(id).spec.shown().admin_comment.as_deref(), Some(""));
+
+    env.register_all();
+    assert_eq!(env.job(id).state(), JobState::Running);
+    for f in [
+        (|r: &mut v1::UpdateJobRequest| r.contiguous = Some(false)) as fn(&mut _),
+        |r| r.reboot = Some(false),
+        |r| r.sharing = Some(v1::NodeSharing::Oversubscribe as i32),
+        |r| r.min_cpus = Some(1),
+        |r| r.min_cpus_per_node = Some(1),
+    ] {
+        let r = update(id, ALICE, f);
+        assert_eq!(code(&mut env, r), ErrorCode::JobNotPending.number());
+    }
+    let r = update(id, Caller::ROOT, |r| {
+        r.admin_comment = Some("checked".into())
+    });
+    assert_eq!(code(&mut env, r), 0);
+    let info = job_info(&env.ctl.snapshot(), env.job(id), env.now);
+    assert_eq!(info.admin_comment.as_deref(), Some("checked"));
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(
+        replayed.job(id).unwrap().spec.clone(),
+        env.job(id).spec.clone()
+    );
+}
