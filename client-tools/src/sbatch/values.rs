@@ -528,6 +528,8 @@ pub fn gres_kinds(o: &SbatchOpts, gres_types: &[String]) -> Result<(), OptError>
         for item in list.split(',').filter(|i| !i.is_empty()) {
             let item = item.strip_prefix("gres/").unwrap_or(item);
             match GresSpec::parse(item) {
+                // A count of 0 asks for nothing, whatever it names.
+                Some(spec) if spec.count == 0 => {}
                 Some(spec) if known(&spec.name) => gres_gpu |= spec.name == "gpu",
                 _ => return Err(bad()),
             }
@@ -934,6 +936,11 @@ mod tests {
         for ok in ["gpu:1", "gpu", "gpu:abc", "gpu:1:2", "gpu:a100:2,gpu:1"] {
             assert!(gres_kinds(&with(ok), &types).is_ok(), "{ok}");
         }
+        // Counts of 0 ask for nothing, even of a GRES not configured.
+        for ok in ["gpu:0", "foo:0", "gpu:tesla:0", "gpu:0,foo:0"] {
+            assert!(gres_kinds(&with(ok), &[]).is_ok(), "{ok}");
+        }
+        assert!(gres_kinds(&with("gpu:0,gpu:1"), &[]).is_err());
         for bad in ["foo:2", "gpu:a100:x", "gpu:1,foo"] {
             let e = gres_kinds(&with(bad), &types).unwrap_err();
             assert_eq!(

@@ -91,6 +91,9 @@ impl JobShape {
             .unwrap_or_else(|| per_node.map_or(min_nodes, |n| n.saturating_mul(min_nodes)));
         let mem = match desc.memory {
             Some(v1::job_description::Memory::MemPerNodeMb(mb)) => Some(MemReq::PerNode(mb)),
+            // `--mem-per-cpu=0` is `--mem=0` (all of each node's memory),
+            // as Slurm 22.05 takes and shows it (MinMemoryNode=0).
+            Some(v1::job_description::Memory::MemPerCpuMb(0)) => Some(MemReq::PerNode(0)),
             Some(v1::job_description::Memory::MemPerCpuMb(mb)) => Some(MemReq::PerCpu(mb)),
             None => None,
         };
@@ -546,6 +549,21 @@ mod tests {
         let again = cache.share(spec("u0", ""));
         assert!(!Arc::ptr_eq(&first, &again));
         assert_eq!(*first, *again);
+    }
+
+    #[test]
+    fn memory_per_cpu_of_zero_is_all_of_each_nodes_memory() {
+        let shape = |memory| {
+            JobShape::from_desc(&JobDescription {
+                memory: Some(memory),
+                ..JobDescription::default()
+            })
+            .mem
+        };
+        use v1::job_description::Memory;
+        assert_eq!(shape(Memory::MemPerCpuMb(0)), Some(MemReq::PerNode(0)));
+        assert_eq!(shape(Memory::MemPerCpuMb(10)), Some(MemReq::PerCpu(10)));
+        assert_eq!(shape(Memory::MemPerNodeMb(0)), Some(MemReq::PerNode(0)));
     }
 
     #[test]
