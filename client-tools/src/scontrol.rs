@@ -684,9 +684,9 @@ const ENTITIES: &[(&str, usize, Entity)] = &[
     ("nodes", 1, Entity::Nodes),
     ("partitions", 2, Entity::Partitions),
     ("partitionname", 10, Entity::Partitions),
-    ("reservation", 1, Entity::NeedsController("reservation")),
+    ("reservations", 1, Entity::NeedsController("reservation")),
     ("slurmd", 2, Entity::NeedsController("slurmd")),
-    ("step", 2, Entity::NeedsController("step")),
+    ("steps", 2, Entity::NeedsController("step")),
     ("topology", 1, Entity::NeedsController("topology")),
 ];
 
@@ -1260,6 +1260,14 @@ mod tests {
         assert_eq!(Entity::parse("hostlistx"), None);
         assert_eq!(Entity::parse("hostnamesx"), None);
         assert_eq!(Entity::parse("j"), Some(Entity::Jobs));
+        // Plural forms Slurm 22.05 takes, as it takes `jobs` and `nodes`.
+        let step = Some(Entity::NeedsController("step"));
+        assert_eq!(Entity::parse("steps"), step);
+        assert_eq!(Entity::parse("step"), step);
+        assert_eq!(Entity::parse("stepsx"), None);
+        let resv = Some(Entity::NeedsController("reservation"));
+        assert_eq!(Entity::parse("reservations"), resv);
+        assert_eq!(Entity::parse("res"), resv);
     }
 
     #[test]
