@@ -393,16 +393,23 @@ pub fn format_timestamp(unix: i64) -> String {
 /// range (about 262,000 years from now) prints as `Unknown`.
 pub fn format_timestamp_in(unix: i64, zone: &impl LocalZone) -> String {
     match zone.to_local(unix) {
-        Some(t) => t.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        // The year as C's strftime writes it: no `+` past 9999.
+        Some(t) => format!("{}-{}", c_year(&t), t.format("%m-%dT%H:%M:%S")),
         None => "Unknown".to_owned(),
     }
+}
+
+/// The year of `t` as C's `%Y` writes it: all its digits, with no sign for
+/// years past 9999 (chrono's `%Y` writes `+10193`).
+fn c_year(t: &NaiveDateTime) -> String {
+    format!("{:04}", t.year())
 }
 
 /// A timestamp in C's `ctime` style, the header line of `squeue -l` and
 /// `sinfo -l`: `Sat Nov 21 07:01:06 2026`.
 pub fn format_ctime_in(unix: i64, zone: &impl LocalZone) -> String {
     match zone.to_local(unix) {
-        Some(t) => t.format("%a %b %e %H:%M:%S %Y").to_string(),
+        Some(t) => format!("{} {}", t.format("%a %b %e %H:%M:%S"), c_year(&t)),
         None => "Unknown".to_owned(),
     }
 }
@@ -1179,6 +1186,14 @@ mod tests {
             "Sun Nov  1 07:01:01 2026"
         );
         assert_eq!(format_ctime_in(i64::MIN, &UTC), "Unknown");
+        // Past 9999 the year has all its digits and no sign, as C's %Y
+        // writes it (a --test-only start behind jobs without a limit).
+        let far = NaiveDate::from_ymd_opt(26525, 4, 9)
+            .and_then(|d| d.and_hms_opt(0, 31, 43))
+            .map(|t| t.and_utc().timestamp())
+            .unwrap();
+        assert_eq!(format_timestamp_in(far, &UTC), "26525-04-09T00:31:43");
+        assert_eq!(format_ctime_in(far, &UTC), "Mon Apr  9 00:31:43 26525");
     }
 
     /// NOW's day at `h:m:s`, `days` days on, UTC.
