@@ -1121,7 +1121,10 @@ impl Controller {
                 .map_err(|rejection| rejection_code(&rejection))
         };
         let mut cpu_refusal = None;
-        if !pending_only.is_empty() {
+        let cpu_counts = pending_only
+            .iter()
+            .any(|c| matches!(c, JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_)));
+        if cpu_counts {
             let all: Vec<&JobChange> = spec.iter().chain(&pending_only).collect();
             if check(&all).is_err() {
                 // A CPU count no node of the partition can give: Slurm keeps
@@ -1943,9 +1946,9 @@ fn changed_limit(current: TimeLimit, delta: i32) -> Result<TimeLimit, (ErrorCode
 }
 
 /// The changes of `NumCPUs=`, `MinCPUsNode=` (0: none), `OverSubscribe=`,
-/// `Contiguous=` and `Reboot=`, which only a pending job takes (`MinCPUsNode=` first:
-/// it also sets the CPU count, which `NumCPUs=` then overrides, as Slurm
-/// applies them).
+/// `Contiguous=` and `Reboot=`, which only a pending job takes.
+/// `MinCPUsNode=` comes first: it also sets the CPU count, which a
+/// `NumCPUs=` given with it then overrides, as Slurm applies them.
 fn pending_changes(req: &v1::UpdateJobRequest) -> Result<Vec<JobChange>, (ErrorCode, String)> {
     let mut out = Vec::new();
     if let Some(n) = req.min_cpus_per_node.filter(|n| *n > 0) {
