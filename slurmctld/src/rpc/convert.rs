@@ -194,13 +194,6 @@ pub(crate) fn memory_of(job: &Job) -> Option<v1::job_info::Memory> {
     })
 }
 
-/// `MinCPUsNode`: what one node must give, as Slurm shows it: the larger
-/// of `--mincpus` and the CPUs of `--ntasks-per-node` tasks (one task when
-/// not given).
-pub(crate) fn min_cpus_per_node_of(job: &Job) -> u32 {
-    job.min_cpus_per_node()
-}
-
 /// SchedNodeList: the nodes a pending job is planned on
 /// (`core::estimate`); empty otherwise.
 pub(crate) fn scheduled_nodes_of<'a>(snap: &'a Snapshot, job: &Job) -> &'a str {
@@ -378,7 +371,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         ),
         cpus_per_task: pick!(84, job.shape.cpus_per_task),
         ntasks_per_node: pick!(85, job.shape.ntasks_per_node.unwrap_or(0)),
-        min_cpus_per_node: pick!(86, min_cpus_per_node_of(job)),
+        min_cpus_per_node: pick!(86, job.min_cpus_per_node()),
         memory: pick!(87, memory),
         gres: pick!(93, crate::core::gres::tres_per_node(&d.gres)),
         // --time-min, --deadline, --tmp, --licenses, --gpus, --network

@@ -45,7 +45,7 @@ use tonic::codegen::{http, Body as HttpBody, BoxFuture, Service as TowerService,
 use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
-use super::convert::{self, memory_of, min_cpus_per_node_of, Derived, JobFields};
+use super::convert::{self, memory_of, Derived, JobFields};
 use super::{trim_after_reply, Service};
 use crate::core::{Job, Snapshot};
 
@@ -618,7 +618,7 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
         put_u64(out, 82, derived.num_cpus.into());
     }
     if want.has(86) {
-        put_u64(out, 86, min_cpus_per_node_of(job).into());
+        put_u64(out, 86, job.min_cpus_per_node().into());
     }
     if want.has(87) {
         // A oneof: written when set, zero or not.
