@@ -442,12 +442,15 @@ impl Job {
     /// `scontrol update` set or kept, else its tasks' CPUs, one per node at
     /// least.
     pub fn pending_cpus(&self) -> u32 {
-        self.spec.shown().num_cpus.unwrap_or_else(|| {
-            self.shape
-                .ntasks
-                .saturating_mul(self.shape.cpus_per_task)
-                .max(self.shape.min_nodes)
-        })
+        self.spec
+            .shown()
+            .num_cpus
+            .unwrap_or_else(|| self.task_cpus().max(self.shape.min_nodes))
+    }
+
+    /// The CPUs its tasks take: tasks × CPUs per task.
+    pub fn task_cpus(&self) -> u32 {
+        self.shape.ntasks.saturating_mul(self.shape.cpus_per_task)
     }
 
     /// `MinCPUsNode`: what one node must give, as Slurm shows it: the

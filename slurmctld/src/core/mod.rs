@@ -1274,8 +1274,7 @@ impl Controller {
         // A CPU count set above what the tasks take (`scontrol update
         // NumCPUs=`) is spread over the nodes it asks for.
         if let Some(cpus) = job.spec.shown().num_cpus {
-            let tasks = job.shape.ntasks.saturating_mul(job.shape.cpus_per_task);
-            if cpus > tasks {
+            if cpus > job.task_cpus() {
                 let per_node = cpus.div_ceil(job.shape.min_nodes.max(1));
                 r.min_cpus_per_node = r.min_cpus_per_node.max(per_node);
             }
@@ -1664,7 +1663,7 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             // A CPU count kept from before grows with the tasks, as
             // Slurm's does.
             if let Some(kept) = job.spec.shown().num_cpus {
-                let tasks = job.shape.ntasks.saturating_mul(job.shape.cpus_per_task);
+                let tasks = job.task_cpus();
                 if tasks > kept {
                     job.spec.make_mut().shown_mut().num_cpus = Some(tasks);
                 }

@@ -504,7 +504,7 @@ fn job_tres(cpus: u32, mem_mb: u64, nodes: u32) -> v1::TresList {
 fn nodes_for_tasks(snap: &Snapshot, job: &Job) -> u32 {
     let shape = &job.shape;
     let min = shape.min_nodes;
-    let cpus = shape.ntasks.saturating_mul(shape.cpus_per_task);
+    let cpus = job.task_cpus();
     if shape.overcommit || cpus <= 1 {
         return min;
     }
