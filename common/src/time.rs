@@ -393,23 +393,19 @@ pub fn format_timestamp(unix: i64) -> String {
 /// range (about 262,000 years from now) prints as `Unknown`.
 pub fn format_timestamp_in(unix: i64, zone: &impl LocalZone) -> String {
     match zone.to_local(unix) {
-        // The year as C's strftime writes it: no `+` past 9999.
-        Some(t) => format!("{}-{}", c_year(&t), t.format("%m-%dT%H:%M:%S")),
+        // The year as C's %Y writes it: all its digits, with no sign past
+        // 9999 (chrono's %Y writes `+10193`).
+        Some(t) => format!("{:04}-{}", t.year(), t.format("%m-%dT%H:%M:%S")),
         None => "Unknown".to_owned(),
     }
-}
-
-/// The year of `t` as C's `%Y` writes it: all its digits, with no sign for
-/// years past 9999 (chrono's `%Y` writes `+10193`).
-fn c_year(t: &NaiveDateTime) -> String {
-    format!("{:04}", t.year())
 }
 
 /// A timestamp in C's `ctime` style, the header line of `squeue -l` and
 /// `sinfo -l`: `Sat Nov 21 07:01:06 2026`.
 pub fn format_ctime_in(unix: i64, zone: &impl LocalZone) -> String {
     match zone.to_local(unix) {
-        Some(t) => format!("{} {}", t.format("%a %b %e %H:%M:%S"), c_year(&t)),
+        // The year as in format_timestamp_in.
+        Some(t) => format!("{} {:04}", t.format("%a %b %e %H:%M:%S"), t.year()),
         None => "Unknown".to_owned(),
     }
 }
