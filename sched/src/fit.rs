@@ -26,7 +26,7 @@
 //! default block distribution), which gives `SLURM_TASKS_PER_NODE=2,1` for
 //! three tasks on two 2-CPU nodes.
 
-use crate::constraint::Constraint;
+use crate::constraint::{Constraint, CountNeed};
 use crate::plan::NodeAlloc;
 use crate::request::{JobRequest, MemReq};
 use crate::view::{ClusterView, OverSubscribe, PartitionView};
@@ -316,9 +316,16 @@ fn distinct_count(nodes: &[usize]) -> u32 {
 }
 
 /// Whether node `i` is acceptable to the job at all (features, `-x`,
-/// `--tmp`, `--mincpus`, `-B`).
-pub(crate) fn node_allowed(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
-    features_allowed(view, job, i)
+/// `--tmp`, `--mincpus`, `-B`). `constraint` is the job's, or one
+/// alternative of its matching OR.
+pub(crate) fn node_allowed(
+    view: &ClusterView,
+    job: &JobRequest,
+    constraint: Option<&Constraint>,
+    i: usize,
+) -> bool {
+    !job.excluded_nodes.contains(&i)
+        && has_features(view, constraint, i)
         && tmp_disk_fits(view, job, i)
         && min_cpus_fit(view, job, i)
         && layout_fits(view, job, i)
@@ -355,6 +362,14 @@ pub(crate) fn features_allowed(view: &ClusterView, job: &JobRequest, i: usize) -
         .is_none_or(|c: &Constraint| c.matches(&n.features))
 }
 
+/// Whether node `i` satisfies `constraint` on its own (no constraint: any
+/// node does).
+fn has_features(view: &ClusterView, constraint: Option<&Constraint>, i: usize) -> bool {
+    view.nodes
+        .get(i)
+        .is_some_and(|n| constraint.is_none_or(|c| c.matches(&n.features)))
+}
+
 /// Whether node `i` has the TmpDisk the job's `--tmp` asks for.
 pub(crate) fn tmp_disk_fits(view: &ClusterView, job: &JobRequest, i: usize) -> bool {
     view.nodes
@@ -365,9 +380,34 @@ pub(crate) fn tmp_disk_fits(view: &ClusterView, job: &JobRequest, i: usize) -> b
 /// Places `job` on `pool`, choosing among `order` (the partition's nodes in
 /// preference order) minus nodes marked in `blocked`. Returns the allocation
 /// in node order, or `None` when it does not fit.
+///
+/// A matching OR (`-C "[a|b]"`) tries its alternatives in order and takes
+/// the first that fits, so that every node satisfies the same one.
 pub(crate) fn select(
     view: &ClusterView,
     job: &JobRequest,
+    shape: &Shape,
+    pool: &Pool,
+    order: &[usize],
+    blocked: Option<&[bool]>,
+) -> Option<Vec<NodeAlloc>> {
+    match &job.constraint {
+        Some(c) => c
+            .alternatives()
+            .iter()
+            .find_map(|alt| select_with(view, job, Some(alt), shape, pool, order, blocked)),
+        None => select_with(view, job, None, shape, pool, order, blocked),
+    }
+}
+
+/// [`select`] for one alternative of the job's constraint. Nodes the
+/// constraint counts (`a*2`, `[a*1&b*2]`) are taken first, then the rest as
+/// usual; the counts may take the job past its task count in nodes when it
+/// asked for no node count of its own.
+fn select_with(
+    view: &ClusterView,
+    job: &JobRequest,
+    constraint: Option<&Constraint>,
     shape: &Shape,
     pool: &Pool,
     order: &[usize],
@@ -383,26 +423,34 @@ pub(crate) fn select(
     required.sort_unstable();
     required.dedup();
     let mut chosen: Vec<(usize, u32)> = Vec::with_capacity(shape.min_nodes as usize);
+    let allowed = |i: usize| node_allowed(view, job, constraint, i);
     for &r in &required {
-        if !order.contains(&r) || !node_allowed(view, job, r) || is_blocked(r) {
+        if !order.contains(&r) || !allowed(r) || is_blocked(r) {
             return None;
         }
         chosen.push((r, capacity(r)?));
     }
-    let max_nodes = shape.max_nodes as usize;
+
+    let mut candidates: Vec<(usize, u32)> = order
+        .iter()
+        .copied()
+        .filter(|&i| !is_blocked(i) && required.binary_search(&i).is_err())
+        .filter(|&i| allowed(i))
+        .filter_map(|i| capacity(i).map(|c| (i, c)))
+        .collect();
+
+    let needs = constraint.map(Constraint::node_counts).unwrap_or_default();
+    let counted = take_counted_nodes(view, &needs, &mut chosen, &mut candidates)?;
+    let min_nodes = (shape.min_nodes as usize).max(counted);
+    let max_nodes = if job.max_nodes.is_some() {
+        shape.max_nodes as usize
+    } else {
+        (shape.max_nodes as usize).max(counted)
+    };
     if chosen.len() > max_nodes {
         return None;
     }
 
-    let candidates: Vec<(usize, u32)> = order
-        .iter()
-        .copied()
-        .filter(|&i| !is_blocked(i) && required.binary_search(&i).is_err())
-        .filter(|&i| node_allowed(view, job, i))
-        .filter_map(|i| capacity(i).map(|c| (i, c)))
-        .collect();
-
-    let min_nodes = shape.min_nodes as usize;
     let ntasks = u64::from(shape.ntasks);
     let satisfied = |set: &[(usize, u32)]| {
         set.len() >= min_nodes && set.iter().map(|&(_, c)| u64::from(c)).sum::<u64>() >= ntasks
@@ -439,6 +487,48 @@ pub(crate) fn select(
         allocs.push(shape.alloc(view, i, 1 + extra));
     }
     (remaining == 0).then_some(allocs)
+}
+
+/// Moves into `chosen` the candidates the constraint's node counts need
+/// beyond the nodes already chosen, first in preference order. Returns how
+/// many nodes the counts add up to, or `None` when the candidates cannot
+/// meet them.
+fn take_counted_nodes(
+    view: &ClusterView,
+    needs: &[CountNeed<'_>],
+    chosen: &mut Vec<(usize, u32)>,
+    candidates: &mut Vec<(usize, u32)>,
+) -> Option<usize> {
+    let has =
+        |i: usize, what: &Constraint| view.nodes.get(i).is_some_and(|n| what.matches(&n.features));
+    // A node counted for one part of `[a*1&b*2]` counts for no other.
+    let mut claimed = vec![false; chosen.len()];
+    let (mut loose, mut distinct) = (0usize, 0usize);
+    for need in needs {
+        let want = need.count as usize;
+        let mut have = 0;
+        for (k, &(i, _)) in chosen.iter().enumerate() {
+            if have == want {
+                break;
+            }
+            if has(i, need.what) && !(need.distinct && claimed[k]) {
+                have += 1;
+                claimed[k] |= need.distinct;
+            }
+        }
+        while have < want {
+            let pos = candidates.iter().position(|&(i, _)| has(i, need.what))?;
+            chosen.push(candidates.remove(pos));
+            claimed.push(need.distinct);
+            have += 1;
+        }
+        if need.distinct {
+            distinct = distinct.saturating_add(want);
+        } else {
+            loose = loose.max(want);
+        }
+    }
+    Some(loose.max(distinct))
 }
 
 #[cfg(test)]
@@ -642,6 +732,81 @@ mod tests {
         assert_eq!(place(&v, &j).unwrap()[0].node_index, 2);
         j.constraint = Some(Constraint::parse("gpu&big").unwrap());
         assert!(place(&v, &j).is_none());
+    }
+
+    /// Nodes 0 and 2 have `a`, 1 and 3 have `b`.
+    fn striped() -> ClusterView {
+        let mut v = cluster(4, 2, 4000);
+        for (i, n) in v.nodes.iter_mut().enumerate() {
+            n.features = vec![if i % 2 == 0 { "a" } else { "b" }.into()];
+        }
+        v
+    }
+
+    fn nodes_of(a: Option<Vec<NodeAlloc>>) -> Option<Vec<usize>> {
+        a.map(|a| a.iter().map(|n| n.node_index).collect())
+    }
+
+    #[test]
+    fn matching_or_puts_every_node_on_one_alternative() {
+        let mut v = striped();
+        let mut j = job(1);
+        j.constraint = Some(Constraint::parse("[a|b]").unwrap());
+        j.min_nodes = 2;
+        j.ntasks = 2;
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![0, 2]));
+        // `a` has one node free: both go to `b`, not one of each.
+        v.nodes[0].alloc_cpus = 2;
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![1, 3]));
+        // Three nodes of one kind do not exist.
+        j.min_nodes = 3;
+        j.ntasks = 3;
+        assert_eq!(nodes_of(place(&striped(), &j)), None);
+        // A plain OR mixes them.
+        j.constraint = Some(Constraint::parse("a|b").unwrap());
+        assert_eq!(nodes_of(place(&striped(), &j)), Some(vec![0, 1, 2]));
+    }
+
+    #[test]
+    fn node_counts_take_nodes_with_the_feature() {
+        let v = striped();
+        let mut j = job(1);
+        // One task, but two nodes with `a`.
+        j.constraint = Some(Constraint::parse("a*2").unwrap());
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![0, 2]));
+        assert_eq!(place(&v, &j).map(|a| a.len()), Some(2));
+        j.constraint = Some(Constraint::parse("a*3").unwrap());
+        assert_eq!(nodes_of(place(&v, &j)), None);
+        // A node count of its own caps the counted nodes.
+        j.constraint = Some(Constraint::parse("a*2").unwrap());
+        j.max_nodes = Some(1);
+        assert_eq!(nodes_of(place(&v, &j)), None);
+        // Counted nodes need not be the others' kind; the rest must be.
+        let mut j = job(2);
+        j.constraint = Some(Constraint::parse("b*1&a").unwrap());
+        assert_eq!(
+            nodes_of(place(&v, &j)),
+            None,
+            "b*1 needs a node with b, a every node"
+        );
+        j.constraint = Some(Constraint::parse("b*1|a").unwrap());
+        j.min_nodes = 3;
+        j.ntasks = 3;
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![0, 1, 2]));
+    }
+
+    #[test]
+    fn bracketed_counts_use_distinct_nodes() {
+        let mut v = striped();
+        v.nodes[0].features = vec!["a".into(), "b".into()];
+        let mut j = job(1);
+        j.constraint = Some(Constraint::parse("[a*1&b*1]").unwrap());
+        // Node 0 has both but counts once.
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![0, 1]));
+        j.constraint = Some(Constraint::parse("[a*2&b*2]").unwrap());
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![0, 1, 2, 3]));
+        j.constraint = Some(Constraint::parse("[a*3&b*2]").unwrap());
+        assert_eq!(nodes_of(place(&v, &j)), None);
     }
 
     #[test]

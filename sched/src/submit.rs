@@ -208,7 +208,18 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         .filter(|&i| fit::features_allowed(view, job, i))
         .collect();
     if let Some(c) = &job.constraint {
-        if with_features.is_empty() || required.iter().any(|i| !with_features.contains(i)) {
+        // As in Slurm 22.05, every feature named must exist, even in an
+        // alternative the nodes could do without (`zz|fa`).
+        let known = |name: &str| {
+            order
+                .iter()
+                .filter_map(|&i| view.nodes.get(i))
+                .any(|n| n.features.iter().any(|f| f == name))
+        };
+        if with_features.is_empty()
+            || required.iter().any(|i| !with_features.contains(i))
+            || !c.feature_names().into_iter().all(known)
+        {
             return Err(SubmitRejection::InvalidFeature {
                 partition: name(),
                 constraint: c.to_string(),
@@ -478,6 +489,37 @@ mod tests {
             }
         );
         assert_eq!(e.slurm_error(), "Invalid feature specification");
+    }
+
+    /// Slurm 22.05 on one node with features `fa,fb`: each name must
+    /// exist; counts the partition's nodes cannot meet are a node
+    /// configuration that is not available.
+    #[test]
+    fn every_feature_named_must_exist_and_counts_must_fit() {
+        let mut view = cluster(1, 2, 4000);
+        view.nodes[0].features = vec!["fa".into(), "fb".into()];
+        let with = |c: &str| {
+            let mut j = job(1);
+            j.constraint = Some(Constraint::parse(c).unwrap());
+            check_submit(&view, &j).map_err(|e| e.slurm_error())
+        };
+        for ok in ["fa|fb", "[fa|fb]", "fa*1&fb", "(fa|fb)&fa"] {
+            assert_eq!(with(ok), Ok(()), "{ok}");
+        }
+        for unknown in ["zz|fa", "[fa|zz]", "fa&(fb|zz)", "zz*2", "FA"] {
+            assert_eq!(
+                with(unknown),
+                Err("Invalid feature specification"),
+                "{unknown}"
+            );
+        }
+        for too_many in ["fa*2", "[fa*1&fb*1]", "[fa*2]", "fa*2|fb"] {
+            assert_eq!(
+                with(too_many),
+                Err("Requested node configuration is not available"),
+                "{too_many}"
+            );
+        }
     }
 
     #[test]
@@ -811,9 +853,9 @@ mod tests {
         );
         j.mem = None;
         // Placement keeps to the nodes that have it.
-        assert!(!fit::node_allowed(&view, &j, 0));
+        assert!(!fit::node_allowed(&view, &j, j.constraint.as_ref(), 0));
         view.nodes[0].cores_per_socket = 0;
         assert_eq!(check_submit(&view, &j), Ok(()));
-        assert!(fit::node_allowed(&view, &j, 0));
+        assert!(fit::node_allowed(&view, &j, j.constraint.as_ref(), 0));
     }
 }

@@ -407,6 +407,10 @@ impl Controller {
         {
             return Err(Reply::error(ErrorCode::InvalidFeature, ""));
         }
+        // Slurm keeps (and shows) the older `a,b` as `a&b`.
+        if desc.constraint.contains(',') {
+            desc.constraint = desc.constraint.replace(',', "&");
+        }
         // As Slurm 22.05: a minimum of 0 with room for a node (`-N 0-2`)
         // runs on one node at least. No node at all (`-N 0`) is refused
         // here when held (Slurm holds it, to wait with BadConstraints once
@@ -1280,7 +1284,11 @@ impl Controller {
                 }
                 _ => {}
             }
-            out.push(JobChange::Text(field, text.to_owned()));
+            let text = match field {
+                SpecText::Features => text.replace(',', "&"),
+                _ => text.to_owned(),
+            };
+            out.push(JobChange::Text(field, text));
         }
         if let Some(n) = req.ntasks {
             if n == 0 {
