@@ -1122,23 +1122,57 @@ impl Controller {
             }
             let request = self.job_request(&probe);
             slurm_sched::check_submit(&self.cluster_view(), &request)
-                .map_err(|rejection| rejection_code(&rejection))
+        };
+        // As Slurm 22.05, a node configuration no node offers (more memory
+        // than any node has, `Features=a*2` on one node) is taken: the job
+        // then waits with BadConstraints. Unknown names are not.
+        let lenient = |changes: &[&JobChange]| match check(changes) {
+            Err(SubmitRejection::NodeConfigUnavailable { cause, .. })
+                if !matches!(
+                    cause,
+                    Unsatisfiable::RequiredNode | Unsatisfiable::UnknownNode
+                ) =>
+            {
+                Ok(())
+            }
+            other => other.map_err(|rejection| rejection_code(&rejection)),
         };
         let mut cpu_refusal = None;
         let cpu_counts = pending_only
             .iter()
-            .any(|c| matches!(c, JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_)));
+            .chain(&changes)
+            .any(|c| {
+                matches!(
+                    c,
+                    JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_) | JobChange::MinNodes(_)
+                )
+            });
         if cpu_counts {
-            let all: Vec<&JobChange> = spec.iter().chain(&pending_only).collect();
-            if check(&all).is_err() {
-                // A CPU count no node of the partition can give: Slurm keeps
-                // it all the same (the job then cannot start) and says so.
+            let all: Vec<&JobChange> = changes.iter().chain(&spec).chain(&pending_only).collect();
+            // More CPUs than the whole partition has (`NumNodes=3` on two
+            // CPUs), or more than any node can give (`MinCPUsNode=3`).
+            let beyond_partition = {
+                let mut probe = Job::clone(job);
+                for c in &all {
+                    super::apply_job_change(&mut probe, c, &self.part_index);
+                }
+                let total: u64 = self
+                    .members(probe.partition)
+                    .iter()
+                    .filter_map(|&i| self.nodes.get(i))
+                    .map(|n| u64::from(n.cpus))
+                    .sum();
+                u64::from(probe.pending_cpus()) > total
+            };
+            if beyond_partition || check(&all).is_err() {
+                // A CPU count the partition cannot give: Slurm keeps it all
+                // the same (the job then cannot start) and says so.
                 let rest: Vec<&JobChange> = spec.iter().collect();
-                check(&rest)?;
+                check(&rest).map_err(|rejection| rejection_code(&rejection))?;
                 cpu_refusal = Some((ErrorCode::RequestedPartConfigUnavailable, String::new()));
             }
         } else if !spec.is_empty() {
-            check(&spec.iter().collect::<Vec<_>>())?;
+            lenient(&spec.iter().collect::<Vec<_>>())?;
         }
         changes.extend(spec);
         changes.extend(pending_only);
