@@ -243,11 +243,15 @@ error_codes! {
         "System submissions disabled", FailedPrecondition;
     InvalidGroupId = 2113, Some("ESLURM_GROUP_ID_MISSING"),
         "Invalid group id", InvalidArgument;
+    BatchConstraint = 2114, Some("ESLURM_BATCH_CONSTRAINT"),
+        "Job --batch option is invalid or not a subset of --constraints", InvalidArgument;
     InvalidNice = 2123, Some("ESLURM_INVALID_NICE"),
         "Invalid --nice value", InvalidArgument;
     /// `--time-min` over the job's time limit or its `--deadline`.
     InvalidTimeMin = 2124, Some("ESLURM_INVALID_TIME_MIN_LIMIT"),
         "Invalid time-min specification (exceeds job's time or other limits)", InvalidArgument;
+    InvalidPrefer = 2133, Some("ESLURM_INVALID_PREFER"),
+        "Invalid preferred feature specification", InvalidArgument;
 
     // --- slurmd ------------------------------------------------------------
     KillTaskFailed = 4001, Some("ESLURMD_KILL_TASK_FAILED"),

@@ -376,6 +376,11 @@ impl Constraint {
         }
     }
 
+    /// Whether the expression holds a matching OR (`[a|b]`).
+    pub fn has_matching_or(&self) -> bool {
+        self.matching_len().is_some()
+    }
+
     fn matching_len(&self) -> Option<usize> {
         match self {
             Constraint::Matching(alts) => Some(alts.len()),

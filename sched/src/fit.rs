@@ -382,7 +382,9 @@ pub(crate) fn tmp_disk_fits(view: &ClusterView, job: &JobRequest, i: usize) -> b
 /// in node order, or `None` when it does not fit.
 ///
 /// A matching OR (`-C "[a|b]"`) tries its alternatives in order and takes
-/// the first that fits, so that every node satisfies the same one.
+/// the first that fits, so that every node satisfies the same one. With
+/// `--prefer`, the preferred features are tried first (along with the
+/// constraint), then the constraint alone.
 pub(crate) fn select(
     view: &ClusterView,
     job: &JobRequest,
@@ -391,13 +393,22 @@ pub(crate) fn select(
     order: &[usize],
     blocked: Option<&[bool]>,
 ) -> Option<Vec<NodeAlloc>> {
-    match &job.constraint {
+    let with = |constraint: Option<&Constraint>| match constraint {
         Some(c) => c
             .alternatives()
             .iter()
             .find_map(|alt| select_with(view, job, Some(alt), shape, pool, order, blocked)),
         None => select_with(view, job, None, shape, pool, order, blocked),
-    }
+    };
+    let preferred = job.prefer.as_ref().and_then(|p| match &job.constraint {
+        None => Some(p.clone()),
+        // One matching OR at most: two would have to choose together.
+        Some(c) if c.has_matching_or() && p.has_matching_or() => None,
+        Some(c) => Some(Constraint::And(vec![c.clone(), p.clone()])),
+    });
+    preferred
+        .and_then(|p| with(Some(&p)))
+        .or_else(|| with(job.constraint.as_ref()))
 }
 
 /// [`select`] for one alternative of the job's constraint. Nodes the
@@ -793,6 +804,21 @@ mod tests {
         j.min_nodes = 3;
         j.ntasks = 3;
         assert_eq!(nodes_of(place(&v, &j)), Some(vec![0, 1, 2]));
+    }
+
+    #[test]
+    fn preferred_features_first_then_without() {
+        let mut v = striped();
+        let mut j = job(1);
+        j.prefer = Some(Constraint::parse("b").unwrap());
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![1]));
+        v.nodes[1].alloc_cpus = 2;
+        v.nodes[3].alloc_cpus = 2;
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![0]));
+        // Within the constraint only.
+        j.constraint = Some(Constraint::parse("b").unwrap());
+        j.prefer = Some(Constraint::parse("a").unwrap());
+        assert_eq!(nodes_of(place(&striped(), &j)), Some(vec![1]));
     }
 
     #[test]

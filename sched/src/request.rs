@@ -75,6 +75,9 @@ pub struct JobRequest {
     pub excluded_nodes: Vec<usize>,
     /// `-C`; every allocated node must satisfy it.
     pub constraint: Option<Constraint>,
+    /// `--prefer`: tried with the constraint first; when the job cannot
+    /// start that way, it starts without.
+    pub prefer: Option<Constraint>,
     /// `-t`; `None` takes the partition's DefaultTime, else its MaxTime.
     pub time_limit: Option<TimeLimit>,
     /// `--begin`, Unix seconds.
@@ -137,6 +140,7 @@ impl JobRequest {
             required_nodes: Vec::new(),
             excluded_nodes: Vec::new(),
             constraint: None,
+            prefer: None,
             time_limit: None,
             begin_time: None,
             hold: None,

@@ -81,6 +81,8 @@ pub enum SubmitRejection {
         partition: String,
         constraint: String,
     },
+    #[error("no node of partition {partition} has the preferred features {prefer}")]
+    InvalidPrefer { partition: String, prefer: String },
     #[error("partition {partition} has not as many CPUs as requested")]
     TooManyCpus { partition: String },
     #[error("no node configuration of partition {partition} satisfies the request ({cause:?})")]
@@ -103,6 +105,7 @@ impl SubmitRejection {
                 "Requested time limit is invalid (missing or exceeds some limit)"
             }
             SubmitRejection::InvalidFeature { .. } => "Invalid feature specification",
+            SubmitRejection::InvalidPrefer { .. } => "Invalid preferred feature specification",
             SubmitRejection::TooManyCpus { .. } => "More processors requested than permitted",
             SubmitRejection::NodeConfigUnavailable { .. } => {
                 "Requested node configuration is not available"
@@ -207,15 +210,15 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
         .copied()
         .filter(|&i| fit::features_allowed(view, job, i))
         .collect();
+    // As in Slurm 22.05, every feature named must exist, even in an
+    // alternative the nodes could do without (`zz|fa`).
+    let known = |name: &str| {
+        order
+            .iter()
+            .filter_map(|&i| view.nodes.get(i))
+            .any(|n| n.features.iter().any(|f| f == name))
+    };
     if let Some(c) = &job.constraint {
-        // As in Slurm 22.05, every feature named must exist, even in an
-        // alternative the nodes could do without (`zz|fa`).
-        let known = |name: &str| {
-            order
-                .iter()
-                .filter_map(|&i| view.nodes.get(i))
-                .any(|n| n.features.iter().any(|f| f == name))
-        };
         if with_features.is_empty()
             || required.iter().any(|i| !with_features.contains(i))
             || !c.feature_names().into_iter().all(known)
@@ -223,6 +226,16 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
             return Err(SubmitRejection::InvalidFeature {
                 partition: name(),
                 constraint: c.to_string(),
+            });
+        }
+    }
+    // `--prefer`: likewise every feature named must exist; the nodes need
+    // not have them.
+    if let Some(p) = &job.prefer {
+        if !p.feature_names().into_iter().all(known) {
+            return Err(SubmitRejection::InvalidPrefer {
+                partition: name(),
+                prefer: p.to_string(),
             });
         }
     }

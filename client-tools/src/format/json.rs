@@ -156,7 +156,7 @@ fn write_job(w: &mut W, job: &JobInfo) {
     } else {
         w.strings("flags", &[]);
     }
-    w.str("burst_buffer", "");
+    w.str("burst_buffer", &job.burst_buffer);
     w.str("burst_buffer_state", "");
     w.str("cluster", &job.cluster);
     w.str("cluster_features", &job.cluster_features);

@@ -317,6 +317,10 @@ pub fn write_job_detailed(
         r.line();
         r.kv("BatchHost", &job.batch_host);
     }
+    if !job.batch_features.is_empty() {
+        r.line();
+        r.kv("BatchFeatures", &job.batch_features);
+    }
     r.line();
     {
         let out = r.key("NumNodes");
@@ -397,6 +401,10 @@ pub fn write_job_detailed(
         r.line();
         r.kv("ClusterFeatures", &job.cluster_features);
     }
+    if !job.prefer.is_empty() {
+        r.line();
+        r.kv("Prefer", &job.prefer);
+    }
     r.line();
     r.kv("OverSubscribe", sharing(job));
     r.kv_num("Contiguous", u8::from(job.contiguous));
@@ -439,6 +447,10 @@ pub fn write_job_detailed(
     }
     r.line();
     r.kv("StdOut", &stdout);
+    if !job.burst_buffer.is_empty() {
+        r.line();
+        r.kv("BurstBuffer", &job.burst_buffer);
+    }
     if job.req_switch > 0 {
         r.line();
         let wait = format_duration_sacct(job.wait4switch_seconds.into());

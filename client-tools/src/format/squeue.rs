@@ -695,9 +695,9 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
         lo::LAST_SCHED_EVAL => write_time(out, job.last_sched_eval, ctx),
         lo::PREEMPT_TIME => write_time(out, job.preempt_time, ctx),
         lo::ADMIN_COMMENT => out.push_str(job.admin_comment.as_deref().unwrap_or("(null)")),
-        lo::BURST_BUFFER | lo::BURST_BUFFER_STATE | lo::PREFER | lo::SYSTEM_COMMENT => {
-            out.push_str("(null)")
-        }
+        lo::BURST_BUFFER => out.push_str(or_null(&job.burst_buffer)),
+        lo::PREFER => out.push_str(or_null(&job.prefer)),
+        lo::BURST_BUFFER_STATE | lo::SYSTEM_COMMENT => out.push_str("(null)"),
         lo::ALLOC_NODES => out.push_str(or_null(&job.alloc_node)),
         lo::ALLOC_SID => push_u64(out, job.alloc_sid.into()),
         lo::CLUSTER_FEATURES => out.push_str(or_null(&job.cluster_features)),

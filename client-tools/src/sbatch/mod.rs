@@ -785,6 +785,10 @@ pub fn build_job(
         switch_wait_seconds: o.switches.and_then(|(_, w)| w),
         container: or_empty(&o.container),
         cluster_constraint: or_empty(&o.cluster_constraint),
+        prefer: or_empty(&o.prefer),
+        mcs_label: or_empty(&o.mcs_label),
+        burst_buffer: or_empty(&o.burst_buffer),
+        batch_features: o.batch_features.clone(),
         sharing: match o.sharing {
             None => v1::NodeSharing::Unspecified,
             Some(Sharing::Exclusive) => v1::NodeSharing::Exclusive,

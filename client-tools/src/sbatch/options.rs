@@ -58,6 +58,13 @@ pub enum Key {
     Licenses,
     MailType,
     Network,
+    /// `--prefer`, `--mcs-label`, `--bb`, `--batch`: kept and shown.
+    Prefer,
+    McsLabel,
+    BurstBuffer,
+    BatchFeatures,
+    /// `--bbf`: a file that must be readable.
+    BurstBufferFile,
     MailUser,
     Mem,
     MemPerCpu,
@@ -191,9 +198,9 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("account", Required, Account),
     long!("acctg-freq", Required, AcctgFreq),
     long!("array", Required, Array),
-    long!("batch", Required, Ignored),
-    long!("bb", Required, Ignored),
-    long!("bbf", Required, Ignored),
+    long!("batch", Required, BatchFeatures),
+    long!("bb", Required, BurstBuffer),
+    long!("bbf", Required, BurstBufferFile),
     long!("begin", Required, Begin),
     long!("chdir", Required, Chdir),
     long!("cluster", Required, Clusters),
@@ -238,7 +245,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("licenses", Required, Licenses),
     long!("mail-type", Required, MailType),
     long!("mail-user", Required, MailUser),
-    long!("mcs-label", Required, Ignored),
+    long!("mcs-label", Required, McsLabel),
     long!("mem", Required, Mem),
     long!("mem-bind", Required, MemBind),
     long!("mem-per-cpu", Required, MemPerCpu),
@@ -263,7 +270,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("parsable", No, Parsable),
     long!("partition", Required, Partition),
     long!("power", Required, Power),
-    long!("prefer", Required, Ignored),
+    long!("prefer", Required, Prefer),
     long!("priority", Required, Priority),
     long!("profile", Required, Profile),
     long!("propagate", Optional, Propagate),
@@ -432,14 +439,10 @@ pub enum OpenMode {
 pub fn ignoring_changes_the_job(spelled: &str) -> bool {
     matches!(
         spelled,
-        "--batch"
-            | "--bb"
-            | "--bbf"
-            | "--core-spec"
+        "--core-spec"
             | "-S"
             | "--cpus-per-gpu"
             | "--gpus-per-socket"
-            | "--mcs-label"
             | "--mem-per-gpu"
             | "--ntasks-per-gpu"
             | "--thread-spec"
@@ -509,6 +512,11 @@ pub struct SbatchOpts {
     /// `--container` and `--cluster-constraint` as given (kept and shown).
     pub container: Option<String>,
     pub cluster_constraint: Option<String>,
+    /// `--prefer`, `--mcs-label`, `--bb` and `--batch` as given.
+    pub prefer: Option<String>,
+    pub mcs_label: Option<String>,
+    pub burst_buffer: Option<String>,
+    pub batch_features: Option<String>,
     /// `--propagate` as given (empty for the bare flag): which of sbatch's
     /// resource limits the job gets; `None`: slurm.conf decides.
     pub propagate: Option<String>,
@@ -847,6 +855,17 @@ fn apply(
         Key::Switches => o.switches = Some(values::switches(v)?),
         Key::Container => o.container = text(value),
         Key::ClusterConstraint => o.cluster_constraint = text(value),
+        Key::Prefer => o.prefer = text(value),
+        Key::McsLabel => o.mcs_label = text(value),
+        Key::BurstBuffer => o.burst_buffer = text(value),
+        Key::BatchFeatures => o.batch_features = text(value),
+        Key::BurstBufferFile => {
+            // Read for the burst buffer plugin, which has nothing to stage
+            // here; a file that cannot be read is refused as Slurm does.
+            if std::fs::File::open(v).is_err() {
+                return Err(refused("Invalid --bbf specification"));
+            }
+        }
         Key::MailType => {
             o.mail_type = values::mail_type(v)?;
         }

@@ -403,8 +403,17 @@ impl Controller {
             tracing::info!(node = %self.nodes[i].name, "job both requires and excludes a node");
             return Err(Reply::error(ErrorCode::InvalidNodeName, ""));
         }
+        if desc.batch_features.is_some() && !self.batch_features_valid(&desc) {
+            return Err(Reply::error(ErrorCode::BatchConstraint, ""));
+        }
         if !desc.constraint.is_empty() && slurm_sched::Constraint::parse(&desc.constraint).is_err()
         {
+            return Err(Reply::error(ErrorCode::InvalidFeature, ""));
+        }
+        // (A `--prefer` that does not parse is an invalid feature
+        // specification too; one naming unknown features is refused with
+        // a message of its own, by the scheduler's admission.)
+        if !desc.prefer.is_empty() && slurm_sched::Constraint::parse(&desc.prefer).is_err() {
             return Err(Reply::error(ErrorCode::InvalidFeature, ""));
         }
         // Slurm keeps (and shows) the older `a,b` as `a&b`.
@@ -532,6 +541,37 @@ impl Controller {
             }
             other => other.map_err(|r| (rejection_reply(&r), false)),
         }
+    }
+
+    /// `--batch`: features of the batch host, which must exist and all be
+    /// named in the job's `--prefer`, or its `--constraint` without one, as
+    /// Slurm 22.05 checks (it also refuses the comma there).
+    fn batch_features_valid(&self, desc: &v1::JobDescription) -> bool {
+        let batch = desc.batch_features.as_deref().unwrap_or_default();
+        let within = if desc.prefer.is_empty() {
+            &desc.constraint
+        } else {
+            &desc.prefer
+        };
+        if within.is_empty() || batch.contains(',') {
+            return false;
+        }
+        let (Ok(batch), Ok(within)) = (
+            slurm_sched::Constraint::parse(batch),
+            slurm_sched::Constraint::parse(within),
+        ) else {
+            return false;
+        };
+        let names = within.feature_names();
+        let exists = |f: &str| {
+            self.nodes
+                .iter()
+                .any(|n| n.features.iter().any(|g| g.as_str() == f))
+        };
+        batch
+            .feature_names()
+            .iter()
+            .all(|f| names.contains(f) && exists(f))
     }
 
     fn probe_job(&self, desc: &v1::JobDescription, partition: usize, uid: u32, gid: u32) -> Job {
@@ -1138,15 +1178,12 @@ impl Controller {
             other => other.map_err(|rejection| rejection_code(&rejection)),
         };
         let mut cpu_refusal = None;
-        let cpu_counts = pending_only
-            .iter()
-            .chain(&changes)
-            .any(|c| {
-                matches!(
-                    c,
-                    JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_) | JobChange::MinNodes(_)
-                )
-            });
+        let cpu_counts = pending_only.iter().chain(&changes).any(|c| {
+            matches!(
+                c,
+                JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_) | JobChange::MinNodes(_)
+            )
+        });
         if cpu_counts {
             let all: Vec<&JobChange> = changes.iter().chain(&spec).chain(&pending_only).collect();
             // More CPUs than the whole partition has (`NumNodes=3` on two
@@ -2038,6 +2075,7 @@ fn rejection_reply(r: &SubmitRejection) -> Reply {
         SubmitRejection::InvalidNodeCount { .. } => ErrorCode::InvalidNodeCount,
         SubmitRejection::InvalidTimeLimit { .. } => ErrorCode::InvalidTimeLimit,
         SubmitRejection::InvalidFeature { .. } => ErrorCode::InvalidFeature,
+        SubmitRejection::InvalidPrefer { .. } => ErrorCode::InvalidPrefer,
         SubmitRejection::TooManyCpus { .. } => ErrorCode::TooManyRequestedCpus,
         SubmitRejection::NodeConfigUnavailable { .. } => ErrorCode::RequestedNodeConfigUnavailable,
     };

@@ -236,6 +236,12 @@ pub struct ShownOptions {
     pub container: Box<str>,
     /// `--cluster-constraint` as given, empty for none.
     pub cluster_features: Box<str>,
+    /// `--prefer` (the scheduler tries these features first),
+    /// `--mcs-label`, `--bb` and `--batch`, as given; empty for none.
+    pub prefer: Box<str>,
+    pub mcs_label: Box<str>,
+    pub burst_buffer: Box<str>,
+    pub batch_features: Box<str>,
     /// `scontrol update AdminComment=`; `None` when never set (Slurm shows
     /// an empty one set, and not one never set).
     pub admin_comment: Option<Box<str>>,
@@ -272,6 +278,10 @@ impl ShownOptions {
             switch_wait_secs: desc.switches.and(desc.switch_wait_seconds).unwrap_or(0),
             container: desc.container.as_str().into(),
             cluster_features: desc.cluster_constraint.as_str().into(),
+            prefer: desc.prefer.replace(',', "&").into(),
+            mcs_label: desc.mcs_label.as_str().into(),
+            burst_buffer: desc.burst_buffer.as_str().into(),
+            batch_features: desc.batch_features.as_deref().unwrap_or_default().into(),
             // Only `scontrol update` sets these.
             admin_comment: None,
             num_cpus: None,

@@ -1264,6 +1264,12 @@ impl Controller {
         } else {
             slurm_sched::Constraint::parse(&job.spec.constraint).ok()
         };
+        let prefer = &job.spec.shown().prefer;
+        r.prefer = if prefer.is_empty() {
+            None
+        } else {
+            slurm_sched::Constraint::parse(prefer).ok()
+        };
         r.time_limit = job.shape.time_limit;
         r.begin_time = job.shape.begin_time;
         r.hold = job.hold;

@@ -598,6 +598,10 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         switch_wait_secs,
         container,
         cluster_features,
+        prefer,
+        mcs_label,
+        burst_buffer,
+        batch_features,
         admin_comment,
         num_cpus,
         max_cpus,
@@ -644,6 +648,11 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.opt_u32(*num_cpus);
     w.opt_u32(*max_cpus);
     w.opt_u32(*kept_min_cpus_per_node);
+    // Then --prefer, --mcs-label, --bb and --batch.
+    w.str(prefer);
+    w.str(mcs_label);
+    w.str(burst_buffer);
+    w.str(batch_features);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1358,6 +1367,12 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
             shown.max_cpus = r.opt_u32("max cpu count")?;
             shown.min_cpus_per_node = r.opt_u32("kept min cpus per node")?;
         }
+        if r.left() > 0 {
+            shown.prefer = r.boxed("prefer")?;
+            shown.mcs_label = r.boxed("mcs label")?;
+            shown.burst_buffer = r.boxed("burst buffer")?;
+            shown.batch_features = r.boxed("batch features")?;
+        }
         spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
     Ok((spec, files))
@@ -1673,6 +1688,9 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
+        // Without --prefer, --mcs-label, --bb and --batch (four empty texts).
+        buf.truncate(buf.len() - 16);
+        assert_eq!(read(&buf), *spec());
         // Without what scontrol update sets (four presence bytes).
         buf.truncate(buf.len() - 4);
         assert_eq!(read(&buf), *spec());
@@ -1722,6 +1740,10 @@ mod spec_layout {
                     num_cpus: reboot.then_some(3),
                     max_cpus: kill.and(Some(8)),
                     min_cpus_per_node: kill.and(Some(2)),
+                    prefer: if reboot { "fa&fb" } else { "" }.into(),
+                    mcs_label: "lab".into(),
+                    burst_buffer: if reboot { "" } else { "bb" }.into(),
+                    batch_features: "fa".into(),
                 })),
                 ..JobSpec::default()
             };

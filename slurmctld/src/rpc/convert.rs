@@ -13,15 +13,15 @@ use crate::core::{effective_limit, Job, NodeRec, PartRec, Snapshot};
 use slurm_common::reason::PendingReason;
 
 /// Which `JobInfo` fields a caller reads, by their field numbers (all of
-/// them fit below 128). Fields left out stay at their zero value, which
+/// them fit below 192). Fields left out stay at their zero value, which
 /// protobuf does not send: a `squeue` that shows eight columns gets a reply a
 /// tenth the size of the full record, built without the strings it skips.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct JobFields([u64; 2]);
+pub struct JobFields([u64; 3]);
 
 impl JobFields {
     /// Every field.
-    pub const ALL: JobFields = JobFields([u64::MAX, u64::MAX]);
+    pub const ALL: JobFields = JobFields([u64::MAX; 3]);
 
     /// The fields named by `tags`; an empty list means every field. Tags
     /// this version does not know are ignored.
@@ -29,9 +29,9 @@ impl JobFields {
         if tags.is_empty() {
             return JobFields::ALL;
         }
-        let mut bits = [0u64; 2];
+        let mut bits = [0u64; 3];
         for &t in tags {
-            if t < 128 {
+            if t < 192 {
                 bits[(t / 64) as usize] |= 1 << (t % 64);
             }
         }
@@ -40,13 +40,13 @@ impl JobFields {
 
     /// Whether field number `tag` is wanted.
     pub fn has(&self, tag: u32) -> bool {
-        tag < 128 && self.0[(tag / 64) as usize] & (1 << (tag % 64)) != 0
+        tag < 192 && self.0[(tag / 64) as usize] & (1 << (tag % 64)) != 0
     }
 
-    /// These fields and field `tag` (ignored from 128 on).
+    /// These fields and field `tag` (ignored from 192 on).
     pub const fn with(self, tag: u32) -> JobFields {
         let mut bits = self.0;
-        if tag < 128 {
+        if tag < 192 {
             bits[(tag / 64) as usize] |= 1 << (tag % 64);
         }
         JobFields(bits)
@@ -54,7 +54,7 @@ impl JobFields {
 
     /// The fields named by `tags`, for constants.
     pub const fn of(tags: &[u32]) -> JobFields {
-        let mut out = JobFields([0, 0]);
+        let mut out = JobFields([0; 3]);
         let mut i = 0;
         while i < tags.len() {
             out = out.with(tags[i]);
@@ -65,7 +65,10 @@ impl JobFields {
 
     /// Whether every field of `self` is in `other`.
     pub fn is_subset_of(&self, other: JobFields) -> bool {
-        self.0[0] & !other.0[0] == 0 && self.0[1] & !other.0[1] == 0
+        self.0
+            .iter()
+            .zip(other.0)
+            .all(|(mine, theirs)| mine & !theirs == 0)
     }
 }
 
@@ -289,6 +292,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         user_id: pick!(7, job.uid),
         user_name: pick!(8, d.user_name.to_string()),
         group_id: pick!(9, job.gid),
+        mcs_label: pick!(11, d.shown().mcs_label.to_string()),
         state: pick!(20, v1::JobState::from(job.status.state) as i32),
         state_flags: pick!(21, job_flags_to_wire(job.status.flags)),
         state_reason: pick!(22, job.reason.as_str().to_string()),
@@ -401,6 +405,9 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         wait4switch_seconds: pick!(121, d.shown().switch_wait_secs),
         container: pick!(122, d.shown().container.to_string()),
         cluster_features: pick!(123, d.shown().cluster_features.to_string()),
+        prefer: pick!(130, d.shown().prefer.to_string()),
+        burst_buffer: pick!(132, d.shown().burst_buffer.to_string()),
+        batch_features: pick!(133, d.shown().batch_features.to_string()),
         admin_comment: pick!(124, d.shown().admin_comment.as_deref().map(str::to_owned)),
         max_cpus: pick!(
             125,

@@ -133,10 +133,7 @@ fn node_configuration_no_node_offers_is_kept() {
         r.memory = Some(v1::update_job_request::Memory::MemPerNodeMb(9000));
     });
     assert_eq!(code(&mut env, r), 0);
-    assert_eq!(
-        env.job(id).shape.mem,
-        Some(MemReq::PerNode(9000))
-    );
+    assert_eq!(env.job(id).shape.mem, Some(MemReq::PerNode(9000)));
     let r = update(id, ALICE, |r| r.features = Some("fast".into()));
     assert_eq!(code(&mut env, r), ErrorCode::InvalidFeature.number());
     env.run(Command::Release {
@@ -145,7 +142,10 @@ fn node_configuration_no_node_offers_is_kept() {
     });
     let job = env.job(id);
     assert_eq!(job.state(), JobState::Pending);
-    assert_eq!(job.reason, slurm_common::reason::PendingReason::BadConstraints);
+    assert_eq!(
+        job.reason,
+        slurm_common::reason::PendingReason::BadConstraints
+    );
 }
 
 /// `NumNodes=` asking more CPUs than the partition has (one CPU a node) is
