@@ -175,6 +175,8 @@ error_codes! {
         "Invalid node state specified", InvalidArgument;
     InvalidFeature = 2029, Some("ESLURM_INVALID_FEATURE"),
         "Invalid feature specification", InvalidArgument;
+    ActiveFeatureNotSubset = 2031, Some("ESLURM_ACTIVE_FEATURE_NOT_SUBSET"),
+        "Active features not subset of available features", InvalidArgument;
     NotSupported = 2036, Some("ESLURM_NOT_SUPPORTED"),
         "Requested operation not supported on this system", Unimplemented;
     Disabled = 2037, Some("ESLURM_DISABLED"),

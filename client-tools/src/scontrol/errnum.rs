@@ -175,7 +175,6 @@ const OTHER_TEXTS: &[(i32, &str)] = &[
     (2013, "Immediate execution impossible, insufficient priority"),
     (2022, "Error configuring interconnect"),
     (2030, "AuthType change requires restart of all Slurm daemons and commands to take effect"),
-    (2031, "Active features not subset of available features"),
     (2032, "SchedulerType change requires restart of the slurmctld daemon to take effect"),
     (2033, "SelectType change requires restart of the slurmctld daemon to take effect"),
     (2034, "SwitchType change requires restart of all Slurm daemons and jobs to take effect"),

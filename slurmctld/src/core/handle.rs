@@ -566,7 +566,7 @@ impl Controller {
         let exists = |f: &str| {
             self.nodes
                 .iter()
-                .any(|n| n.features.iter().any(|g| g.as_str() == f))
+                .any(|n| n.active_features().iter().any(|g| g.as_str() == f))
         };
         batch
             .feature_names()
@@ -1415,17 +1415,16 @@ impl Controller {
                 "updating Gres of a node is not supported",
             );
         }
-        let attrs = match NodeAttrs::from_request(req) {
-            Ok(a) => a,
-            Err(e) => return Reply::error(ErrorCode::InvalidFeature, e.to_string()),
-        };
+        let attrs = NodeAttrs::from_request(req);
         if let Some(attrs) = &attrs {
             // Every node is checked before any changes.
             if let Some(e) = nodes
                 .iter()
                 .find_map(|&i| self.nodes[i].attrs_with(attrs).err())
             {
-                return Reply::error(ErrorCode::InvalidFeature, e.to_string());
+                // Slurm's one line says it all; ours goes to the log.
+                tracing::info!(error = %e, "node feature update refused");
+                return Reply::error(ErrorCode::ActiveFeatureNotSubset, "");
             }
         }
         let update = node_update(req.state);

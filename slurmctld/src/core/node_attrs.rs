@@ -32,8 +32,6 @@ pub struct NodeAttrs {
 /// Why an update of a node's attributes was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AttrError {
-    #[error("invalid feature specification: {0:?}")]
-    BadFeature(String),
     #[error("ActiveFeatures of node {node} ({active}) are not a subset of its AvailableFeatures ({available})")]
     NotSubset {
         node: String,
@@ -42,44 +40,27 @@ pub enum AttrError {
     },
 }
 
-/// A comma-separated feature list; empty: none.
-pub fn parse_features(text: &str) -> Result<Vec<String>, AttrError> {
-    let text = text.trim();
+/// A comma-separated feature list; empty: none. Taken as written, as
+/// Slurm 22.05 takes it (`a,,b` and `a,a` are shown so): a name no
+/// `--constraint` can spell simply matches no job.
+pub fn parse_features(text: &str) -> Vec<String> {
     if text.is_empty() {
-        return Ok(Vec::new());
+        return Vec::new();
     }
-    let mut out: Vec<String> = Vec::new();
-    for item in text.split(',') {
-        let f = item.trim();
-        let bad = f.is_empty()
-            || f.chars().any(|c| {
-                c.is_whitespace() || matches!(c, '&' | '|' | '[' | ']' | '(' | ')' | '*' | '!')
-            });
-        if bad {
-            return Err(AttrError::BadFeature(text.to_owned()));
-        }
-        if !out.iter().any(|x| x == f) {
-            out.push(f.to_owned());
-        }
-    }
-    Ok(out)
+    text.split(',').map(str::to_owned).collect()
 }
 
 impl NodeAttrs {
     /// The attributes of an update request, checked; `None` when it sets
     /// none of them.
-    pub fn from_request(req: &v1::UpdateNodeRequest) -> Result<Option<NodeAttrs>, AttrError> {
+    pub fn from_request(req: &v1::UpdateNodeRequest) -> Option<NodeAttrs> {
         let attrs = NodeAttrs {
-            features: req.features.as_deref().map(parse_features).transpose()?,
-            active_features: req
-                .active_features
-                .as_deref()
-                .map(parse_features)
-                .transpose()?,
+            features: req.features.as_deref().map(parse_features),
+            active_features: req.active_features.as_deref().map(parse_features),
             weight: req.weight,
             comment: req.comment.clone(),
         };
-        Ok((attrs != NodeAttrs::default()).then_some(attrs))
+        (attrs != NodeAttrs::default()).then_some(attrs)
     }
 
     /// `self` with what `newer` sets laid over it. New AvailableFeatures
@@ -206,10 +187,16 @@ impl NodeRec {
 
     /// What the node's attributes would be with `update` laid over them,
     /// checked as Slurm checks them.
+    /// New AvailableFeatures alone must still hold the ActiveFeatures in
+    /// force (which then follow them), as Slurm 22.05 checks.
     pub(super) fn attrs_with(&self, update: &NodeAttrs) -> Result<NodeAttrs, AttrError> {
         let merged = self.merged_attrs(update);
         let available = merged.features.as_deref().unwrap_or(&self.features);
-        if let Some(active) = &merged.active_features {
+        let active = match (&update.features, &merged.active_features) {
+            (Some(_), None) => Some(self.active_features()),
+            (_, active) => active.as_deref(),
+        };
+        if let Some(active) = active {
             if active.iter().any(|f| !available.contains(f)) {
                 let show = |l: &[String]| {
                     if l.is_empty() {
@@ -263,7 +250,7 @@ mod tests {
     use super::*;
 
     fn attrs(features: Option<&str>, active: Option<&str>, weight: Option<u32>) -> NodeAttrs {
-        let list = |s: &str| parse_features(s).unwrap();
+        let list = parse_features;
         NodeAttrs {
             features: features.map(list),
             active_features: active.map(list),
@@ -273,16 +260,11 @@ mod tests {
     }
 
     #[test]
-    fn feature_lists_parse_and_bad_ones_are_named() {
-        assert_eq!(parse_features("a, b,a").unwrap(), vec!["a", "b"]);
-        assert!(parse_features("").unwrap().is_empty());
-        for bad in ["a,,b", "a&b", "a|b", "x y", "[a]"] {
-            assert_eq!(
-                parse_features(bad),
-                Err(AttrError::BadFeature(bad.to_owned())),
-                "{bad}"
-            );
-        }
+    fn feature_lists_are_taken_as_written() {
+        assert_eq!(parse_features("a,b,a"), vec!["a", "b", "a"]);
+        assert_eq!(parse_features("a,,b"), vec!["a", "", "b"]);
+        assert_eq!(parse_features("a&b"), vec!["a&b"]);
+        assert!(parse_features("").is_empty());
     }
 
     #[test]

@@ -34,19 +34,15 @@ fn only_operators_and_only_valid_updates() {
     let before = env.events.len();
     let (code, _) = refused(env.run(update(ALICE, "n1", |r| r.weight = Some(5))));
     assert_eq!(code, ErrorCode::AccessDenied);
-    let (code, detail) = refused(env.run(update(Caller::ROOT, "n1", |r| {
-        r.features = Some("a&b".into())
-    })));
-    assert_eq!(code, ErrorCode::InvalidFeature);
-    assert!(detail.contains("a&b"), "{detail}");
     // Active features must be available ones; n[1-2] are both checked
-    // before either changes.
+    // before either changes. Slurm's message is its one line.
     let (code, detail) = refused(env.run(update(Caller::ROOT, "n[1-2]", |r| {
         r.features = Some("fast".into());
         r.active_features = Some("fast,ib".into());
     })));
-    assert_eq!(code, ErrorCode::InvalidFeature);
-    assert!(detail.contains("not a subset"), "{detail}");
+    assert_eq!(code, ErrorCode::ActiveFeatureNotSubset);
+    assert_eq!(detail, "");
+
     let (code, detail) = refused(env.run(update(Caller::ROOT, "n1", |r| {
         r.gres = Some("gpu:1".into())
     })));
@@ -54,6 +50,30 @@ fn only_operators_and_only_valid_updates() {
     assert!(detail.contains("Gres"), "{detail}");
     assert_eq!(env.events.len(), before);
     assert!(env.ctl.nodes().iter().all(|n| n.attrs.is_none()));
+}
+
+/// As Slurm 22.05: feature lists are taken as written, and new available
+/// features alone must still hold the active ones, which then follow them.
+#[test]
+fn available_features_alone_must_hold_the_active_ones() {
+    let mut env = Env::new();
+    env.register_all();
+    let ok = |env: &mut Env, f: &str| {
+        let r = env.run(update(Caller::ROOT, "n2", |r| r.features = Some(f.into())));
+        assert!(matches!(r, Reply::Ok), "{f}: {r:?}");
+    };
+    ok(&mut env, "ib,,a&b");
+    let n2 = &env.ctl.nodes()[1];
+    assert_eq!(n2.active_features(), ["ib", "", "a&b"]);
+    let (code, _) = refused(env.run(update(Caller::ROOT, "n2", |r| {
+        r.features = Some("fast".into());
+    })));
+    assert_eq!(code, ErrorCode::ActiveFeatureNotSubset);
+    ok(&mut env, "a&b,,ib,fast");
+    assert_eq!(
+        env.ctl.nodes()[1].active_features(),
+        ["a&b", "", "ib", "fast"]
+    );
 }
 
 #[test]
