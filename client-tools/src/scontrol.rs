@@ -604,6 +604,18 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
         Keyword::Admin(AdminKeyword::SetDebugFlags),
     ),
     ("setdebug", 2, Keyword::Admin(AdminKeyword::SetDebug)),
+    (
+        "schedloglevel",
+        13,
+        Keyword::Admin(AdminKeyword::SchedLogLevel),
+    ),
+    ("reboot", 6, Keyword::Admin(AdminKeyword::Reboot)),
+    (
+        "cancel_reboot",
+        13,
+        Keyword::Admin(AdminKeyword::CancelReboot),
+    ),
+    ("token", 5, Keyword::Admin(AdminKeyword::Token)),
     ("suspend", 2, Keyword::Suspend),
     ("resume", 3, Keyword::Resume),
     ("top", 3, Keyword::Top),
@@ -619,16 +631,7 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("verbose", 4, Keyword::Toggle(Toggle::Verbose)),
 ];
 
-const CONTROLLER_KEYWORDS: &[&str] = &[
-    "abort",
-    "cancel_reboot",
-    "cluster",
-    "fsdampeningfactor",
-    "holdu",
-    "reboot",
-    "schedloglevel",
-    "token",
-];
+const CONTROLLER_KEYWORDS: &[&str] = &["abort", "cluster", "fsdampeningfactor", "holdu"];
 
 impl Keyword {
     pub fn parse(tag: &str) -> Option<Keyword> {

@@ -35,6 +35,10 @@ pub enum AdminKeyword {
     SetDebugFlags,
     Shutdown,
     Write,
+    SchedLogLevel,
+    Reboot,
+    CancelReboot,
+    Token,
 }
 
 /// One parsed command.
@@ -65,6 +69,16 @@ pub enum AdminCommand {
     /// Accepted, and nothing to do (`write batch_script` without a job,
     /// `setdebug -1`).
     Nothing,
+    /// `schedloglevel 0|1|enable|disable`: there is no scheduler log to
+    /// turn on or off (Slurm's answer without SlurmSchedLogFile).
+    SchedLogLevel,
+    /// `reboot [asap] [nextstate=...] [reason=...] ALL|NODES`: nodes are
+    /// not rebooted here.
+    Reboot,
+    /// `cancel_reboot NODES`: no node is ever waiting for a reboot.
+    CancelReboot { nodes: String },
+    /// `token [lifespan=N] [username=NAME]`: there is no auth/jwt.
+    Token,
 }
 
 fn refuse(line: String) -> CtlError {
@@ -118,6 +132,53 @@ pub fn parse(keyword: AdminKeyword, tag: &str, args: &[String]) -> Result<AdminC
             [arg] => parse_flags(arg),
             _ => Err(too_many(tag)),
         },
+        AdminKeyword::SchedLogLevel => match args {
+            [] => Err(too_few(tag)),
+            [arg] => {
+                let word = ["enable", "disable"]
+                    .iter()
+                    .any(|w| arg.eq_ignore_ascii_case(w));
+                if word || matches!(c_strtol(arg), Some(0 | 1)) {
+                    Ok(AdminCommand::SchedLogLevel)
+                } else {
+                    Err(refuse(format!("invalid schedlog level: {arg}")))
+                }
+            }
+            _ => Err(too_many(tag)),
+        },
+        AdminKeyword::Reboot => {
+            let option = |a: &str| {
+                a.eq_ignore_ascii_case("asap")
+                    || ["nextstate=", "reason="].iter().any(|p| {
+                        a.get(..p.len())
+                            .is_some_and(|head| head.eq_ignore_ascii_case(p))
+                    })
+            };
+            if args.iter().all(|a| option(a)) {
+                return Err(refuse(
+                    "Missing node list. Specify ALL|<NodeList>".to_owned(),
+                ));
+            }
+            Ok(AdminCommand::Reboot)
+        }
+        AdminKeyword::CancelReboot => match args.first() {
+            None => Err(refuse(format!("missing argument for keyword:{tag}"))),
+            Some(nodes) => Ok(AdminCommand::CancelReboot {
+                nodes: nodes.clone(),
+            }),
+        },
+        AdminKeyword::Token => {
+            let known = |a: &str| {
+                ["lifespan=", "username="].iter().any(|p| {
+                    a.get(..p.len())
+                        .is_some_and(|head| head.eq_ignore_ascii_case(p))
+                })
+            };
+            match args.iter().find(|a| !known(a)) {
+                Some(bad) => Err(refuse(format!("Invalid option: `{bad}`"))),
+                None => Ok(AdminCommand::Token),
+            }
+        }
     }
 }
 
@@ -295,6 +356,32 @@ pub fn aliases_line(conf: &SlurmConf, host: &str) -> Option<String> {
     (!names.is_empty()).then(|| names.join(" "))
 }
 
+/// What `reboot` and `cancel_reboot` answer, nodes never being rebooted
+/// here: Slurm's words when RebootProgram is not set (for `reboot`), or
+/// when no named node waits for a reboot (for `cancel_reboot`, after the
+/// names are checked).
+pub fn reboot_lines(command: &AdminCommand, conf: &SlurmConf) -> Vec<String> {
+    match command {
+        AdminCommand::CancelReboot { nodes } => {
+            let known = hostlist::expand(nodes).is_ok_and(|names| {
+                names
+                    .iter()
+                    .all(|name| conf.nodes.iter().any(|n| n.name == *name))
+            });
+            vec![if known {
+                "slurm_update error: Invalid node state specified".to_owned()
+            } else {
+                "slurm_update error: Invalid node name specified".to_owned()
+            }]
+        }
+        _ if conf.raw_entry("RebootProgram").is_none() => vec![
+            "scontrol: error: RebootProgram isn't defined".to_owned(),
+            "scontrol_reboot_nodes error: Unspecified error".to_owned(),
+        ],
+        _ => vec!["scontrol: error: reboot: rebooting nodes is not supported".to_owned()],
+    }
+}
+
 /// `completing`: one line per job with the COMPLETING flag, in the
 /// controller's order: its end, how long it has been completing, and its
 /// nodes still completing or down (each list sorted, shown only when not
@@ -378,6 +465,29 @@ pub fn execute(
     match command {
         AdminCommand::Nothing => 0,
         AdminCommand::Errnumstr { number } => print(out, &errnum::text(*number)),
+        AdminCommand::SchedLogLevel => {
+            out.error_line(
+                "slurm_set_schedlog_level error: Requested operation is presently disabled",
+            );
+            1
+        }
+        AdminCommand::Token => {
+            out.error_line("Error fetching token");
+            1
+        }
+        AdminCommand::Reboot | AdminCommand::CancelReboot { .. } => {
+            let config = match ClientConfig::load_with(env) {
+                Ok(c) => c,
+                Err(e) => {
+                    out.error_line(&format!("scontrol: error: {e}"));
+                    return 1;
+                }
+            };
+            for line in reboot_lines(command, &config.conf) {
+                out.error_line(&line);
+            }
+            1
+        }
         AdminCommand::ShowDaemons | AdminCommand::ShowAliases { .. } => {
             let config = match ClientConfig::load_with(env) {
                 Ok(c) => c,
@@ -453,10 +563,15 @@ async fn run(
         AdminCommand::WriteConfig { file } => {
             super::write_config::run(c, file.as_deref(), env, out).await
         }
+        // Answered without the controller (`execute`).
         AdminCommand::Nothing
         | AdminCommand::Errnumstr { .. }
         | AdminCommand::ShowDaemons
-        | AdminCommand::ShowAliases { .. } => 0,
+        | AdminCommand::ShowAliases { .. }
+        | AdminCommand::SchedLogLevel
+        | AdminCommand::Reboot
+        | AdminCommand::CancelReboot { .. }
+        | AdminCommand::Token => 0,
     }
 }
 
@@ -804,6 +919,58 @@ mod tests {
 
     fn conf(text: &str) -> SlurmConf {
         SlurmConf::parse(text, "slurm.conf").unwrap().conf
+    }
+
+    /// Slurm 22.05 with neither SlurmSchedLogFile, RebootProgram nor
+    /// auth/jwt configured.
+    #[test]
+    fn schedloglevel_reboot_and_token_as_slurm_answers_them() {
+        let l = |a| p(AdminKeyword::SchedLogLevel, "schedloglevel", a);
+        for ok in ["0", "1", "enable", "DISABLE"] {
+            assert_eq!(l(ok), Ok(AdminCommand::SchedLogLevel), "{ok}");
+        }
+        assert_eq!(l("2"), Err(vec!["invalid schedlog level: 2".to_string()]));
+        assert_eq!(
+            l(""),
+            Err(vec![
+                "too few arguments for keyword:schedloglevel".to_string()
+            ])
+        );
+        let r = |a| p(AdminKeyword::Reboot, "reboot", a);
+        let missing = Err(vec!["Missing node list. Specify ALL|<NodeList>".to_string()]);
+        assert_eq!(r(""), missing);
+        assert_eq!(r("asap nextstate=resume"), missing);
+        assert_eq!(r("asap n1"), Ok(AdminCommand::Reboot));
+        let t = |a| p(AdminKeyword::Token, "token", a);
+        assert_eq!(t("lifespan=60 username=bob"), Ok(AdminCommand::Token));
+        assert_eq!(t("bogus"), Err(vec!["Invalid option: `bogus`".to_string()]));
+
+        let c = conf(
+            "ClusterName=c\nSlurmctldHost=vm\nNodeName=n[1-2] CPUs=1\nPartitionName=p Nodes=ALL\n",
+        );
+        assert_eq!(
+            reboot_lines(&AdminCommand::Reboot, &c),
+            vec![
+                "scontrol: error: RebootProgram isn't defined",
+                "scontrol_reboot_nodes error: Unspecified error"
+            ]
+        );
+        let cancel = |nodes: &str| {
+            reboot_lines(
+                &AdminCommand::CancelReboot {
+                    nodes: nodes.into(),
+                },
+                &c,
+            )
+        };
+        assert_eq!(
+            cancel("n[1-2]"),
+            vec!["slurm_update error: Invalid node state specified"]
+        );
+        assert_eq!(
+            cancel("n3"),
+            vec!["slurm_update error: Invalid node name specified"]
+        );
     }
 
     #[test]
