@@ -219,7 +219,13 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
             .any(|n| n.features.iter().any(|f| f == name))
     };
     if let Some(c) = &job.constraint {
-        if with_features.is_empty()
+        // Nodes `-x` leaves out still count here: with none left, the
+        // configuration is not available (below), as Slurm 22.05 says.
+        let some_node_has_them = order
+            .iter()
+            .filter_map(|&i| view.nodes.get(i))
+            .any(|n| c.matches(&n.features));
+        if !some_node_has_them
             || required.iter().any(|i| !with_features.contains(i))
             || !c.feature_names().into_iter().all(known)
         {
@@ -533,6 +539,21 @@ mod tests {
                 "{too_many}"
             );
         }
+    }
+
+    /// `-C fa -x NODE` where NODE alone has `fa`: the features exist, the
+    /// nodes left do not have them (Slurm 22.05).
+    #[test]
+    fn features_only_excluded_nodes_have_are_not_available() {
+        let mut view = cluster(2, 2, 4000);
+        view.nodes[1].features = vec!["fa".into()];
+        let mut j = job(1);
+        j.constraint = Some(Constraint::parse("fa").unwrap());
+        j.excluded_nodes = vec![1];
+        assert_eq!(
+            check_submit(&view, &j).map_err(|e| e.slurm_error()),
+            Err("Requested node configuration is not available")
+        );
     }
 
     #[test]
