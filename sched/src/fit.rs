@@ -393,6 +393,10 @@ pub(crate) fn select(
     order: &[usize],
     blocked: Option<&[bool]>,
 ) -> Option<Vec<NodeAlloc>> {
+    // `-N 0`: no node at all, which no allocation is.
+    if job.max_nodes == Some(0) {
+        return None;
+    }
     let with = |constraint: Option<&Constraint>| match constraint {
         Some(c) => c
             .alternatives()

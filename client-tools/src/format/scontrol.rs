@@ -339,8 +339,9 @@ pub fn write_job_detailed(
             let _ = write!(out, "-{}", job.max_cpus);
         }
     }
-    // 0: never set (a job refused at submission that asked for no count).
-    if job.num_tasks == 0 {
+    // 0: never set (a job refused at submission that asked for no count,
+    // shown N/A), or none at all (`-N 0` held: shown 0).
+    if job.num_tasks == 0 && job.state != v1::JobState::Pending as i32 {
         r.kv("NumTasks", "N/A");
     } else {
         r.kv_num("NumTasks", job.num_tasks);

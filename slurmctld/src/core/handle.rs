@@ -421,12 +421,10 @@ impl Controller {
             desc.constraint = desc.constraint.replace(',', "&");
         }
         // As Slurm 22.05: a minimum of 0 with room for a node (`-N 0-2`)
-        // runs on one node at least. No node at all (`-N 0`) is refused
-        // here when held (Slurm holds it, to wait with BadConstraints once
-        // released) and otherwise recorded FAILED (`check_partition_fit`).
-        if desc.max_nodes == Some(0) && desc.hold
-            || desc.min_nodes == Some(0) && desc.max_nodes.is_none()
-        {
+        // runs on one node at least. No node at all (`-N 0`) is held when
+        // asked (to wait with BadConstraints once released) and otherwise
+        // recorded FAILED (`check_partition_fit`).
+        if desc.min_nodes == Some(0) && desc.max_nodes.is_none() {
             return Err(Reply::error(ErrorCode::InvalidNodeCount, ""));
         }
         // --reservation, --licenses, --signal, --deadline, --gpus* (`core::extras`).
@@ -512,7 +510,11 @@ impl Controller {
         }
         if desc.max_nodes == Some(0) {
             // Slurm records the job and fails it: no node selection can
-            // give it no node.
+            // give it no node. Held, it waits (BadConstraints once
+            // released; the scheduler never places it).
+            if desc.hold {
+                return Ok(());
+            }
             return Err((Reply::error(ErrorCode::InvalidNodeCount, ""), true));
         }
         // The same resolution replay will do, checked by the scheduler's

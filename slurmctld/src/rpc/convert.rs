@@ -135,8 +135,9 @@ impl<'a> Derived<'a> {
             (s, _) if s.is_finished() => job.end_time,
             _ => 0,
         };
-        // `-N 0` (refused, recorded FAILED): Slurm shows no node, no CPU
-        // and no TRES for it (with a task count, it shows them).
+        // `-N 0` (refused and recorded FAILED, or held): Slurm shows no
+        // node, no CPU and no TRES for it (with a task count, it shows
+        // them).
         let no_node = alloc.is_empty() && job.shape.max_nodes == Some(0) && !job.shape.ntasks_given;
         let num_cpus: u32 = if no_node {
             0
@@ -145,7 +146,9 @@ impl<'a> Derived<'a> {
         } else {
             alloc.iter().map(|a| a.cpus).sum()
         };
-        let num_nodes = if no_node {
+        // With a task count it still asks for no node: its TRES has CPUs
+        // and no node or memory.
+        let num_nodes = if no_node || alloc.is_empty() && job.shape.max_nodes == Some(0) {
             0
         } else if alloc.is_empty() {
             job.shape.min_nodes
@@ -161,7 +164,9 @@ impl<'a> Derived<'a> {
         } else {
             alloc.iter().map(|a| a.mem_mb).sum()
         };
-        let shown_nodes = if alloc.is_empty() && !job.status.state.is_finished() {
+        let shown_nodes = if no_node {
+            0
+        } else if alloc.is_empty() && !job.status.state.is_finished() {
             nodes_for_tasks(snap, job)
         } else {
             num_nodes
@@ -275,6 +280,8 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         && job.reason == PendingReason::BadConstraints
         && job.alloc.is_empty()
         && job.last_alloc.is_empty();
+    // `-N 0` held: no task either.
+    let no_node = job.shape.max_nodes == Some(0) && job.alloc.is_empty();
     v1::JobInfo {
         job_id: job.id.get(),
         array_job_id: pick!(2, array.map(|a| a.array_job_id)),
@@ -367,7 +374,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         num_cpus: pick!(82, num_cpus),
         num_tasks: pick!(
             83,
-            if refused_at_submit && !job.shape.ntasks_given {
+            if (refused_at_submit || no_node) && !job.shape.ntasks_given {
                 0
             } else {
                 job.shape.ntasks
@@ -458,7 +465,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         mail_type: pick!(117, d.mail_type.to_string()),
         mail_user: pick!(118, d.mail_user.to_string()),
         cluster: pick!(119, snap.cluster_name.clone()),
-        tres_requested: pick!(90, (num_nodes > 0).then(|| tres.clone())),
+        tres_requested: pick!(90, (num_cpus > 0).then(|| tres.clone())),
         tres_allocated: pick!(91, (!alloc.is_empty()).then_some(tres)),
         ..v1::JobInfo::default()
     }
@@ -496,13 +503,13 @@ fn job_tres(cpus: u32, mem_mb: u64, nodes: u32) -> v1::TresList {
     if mem_mb > 0 {
         items.push(tres("mem", mem_mb));
     }
-    items.push(tres("node", u64::from(nodes)));
+    if nodes > 0 {
+        items.push(tres("node", u64::from(nodes)));
+    }
     items.push(tres("billing", u64::from(cpus)));
     v1::TresList { items }
 }
 
-/// The memory of the largest node of partition `partition` (0 when it is
-/// unknown or has no nodes).
 /// The fewest nodes a job not yet placed can run on: its requested
 /// minimum, raised to its tasks spread over the partition's largest node
 /// (each node holding as many tasks as its CPUs fit, at most
@@ -541,6 +548,8 @@ fn nodes_for_tasks(snap: &Snapshot, job: &Job) -> u32 {
     }
 }
 
+/// The memory of the largest node of partition `partition` (0 when it is
+/// unknown or has no nodes).
 fn whole_node_mem_mb(snap: &Snapshot, partition: Option<usize>) -> u64 {
     partition
         .and_then(|p| snap.partitions.get(p))

@@ -596,8 +596,7 @@ fn a_socket_layout_no_node_has_is_refused() {
 /// Node counts with a minimum of 0, as Slurm 22.05 takes them: `-N 0-2`
 /// runs on one node at least; `-N 0` (no node at all) is recorded FAILED
 /// with BadConstraints, then refused as an invalid node count; held, it
-/// is refused with nothing recorded (Slurm holds it, to wait with
-/// BadConstraints once released).
+/// is held, and waits with BadConstraints once released.
 #[test]
 fn a_node_count_from_zero() {
     let mut env = Env::new();
@@ -619,7 +618,11 @@ fn a_node_count_from_zero() {
     let failed = env.job(id + 1);
     assert_eq!(failed.state(), JobState::Failed);
     assert_eq!(failed.reason, PendingReason::BadConstraints);
-    let (code, _) = refusal(&mut env, v1::JobDescription { hold: true, ..none });
-    assert_eq!(code, ErrorCode::InvalidNodeCount);
-    assert!(env.ctl.job(id + 2).is_none());
+    let held = env.submit(v1::JobDescription { hold: true, ..none });
+    assert_eq!(env.job(held).reason, PendingReason::JobHeldUser);
+    release(&mut env, held);
+    let job = env.job(held);
+    assert_eq!(job.state(), JobState::Pending);
+    assert_eq!(job.reason, PendingReason::BadConstraints);
+    assert!(job.alloc.is_empty());
 }
