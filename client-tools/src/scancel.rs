@@ -926,16 +926,24 @@ fn execute_steps(control: &mut dyn JobControl, r: &Request, out: &mut Output<'_>
         refused.push(&step.job);
     }
     // The answers come after every step was announced, as Slurm sends
-    // them all before it reports.
+    // them all before it reports; and Slurm 22.05 tries the refused steps
+    // once more, announcing and reporting each again.
     let err = ErrorCode::InvalidJobId;
-    for job in refused {
-        // Printed even with -Q, as Slurm prints it.
-        code = code.max((err.number() & 0xff).max(1));
-        print_error(
-            out,
-            PROG,
-            format!("Kill job error on job step id {job}: {err}"),
-        );
+    for round in 0..2 {
+        if round == 1 && r.verbose > 0 {
+            for step in r.steps.iter().filter(|s| refused.contains(&&s.job)) {
+                out.error_line(&format!("{PROG}: Terminating step {step}"));
+            }
+        }
+        for job in &refused {
+            // Printed even with -Q, as Slurm prints it.
+            code = code.max((err.number() & 0xff).max(1));
+            print_error(
+                out,
+                PROG,
+                format!("Kill job error on job step id {job}: {err}"),
+            );
+        }
     }
     code
 }
@@ -2194,7 +2202,8 @@ mod tests {
     }
 
     /// The controller keeps no numbered steps: each named step is answered
-    /// as Slurm 22.05 answers a step that does not exist.
+    /// as Slurm 22.05 answers a step that does not exist (a running job's
+    /// refused steps are tried, and reported, twice).
     #[test]
     fn steps_are_answered_as_missing_steps() {
         let step_error = |id: &str| {
@@ -2205,21 +2214,17 @@ mod tests {
         // Running job: the cancel is refused with the error's number.
         let (out, err, code, acted) = interact("-v 12.5", Ok(queue()), "");
         assert_eq!(out, "");
-        assert_eq!(
-            err,
-            format!("scancel: Terminating step 12.5\n{}", step_error("12"))
-        );
+        let round = format!("scancel: Terminating step 12.5\n{}", step_error("12"));
+        assert_eq!(err, round.repeat(2));
         assert_eq!(code, 225);
         assert!(acted.is_empty());
         let (_, err, _, _) = interact("-v 12.0,12.1", Ok(queue()), "");
-        assert_eq!(
-            err,
-            format!(
-                "scancel: Terminating step 12.0\nscancel: Terminating step 12.1\n{}{}",
-                step_error("12"),
-                step_error("12")
-            )
+        let round = format!(
+            "scancel: Terminating step 12.0\nscancel: Terminating step 12.1\n{}{}",
+            step_error("12"),
+            step_error("12")
         );
+        assert_eq!(err, round.repeat(2));
         // -b is a cancel too.
         assert_eq!(interact("-b 12.0", Ok(queue()), "").2, 225);
         // A signal is taken without a word.
@@ -2247,14 +2252,14 @@ mod tests {
         );
         assert_eq!(code, 1);
         let (_, err, code, _) = interact("-Q 999999.0 12.0", Ok(queue()), "");
-        assert_eq!((err, code), (step_error("12"), 225));
+        assert_eq!((err, code), (step_error("12").repeat(2), 225));
         // The job named as well: its step is left to the job's cancel.
         let (_, err, code, acted) = interact("-v 12 12.0", Ok(queue()), "");
         assert_eq!((err.as_str(), code), ("scancel: Terminating job 12\n", 0));
         assert_eq!(acted.len(), 1);
         // Steps and jobs together: the job goes, the step is answered.
         let (_, err, code, acted) = interact("13 13.0 12.1", Ok(queue()), "");
-        assert_eq!((err, code), (step_error("12"), 225));
+        assert_eq!((err, code), (step_error("12").repeat(2), 225));
         assert_eq!(acted.len(), 1);
         assert_eq!(acted[0].filter.job_ids, vec![13]);
     }
