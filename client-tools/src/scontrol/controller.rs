@@ -546,6 +546,8 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 r.deadline = Some(t);
             }
             "features" => r.features = some(v),
+            "prefer" => r.prefer = some(v),
+            "burstbuffer" => r.burst_buffer = some(v),
             "reqnodelist" | "nodelist" => r.required_nodes = some(v),
             "excnodelist" => r.excluded_nodes = some(v),
             "requeue" => {

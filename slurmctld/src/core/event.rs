@@ -96,6 +96,8 @@ pub enum JobChange {
     Sharing(i32),
     Reboot(bool),
     AdminComment(String),
+    /// `Prefer=`, normalized (`a,b` is `a&b`); empty for none.
+    Prefer(String),
 }
 
 /// The texts of a job's spec that `scontrol update` may change; the
@@ -620,6 +622,10 @@ impl Event {
                             w.u8(24);
                             w.str(text);
                         }
+                        JobChange::Prefer(text) => {
+                            w.u8(25);
+                            w.str(text);
+                        }
                     }
                 }
             }
@@ -959,6 +965,7 @@ impl Event {
                         22 => JobChange::Sharing(r.i32("sharing")?),
                         23 => JobChange::Reboot(r.bool("reboot")?),
                         24 => JobChange::AdminComment(r.string("admin comment")?),
+                        25 => JobChange::Prefer(r.string("prefer")?),
                         other => {
                             return Err(DecodeError::Unknown {
                                 offset: at,
@@ -1306,6 +1313,8 @@ mod tests {
                     JobChange::Reboot(true),
                     JobChange::AdminComment(String::new()),
                     JobChange::AdminComment("checked by ops".into()),
+                    JobChange::Prefer("fa&fb".into()),
+                    JobChange::Prefer(String::new()),
                 ],
             },
             Event::NodeRegistered {

@@ -1306,6 +1306,19 @@ impl Controller {
         partition: Option<usize>,
     ) -> Result<Vec<JobChange>, (ErrorCode, String)> {
         let mut out = Vec::new();
+        if req.burst_buffer.is_some() {
+            // No burst buffer plugin: Slurm's answer without one.
+            return Err((ErrorCode::NotSupported, String::new()));
+        }
+        if let Some(text) = &req.prefer {
+            // Unreadable or naming unknown features (checked by the
+            // caller, with the rest): an invalid preferred feature
+            // specification, as Slurm 22.05 words it here.
+            if !text.is_empty() && slurm_sched::Constraint::parse(text).is_err() {
+                return Err((ErrorCode::InvalidPrefer, String::new()));
+            }
+            out.push(JobChange::Prefer(text.replace(',', "&")));
+        }
         if let Some(text) = &req.gres {
             let text = text.trim();
             if let Some(code) = self.gres_refusal(text, self.members(partition)) {

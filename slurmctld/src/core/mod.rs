@@ -1742,6 +1742,7 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
         JobChange::AdminComment(text) => {
             job.spec.make_mut().shown_mut().admin_comment = Some(text.as_str().into());
         }
+        JobChange::Prefer(text) => job.spec.make_mut().shown_mut().prefer = text.as_str().into(),
         JobChange::Memory(m) => job.shape.mem = Some(*m),
         JobChange::Deadline(t) => {
             extras::update(job.spec.make_mut(), |x| x.deadline = (*t).max(0));

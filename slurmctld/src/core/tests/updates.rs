@@ -11,7 +11,7 @@ use slurm_proto::ErrorCode;
 use slurm_sched::MemReq;
 
 use super::{filter, ok_results, replay_encoded, script, Env, ALICE, BOB, CONF};
-use crate::core::{Caller, Command, Controller};
+use crate::core::{Caller, Command, Controller, Reply};
 use crate::rpc::convert::job_info;
 
 /// `scontrol update JobId=ID ...` as `caller`, the fields set by `f`.
@@ -146,6 +146,48 @@ fn node_configuration_no_node_offers_is_kept() {
         job.reason,
         slurm_common::reason::PendingReason::BadConstraints
     );
+}
+
+/// `--prefer`: kept and shown, used first by the scheduler; `Prefer=`
+/// changes it while pending (unknown or unreadable features: an invalid
+/// preferred feature specification). `BurstBuffer=` is not supported.
+#[test]
+fn prefer_at_submission_and_by_update() {
+    let conf = CONF.replace(
+        "NodeName=n[1-4] CPUs=2 RealMemory=4000 State=UNKNOWN",
+        "NodeName=n[1-3] CPUs=2 RealMemory=4000 State=UNKNOWN\n\
+         NodeName=n4 CPUs=2 RealMemory=4000 Features=big State=UNKNOWN",
+    );
+    let mut env = Env::with_conf(&conf);
+    env.register_all();
+    let mut d = script();
+    d.prefer = "big".into();
+    let id = env.submit(d);
+    let job = env.job(id);
+    assert_eq!(&*job.spec.shown().prefer, "big");
+    let nodes: Vec<usize> = job.alloc.iter().map(|a| a.node_index).collect();
+    assert_eq!(nodes, vec![3], "the preferred node first");
+    let mut d = script();
+    d.prefer = "huge".into();
+    assert_eq!(
+        env.submit_as(ALICE, d),
+        Reply::error(ErrorCode::InvalidPrefer, "")
+    );
+
+    let mut d = script();
+    d.hold = true;
+    let id = env.submit(d);
+    for (text, want) in [
+        ("big,big", 0),
+        ("huge", ErrorCode::InvalidPrefer.number()),
+        ("((big))", ErrorCode::InvalidPrefer.number()),
+    ] {
+        let r = update(id, ALICE, |r| r.prefer = Some(text.into()));
+        assert_eq!(code(&mut env, r), want, "{text}");
+    }
+    assert_eq!(&*env.job(id).spec.shown().prefer, "big&big");
+    let r = update(id, ALICE, |r| r.burst_buffer = Some("x".into()));
+    assert_eq!(code(&mut env, r), ErrorCode::NotSupported.number());
 }
 
 /// `NumNodes=` asking more CPUs than the partition has (one CPU a node) is
