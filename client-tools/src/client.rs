@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use prost::bytes::{Buf, Bytes};
 use slurm_common::auth::{
-    authenticator_for, unix_now, AuthError, AuthInfo, AuthType, Authenticator, Claims,
+    authenticator_for, sack, unix_now, AuthError, AuthInfo, AuthType, Authenticator, Claims,
 };
 use slurm_common::conf::{AccountingStorageType, AuthPlugin, ConfError, SlurmConf};
 use slurm_common::ids::{Gid, Uid};
@@ -75,6 +75,8 @@ pub enum ClientError {
         #[source]
         source: AuthError,
     },
+    #[error("cannot set up authentication: {key}; and {service}")]
+    NoKeyNorService { key: AuthError, service: AuthError },
     #[error("no SlurmctldHost in {}", path.display())]
     NoController { path: PathBuf },
 }
@@ -161,9 +163,21 @@ impl ClientConfig {
             }
         };
         let key = info.key_path(&self.path);
-        let auth = authenticator_for(auth_type, &key, &info)
-            .map_err(|source| ClientError::Auth { source })?;
-        Ok(Arc::from(auth))
+        match authenticator_for(auth_type, &key, &info) {
+            Ok(auth) => Ok(Arc::from(auth)),
+            // A user who may not read the key asks the local slurmd for
+            // credentials (`slurm_common::auth::sack`).
+            Err(key @ (AuthError::KeyUnreadable { .. } | AuthError::KeyMissing { .. }))
+                if auth_type == AuthType::Slurm =>
+            {
+                let socket = sack::default_socket_path(&self.path);
+                match sack::SackAuth::connect(&socket) {
+                    Ok(auth) => Ok(Arc::new(auth)),
+                    Err(service) => Err(ClientError::NoKeyNorService { key, service }),
+                }
+            }
+            Err(source) => Err(ClientError::Auth { source }),
+        }
     }
 
     /// Lifetime of the credentials this host creates (`AuthInfo=ttl=`).

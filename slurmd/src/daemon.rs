@@ -1610,6 +1610,11 @@ pub async fn serve_all(nodes: Vec<Arc<Node>>) -> Result<(), Error> {
     if nodes.len() > 1 {
         tracing::info!(nodes = nodes.len(), "slurmd listening for every node");
     }
+    // The local credential service (auth/slurm), for users without the key.
+    let _sack = nodes
+        .first()
+        .and_then(|n| n.host.sack_setup())
+        .map(|setup| AbortOnDrop(tokio::spawn(crate::sack::serve(setup))));
     let mut result = Ok(());
     // The controller's shutdown request (every node of a process shares
     // its host, so any of them stops the process).

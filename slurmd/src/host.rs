@@ -151,10 +151,31 @@ impl std::fmt::Debug for Host {
     }
 }
 
+/// What the local credential service needs of the host: the socket
+/// beside slurm.conf, the signer, this host's name and the longest ttl.
+#[derive(Debug, Clone)]
+pub struct SackSetup {
+    pub socket: PathBuf,
+    pub auth: Arc<dyn Authenticator>,
+    pub host_name: String,
+    pub max_ttl: u32,
+}
+
 /// Registrations one process has in flight at most.
 pub const CONCURRENT_REGISTRATIONS: usize = 32;
 
 impl Host {
+    /// The local credential service's setup, when AuthType is auth/slurm
+    /// (with MUNGE every user can make credentials without help).
+    pub fn sack_setup(&self) -> Option<SackSetup> {
+        (self.signing.auth.name() == "auth/slurm").then(|| SackSetup {
+            socket: slurm_common::auth::sack::default_socket_path(&self.conf_path),
+            auth: self.signing.auth.clone(),
+            host_name: self.signing.host_name.clone(),
+            max_ttl: self.signing.ttl,
+        })
+    }
+
     /// Credentials and controller clients from `setup` (any node of the
     /// process: they share slurm.conf). Must be called inside a runtime.
     pub fn new(setup: &NodeSetup, stepd_path: PathBuf) -> Result<Self, Error> {

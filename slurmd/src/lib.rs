@@ -28,6 +28,7 @@ pub mod jobs;
 pub mod logging;
 pub mod prolog;
 pub mod reconfig;
+pub mod sack;
 pub mod spool;
 pub mod stepd;
 pub mod users;

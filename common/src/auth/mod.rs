@@ -45,6 +45,7 @@
 //! version is a property of the encoding, not of the claims, so [`Claims`]
 //! does not carry it.
 
+pub mod sack;
 pub mod slurm;
 
 #[cfg(feature = "munge")]
@@ -189,6 +190,18 @@ pub enum AuthError {
 
     #[error("munge error {code}: {message}")]
     Munge { code: u32, message: String },
+
+    #[error("no local credential service at {}: {source}", path.display())]
+    SackUnavailable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("the local credential service refused: {message}")]
+    SackRefused { message: String },
+
+    #[error("credentials cannot be verified without the auth/slurm key")]
+    SackCannotVerify,
 }
 
 /// What a credential asserts about its bearer.
