@@ -952,10 +952,15 @@ mod tests {
     }
 
     #[test]
-    fn missing_key_is_an_auth_error() {
+    fn missing_key_and_no_local_service_is_an_auth_error_naming_both() {
         let err = config(CONF).authenticator().unwrap_err();
-        assert!(matches!(err, ClientError::Auth { .. }), "{err:?}");
-        assert!(err.to_string().contains("/etc/x/slurm.key"), "{err}");
+        assert!(
+            matches!(err, ClientError::NoKeyNorService { .. }),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("/etc/x/slurm.key"), "{text}");
+        assert!(text.contains("/etc/x/sack.socket"), "{text}");
     }
 
     #[test]
