@@ -356,6 +356,18 @@ pub fn aliases_line(conf: &SlurmConf, host: &str) -> Option<String> {
     (!names.is_empty()).then(|| names.join(" "))
 }
 
+/// slurm.conf, for a command answered without the controller; `None`
+/// once the reason it cannot be read is printed.
+fn local_config(env: EnvLookup<'_>, out: &mut Output<'_>) -> Option<ClientConfig> {
+    match ClientConfig::load_with(env) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            out.error_line(&format!("scontrol: error: {e}"));
+            None
+        }
+    }
+}
+
 /// What `reboot` and `cancel_reboot` answer, nodes never being rebooted
 /// here: Slurm's words when RebootProgram is not set (for `reboot`), or
 /// when no named node waits for a reboot (for `cancel_reboot`, after the
@@ -476,12 +488,8 @@ pub fn execute(
             1
         }
         AdminCommand::Reboot | AdminCommand::CancelReboot { .. } => {
-            let config = match ClientConfig::load_with(env) {
-                Ok(c) => c,
-                Err(e) => {
-                    out.error_line(&format!("scontrol: error: {e}"));
-                    return 1;
-                }
+            let Some(config) = local_config(env, out) else {
+                return 1;
             };
             for line in reboot_lines(command, &config.conf) {
                 out.error_line(&line);
@@ -489,12 +497,8 @@ pub fn execute(
             1
         }
         AdminCommand::ShowDaemons | AdminCommand::ShowAliases { .. } => {
-            let config = match ClientConfig::load_with(env) {
-                Ok(c) => c,
-                Err(e) => {
-                    out.error_line(&format!("scontrol: error: {e}"));
-                    return 1;
-                }
+            let Some(config) = local_config(env, out) else {
+                return 1;
             };
             let me = short_hostname();
             match command {
