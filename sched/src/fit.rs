@@ -384,7 +384,10 @@ pub(crate) fn tmp_disk_fits(view: &ClusterView, job: &JobRequest, i: usize) -> b
 /// A matching OR (`-C "[a|b]"`) tries its alternatives in order and takes
 /// the first that fits, so that every node satisfies the same one. With
 /// `--prefer`, the preferred features are tried first (along with the
-/// constraint), then the constraint alone.
+/// constraint), then the constraint alone. With `--batch`, the first node
+/// of the allocation (the batch host) is one with those features. The
+/// batch host being always the lowest-numbered node here, a job of several
+/// nodes that cannot be placed so is placed as without `--batch`.
 pub(crate) fn select(
     view: &ClusterView,
     job: &JobRequest,
@@ -397,12 +400,32 @@ pub(crate) fn select(
     if job.max_nodes == Some(0) {
         return None;
     }
+    let hosts = |constraint: Option<&Constraint>| {
+        let attempt = |batch_host| Attempt {
+            constraint,
+            batch_host,
+        };
+        let led = job.batch_features.as_ref().and_then(|features| {
+            order
+                .iter()
+                .copied()
+                .filter(|&b| {
+                    view.nodes
+                        .get(b)
+                        .is_some_and(|n| features.matches(&n.features))
+                })
+                .find_map(|b| select_with(view, job, attempt(Some(b)), shape, pool, order, blocked))
+        });
+        let unled = job.batch_features.is_none() || shape.min_nodes > 1;
+        led.or_else(|| {
+            unled
+                .then(|| select_with(view, job, attempt(None), shape, pool, order, blocked))
+                .flatten()
+        })
+    };
     let with = |constraint: Option<&Constraint>| match constraint {
-        Some(c) => c
-            .alternatives()
-            .iter()
-            .find_map(|alt| select_with(view, job, Some(alt), shape, pool, order, blocked)),
-        None => select_with(view, job, None, shape, pool, order, blocked),
+        Some(c) => c.alternatives().iter().find_map(|alt| hosts(Some(alt))),
+        None => hosts(None),
     };
     let preferred = job.prefer.as_ref().and_then(|p| match &job.constraint {
         None => Some(p.clone()),
@@ -415,14 +438,22 @@ pub(crate) fn select(
         .or_else(|| with(job.constraint.as_ref()))
 }
 
-/// [`select`] for one alternative of the job's constraint. Nodes the
-/// constraint counts (`a*2`, `[a*1&b*2]`) are taken first, then the rest as
-/// usual; the counts may take the job past its task count in nodes when it
-/// asked for no node count of its own.
+/// One way [`select`] tries: with one alternative of the job's constraint,
+/// and with the node to be its batch host (the lowest-numbered one).
+#[derive(Debug, Clone, Copy)]
+struct Attempt<'a> {
+    constraint: Option<&'a Constraint>,
+    batch_host: Option<usize>,
+}
+
+/// [`select`] for one [`Attempt`]. Nodes the constraint counts (`a*2`,
+/// `[a*1&b*2]`) are taken first, then the rest as usual; the counts may
+/// take the job past its task count in nodes when it asked for no node
+/// count of its own.
 fn select_with(
     view: &ClusterView,
     job: &JobRequest,
-    constraint: Option<&Constraint>,
+    attempt: Attempt<'_>,
     shape: &Shape,
     pool: &Pool,
     order: &[usize],
@@ -432,13 +463,20 @@ fn select_with(
     let free = |i: usize| pool.nodes.get(i).copied();
     let capacity = |i: usize| free(i).and_then(|f| shape.capacity(view, i, f));
 
-    // Required nodes first: each must be in the partition, allowed and able
-    // to take at least one task.
+    let constraint = attempt.constraint;
+    // Required nodes first (and the batch host, below all the others):
+    // each must be in the partition, allowed and able to take at least one
+    // task.
     let mut required: Vec<usize> = job.required_nodes.clone();
+    required.extend(attempt.batch_host);
     required.sort_unstable();
     required.dedup();
+    let above_batch_host = |i: usize| attempt.batch_host.is_none_or(|b| i >= b);
+    if !required.iter().all(|&r| above_batch_host(r)) {
+        return None;
+    }
     let mut chosen: Vec<(usize, u32)> = Vec::with_capacity(shape.min_nodes as usize);
-    let allowed = |i: usize| node_allowed(view, job, constraint, i);
+    let allowed = |i: usize| node_allowed(view, job, constraint, i) && above_batch_host(i);
     for &r in &required {
         if !order.contains(&r) || !allowed(r) || is_blocked(r) {
             return None;
@@ -823,6 +861,30 @@ mod tests {
         j.constraint = Some(Constraint::parse("b").unwrap());
         j.prefer = Some(Constraint::parse("a").unwrap());
         assert_eq!(nodes_of(place(&striped(), &j)), Some(vec![1]));
+    }
+
+    /// `--batch=b`: the first node (the batch host) has `b`; the others
+    /// need not.
+    #[test]
+    fn the_batch_host_has_the_batch_features() {
+        let v = striped();
+        let mut j = job(1);
+        j.batch_features = Some(Constraint::parse("b").unwrap());
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![1]));
+        // One node: it waits for one with `b`.
+        let mut b_busy = striped();
+        b_busy.nodes[1].alloc_cpus = 2;
+        b_busy.nodes[3].alloc_cpus = 2;
+        assert_eq!(nodes_of(place(&b_busy, &j)), None);
+        j.min_nodes = 2;
+        j.ntasks = 2;
+        assert_eq!(nodes_of(place(&v, &j)), Some(vec![1, 2]));
+        // The batch host comes first: node 3 with `b` cannot lead node 0,
+        // so the job goes as it would without `--batch`.
+        let mut busy = striped();
+        busy.nodes[1].alloc_cpus = 2;
+        busy.nodes[2].alloc_cpus = 2;
+        assert_eq!(nodes_of(place(&busy, &j)), Some(vec![0, 3]));
     }
 
     #[test]

@@ -78,6 +78,8 @@ pub struct JobRequest {
     /// `--prefer`: tried with the constraint first; when the job cannot
     /// start that way, it starts without.
     pub prefer: Option<Constraint>,
+    /// `--batch`: what the first node (the batch host) must have.
+    pub batch_features: Option<Constraint>,
     /// `-t`; `None` takes the partition's DefaultTime, else its MaxTime.
     pub time_limit: Option<TimeLimit>,
     /// `--begin`, Unix seconds.
@@ -141,6 +143,7 @@ impl JobRequest {
             excluded_nodes: Vec::new(),
             constraint: None,
             prefer: None,
+            batch_features: None,
             time_limit: None,
             begin_time: None,
             hold: None,

@@ -1264,12 +1264,13 @@ impl Controller {
         } else {
             slurm_sched::Constraint::parse(&job.spec.constraint).ok()
         };
-        let prefer = &job.spec.shown().prefer;
-        r.prefer = if prefer.is_empty() {
-            None
-        } else {
-            slurm_sched::Constraint::parse(prefer).ok()
+        let parsed = |text: &str| {
+            (!text.is_empty())
+                .then(|| slurm_sched::Constraint::parse(text).ok())
+                .flatten()
         };
+        r.prefer = parsed(&job.spec.shown().prefer);
+        r.batch_features = parsed(&job.spec.shown().batch_features);
         r.time_limit = job.shape.time_limit;
         r.begin_time = job.shape.begin_time;
         r.hold = job.hold;
