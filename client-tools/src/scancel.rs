@@ -228,6 +228,9 @@ pub struct Request {
     pub jobs: Vec<JobRef>,
     /// Steps named (`12.0`); they never widen the job selection.
     pub steps: Vec<StepRef>,
+    /// For each step, how many jobs were named before it (the order of
+    /// the command line, in which lookups are reported).
+    pub step_positions: Vec<usize>,
     pub filter: v1::JobFilter,
     pub signal: Option<u32>,
     pub batch: bool,
@@ -509,7 +512,10 @@ pub fn parse_with_env(
         for id in operand.split(',').filter(|s| !s.is_empty()) {
             match parse_target(id).ok_or_else(|| invalid(bad_job_id(id)))? {
                 Target::Job(job) => r.jobs.push(job),
-                Target::Step(step) => r.steps.push(step),
+                Target::Step(step) => {
+                    r.step_positions.push(r.jobs.len());
+                    r.steps.push(step);
+                }
             }
         }
         if operand.split(',').all(str::is_empty) {
@@ -828,9 +834,18 @@ pub fn execute_io(
     stderr: &mut dyn Write,
 ) -> i32 {
     let mut code = 0;
+    let found;
+    let mut r = r;
     if !r.steps.is_empty() {
         let mut out = Output::new(&mut *stdout, &mut *stderr);
-        code = execute_steps(control, r, &mut out);
+        if !r.jobs.is_empty() {
+            if let Some((left, missing)) = missing_named(control, r, &mut out) {
+                code = missing;
+                found = left;
+                r = &found;
+            }
+        }
+        code = code.max(execute_steps(control, r, &mut out));
         let _ = out.flush();
         if r.jobs.is_empty() {
             return code;
@@ -926,26 +941,78 @@ fn execute_steps(control: &mut dyn JobControl, r: &Request, out: &mut Output<'_>
         refused.push(&step.job);
     }
     // The answers come after every step was announced, as Slurm sends
-    // them all before it reports; and Slurm 22.05 tries the refused steps
-    // once more, announcing and reporting each again.
+    // them all before it reports.
     let err = ErrorCode::InvalidJobId;
-    for round in 0..2 {
-        if round == 1 && r.verbose > 0 {
-            for step in r.steps.iter().filter(|s| refused.contains(&&s.job)) {
-                out.error_line(&format!("{PROG}: Terminating step {step}"));
-            }
-        }
-        for job in &refused {
-            // Printed even with -Q, as Slurm prints it.
-            code = code.max((err.number() & 0xff).max(1));
-            print_error(
-                out,
-                PROG,
-                format!("Kill job error on job step id {job}: {err}"),
-            );
-        }
+    for job in refused {
+        // Printed even with -Q, as Slurm prints it.
+        code = code.max((err.number() & 0xff).max(1));
+        print_error(
+            out,
+            PROG,
+            format!("Kill job error on job step id {job}: {err}"),
+        );
     }
     code
+}
+
+/// With both jobs and steps named, Slurm 22.05 looks them all up first and
+/// reports, in command-line order, each job that does not exist and each
+/// step whose job does not (or is finished); a job named alone is sent its
+/// cancel and answered then. Returns the request without them and the
+/// status so far, or `None` when the jobs cannot be loaded (each part then
+/// reports its own).
+fn missing_named(
+    control: &mut dyn JobControl,
+    r: &Request,
+    out: &mut Output<'_>,
+) -> Option<(Request, i32)> {
+    let step_jobs: Vec<JobRef> = r.steps.iter().map(|s| s.job.clone()).collect();
+    let everything: Vec<JobRef> = r.jobs.iter().chain(&step_jobs).cloned().collect();
+    let live = live_jobs(control, &selection(&everything)).ok()?;
+    let job_missing = |j: &JobRef| !live.iter().any(|x| matches_ref(x, j));
+    // A step of a job also named is left to the job's cancel.
+    let step_missing = |s: &StepRef| {
+        !(r.jobs.contains(&s.job) || r.jobs.contains(&JobRef::Job(s.job.job_id())))
+            && !live
+                .iter()
+                .any(|x| !is_all_tasks(&s.job) && matches_ref(x, &s.job) && is_cancellable(x))
+    };
+    // A step is reported before the job named after it: its position is
+    // how many jobs came before it (after them all when not recorded).
+    let position = |k: usize| r.step_positions.get(k).copied().unwrap_or(r.jobs.len());
+    let mut lines = Vec::new();
+    let mut next_step = 0;
+    for i in 0..=r.jobs.len() {
+        while next_step < r.steps.len() && position(next_step) <= i {
+            let step = &r.steps[next_step];
+            if step_missing(step) {
+                lines.push(format!("Kill job error on job step id {step}"));
+            }
+            next_step += 1;
+        }
+        if let Some(job) = r.jobs.get(i).filter(|j| job_missing(j)) {
+            lines.push(format!("Kill job error on job id {job}"));
+        }
+    }
+    if !r.quiet {
+        for line in &lines {
+            print_error(out, PROG, format!("{line}: {}", ErrorCode::InvalidJobId));
+        }
+    }
+    let kept: Vec<(StepRef, usize)> = r
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !step_missing(s))
+        .map(|(k, s)| (s.clone(), position(k)))
+        .collect();
+    let left = Request {
+        jobs: r.jobs.iter().filter(|j| !job_missing(j)).cloned().collect(),
+        steps: kept.iter().map(|(s, _)| s.clone()).collect(),
+        step_positions: kept.iter().map(|&(_, at)| at).collect(),
+        ..r.clone()
+    };
+    Some((left, i32::from(!lines.is_empty())))
 }
 
 /// [`execute_io`] for the named jobs and the filters.
@@ -2202,8 +2269,7 @@ mod tests {
     }
 
     /// The controller keeps no numbered steps: each named step is answered
-    /// as Slurm 22.05 answers a step that does not exist (a running job's
-    /// refused steps are tried, and reported, twice).
+    /// as Slurm 22.05 answers a step that does not exist.
     #[test]
     fn steps_are_answered_as_missing_steps() {
         let step_error = |id: &str| {
@@ -2214,17 +2280,21 @@ mod tests {
         // Running job: the cancel is refused with the error's number.
         let (out, err, code, acted) = interact("-v 12.5", Ok(queue()), "");
         assert_eq!(out, "");
-        let round = format!("scancel: Terminating step 12.5\n{}", step_error("12"));
-        assert_eq!(err, round.repeat(2));
+        assert_eq!(
+            err,
+            format!("scancel: Terminating step 12.5\n{}", step_error("12"))
+        );
         assert_eq!(code, 225);
         assert!(acted.is_empty());
         let (_, err, _, _) = interact("-v 12.0,12.1", Ok(queue()), "");
-        let round = format!(
-            "scancel: Terminating step 12.0\nscancel: Terminating step 12.1\n{}{}",
-            step_error("12"),
-            step_error("12")
+        assert_eq!(
+            err,
+            format!(
+                "scancel: Terminating step 12.0\nscancel: Terminating step 12.1\n{}{}",
+                step_error("12"),
+                step_error("12")
+            )
         );
-        assert_eq!(err, round.repeat(2));
         // -b is a cancel too.
         assert_eq!(interact("-b 12.0", Ok(queue()), "").2, 225);
         // A signal is taken without a word.
@@ -2252,14 +2322,29 @@ mod tests {
         );
         assert_eq!(code, 1);
         let (_, err, code, _) = interact("-Q 999999.0 12.0", Ok(queue()), "");
-        assert_eq!((err, code), (step_error("12").repeat(2), 225));
+        assert_eq!((err, code), (step_error("12"), 225));
         // The job named as well: its step is left to the job's cancel.
         let (_, err, code, acted) = interact("-v 12 12.0", Ok(queue()), "");
         assert_eq!((err.as_str(), code), ("scancel: Terminating job 12\n", 0));
         assert_eq!(acted.len(), 1);
+        // Jobs and steps that do not exist are reported first, in the
+        // order given, and those jobs are not sent anything (Slurm 22.05).
+        let (_, err, code, acted) = interact("999999 12.0 888888.0", Ok(queue()), "");
+        assert_eq!(
+            err,
+            [
+                "scancel: error: Kill job error on job id 999999: Invalid job id specified\n"
+                    .to_string(),
+                step_error("888888.0"),
+                step_error("12"),
+            ]
+            .concat()
+        );
+        assert_eq!(code, 225);
+        assert!(acted.is_empty());
         // Steps and jobs together: the job goes, the step is answered.
         let (_, err, code, acted) = interact("13 13.0 12.1", Ok(queue()), "");
-        assert_eq!((err, code), (step_error("12").repeat(2), 225));
+        assert_eq!((err, code), (step_error("12"), 225));
         assert_eq!(acted.len(), 1);
         assert_eq!(acted[0].filter.job_ids, vec![13]);
     }
