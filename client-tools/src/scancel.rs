@@ -972,10 +972,11 @@ fn missing_named(
     let job_missing = |j: &JobRef| !live.iter().any(|x| matches_ref(x, j));
     // A step of a job also named is left to the job's cancel.
     let step_missing = |s: &StepRef| {
-        !(r.jobs.contains(&s.job) || r.jobs.contains(&JobRef::Job(s.job.job_id())))
-            && !live
-                .iter()
-                .any(|x| !is_all_tasks(&s.job) && matches_ref(x, &s.job) && is_cancellable(x))
+        let job_named = r.jobs.contains(&s.job) || r.jobs.contains(&JobRef::Job(s.job.job_id()));
+        let live_job = live
+            .iter()
+            .any(|x| !is_all_tasks(&s.job) && matches_ref(x, &s.job) && is_cancellable(x));
+        !job_named && !live_job
     };
     // A step is reported before the job named after it: its position is
     // how many jobs came before it (after them all when not recorded).
