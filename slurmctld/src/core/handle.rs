@@ -1180,13 +1180,11 @@ impl Controller {
             other => other.map_err(|rejection| rejection_code(&rejection)),
         };
         let mut cpu_refusal = None;
-        let cpu_counts = pending_only.iter().chain(&changes).any(|c| {
-            matches!(
-                c,
-                JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_) | JobChange::MinNodes(_)
-            )
-        });
-        if cpu_counts {
+        let cpu_fields = pending_only
+            .iter()
+            .any(|c| matches!(c, JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_)));
+        let node_count = changes.iter().any(|c| matches!(c, JobChange::MinNodes(_)));
+        if cpu_fields || node_count {
             let all: Vec<&JobChange> = changes.iter().chain(&spec).chain(&pending_only).collect();
             // More CPUs than the whole partition has (`NumNodes=3` on two
             // CPUs), or more than any node can give (`MinCPUsNode=3`).
@@ -1203,7 +1201,7 @@ impl Controller {
                     .sum();
                 u64::from(probe.pending_cpus()) > total
             };
-            if beyond_partition || check(&all).is_err() {
+            if beyond_partition || cpu_fields && check(&all).is_err() {
                 // A CPU count the partition cannot give: Slurm keeps it all
                 // the same (the job then cannot start) and says so.
                 let rest: Vec<&JobChange> = spec.iter().collect();
