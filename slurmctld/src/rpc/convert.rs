@@ -135,10 +135,11 @@ impl<'a> Derived<'a> {
             (s, _) if s.is_finished() => job.end_time,
             _ => 0,
         };
-        // `-N 0` (refused and recorded FAILED, or held): Slurm shows no
-        // node, no CPU and no TRES for it (with a task count, it shows
-        // them).
-        let no_node = alloc.is_empty() && job.shape.max_nodes == Some(0) && !job.shape.ntasks_given;
+        // `-N 0` (refused and recorded FAILED, or held): Slurm counts no
+        // node for it, and shows no CPU and no TRES either unless it gave
+        // a task count (its TRES then has CPUs and no node or memory).
+        let zero_nodes = alloc.is_empty() && job.shape.max_nodes == Some(0);
+        let no_node = zero_nodes && !job.shape.ntasks_given;
         let num_cpus: u32 = if no_node {
             0
         } else if alloc.is_empty() {
@@ -146,9 +147,7 @@ impl<'a> Derived<'a> {
         } else {
             alloc.iter().map(|a| a.cpus).sum()
         };
-        // With a task count it still asks for no node: its TRES has CPUs
-        // and no node or memory.
-        let num_nodes = if no_node || alloc.is_empty() && job.shape.max_nodes == Some(0) {
+        let num_nodes = if zero_nodes {
             0
         } else if alloc.is_empty() {
             job.shape.min_nodes
