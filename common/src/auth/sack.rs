@@ -26,6 +26,7 @@
 //! slurmd does the listening and [`SackAuth`] the blocking client side.
 
 use std::io::{Read, Write};
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -190,12 +191,20 @@ pub struct SackAuth {
 }
 
 impl SackAuth {
-    /// A client of the service at `path`, if something listens there.
+    /// A client of the service at `path`, when a socket is there (each
+    /// credential then connects to it; nothing is sent before).
     pub fn connect(path: &Path) -> Result<SackAuth, AuthError> {
-        UnixStream::connect(path).map_err(|source| AuthError::SackUnavailable {
+        let unavailable = |source| AuthError::SackUnavailable {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let meta = std::fs::metadata(path).map_err(unavailable)?;
+        if !meta.file_type().is_socket() {
+            return Err(unavailable(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a socket",
+            )));
+        }
         Ok(SackAuth {
             path: path.to_path_buf(),
         })
@@ -322,6 +331,10 @@ mod tests {
             SackAuth::connect(&path),
             Err(AuthError::SackUnavailable { .. })
         ));
+        std::fs::write(&path, b"").unwrap();
+        let err = SackAuth::connect(&path).unwrap_err();
+        assert!(err.to_string().contains("not a socket"), "{err}");
+        std::fs::remove_file(&path).unwrap();
         let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
         let server = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
@@ -339,7 +352,7 @@ mod tests {
             s.write_all(&answer(&key(), &request, &peer, 1_700_000_000, 60))
                 .unwrap();
         });
-        let client = SackAuth { path: path.clone() };
+        let client = SackAuth::connect(&path).unwrap();
         let claims = Claims::new(Uid::new(1), Gid::new(1), "elsewhere", 1_700_000_000, 60);
         let token = client.create(&claims).unwrap();
         server.join().unwrap();
