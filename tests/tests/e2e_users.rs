@@ -10,7 +10,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use slurm_proto::v1::JobState;
-use slurm_testkit::LocalCluster;
+use slurm_testkit::{wait_until, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(30);
 
@@ -73,14 +73,10 @@ fn a_user_without_the_key_submits_and_the_job_runs_as_that_user() {
 
     // The local slurmd starts its credential service with the cluster.
     let socket = c.dir().root().join("sack.socket");
-    let deadline = std::time::Instant::now() + JOB_WAIT;
-    while !socket.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no credential service"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("the credential service's socket", JOB_WAIT, || {
+        socket.exists().then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}: {}", c.logs()));
 
     let o = run_as(
         &c,
