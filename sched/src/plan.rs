@@ -290,7 +290,7 @@ impl<'a> Diagnosis<'a> {
 /// partition, is `PartitionConfig`.
 fn never_fits(view: &ClusterView, job: &JobRequest, order: &[usize]) -> PendingReason {
     let feature_exists = order.iter().any(|&i| fit::features_allowed(view, job, i));
-    if job.constraint.is_some() && !feature_exists || job.max_nodes == Some(0) {
+    if job.constraint.is_some() && !feature_exists {
         return PendingReason::BadConstraints;
     }
     match crate::submit::check_submit(view, job) {

@@ -166,6 +166,10 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
             .max_nodes
             .map_or_else(|| "unlimited".to_string(), |m| m.to_string()),
     };
+    // `-N 0`: no node configuration gives a job no node at all.
+    if job.max_nodes == Some(0) {
+        return Err(unsatisfiable(Unsatisfiable::TotalSize));
+    }
     let mut required = job.required_nodes.clone();
     required.sort_unstable();
     required.dedup();
