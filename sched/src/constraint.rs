@@ -329,6 +329,12 @@ fn join(parts: Vec<Constraint>, op: Op) -> Constraint {
     }
 }
 
+/// An expression as Slurm keeps and shows it: the older comma written as
+/// `&` (`a,b` is shown `a&b`), the rest as given.
+pub fn as_kept(text: &str) -> String {
+    text.replace(',', "&")
+}
+
 impl Constraint {
     /// Parses a `--constraint` value.
     pub fn parse(input: &str) -> Result<Constraint, ConstraintError> {
@@ -848,6 +854,12 @@ mod tests {
             .collect();
         assert_eq!(needs, vec![("a".into(), 1, true), ("b".into(), 4, true)]);
         assert!(Constraint::parse("a&b").unwrap().node_counts().is_empty());
+    }
+
+    #[test]
+    fn kept_text_writes_the_comma_as_and() {
+        assert_eq!(as_kept("a,b*2|[c,d]"), "a&b*2|[c&d]");
+        assert_eq!(as_kept("a&b"), "a&b");
     }
 
     #[test]

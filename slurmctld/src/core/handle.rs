@@ -418,7 +418,7 @@ impl Controller {
         }
         // Slurm keeps (and shows) the older `a,b` as `a&b`.
         if desc.constraint.contains(',') {
-            desc.constraint = desc.constraint.replace(',', "&");
+            desc.constraint = slurm_sched::constraint::as_kept(&desc.constraint);
         }
         // As Slurm 22.05: a minimum of 0 with room for a node (`-N 0-2`)
         // runs on one node at least. No node at all (`-N 0`) is held when
@@ -1315,7 +1315,7 @@ impl Controller {
             if !text.is_empty() && slurm_sched::Constraint::parse(text).is_err() {
                 return Err((ErrorCode::InvalidPrefer, String::new()));
             }
-            out.push(JobChange::Prefer(text.replace(',', "&")));
+            out.push(JobChange::Prefer(slurm_sched::constraint::as_kept(text)));
         }
         if let Some(text) = &req.gres {
             let text = text.trim();
@@ -1369,7 +1369,7 @@ impl Controller {
                 _ => {}
             }
             let text = match field {
-                SpecText::Features => text.replace(',', "&"),
+                SpecText::Features => slurm_sched::constraint::as_kept(text),
                 _ => text.to_owned(),
             };
             out.push(JobChange::Text(field, text));

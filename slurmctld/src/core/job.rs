@@ -278,7 +278,7 @@ impl ShownOptions {
             switch_wait_secs: desc.switches.and(desc.switch_wait_seconds).unwrap_or(0),
             container: desc.container.as_str().into(),
             cluster_features: desc.cluster_constraint.as_str().into(),
-            prefer: desc.prefer.replace(',', "&").into(),
+            prefer: slurm_sched::constraint::as_kept(&desc.prefer).into(),
             mcs_label: desc.mcs_label.as_str().into(),
             burst_buffer: desc.burst_buffer.as_str().into(),
             batch_features: desc.batch_features.as_deref().unwrap_or_default().into(),
