@@ -423,9 +423,10 @@ pub(crate) fn select(
                 .flatten()
         })
     };
+    // Only a matching OR needs copies of the expression, one per choice.
     let with = |constraint: Option<&Constraint>| match constraint {
-        Some(c) => c.alternatives().iter().find_map(|alt| hosts(Some(alt))),
-        None => hosts(None),
+        Some(c) if c.has_matching_or() => c.alternatives().iter().find_map(|alt| hosts(Some(alt))),
+        other => hosts(other),
     };
     let preferred = job.prefer.as_ref().and_then(|p| match &job.constraint {
         None => Some(p.clone()),
