@@ -261,7 +261,7 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.str("het_job_id_set", "");
     w.raw("het_job_offset", 0);
     w.str("partition", &job.partition);
-    w.str("prefer", "");
+    w.str("prefer", &job.prefer);
     match job.memory {
         Some(Memory::MemPerNodeMb(m)) => {
             w.raw("memory_per_node", m);
@@ -323,7 +323,7 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.opt("time_limit", limit_minutes(job.time_limit.as_ref()));
     w.raw("time_minimum", job.time_min_minutes.unwrap_or(0));
     w.raw("threads_per_core", "null");
-    w.str("tres_bind", "");
+    w.str("tres_bind", &job.tres_bind);
     w.str("tres_freq", "");
     w.str("tres_per_job", "");
     w.str("tres_per_node", &job.gres);

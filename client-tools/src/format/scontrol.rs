@@ -464,10 +464,12 @@ pub fn write_job_detailed(
     }
     r.line();
     r.kv("Power", &job.power);
-    // The --gpus, --gres (and --gpus-per-node) and --gpus-per-task
-    // requests, with Slurm's `gres:` prefix (the controller sends them
-    // so), each on a line of its own after Power= as in 22.05.
+    // --gpu-bind, then the --gpus, --gres (and --gpus-per-node) and
+    // --gpus-per-task requests, with Slurm's `gres:` prefix (the
+    // controller sends them so), each on a line of its own after Power=
+    // as in 22.05.
     for (key, value) in [
+        ("TresBind", &job.tres_bind),
         ("TresPerJob", &job.tres_per_job),
         ("TresPerNode", &job.gres),
         ("TresPerTask", &job.tres_per_task),

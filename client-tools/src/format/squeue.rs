@@ -702,6 +702,7 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
         lo::ALLOC_SID => push_u64(out, job.alloc_sid.into()),
         lo::CLUSTER_FEATURES => out.push_str(or_null(&job.cluster_features)),
         lo::CONTAINER => out.push_str(or_null(&job.container)),
+        lo::TRES_BIND => out.push_str(or_na(&job.tres_bind)),
         lo::REQ_SWITCH => push_u64(out, job.req_switch.into()),
         lo::ASSOC_ID | lo::BOARDS_PER_NODE | lo::NTASKS_PER_BOARD => out.push('0'),
         lo::SOCKETS_PER_BOARD => out.push('0'),
@@ -739,7 +740,6 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
         | lo::NTASKS_PER_CORE
         | lo::NTASKS_PER_SOCKET
         | lo::RESIZE_TIME
-        | lo::TRES_BIND
         | lo::TRES_FREQ
         | lo::TRES_PER_SOCKET => out.push_str("N/A"),
         lo::DELAY_BOOT => out.push_str("0:00"),

@@ -142,6 +142,12 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     if let Err(e) = values::gres_kinds(&opts, &config.conf.gres_types) {
         return report_opt_error(out, &e);
     }
+    if let Some(freq) = &opts.cpu_freq {
+        let allowed = config.conf.raw_entry("CpuFreqGovernors");
+        if let Err(e) = values::cpu_freq_allowed(freq, allowed.map(|e| e.value.as_str())) {
+            return report_opt_error(out, &e);
+        }
+    }
     if crate::client::refused_clusters(out, PROG, opts.clusters.as_deref(), &config.conf) {
         return EXIT_ERROR;
     }
@@ -697,6 +703,21 @@ pub fn build_job(
     if asks_for_user_env(o) {
         put("SLURM_GET_USER_ENV", "1".to_owned());
     }
+    // Set in sbatch's own environment, so an --export-file leaves them out.
+    if file_env.is_none() {
+        if let Some(v) = &o.acctg_freq {
+            put("SLURM_ACCTG_FREQ", v.clone());
+        }
+        if let Some(v) = &o.container {
+            put("SLURM_CONTAINER", v.clone());
+        }
+        if let Some(v) = &o.cpu_freq {
+            put("SLURM_CPU_FREQ_REQ", values::cpu_freq_env(v));
+        }
+        if let Some(v) = &o.profile {
+            put("SLURM_PROFILE", values::profile_env(v));
+        }
+    }
     let environment = match &file_env {
         // The file's variables stay under a name list too (only NONE
         // drops them); the names are looked up among them.
@@ -789,6 +810,11 @@ pub fn build_job(
         mcs_label: or_empty(&o.mcs_label),
         burst_buffer: or_empty(&o.burst_buffer),
         batch_features: o.batch_features.clone(),
+        tres_bind: o
+            .gpu_bind
+            .as_ref()
+            .map(|g| format!("gpu:{g}"))
+            .unwrap_or_default(),
         sharing: match o.sharing {
             None => v1::NodeSharing::Unspecified,
             Some(Sharing::Exclusive) => v1::NodeSharing::Exclusive,
@@ -1596,6 +1622,32 @@ mod tests {
         );
         assert!(vars("--mem=0 --wrap=true").is_empty());
         assert_eq!(vars("--mem=100 --wrap=true"), ["SLURM_MEM_PER_NODE=100"]);
+    }
+
+    /// --acctg-freq, --container, --cpu-freq and --profile reach the job
+    /// as sbatch spells them; --gpu-bind travels in the description
+    /// (TresBind=), and slurmd sets its variable.
+    #[test]
+    fn accounting_and_frequency_options_reach_the_job_environment() {
+        let wrap = || Script {
+            text: wrap_script("true"),
+            source: ScriptSource::Wrap,
+        };
+        let job = build(
+            "--acctg-freq=task=10 --container=/srv/b --cpu-freq=low-high:performance \
+             --profile=task,energy --gpu-bind=closest --export=NONE --wrap=true",
+            wrap(),
+        );
+        for var in [
+            "SLURM_ACCTG_FREQ=task=10",
+            "SLURM_CONTAINER=/srv/b",
+            "SLURM_CPU_FREQ_REQ=Low-High:Performance",
+            "SLURM_PROFILE=Energy,Task",
+        ] {
+            assert!(job.environment.iter().any(|v| v == var), "{var}");
+        }
+        assert_eq!(job.tres_bind, "gpu:closest");
+        assert_eq!(build("--wrap=true", wrap()).tres_bind, "");
     }
 
     /// The submitting shell's umask travels as `SLURM_UMASK` (octal, four

@@ -512,6 +512,13 @@ pub struct SbatchOpts {
     /// `--container` and `--cluster-constraint` as given (kept and shown).
     pub container: Option<String>,
     pub cluster_constraint: Option<String>,
+    /// `--acctg-freq` and `--profile` as given: passed on to the job's
+    /// environment (`SLURM_ACCTG_FREQ`, `SLURM_PROFILE`), without effect.
+    pub acctg_freq: Option<String>,
+    pub profile: Option<String>,
+    /// `--gpu-bind` as given: kept (`TresBind=gpu:...`) and passed on to
+    /// the job's environment (`SLURM_GPU_BIND`).
+    pub gpu_bind: Option<String>,
     /// `--prefer`, `--mcs-label`, `--bb` and `--batch` as given.
     pub prefer: Option<String>,
     pub mcs_label: Option<String>,
@@ -838,6 +845,8 @@ fn apply(
         Key::Gpus => o.gpus = text(value),
         Key::GpusPerNode => o.gpus_per_node = text(value),
         Key::GpusPerTask => o.gpus_per_task = text(value),
+        // `none` alone asks for no generic resource.
+        Key::Gres if v.trim().eq_ignore_ascii_case("none") => o.gres = None,
         Key::Gres => o.gres = text(value),
         Key::Help | Key::Usage | Key::Version => {}
         Key::Hold => o.hold = true,
@@ -1035,13 +1044,19 @@ fn apply(
             o.hint = text(value);
             o.ignored.push(spelled.to_owned());
         }
-        Key::AcctgFreq
-        | Key::CoreSpec
-        | Key::GpuBind
-        | Key::MemBind
-        | Key::Profile
-        | Key::ThreadSpec
-        | Key::WaitAllNodes => {
+        Key::AcctgFreq => {
+            values::acctg_freq(v)?;
+            o.acctg_freq = text(value);
+        }
+        Key::GpuBind => {
+            values::gpu_bind(v)?;
+            o.gpu_bind = text(value);
+        }
+        Key::Profile => {
+            values::profile(v)?;
+            o.profile = text(value);
+        }
+        Key::CoreSpec | Key::MemBind | Key::ThreadSpec | Key::WaitAllNodes => {
             check_ignored(key, v)?;
             o.ignored.push(spelled.to_owned());
         }
@@ -1052,13 +1067,10 @@ fn apply(
 /// Checks the value of an option accepted without effect.
 fn check_ignored(key: Key, v: &str) -> Result<(), OptError> {
     match key {
-        Key::AcctgFreq => values::acctg_freq(v),
         Key::CoreSpec => values::count_from(v, "--core-spec", 0).map(|_| ()),
         Key::GetUserEnv => values::get_user_env(v),
-        Key::GpuBind => values::gpu_bind(v),
         Key::Hint => values::hint(v),
         Key::MemBind => values::mem_bind(v),
-        Key::Profile => values::profile(v),
         Key::ThreadSpec => count(v, "--thread-spec").map(|_| ()),
         Key::WaitAllNodes => values::wait_all_nodes(v),
         _ => Ok(()),
@@ -1538,6 +1550,20 @@ mod tests {
         assert_eq!(names, sorted);
         names.dedup();
         assert_eq!(names.len(), LONGS.len());
+    }
+
+    #[test]
+    fn gpu_bind_acctg_freq_and_profile_are_kept_and_gres_none_asks_for_nothing() {
+        let o = opts("--gpu-bind=verbose,closest --acctg-freq=30 --profile=task");
+        assert_eq!(o.gpu_bind.as_deref(), Some("verbose,closest"));
+        assert_eq!(o.acctg_freq.as_deref(), Some("30"));
+        assert_eq!(o.profile.as_deref(), Some("task"));
+        assert!(o.ignored.is_empty(), "{:?}", o.ignored);
+        assert_eq!(opts("--gres=gpu:1 --gres=NONE").gres, None);
+        assert_eq!(
+            opts("--gres=none,gpu:0").gres.as_deref(),
+            Some("none,gpu:0")
+        );
     }
 
     #[test]

@@ -331,14 +331,6 @@ pub fn mem_bind(value: &str) -> Result<(), OptError> {
 /// `--cpu-freq`: `min[-max][:governor]` or a governor alone; each
 /// frequency a number (kHz) or `low`, `medium`, `high`, `highm1`.
 pub fn cpu_freq(value: &str) -> Result<(), OptError> {
-    const GOVERNORS: &[&str] = &[
-        "conservative",
-        "ondemand",
-        "performance",
-        "powersave",
-        "userspace",
-        "schedutil",
-    ];
     let unrecognized = |w: &str| {
         usage(format!(
             "unrecognized --cpu-freq argument \"{w}\"\nInvalid --cpu-freq argument"
@@ -350,7 +342,11 @@ pub fn cpu_freq(value: &str) -> Result<(), OptError> {
             "low" | "medium" | "high" | "highm1"
         ) || w.parse::<u32>().is_ok_and(|n| n > 0)
     };
-    let governor = |w: &str| GOVERNORS.iter().any(|g| g.eq_ignore_ascii_case(w));
+    let governor = |w: &str| {
+        GOVERNOR_NAMES
+            .iter()
+            .any(|(g, _)| g.eq_ignore_ascii_case(w))
+    };
     let (range, gov) = match value.split_once(':') {
         Some((r, g)) => (r, Some(g)),
         None => (value, None),
@@ -385,6 +381,111 @@ pub fn cpu_freq(value: &str) -> Result<(), OptError> {
         }
     }
     Ok(())
+}
+
+/// The governors of `--cpu-freq` by their lower-case names, each with
+/// the spelling Slurm gives it in `SLURM_CPU_FREQ_REQ`.
+const GOVERNOR_NAMES: &[(&str, &str)] = &[
+    ("conservative", "Conservative"),
+    ("ondemand", "OnDemand"),
+    ("performance", "Performance"),
+    ("powersave", "PowerSave"),
+    ("userspace", "UserSpace"),
+    ("schedutil", "SchedUtil"),
+];
+
+/// The governors a job may ask for when slurm.conf has no
+/// CpuFreqGovernors.
+const DEFAULT_GOVERNORS: &str = "OnDemand,Performance,UserSpace";
+
+/// The governor a valid `--cpu-freq` value asks for, lower-case.
+fn cpu_freq_governor(value: &str) -> Option<String> {
+    let word = match value.split_once(':') {
+        Some((_, g)) => g,
+        None => value,
+    };
+    let word = word.to_ascii_lowercase();
+    GOVERNOR_NAMES
+        .iter()
+        .any(|(name, _)| *name == word)
+        .then_some(word)
+}
+
+/// A valid `--cpu-freq` value's governor must be one of slurm.conf's
+/// CpuFreqGovernors (`allowed`; `None` when not set).
+pub fn cpu_freq_allowed(value: &str, allowed: Option<&str>) -> Result<(), OptError> {
+    let Some(governor) = cpu_freq_governor(value) else {
+        return Ok(());
+    };
+    let listed = allowed
+        .unwrap_or(DEFAULT_GOVERNORS)
+        .split(',')
+        .any(|g| g.trim().eq_ignore_ascii_case(&governor));
+    if listed {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "governor of {value} is not allowed in slurm.conf\nInvalid --cpu-freq argument"
+        )))
+    }
+}
+
+/// `SLURM_CPU_FREQ_REQ` for a valid `--cpu-freq` value: named frequencies
+/// and governors capitalised as Slurm spells them (`Low-High:Performance`),
+/// kHz as numbers.
+pub fn cpu_freq_env(value: &str) -> String {
+    let governor = |w: &str| {
+        GOVERNOR_NAMES
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(w))
+            .map(|(_, shown)| (*shown).to_owned())
+    };
+    let freq = |w: &str| match w.to_ascii_lowercase().as_str() {
+        "low" => "Low".to_owned(),
+        "medium" => "Medium".to_owned(),
+        "high" => "High".to_owned(),
+        "highm1" => "Highm1".to_owned(),
+        _ => w
+            .parse::<u32>()
+            .map_or_else(|_| w.to_owned(), |n| n.to_string()),
+    };
+    let (range, gov) = match value.split_once(':') {
+        Some((r, g)) => (r, Some(g)),
+        None => (value, None),
+    };
+    if gov.is_none() {
+        if let Some(shown) = governor(range) {
+            return shown;
+        }
+    }
+    let mut text = range.split('-').map(freq).collect::<Vec<_>>().join("-");
+    if let Some(g) = gov {
+        text.push(':');
+        text.push_str(&governor(g).unwrap_or_else(|| g.to_owned()));
+    }
+    text
+}
+
+/// `SLURM_PROFILE` for a valid `--profile` value: `None` when it names
+/// none, `All` for all, else the kinds named in Slurm's order.
+pub fn profile_env(value: &str) -> String {
+    const KINDS: [&str; 4] = ["Energy", "Lustre", "Network", "Task"];
+    let words: Vec<String> = value
+        .split(',')
+        .map(|w| w.trim().to_ascii_lowercase())
+        .collect();
+    if words.iter().any(|w| w == "none") {
+        return "None".to_owned();
+    }
+    if words.iter().any(|w| w == "all") {
+        return "All".to_owned();
+    }
+    KINDS
+        .iter()
+        .filter(|k| words.iter().any(|w| k.eq_ignore_ascii_case(w)))
+        .copied()
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// How Slurm orders the frequencies of a `--cpu-freq` range: kHz values
@@ -727,6 +828,52 @@ pub fn node_file(path: &str, bytes: &[u8]) -> Result<String, NodeFileError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_freq_env_spells_values_as_slurm() {
+        for (given, shown) in [
+            ("high", "High"),
+            ("highm1", "Highm1"),
+            ("1000", "1000"),
+            ("1000-2000", "1000-2000"),
+            ("low-high:performance", "Low-High:Performance"),
+            ("ondemand", "OnDemand"),
+            ("UserSpace", "UserSpace"),
+            ("1000-2000:userspace", "1000-2000:UserSpace"),
+        ] {
+            assert_eq!(cpu_freq_env(given), shown, "{given}");
+        }
+    }
+
+    #[test]
+    fn cpu_freq_governors_follow_the_configuration() {
+        for ok in ["high", "1000-2000", "performance", "low-high:OnDemand"] {
+            assert!(cpu_freq_allowed(ok, None).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            text(cpu_freq_allowed("1000-2000:conservative", None)),
+            "governor of 1000-2000:conservative is not allowed in slurm.conf\n\
+             Invalid --cpu-freq argument"
+        );
+        assert!(cpu_freq_allowed("Conservative", Some("conservative,ondemand")).is_ok());
+        assert!(cpu_freq_allowed("performance", Some("OnDemand")).is_err());
+    }
+
+    #[test]
+    fn profile_env_orders_and_capitalises() {
+        for (given, shown) in [
+            ("task", "Task"),
+            ("TASK", "Task"),
+            ("task,energy", "Energy,Task"),
+            ("task,lustre", "Lustre,Task"),
+            ("energy,lustre,network,task", "Energy,Lustre,Network,Task"),
+            ("energy,none", "None"),
+            ("none,energy", "None"),
+            ("all", "All"),
+        ] {
+            assert_eq!(profile_env(given), shown, "{given}");
+        }
+    }
 
     fn text(r: Result<(), OptError>) -> String {
         r.unwrap_err().to_string()

@@ -172,6 +172,20 @@ impl Controller {
             return Err(Reply::error(ErrorCode::MalformedRequest, e.to_string()));
         }
         self.check_deadline(desc, partition, now)?;
+        // A deadline job that gives neither a time limit nor a time-min,
+        // in a partition without DefaultTime, may run for a minute at
+        // least (TimeMin=00:01:00), as Slurm sets it.
+        let no_limit = slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref())
+            .ok()
+            .flatten()
+            .is_none();
+        if desc.deadline > 0
+            && no_limit
+            && desc.time_min_minutes.is_none()
+            && self.partitions[partition].view.default_time.is_none()
+        {
+            desc.time_min_minutes = Some(1);
+        }
         self.check_gpus(desc, partition)
     }
 

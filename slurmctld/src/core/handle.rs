@@ -1979,6 +1979,9 @@ impl Controller {
             nice: job.nice,
             restart_count: job.restart_count,
             constraint: d.constraint.to_string(),
+            tres_bind: d.shown().tres_bind.to_string(),
+            ntasks_per_core: d.shown().ntasks_per_core,
+            ntasks_per_socket: d.shown().ntasks_per_socket,
         };
         Some(Action::LaunchBatch {
             job_id,

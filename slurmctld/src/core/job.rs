@@ -242,6 +242,8 @@ pub struct ShownOptions {
     pub mcs_label: Box<str>,
     pub burst_buffer: Box<str>,
     pub batch_features: Box<str>,
+    /// `TresBind=`: `gpu:` and the `--gpu-bind` value; empty for none.
+    pub tres_bind: Box<str>,
     /// `scontrol update AdminComment=`; `None` when never set (Slurm shows
     /// an empty one set, and not one never set).
     pub admin_comment: Option<Box<str>>,
@@ -282,6 +284,7 @@ impl ShownOptions {
             mcs_label: desc.mcs_label.as_str().into(),
             burst_buffer: desc.burst_buffer.as_str().into(),
             batch_features: desc.batch_features.as_deref().unwrap_or_default().into(),
+            tres_bind: desc.tres_bind.as_str().into(),
             // Only `scontrol update` sets these.
             admin_comment: None,
             num_cpus: None,

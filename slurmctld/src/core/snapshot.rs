@@ -602,6 +602,7 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         mcs_label,
         burst_buffer,
         batch_features,
+        tres_bind,
         admin_comment,
         num_cpus,
         max_cpus,
@@ -653,6 +654,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.str(mcs_label);
     w.str(burst_buffer);
     w.str(batch_features);
+    // Then TresBind=.
+    w.str(tres_bind);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1373,6 +1376,9 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
             shown.burst_buffer = r.boxed("burst buffer")?;
             shown.batch_features = r.boxed("batch features")?;
         }
+        if r.left() > 0 {
+            shown.tres_bind = r.boxed("tres bind")?;
+        }
         spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
     Ok((spec, files))
@@ -1688,6 +1694,9 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
+        // Without TresBind= (an empty text).
+        buf.truncate(buf.len() - 4);
+        assert_eq!(read(&buf), *spec());
         // Without --prefer, --mcs-label, --bb and --batch (four empty texts).
         buf.truncate(buf.len() - 16);
         assert_eq!(read(&buf), *spec());
@@ -1744,6 +1753,7 @@ mod spec_layout {
                     mcs_label: "lab".into(),
                     burst_buffer: if reboot { "" } else { "bb" }.into(),
                     batch_features: "fa".into(),
+                    tres_bind: if reboot { "gpu:closest" } else { "" }.into(),
                 })),
                 ..JobSpec::default()
             };

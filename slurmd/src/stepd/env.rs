@@ -206,6 +206,10 @@ pub fn batch_env(
     if let Some(cpt) = req.cpus_per_task {
         env.set("SLURM_CPUS_PER_TASK", cpt.to_string());
     }
+    // --gpu-bind, kept as `gpu:<value>`.
+    if let Some(bind) = req.tres_bind.strip_prefix("gpu:") {
+        env.set("SLURM_GPU_BIND", bind);
+    }
     env.set("SLURM_GTIDS", "0");
     env.set("SLURM_JOBID", &job_id);
     // Without accounting a job has no account or QOS, and Slurm then
@@ -252,8 +256,14 @@ pub fn batch_env(
         env.set("SLURM_NPROCS", n.to_string());
         env.set("SLURM_NTASKS", n.to_string());
     }
+    if let Some(n) = req.ntasks_per_core {
+        env.set("SLURM_NTASKS_PER_CORE", n.to_string());
+    }
     if let Some(n) = req.ntasks_per_node {
         env.set("SLURM_NTASKS_PER_NODE", n.to_string());
+    }
+    if let Some(n) = req.ntasks_per_socket {
+        env.set("SLURM_NTASKS_PER_SOCKET", n.to_string());
     }
     // sbatch records the submitting process's nice value; keep it if sent.
     env.set_default("SLURM_PRIO_PROCESS", "0");
@@ -492,6 +502,25 @@ mod tests {
         assert_eq!(env.get("SLURM_JOB_RESERVATION"), Some("maint"));
         assert_eq!(env.get("SLURM_RESTART_COUNT"), Some("1"));
         assert_eq!(env.get("SLURM_TASKS_PER_NODE"), Some("1"));
+        assert_eq!(env.get("SLURM_GPU_BIND"), None);
+        assert_eq!(env.get("SLURM_NTASKS_PER_CORE"), None);
+    }
+
+    /// --gpu-bind (kept as `gpu:<value>`), --ntasks-per-core and
+    /// --ntasks-per-socket reach the job from the controller, whatever
+    /// --export said.
+    #[test]
+    fn binding_variables_come_from_the_job() {
+        let r = LaunchBatchRequest {
+            tres_bind: "gpu:verbose,closest".into(),
+            ntasks_per_core: Some(1),
+            ntasks_per_socket: Some(2),
+            ..req(14)
+        };
+        let env = batch_env(&r, &ctx(), 0, None);
+        assert_eq!(env.get("SLURM_GPU_BIND"), Some("verbose,closest"));
+        assert_eq!(env.get("SLURM_NTASKS_PER_CORE"), Some("1"));
+        assert_eq!(env.get("SLURM_NTASKS_PER_SOCKET"), Some("2"));
     }
 
     /// Slurm sets HOSTNAME to the node's host name, over the submitter's.

@@ -368,6 +368,37 @@ fn deadlines_that_cannot_be_met_are_refused_at_submission() {
     env.submit(with(now + 600, None, None));
 }
 
+/// A deadline job without a time limit or time-min gets TimeMin=00:01:00
+/// where the partition has no DefaultTime, as in Slurm; a limit given
+/// (even UNLIMITED) or a time-min leaves it as it is.
+#[test]
+fn a_deadline_alone_gives_a_one_minute_time_min() {
+    let mut env = env();
+    let now = env.now;
+    let time_min = |env: &mut Env, desc: v1::JobDescription| {
+        let id = env.submit(desc);
+        env.job(id).spec.extras().time_min_minutes
+    };
+    let deadline = |limit| v1::JobDescription {
+        deadline: now + 3600,
+        time_limit: limit,
+        ..script()
+    };
+    assert_eq!(time_min(&mut env, deadline(None)), Some(1));
+    assert_eq!(time_min(&mut env, deadline(minutes(30))), None);
+    let unlimited = Some(v1::TimeLimit {
+        limit: Some(v1::time_limit::Limit::Unlimited(true)),
+    });
+    assert_eq!(time_min(&mut env, deadline(unlimited)), None);
+    let given = v1::JobDescription {
+        time_min_minutes: Some(5),
+        time_limit: minutes(30),
+        ..deadline(None)
+    };
+    assert_eq!(time_min(&mut env, given), Some(5));
+    assert_eq!(time_min(&mut env, script()), None);
+}
+
 /// A pending job that can no longer end by its deadline is removed at the
 /// moment that becomes true, by the timer: DEADLINE, Reason=DeadLine.
 #[test]
