@@ -172,9 +172,20 @@ fn write_job(w: &mut W, job: &JobInfo) {
         "cpus_per_task",
         (job.cpus_per_task > 1).then_some(job.cpus_per_task),
     );
-    w.raw("cpu_frequency_minimum", "null");
-    w.raw("cpu_frequency_maximum", "null");
-    w.raw("cpu_frequency_governor", "null");
+    // Slurm 22.05 spells the first key `cpu_frequency_minumum` when it
+    // has a value.
+    let freq = crate::sbatch::values::CpuFreq::read(&job.cpu_freq);
+    let code = |f: &Option<String>| f.as_deref().map(crate::sbatch::values::CpuFreq::freq_code);
+    match code(&freq.min) {
+        Some(min) => w.raw("cpu_frequency_minumum", min),
+        None => w.raw("cpu_frequency_minimum", "null"),
+    }
+    w.opt("cpu_frequency_maximum", code(&freq.max));
+    w.opt(
+        "cpu_frequency_governor",
+        freq.governor
+            .map(crate::sbatch::values::CpuFreq::governor_code),
+    );
     w.str("cpus_per_tres", "");
     w.raw("deadline", job.deadline);
     w.raw("delay_boot", 0);
@@ -281,7 +292,11 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.raw("preempt_time", job.preempt_time);
     w.raw("pre_sus_time", job.pre_suspend_secs);
     w.raw("priority", job.priority);
-    w.raw("profile", "null");
+    if job.profile.is_empty() {
+        w.raw("profile", "null");
+    } else {
+        w.strings("profile", &job.profile.split(',').collect::<Vec<_>>());
+    }
     w.str("qos", &job.qos);
     w.raw("reboot", job.reboot);
     w.str("required_nodes", &job.required_nodes);
@@ -473,6 +488,48 @@ mod tests {
             [
                 r#""tres_per_node": "gres:gpu:1","#,
                 r#""tres_per_node": "","#
+            ]
+        );
+    }
+
+    /// Slurm 22.05 keeps --cpu-freq as numbers (named frequencies and
+    /// governors as flag values) and misspells the minimum's key when it
+    /// has one; --profile is a list of names.
+    #[test]
+    fn cpu_frequency_and_profile_as_slurm() {
+        let lines = |job: &JobInfo| -> Vec<String> {
+            jobs(&[job], &ctx())
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("\"cpu_frequency") || l.starts_with("\"profile"))
+                .map(str::to_owned)
+                .collect()
+        };
+        let job = JobInfo {
+            cpu_freq: "low-high:performance".into(),
+            profile: "Energy,Task".into(),
+            ..JobInfo::default()
+        };
+        assert_eq!(
+            lines(&job),
+            [
+                r#""cpu_frequency_minumum": 2147483649,"#,
+                r#""cpu_frequency_maximum": 2147483651,"#,
+                r#""cpu_frequency_governor": 2181038080,"#,
+                r#""profile": ["#,
+            ]
+        );
+        let job = JobInfo {
+            cpu_freq: "2000".into(),
+            ..JobInfo::default()
+        };
+        assert_eq!(
+            lines(&job),
+            [
+                r#""cpu_frequency_minimum": null,"#,
+                r#""cpu_frequency_maximum": 2000,"#,
+                r#""cpu_frequency_governor": null,"#,
+                r#""profile": null,"#,
             ]
         );
     }

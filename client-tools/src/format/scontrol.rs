@@ -520,50 +520,15 @@ pub fn write_job_detailed(
 /// Slurm 22.05 shows it: `CPU_min_freq=Low CPU_max_freq=High
 /// Governor=Performance`, each frequency followed by a space.
 fn cpu_freq_shown(spec: &str) -> String {
-    const GOVERNORS: [&str; 6] = [
-        "Conservative",
-        "OnDemand",
-        "Performance",
-        "PowerSave",
-        "UserSpace",
-        "SchedUtil",
-    ];
-    let governor = |w: &str| {
-        GOVERNORS
-            .iter()
-            .find(|g| g.eq_ignore_ascii_case(w))
-            .copied()
-    };
-    let freq = |w: &str| match w.to_ascii_lowercase().as_str() {
-        "low" => "Low".to_owned(),
-        "medium" => "Medium".to_owned(),
-        "high" => "High".to_owned(),
-        "highm1" => "Highm1".to_owned(),
-        _ => w.to_owned(),
-    };
-    let (range, gov) = match spec.split_once(':') {
-        Some((r, g)) => (r, governor(g)),
-        None => match governor(spec) {
-            Some(g) => ("", Some(g)),
-            None => (spec, None),
-        },
-    };
+    let freq = crate::sbatch::values::CpuFreq::read(spec);
     let mut out = String::new();
-    match range.split_once('-') {
-        Some((min, max)) => {
-            let _ = write!(
-                out,
-                "CPU_min_freq={} CPU_max_freq={} ",
-                freq(min),
-                freq(max)
-            );
-        }
-        None if !range.is_empty() => {
-            let _ = write!(out, "CPU_max_freq={} ", freq(range));
-        }
-        None => {}
+    if let Some(min) = &freq.min {
+        let _ = write!(out, "CPU_min_freq={min} ");
     }
-    if let Some(g) = gov {
+    if let Some(max) = &freq.max {
+        let _ = write!(out, "CPU_max_freq={max} ");
+    }
+    if let Some(g) = freq.governor {
         let _ = write!(out, "Governor={g}");
     }
     out

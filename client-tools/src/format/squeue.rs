@@ -732,13 +732,19 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
             .into(),
         ),
         lo::NTASKS_PER_NODE => push_u64(out, job.ntasks_per_node.into()),
+        lo::NTASKS_PER_CORE => match job.ntasks_per_core {
+            Some(n) => push_u64(out, n.into()),
+            None => out.push_str("N/A"),
+        },
+        lo::NTASKS_PER_SOCKET => match job.ntasks_per_socket {
+            Some(n) => push_u64(out, n.into()),
+            None => out.push_str("N/A"),
+        },
         lo::CPUS_PER_TRES
         | lo::MEM_PER_TRES
         | lo::HET_JOB_ID
         | lo::HET_JOB_ID_SET
         | lo::HET_JOB_OFFSET
-        | lo::NTASKS_PER_CORE
-        | lo::NTASKS_PER_SOCKET
         | lo::RESIZE_TIME
         | lo::TRES_FREQ
         | lo::TRES_PER_SOCKET => out.push_str("N/A"),
@@ -769,7 +775,11 @@ fn write_long_only(out: &mut String, code: char, job: &JobInfo, ctx: &Ctx) {
             };
             let _ = write!(out, "{secs}");
         }
-        lo::PROFILE => out.push_str("NotSet"),
+        lo::PROFILE => out.push_str(if job.profile.is_empty() {
+            "NotSet"
+        } else {
+            &job.profile
+        }),
         lo::RESTART_COUNT => push_u64(out, job.restart_count.into()),
         lo::STDERR => write_std_path(out, &job.stderr_path, job),
         lo::STDOUT => write_std_path(out, &job.stdout_path, job),
@@ -1358,6 +1368,29 @@ mod tests {
         let mut out = String::new();
         render_row(&mut out, &JobInfo::default(), &items, &ctx);
         assert_eq!(out, "0|0:00|(null)|(null)|\n");
+    }
+
+    #[test]
+    fn binding_and_profile_fields_as_slurm() {
+        // squeue 22.05 for `--ntasks-per-core=1 --ntasks-per-socket=2
+        // --profile=task,energy --gpu-bind=closest`, then for a job
+        // without them.
+        let items =
+            parse_long_format("ntpercore:0|,ntpersocket:0|,profile:0|,tres-bind:0|").unwrap();
+        let job = JobInfo {
+            ntasks_per_core: Some(1),
+            ntasks_per_socket: Some(2),
+            profile: "Energy,Task".into(),
+            tres_bind: "gpu:closest".into(),
+            ..JobInfo::default()
+        };
+        let ctx = Ctx::utc(0);
+        let mut out = String::new();
+        render_row(&mut out, &job, &items, &ctx);
+        assert_eq!(out, "1|2|Energy,Task|gpu:closest|\n");
+        let mut out = String::new();
+        render_row(&mut out, &JobInfo::default(), &items, &ctx);
+        assert_eq!(out, "N/A|N/A|NotSet|N/A|\n");
     }
 
     #[test]

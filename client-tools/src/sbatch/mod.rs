@@ -712,7 +712,7 @@ pub fn build_job(
             put("SLURM_CONTAINER", v.clone());
         }
         if let Some(v) = &o.cpu_freq {
-            put("SLURM_CPU_FREQ_REQ", values::cpu_freq_env(v));
+            put("SLURM_CPU_FREQ_REQ", values::CpuFreq::read(v).env());
         }
         if let Some(v) = &o.profile {
             put("SLURM_PROFILE", values::profile_env(v));
@@ -814,6 +814,11 @@ pub fn build_job(
             .gpu_bind
             .as_ref()
             .map(|g| format!("gpu:{g}"))
+            .unwrap_or_default(),
+        profile: o
+            .profile
+            .as_deref()
+            .map(values::profile_env)
             .unwrap_or_default(),
         sharing: match o.sharing {
             None => v1::NodeSharing::Unspecified,

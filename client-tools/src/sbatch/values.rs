@@ -430,40 +430,106 @@ pub fn cpu_freq_allowed(value: &str, allowed: Option<&str>) -> Result<(), OptErr
     }
 }
 
-/// `SLURM_CPU_FREQ_REQ` for a valid `--cpu-freq` value: named frequencies
-/// and governors capitalised as Slurm spells them (`Low-High:Performance`),
-/// kHz as numbers.
-pub fn cpu_freq_env(value: &str) -> String {
-    let governor = |w: &str| {
-        GOVERNOR_NAMES
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(w))
-            .map(|(_, shown)| (*shown).to_owned())
-    };
-    let freq = |w: &str| match w.to_ascii_lowercase().as_str() {
-        "low" => "Low".to_owned(),
-        "medium" => "Medium".to_owned(),
-        "high" => "High".to_owned(),
-        "highm1" => "Highm1".to_owned(),
-        _ => w
-            .parse::<u32>()
-            .map_or_else(|_| w.to_owned(), |n| n.to_string()),
-    };
-    let (range, gov) = match value.split_once(':') {
-        Some((r, g)) => (r, Some(g)),
-        None => (value, None),
-    };
-    if gov.is_none() {
-        if let Some(shown) = governor(range) {
-            return shown;
+/// A valid `--cpu-freq` value read into its parts, each spelled as Slurm
+/// shows it (`Low`, `Highm1`, kHz as numbers; `OnDemand`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CpuFreq {
+    pub min: Option<String>,
+    pub max: Option<String>,
+    pub governor: Option<&'static str>,
+}
+
+/// Slurm's codes for the named frequencies (above any kHz value).
+const FREQ_CODES: &[(&str, &str, u32)] = &[
+    ("low", "Low", 0x8000_0001),
+    ("medium", "Medium", 0x8000_0002),
+    ("high", "High", 0x8000_0003),
+    ("highm1", "Highm1", 0x8000_0004),
+];
+
+/// Slurm's codes for the governors, by their shown names.
+const GOVERNOR_CODES: &[(&str, u32)] = &[
+    ("Conservative", 0x8800_0000),
+    ("OnDemand", 0x8400_0000),
+    ("Performance", 0x8200_0000),
+    ("PowerSave", 0x8100_0000),
+    ("UserSpace", 0x8080_0000),
+    ("SchedUtil", 0x8040_0000),
+];
+
+impl CpuFreq {
+    /// The parts of `spec` (`min[-max][:governor]`, or a governor alone;
+    /// a single frequency is the maximum).
+    pub fn read(spec: &str) -> CpuFreq {
+        let governor = |w: &str| {
+            GOVERNOR_NAMES
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(w))
+                .map(|(_, shown)| *shown)
+        };
+        let freq = |w: &str| {
+            FREQ_CODES
+                .iter()
+                .find(|(name, _, _)| name.eq_ignore_ascii_case(w))
+                .map_or_else(
+                    || {
+                        w.parse::<u32>()
+                            .map_or_else(|_| w.to_owned(), |n| n.to_string())
+                    },
+                    |(_, shown, _)| (*shown).to_owned(),
+                )
+        };
+        let (range, gov) = match spec.split_once(':') {
+            Some((r, g)) => (r, governor(g)),
+            None => match governor(spec) {
+                Some(g) => ("", Some(g)),
+                None => (spec, None),
+            },
+        };
+        let (min, max) = match range.split_once('-') {
+            Some((a, b)) => (Some(freq(a)), Some(freq(b))),
+            None if range.is_empty() => (None, None),
+            None => (None, Some(freq(range))),
+        };
+        CpuFreq {
+            min,
+            max,
+            governor: gov,
         }
     }
-    let mut text = range.split('-').map(freq).collect::<Vec<_>>().join("-");
-    if let Some(g) = gov {
-        text.push(':');
-        text.push_str(&governor(g).unwrap_or_else(|| g.to_owned()));
+
+    /// `SLURM_CPU_FREQ_REQ`: `Low-High:Performance`, `High`, `OnDemand`.
+    pub fn env(&self) -> String {
+        let mut text = [&self.min, &self.max]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("-");
+        if let Some(g) = self.governor {
+            if !text.is_empty() {
+                text.push(':');
+            }
+            text.push_str(g);
+        }
+        text
     }
-    text
+
+    /// The number Slurm keeps for a frequency as shown (`squeue --json`).
+    pub fn freq_code(shown: &str) -> u32 {
+        FREQ_CODES
+            .iter()
+            .find(|(_, name, _)| *name == shown)
+            .map_or_else(|| shown.parse().unwrap_or(0), |(_, _, code)| *code)
+    }
+
+    /// The number Slurm keeps for a governor as shown.
+    pub fn governor_code(shown: &str) -> u32 {
+        GOVERNOR_CODES
+            .iter()
+            .find(|(name, _)| *name == shown)
+            .map_or(0, |(_, code)| *code)
+    }
 }
 
 /// `SLURM_PROFILE` for a valid `--profile` value: `None` when it names
@@ -841,7 +907,7 @@ mod tests {
             ("UserSpace", "UserSpace"),
             ("1000-2000:userspace", "1000-2000:UserSpace"),
         ] {
-            assert_eq!(cpu_freq_env(given), shown, "{given}");
+            assert_eq!(CpuFreq::read(given).env(), shown, "{given}");
         }
     }
 

@@ -244,6 +244,8 @@ pub struct ShownOptions {
     pub batch_features: Box<str>,
     /// `TresBind=`: `gpu:` and the `--gpu-bind` value; empty for none.
     pub tres_bind: Box<str>,
+    /// `--profile` as Slurm names it (`Energy,Task`); empty for not given.
+    pub profile: Box<str>,
     /// `scontrol update AdminComment=`; `None` when never set (Slurm shows
     /// an empty one set, and not one never set).
     pub admin_comment: Option<Box<str>>,
@@ -285,6 +287,7 @@ impl ShownOptions {
             burst_buffer: desc.burst_buffer.as_str().into(),
             batch_features: desc.batch_features.as_deref().unwrap_or_default().into(),
             tres_bind: desc.tres_bind.as_str().into(),
+            profile: desc.profile.as_str().into(),
             // Only `scontrol update` sets these.
             admin_comment: None,
             num_cpus: None,

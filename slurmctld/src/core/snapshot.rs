@@ -603,6 +603,7 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         burst_buffer,
         batch_features,
         tres_bind,
+        profile,
         admin_comment,
         num_cpus,
         max_cpus,
@@ -654,8 +655,9 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.str(mcs_label);
     w.str(burst_buffer);
     w.str(batch_features);
-    // Then TresBind=.
+    // Then TresBind= and --profile.
     w.str(tres_bind);
+    w.str(profile);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1378,6 +1380,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
         }
         if r.left() > 0 {
             shown.tres_bind = r.boxed("tres bind")?;
+            shown.profile = r.boxed("profile")?;
         }
         spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
@@ -1694,8 +1697,8 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
-        // Without TresBind= (an empty text).
-        buf.truncate(buf.len() - 4);
+        // Without TresBind= and --profile (two empty texts).
+        buf.truncate(buf.len() - 8);
         assert_eq!(read(&buf), *spec());
         // Without --prefer, --mcs-label, --bb and --batch (four empty texts).
         buf.truncate(buf.len() - 16);
@@ -1754,6 +1757,7 @@ mod spec_layout {
                     burst_buffer: if reboot { "" } else { "bb" }.into(),
                     batch_features: "fa".into(),
                     tres_bind: if reboot { "gpu:closest" } else { "" }.into(),
+                    profile: if reboot { "" } else { "Energy,Task" }.into(),
                 })),
                 ..JobSpec::default()
             };

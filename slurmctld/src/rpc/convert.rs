@@ -413,6 +413,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         cluster_features: pick!(123, d.shown().cluster_features.to_string()),
         prefer: pick!(130, d.shown().prefer.to_string()),
         tres_bind: pick!(134, d.shown().tres_bind.to_string()),
+        profile: pick!(135, d.shown().profile.to_string()),
         burst_buffer: pick!(132, d.shown().burst_buffer.to_string()),
         batch_features: pick!(133, d.shown().batch_features.to_string()),
         admin_comment: pick!(124, d.shown().admin_comment.as_deref().map(str::to_owned)),

@@ -277,8 +277,8 @@ fn snapshot_job_records_without_gres_still_load() {
     // to be shown: fifteen zero bytes, then an empty text: four zero
     // bytes; then --switches, --container and --cluster-constraint:
     // thirteen more; what scontrol update sets: four; --prefer,
-    // --mcs-label, --bb and --batch: sixteen), with its length and
-    // checksum made again.
+    // --mcs-label, --bb and --batch: sixteen; TresBind= and --profile:
+    // eight), with its length and checksum made again.
     let mut old = bytes[..snapshot::SNAPSHOT_HEADER_LEN].to_vec();
     let mut pos = snapshot::SNAPSHOT_HEADER_LEN;
     let mut cut = 0;
@@ -287,7 +287,7 @@ fn snapshot_job_records_without_gres_still_load() {
         let len = word(pos) as usize;
         let mut payload = bytes[pos + 8..pos + 8 + len].to_vec();
         if payload[0] == 3 {
-            assert_eq!(payload.split_off(payload.len() - 52), vec![0; 52]);
+            assert_eq!(payload.split_off(payload.len() - 60), vec![0; 60]);
             cut += 1;
         }
         old.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_le_bytes());
