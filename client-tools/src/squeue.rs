@@ -999,7 +999,6 @@ pub struct Plan {
     items: Vec<format::Item>,
     sort: Vec<format::spec::SortKey>,
     states: StateFilter,
-    named: bool,
     single_id: bool,
     header: bool,
     date_line: bool,
@@ -1102,7 +1101,6 @@ impl Plan {
         if o.me {
             uids.push(client::current_uid());
         }
-        let named = !o.job_ids.is_empty();
         let single_id = job_ids.len() == 1 && array_tasks.is_empty();
         // Slurm 22.05's `--json`/`--yaml` dump every job the controller
         // holds, whatever the selection options say (they are still parsed
@@ -1142,7 +1140,6 @@ impl Plan {
             items,
             sort,
             states,
-            named,
             single_id: single_id && !dump_all,
             header: !o.no_header,
             // Slurm's date line comes with -l and with --iterate, never
@@ -1287,7 +1284,7 @@ impl Plan {
         let o = &self.opts;
         let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
         o.empty_lists.is_empty()
-            && self.states.admits(job, self.named)
+            && self.states.admits(job)
             && (!self.start || format::base_state(job) == slurm_common::state::JobState::Pending)
             && (!self.users_given || self.uids.contains(&job.user_id))
             && any(&o.names, &job.name)
@@ -2834,6 +2831,25 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         }
         let plan = Plan::new(&parse(&["-O", "eligibletime"]).unwrap()).unwrap();
         assert!(plan.shows_time());
+    }
+
+    /// Slurm 22.05 lists a finished job named with `-j` only when `-t`
+    /// asks for its state.
+    #[test]
+    fn a_named_finished_job_is_listed_only_with_its_state_asked() {
+        let job = |state: slurm_proto::v1::JobState| JobInfo {
+            job_id: 4,
+            state: state as i32,
+            ..JobInfo::default()
+        };
+        let shows =
+            |args: &[&str], job: &JobInfo| Plan::new(&parse(args).unwrap()).unwrap().admits(job);
+        let done = job(slurm_proto::v1::JobState::Completed);
+        let running = job(slurm_proto::v1::JobState::Running);
+        assert!(!shows(&["-j", "4"], &done));
+        assert!(shows(&["-j", "4"], &running));
+        assert!(shows(&["-j", "4", "-t", "all"], &done));
+        assert!(shows(&["-j", "4", "-t", "CD"], &done));
     }
 
     #[test]

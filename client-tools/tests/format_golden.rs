@@ -211,10 +211,7 @@ fn format_squeue_custom_format() {
 fn format_squeue_state_filter_pending() {
     let jobs = busy_jobs();
     let filter = squeue::parse_states("PD").unwrap();
-    let kept: Vec<JobInfo> = jobs
-        .into_iter()
-        .filter(|j| filter.admits(j, false))
-        .collect();
+    let kept: Vec<JobInfo> = jobs.into_iter().filter(|j| filter.admits(j)).collect();
     let out = squeue_text(
         &kept,
         squeue::DEFAULT_FORMAT,

@@ -1197,7 +1197,8 @@ impl SortKeys {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StateFilter {
     /// No `-t`: pending, running, suspended, completing and configuring
-    /// jobs (every state when jobs are named with `-j`).
+    /// jobs, whether or not `-j` names them (Slurm 22.05 lists a finished
+    /// job only with `-t`).
     Default,
     /// `-t all`.
     All,
@@ -1237,11 +1238,10 @@ pub fn parse_states(spec: &str) -> Result<StateFilter, StateFilterError> {
 }
 
 impl StateFilter {
-    /// Whether a job is listed; `named` says whether `-j` named jobs.
-    pub fn admits(&self, job: &JobInfo, named: bool) -> bool {
+    /// Whether a job is listed.
+    pub fn admits(&self, job: &JobInfo) -> bool {
         match self {
             StateFilter::All => true,
-            StateFilter::Default if named => true,
             StateFilter::Default => {
                 let code = shown_state(job);
                 matches!(code, JobStateCode::Completing | JobStateCode::Configuring)
