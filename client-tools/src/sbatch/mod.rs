@@ -405,8 +405,15 @@ pub fn read_script(cli: &CommandLine, stdin: &mut dyn Read) -> Result<Script, Ve
         });
     }
     let (bytes, source) = match &cli.script {
-        Some(path) => match std::fs::read(path) {
-            Ok(b) => (b, ScriptSource::File(path.clone())),
+        // Only opening can fail, as in Slurm's sbatch: a file that opens
+        // but cannot be read (a directory) reads as what was read before
+        // the error, which the script check then refuses as empty.
+        Some(path) => match std::fs::File::open(path) {
+            Ok(mut file) => {
+                let mut b = Vec::new();
+                let _ = file.read_to_end(&mut b);
+                (b, ScriptSource::File(path.clone()))
+            }
             Err(_) => return Err(vec![format!("Unable to open file {path}")]),
         },
         None => {
@@ -738,6 +745,8 @@ pub fn build_job(
     // Slurm's sbatch sends it.
     let layout = node_layout(o);
     let (min_nodes, max_nodes) = match o.nodes {
+        // A maximum of 0 (`-N 2-0`) is none.
+        Some((min, Some(0))) => (Some(min), None),
         Some((min, max)) => (Some(min), Some(max.unwrap_or(min))),
         None => (None, None),
     };
@@ -1361,6 +1370,11 @@ mod tests {
             read_script(&cli("does-not-exist.sh"), &mut &b""[..]),
             Err(vec!["Unable to open file does-not-exist.sh".to_owned()])
         );
+        // A directory opens, and reads as nothing.
+        assert_eq!(
+            read_script(&cli("/"), &mut &b""[..]),
+            Err(vec!["Batch script is empty!".to_owned()])
+        );
         assert_eq!(
             read_script(&cli("--wrap=true x.sh"), &mut &b""[..]),
             Err(vec![
@@ -1548,6 +1562,9 @@ mod tests {
         assert_eq!(nodes("-N 1 --wrap=true"), (Some(1), Some(1)));
         assert_eq!(nodes("-N 1-2 --wrap=true"), (Some(1), Some(2)));
         assert_eq!(nodes("--wrap=true"), (None, None));
+        // A maximum of 0 is none: at least that many nodes.
+        assert_eq!(nodes("-N 2-0 --wrap=true"), (Some(2), None));
+        assert_eq!(nodes("-N 0-0 --wrap=true"), (Some(0), Some(0)));
     }
 
     #[test]

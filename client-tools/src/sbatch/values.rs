@@ -38,7 +38,8 @@ pub fn count_from(value: &str, name: &str, min: u32) -> Result<u32, OptError> {
 
 /// `-N/--nodes`: `min[-max]`, each a number with an optional `k` or `m`
 /// (times 1024). A missing maximum (`2-`) reads as -1, as in Slurm, so it
-/// is refused as smaller than the minimum.
+/// is refused as smaller than the minimum; a maximum of 0 stays 0, for
+/// none.
 pub fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
     let num = |s: &str| -> Result<i64, OptError> {
         let t = s.trim_start();
@@ -64,6 +65,13 @@ pub fn node_count(value: &str) -> Result<(u32, Option<u32>), OptError> {
         Some((a, b)) => {
             let min = if a.is_empty() { 1 } else { num(a)? };
             let max = num(b)?;
+            // A maximum of 0 is none, as in Slurm: the job asks for at
+            // least `min` nodes (where `-N 2` asks for exactly 2).
+            // `-N 0-0` is `-N 0`.
+            if max == 0 {
+                let min = fits(min)?;
+                return Ok((min, (min > 0).then_some(0)));
+            }
             if max < min {
                 return Err(usage(format!(
                     "Maximum node count {max} is less than minimum node count {min}"
@@ -964,6 +972,8 @@ mod tests {
         // A missing minimum is 1 (Slurm 22.05 ran `-N -5` as 1-5, and
         // read `-N --hold` as the count "--hold").
         assert_eq!(node_count("-5").unwrap(), (1, Some(5)));
+        assert_eq!(node_count("2-0").unwrap(), (2, Some(0)));
+        assert_eq!(node_count("0-0").unwrap(), (0, None));
         assert_eq!(
             err("-"),
             "Maximum node count -1 is less than minimum node count 1"
