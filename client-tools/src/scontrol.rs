@@ -597,6 +597,7 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("errnumstr", 2, Keyword::Admin(AdminKeyword::Errnumstr)),
     ("completing", 2, Keyword::Admin(AdminKeyword::Completing)),
     ("shutdown", 8, Keyword::Admin(AdminKeyword::Shutdown)),
+    ("abort", 5, Keyword::Admin(AdminKeyword::Abort)),
     ("write", 5, Keyword::Admin(AdminKeyword::Write)),
     (
         "setdebugflags",
@@ -631,7 +632,7 @@ const KEYWORDS: &[(&str, usize, Keyword)] = &[
     ("verbose", 4, Keyword::Toggle(Toggle::Verbose)),
 ];
 
-const CONTROLLER_KEYWORDS: &[&str] = &["abort", "cluster", "fsdampeningfactor", "holdu"];
+const CONTROLLER_KEYWORDS: &[&str] = &["cluster", "fsdampeningfactor", "holdu"];
 
 impl Keyword {
     pub fn parse(tag: &str) -> Option<Keyword> {

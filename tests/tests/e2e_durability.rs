@@ -99,3 +99,40 @@ fn sigkill_of_slurmctld_under_load_loses_no_acknowledged_job() {
         .collect();
     assert!(missing.is_empty(), "squeue misses {missing:?}");
 }
+
+/// `scontrol abort` stops the controller at once (without the shutdown
+/// path that writes a snapshot); started again, it has every job it had
+/// acknowledged.
+#[test]
+fn scontrol_abort_stops_the_controller_and_loses_nothing() {
+    let mut c =
+        LocalCluster::start_default().unwrap_or_else(|e| panic!("cluster did not start: {e:#}"));
+    let ids: Vec<u32> = (0..5)
+        .map(|_| c.sbatch(&["--hold", "--wrap", "true"]).expect("sbatch"))
+        .collect();
+    let pid = c.controller_pid().expect("controller pid");
+    let o = c.run("scontrol", &["abort"]).expect("scontrol abort");
+    assert!(o.status.success(), "{o:?}");
+    assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{o:?}");
+    // Gone, or a zombie waiting for its parent (this test).
+    let stopped = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        matches!(state, None | Some('Z' | 'X')).then_some(())
+    };
+    wait_until("slurmctld to abort", Duration::from_secs(10), stopped)
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    c.kill_controller().expect("reap");
+    c.start_controller()
+        .unwrap_or_else(|e| panic!("restart: {e:#}\n{}", c.logs()));
+    let known: Vec<u32> = job_states(&c.conf_path(), &ids)
+        .expect("GetJobs")
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    for id in &ids {
+        assert!(known.contains(id), "job {id} lost: {known:?}");
+    }
+}

@@ -34,6 +34,7 @@ pub enum AdminKeyword {
     SetDebug,
     SetDebugFlags,
     Shutdown,
+    Abort,
     Write,
     SchedLogLevel,
     Reboot,
@@ -52,6 +53,8 @@ pub enum AdminCommand {
     ShowAliases { host: Option<String> },
     /// `shutdown [slurmctld|controller]`.
     Shutdown { controller_only: bool },
+    /// `abort`: the controller stops at once, with a core file.
+    Abort,
     /// `completing`: the jobs still completing and their nodes.
     Completing,
     /// `write batch_script JOBID [FILE|-]`.
@@ -121,6 +124,9 @@ pub fn parse(keyword: AdminKeyword, tag: &str, args: &[String]) -> Result<AdminC
             [arg] => Err(refuse(format!("invalid shutdown argument:{arg}"))),
             _ => Err(too_many(tag)),
         },
+        // Slurm 22.05 reads no argument of `abort`, and says nothing of
+        // them.
+        AdminKeyword::Abort => Ok(AdminCommand::Abort),
         AdminKeyword::Write => parse_write(tag, args),
         AdminKeyword::SetDebug => match args {
             [] => Err(too_few(tag)),
@@ -526,11 +532,13 @@ async fn run(
     out: &mut Output<'_>,
 ) -> i32 {
     match command {
-        AdminCommand::Shutdown { controller_only } => {
-            let scope = if *controller_only {
-                v1::ShutdownScope::Controller
-            } else {
-                v1::ShutdownScope::All
+        AdminCommand::Shutdown { .. } | AdminCommand::Abort => {
+            let scope = match command {
+                AdminCommand::Abort => v1::ShutdownScope::Abort,
+                AdminCommand::Shutdown {
+                    controller_only: true,
+                } => v1::ShutdownScope::Controller,
+                _ => v1::ShutdownScope::All,
             };
             let request = v1::ShutdownRequest {
                 scope: scope as i32,
@@ -746,6 +754,19 @@ mod tests {
             e("1 2"),
             Err(vec!["one arguments required for keyword:er".to_string()])
         );
+    }
+
+    /// Slurm 22.05 reads no argument of `abort`.
+    #[test]
+    fn abort_takes_any_arguments() {
+        for a in ["", "x", "x y"] {
+            assert_eq!(p(AdminKeyword::Abort, "abort", a), Ok(AdminCommand::Abort));
+        }
+        assert_eq!(
+            super::super::Keyword::parse("abort"),
+            Some(super::super::Keyword::Admin(AdminKeyword::Abort))
+        );
+        assert_eq!(super::super::Keyword::parse("abor"), None);
     }
 
     #[test]

@@ -199,6 +199,7 @@ pub fn pending_lookups(filter: &v1::JobFilter, results: &[v1::JobActionResult]) 
         0,
         ErrorCode::AccessDenied.number(),
         ErrorCode::InvalidJobId.number(),
+        ErrorCode::UnexpectedMessage.number(),
     ];
     let mut ids: Vec<u32> = results
         .iter()
@@ -358,12 +359,15 @@ pub fn result_lines(
 ) -> Vec<String> {
     let denied = ErrorCode::AccessDenied.number();
     let invalid = ErrorCode::InvalidJobId.number();
+    // What Slurm 22.05 answers for a job or array that does not exist: a
+    // line of its own, as a refusal's.
+    let unknown = ErrorCode::UnexpectedMessage.number();
     let named = |id: u32| filter.job_ids.contains(&id);
     let selected = |id: u32| filter.array_tasks.iter().any(|s| s.array_job_id == id);
     // A refusal concerns the whole request: no task lines beside it.
     let refused: Vec<u32> = results
         .iter()
-        .filter(|r| r.error_code == denied)
+        .filter(|r| r.error_code == denied || r.error_code == unknown)
         .map(|r| r.job_id)
         .collect();
     let is_array = |id: u32| {
@@ -389,7 +393,7 @@ pub fn result_lines(
     for r in results {
         let id = r.job_id;
         let code = r.error_code;
-        if code == denied {
+        if code == denied || code == unknown {
             let shown = match (r.array_task_id, specs.get_mut(&id)) {
                 (Some(t), _) => format!("{id}_{t}"),
                 (None, Some(list)) if !named(id) && !list.is_empty() => {
@@ -464,13 +468,31 @@ pub fn result_lines(
         }
     }
 
-    // Ascending job ids, as the controller answers; an array's lines
+    // In the order the argument names the jobs (Slurm's scontrol sends
+    // each in turn), ids first, then task selectors; an array's lines
     // together, ordered by their lowest task.
-    plain.sort_by_key(|(id, _)| *id);
+    let order = |id: u32| {
+        let at = filter
+            .job_ids
+            .iter()
+            .position(|j| *j == id)
+            .or_else(|| {
+                filter
+                    .array_tasks
+                    .iter()
+                    .position(|s| s.array_job_id == id)
+                    .map(|p| p + filter.job_ids.len())
+            })
+            .unwrap_or(usize::MAX);
+        (at, id)
+    };
+    plain.sort_by_key(|(id, _)| order(*id));
+    let mut arrays: Vec<(u32, Outcomes)> = arrays.into_iter().collect();
+    arrays.sort_by_key(|(id, _)| order(*id));
     let mut plain = plain.into_iter().peekable();
     let mut lines = Vec::new();
     for (array, by_code) in arrays {
-        while let Some((_, line)) = plain.next_if(|(id, _)| *id < array) {
+        while let Some((_, line)) = plain.next_if(|(id, _)| order(*id) < order(array)) {
             lines.push(line);
         }
         let mut groups: Vec<(i32, Vec<u32>)> = by_code
@@ -664,7 +686,9 @@ mod tests {
         result_lines(&arg(text), results, &pending)
     }
 
-    use ErrorCode::{AccessDenied, AlreadyDone, InvalidJobId, JobNotSuspended, JobPending};
+    use ErrorCode::{
+        AccessDenied, AlreadyDone, InvalidJobId, JobNotSuspended, JobPending, UnexpectedMessage,
+    };
 
     #[test]
     fn ordinary_jobs_keep_the_for_job_form() {
@@ -770,20 +794,37 @@ mod tests {
         );
     }
 
+    /// Slurm 22.05's scontrol answers for the jobs of a list in the
+    /// list's order; one that names no job is "Unexpected message
+    /// received".
     #[test]
-    fn several_jobs_in_one_argument_come_in_job_id_order() {
+    fn several_jobs_in_one_argument_come_in_their_order() {
         let results = [
             res(15, Some(0), JobPending),
             ok(15, Some(1)),
             res(20, None, AlreadyDone),
+            res(99, None, UnexpectedMessage),
         ];
         assert_eq!(
-            lines("20,15", &results, &[]),
+            lines("20,99,15", &results, &[]),
+            vec![
+                "Job/step already completing or completed for job 20",
+                "Unexpected message received for job 99",
+                "15_0: Job is pending execution",
+                "15_1: No error",
+            ]
+        );
+        assert_eq!(
+            lines("15,20", &results[..3], &[]),
             vec![
                 "15_0: Job is pending execution",
                 "15_1: No error",
                 "Job/step already completing or completed for job 20",
             ]
+        );
+        assert_eq!(
+            lines("99_[1-3]", &[res(99, None, UnexpectedMessage)], &[]),
+            vec!["Unexpected message received for job 99_1-3"]
         );
     }
 

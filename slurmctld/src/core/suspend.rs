@@ -192,13 +192,39 @@ impl Controller {
             }
             return Reply::JobResults(results);
         }
-        self.for_each_job(out, caller, filter, now, |c, out, id| {
+        let reply = self.for_each_job(out, caller, filter, now, |c, out, id| {
             if resume {
                 c.resume_job(out, id, now)
             } else {
                 c.suspend_job(out, id, now)
             }
-        })
+        });
+        // A job id (or array) that names no record at all is answered as
+        // Slurm 22.05 answers it, "Unexpected message received"; a missing
+        // task of an array that exists stays an invalid job id.
+        match reply {
+            Reply::JobResults(mut results) => {
+                for r in &mut results {
+                    if r.error_code == ErrorCode::InvalidJobId.number()
+                        && r.array_task_id.is_none()
+                        && !self.names_a_record(r.job_id)
+                    {
+                        r.error_code = ErrorCode::UnexpectedMessage.number();
+                    }
+                }
+                Reply::JobResults(results)
+            }
+            other => other,
+        }
+    }
+
+    /// Whether `id` is the id of a job record or of an array with records.
+    fn names_a_record(&self, id: u32) -> bool {
+        self.jobs.contains_key(&id)
+            || self
+                .jobs
+                .values()
+                .any(|j| super::array::is_member(j, id, None))
     }
 
     fn suspend_job(&mut self, out: &mut Outcome, id: u32, now: i64) -> JobResult {
@@ -767,7 +793,8 @@ PartitionName=other Nodes=ALL MaxTime=INFINITE State=UP
             vec![
                 (b, code(ErrorCode::AlreadyDone)),
                 (pending, code(ErrorCode::JobPending)),
-                (999_999, code(ErrorCode::InvalidJobId)),
+                // What Slurm 22.05 answers for a job that does not exist.
+                (999_999, code(ErrorCode::UnexpectedMessage)),
             ]
         );
         assert_eq!(

@@ -159,6 +159,16 @@ fn replace_entry(shared: &Shared, key: &str, value: String) {
 /// so the caller gets its answer at once, as from Slurm; the server stops
 /// once the nodes have been told (or could not be, within the time a
 /// broadcast of that size may take).
+/// `scontrol abort`: the process aborts (a core file where the limits
+/// allow one) once the reply has had a moment to leave. Nothing is lost:
+/// every change acknowledged is in the journal already.
+pub(super) fn abort_soon() {
+    tokio::spawn(async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        std::process::abort();
+    });
+}
+
 pub(super) fn begin_shutdown(shared: Arc<Shared>, nodes_too: bool) {
     tokio::spawn(async move {
         if nodes_too {

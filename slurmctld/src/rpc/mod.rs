@@ -619,6 +619,11 @@ impl slurm_proto::SlurmController for Service {
             return Err(ErrorCode::InvalidUserId.to_status(""));
         }
         let scope = request.get_ref().scope;
+        if scope == v1::ShutdownScope::Abort as i32 {
+            tracing::warn!(uid = caller.uid, "abort requested: stopping at once");
+            admin::abort_soon();
+            return Ok(Response::new(v1::ShutdownReply {}));
+        }
         tracing::info!(uid = caller.uid, scope, "shutdown requested");
         // As in Slurm, every controller stops, not only the one in charge
         // (which would otherwise hand over to a backup); the one in charge
