@@ -834,6 +834,18 @@ pub fn render_sorted(
         cpu_load_hundredths: Some(0),
         ..NodeInfo::default()
     };
+    // A partition none of whose nodes is shown still has a row of its own,
+    // as in Slurm, when the report shows partitions (`%P`, `%R`), with -R
+    // as without.
+    let shows_partitions = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Field {
+                code: 'P' | 'R',
+                ..
+            }
+        )
+    });
     let mut rows: Vec<Row<'_>> = Vec::new();
     let mut scratch = String::new();
     for (part_index, p) in partitions.iter().enumerate() {
@@ -865,7 +877,7 @@ pub fn render_sorted(
                 }),
             }
         }
-        if rows.len() == first_row && !view.node_oriented && !view.reasons_only {
+        if rows.len() == first_row && !view.node_oriented && shows_partitions {
             rows.push(Row {
                 part_index,
                 partition: p,
@@ -1366,9 +1378,13 @@ mod tests {
             "debug*|0|0|0|n/a|n/a||0:0:0|0/0/0/0|0/0/0/0|0/0|0|0.00|none|(null)|(null)|0|0\
              |Unknown|root|root(0)|N/A||\n"
         );
-        // Node lines and reasons show nothing for it.
+        // Node lines show nothing for it, nor does a report without the
+        // partition (the default -R one, or %D alone); -R with %P does.
         assert_eq!(shown(NODE_FORMAT, view(true, false)), "");
         assert_eq!(shown(REASON_FORMAT, view(false, true)), "");
+        assert_eq!(shown("%D %t", view(false, false)), "");
+        assert_eq!(shown("%P %D", view(false, true)), "debug* 0\n");
+        assert_eq!(shown("%E %R", view(false, true)), "none debug\n");
     }
 
     #[test]
