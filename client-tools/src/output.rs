@@ -122,6 +122,21 @@ impl<'a> Output<'a> {
         self.check(result)
     }
 
+    /// Runs `f` with an output whose standard error is discarded (what
+    /// `scontrol -Q` does to the errors of some commands); standard output
+    /// is this one's.
+    pub fn hushing_errors<R>(&mut self, f: impl FnOnce(&mut Output<'_>) -> R) -> R {
+        let mut sink = io::sink();
+        let mut hushed = Output {
+            stdout: &mut *self.stdout,
+            stderr: &mut sink,
+            stdout_closed: self.stdout_closed,
+        };
+        let result = f(&mut hushed);
+        self.stdout_closed = hushed.stdout_closed;
+        result
+    }
+
     /// Prints a block of text that ends in one newline (or is empty, which
     /// prints nothing) and gives the command's exit code: 0, or 1 after
     /// `<prog>: error: ...` when standard output cannot be written.
@@ -229,6 +244,20 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn hushing_errors_keeps_standard_output_only() {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let mut o = Output::new(&mut stdout, &mut stderr);
+        let code = o.hushing_errors(|o| {
+            o.error_line("gone");
+            o.block("scontrol", "kept\n")
+        });
+        o.error_line("after");
+        assert_eq!(code, 0);
+        assert_eq!(stdout, b"kept\n");
+        assert_eq!(stderr, b"after\n");
     }
 
     /// A writer that fails with something other than a closed pipe.

@@ -1003,6 +1003,22 @@ pub fn execute_with(
     env: EnvLookup<'_>,
     out: &mut Output<'_>,
 ) -> i32 {
+    // Slurm's `-Q` silences the errors of the commands that show or act
+    // on jobs, nodes and partitions, not those of updates of nodes and
+    // partitions, nor of the other commands.
+    let hushed = options.quiet
+        && match command {
+            Command::Controller(c) => c.hushed_by_quiet(),
+            Command::Step(c) => matches!(c, steps::StepCommand::ShowStep { .. }),
+            _ => false,
+        };
+    if hushed {
+        return out.hushing_errors(|out| dispatch(command, options, env, out));
+    }
+    dispatch(command, options, env, out)
+}
+
+fn dispatch(command: &Command, options: &Options, env: EnvLookup<'_>, out: &mut Output<'_>) -> i32 {
     match command {
         Command::Controller(c) => controller::execute(c, options, env, out),
         Command::Admin(c) => admin::execute(c, options, env, out),

@@ -945,6 +945,26 @@ fn delete_error_line(word: &str, e: &RpcError) -> String {
     format!("{prefix}: {}", e.code.message())
 }
 
+impl CtlCommand {
+    /// Whether `scontrol -Q` silences this command's errors, as Slurm
+    /// 22.05's does: those of showing jobs, nodes, partitions and the
+    /// like, and of acting on jobs.
+    pub fn hushed_by_quiet(&self) -> bool {
+        matches!(
+            self,
+            CtlCommand::ShowJobs { .. }
+                | CtlCommand::ShowNodes { .. }
+                | CtlCommand::ShowPartitions { .. }
+                | CtlCommand::Hold { .. }
+                | CtlCommand::Release { .. }
+                | CtlCommand::Requeue { .. }
+                | CtlCommand::UpdateJob(_)
+                | CtlCommand::Suspend(_)
+                | CtlCommand::Top(_)
+        )
+    }
+}
+
 /// Runs a controller command and returns its exit status.
 pub fn execute(
     command: &CtlCommand,
@@ -1043,6 +1063,7 @@ async fn show_none(
     c: &mut Controller,
     entity: &str,
     name: Option<&str>,
+    quiet: bool,
     out: &mut Output<'_>,
 ) -> i32 {
     if let Err(e) = c
@@ -1060,7 +1081,9 @@ async fn show_none(
         return fail(out, &format!("{call} error"), &e);
     }
     let (text, err, code) = none_of(entity, name);
-    if !text.is_empty() {
+    // `-Q` leaves out what says there are none (or not the one named) on
+    // standard output, not the errors; assoc_mgr's report stays.
+    if !text.is_empty() && !(quiet && entity != "assoc_mgr") {
         out.block("scontrol", &text);
     }
     if let Some(line) = err {
@@ -1340,6 +1363,7 @@ fn render_named<T: Clone>(
     name_of: impl Fn(&T) -> &String,
     what: &str,
     render_one: impl Fn(&[T]) -> String,
+    quiet: bool,
 ) -> (String, bool) {
     let names = slurm_common::hostlist::expand(expr).unwrap_or_else(|_| vec![expr.to_owned()]);
     let mut text = String::new();
@@ -1347,9 +1371,12 @@ fn render_named<T: Clone>(
     for wanted in &names {
         match all.iter().find(|item| name_of(item) == wanted) {
             Some(item) => text.push_str(&render_one(std::slice::from_ref(item))),
+            // `-Q` leaves the line out (the exit status still says it).
             None => {
                 missing = true;
-                text.push_str(&format!("{what} {wanted} not found\n"));
+                if !quiet {
+                    text.push_str(&format!("{what} {wanted} not found\n"));
+                }
             }
         }
     }
@@ -1376,7 +1403,9 @@ async fn run(
     let oneliner = options.oneliner;
     match command {
         CtlCommand::Ping => ping(c, out).await,
-        CtlCommand::ShowNone { entity, name } => show_none(c, entity, name.as_deref(), out).await,
+        CtlCommand::ShowNone { entity, name } => {
+            show_none(c, entity, name.as_deref(), options.quiet, out).await
+        }
         CtlCommand::Suspend(cmd) => super::suspend::suspend(c, cmd, out).await,
         CtlCommand::Top(cmd) => super::suspend::top(c, cmd, out).await,
         CtlCommand::Takeover { index } => takeover(c, *index, out).await,
@@ -1427,11 +1456,10 @@ async fn run(
                     1
                 }
                 Ok(r) if r.jobs.is_empty() => out.block("scontrol", "No jobs in the system\n"),
-                Ok(r) if !selector.matches(&r.jobs) => block_then_status(
-                    out,
-                    &format!("Job {} not found\n", selector.missing_name()),
-                    true,
-                ),
+                Ok(r) if !selector.matches(&r.jobs) => {
+                    let text = format!("Job {} not found\n", selector.missing_name());
+                    block_then_status(out, if options.quiet { "" } else { &text }, true)
+                }
                 Ok(mut r) => {
                     selector.narrow(&mut r.jobs);
                     // The per-node allocation lines (`Nodes=n1 CPU_IDs=...`)
@@ -1491,6 +1519,7 @@ async fn run(
                                 |n| &n.name,
                                 "Node",
                                 |found| render::show_nodes(found, oneliner, &ctx),
+                                options.quiet,
                             );
                             block_then_status(out, &text, missing)
                         }
@@ -1528,7 +1557,8 @@ async fn run(
                             .cloned()
                             .collect();
                         if found.is_empty() {
-                            block_then_status(out, &format!("Partition {n} not found\n"), true)
+                            let text = format!("Partition {n} not found\n");
+                            block_then_status(out, if options.quiet { "" } else { &text }, true)
                         } else {
                             out.block("scontrol", &render::show_partitions(&found, oneliner))
                         }
@@ -2035,7 +2065,7 @@ mod tests {
     fn named_entities_in_order_with_the_missing_ones_reported() {
         let nodes = vec!["n1".to_owned(), "n2".to_owned()];
         let render = |found: &[String]| format!("<{}>\n", found.join(","));
-        let named = |expr| render_named(expr, &nodes, |n| n, "Node", render);
+        let named = |expr| render_named(expr, &nodes, |n| n, "Node", render, false);
         assert_eq!(
             named("nosuch,n2"),
             ("Node nosuch not found\n<n2>\n".to_owned(), true)
@@ -2047,6 +2077,47 @@ mod tests {
         assert_eq!(named("n2"), ("<n2>\n".to_owned(), false));
         // An empty name names nothing.
         assert_eq!(named(""), (String::new(), false));
+        // scontrol -Q: the found ones only; the status still says.
+        assert_eq!(
+            render_named("nosuch,n2", &nodes, |n| n, "Node", render, true),
+            ("<n2>\n".to_owned(), true)
+        );
+    }
+
+    /// Slurm 22.05's `scontrol -Q` silences the errors of showing and of
+    /// acting on jobs, not those of node and partition updates.
+    #[test]
+    fn which_commands_quiet_silences() {
+        let hushed = |line: &str| match super::super::Command::parse(
+            &line
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>(),
+        ) {
+            Ok(super::super::Command::Controller(c)) => c.hushed_by_quiet(),
+            other => panic!("{line}: {other:?}"),
+        };
+        for line in [
+            "hold 5",
+            "release 5",
+            "requeue 5",
+            "update JobId=5 TimeLimit=5",
+            "show job 5",
+            "show node n1",
+            "show partition p",
+            "suspend 5",
+            "top 5",
+        ] {
+            assert!(hushed(line), "{line}");
+        }
+        for line in [
+            "update NodeName=n1 State=DRAIN Reason=x",
+            "update PartitionName=p MaxTime=5",
+            "ping",
+            "show reservation",
+        ] {
+            assert!(!hushed(line), "{line}");
+        }
     }
 
     #[test]
