@@ -1083,7 +1083,8 @@ async fn show_none(
     let (text, err, code) = none_of(entity, name);
     // `-Q` leaves out what says there are none (or not the one named) on
     // standard output, not the errors; assoc_mgr's report stays.
-    if !text.is_empty() && !(quiet && entity != "assoc_mgr") {
+    let hushed = quiet && entity != "assoc_mgr";
+    if !text.is_empty() && !hushed {
         out.block("scontrol", &text);
     }
     if let Some(line) = err {
