@@ -1012,8 +1012,9 @@ impl Controller {
             return Err((ErrorCode::InvalidJobId, String::new()));
         };
         let pending = job.status.state == JobState::Pending;
+        // Slurm 22.05: "Job has already finished".
         if job.status.state.is_finished() && !pending {
-            return Err((ErrorCode::AlreadyDone, String::new()));
+            return Err((ErrorCode::JobFinished, String::new()));
         }
         // No reservation exists yet: any name is an unknown one, and
         // clearing one changes nothing.

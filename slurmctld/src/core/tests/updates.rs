@@ -865,3 +865,23 @@ fn contiguous_sharing_reboot_and_admin_comment() {
         env.job(id).spec.clone()
     );
 }
+
+/// A job that has ended cannot change: Slurm 22.05's "Job has already
+/// finished", whatever is asked.
+#[test]
+fn an_ended_job_is_refused_as_finished() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    assert_eq!(env.job(id).state(), JobState::Running);
+    env.finish(id, 0, 0);
+    env.take_actions();
+    assert!(env.job(id).state().is_finished());
+    for cmd in [
+        update(id, ALICE, |r| r.time_limit = minutes(5)),
+        update(id, Caller::ROOT, |r| r.comment = Some("x".into())),
+        update(id, Caller::ROOT, |r| r.name = Some("q".into())),
+    ] {
+        assert_eq!(code(&mut env, cmd), ErrorCode::JobFinished.number());
+    }
+}
