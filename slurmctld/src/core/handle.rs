@@ -73,13 +73,15 @@ impl Controller {
                 } else {
                     Hold::Admin
                 };
-                self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
+                let denied = ErrorCode::InvalidUserId;
+                self.for_each_job_as(&mut out, caller, &filter, now, denied, |c, out, job| {
                     c.hold(out, job, hold, now)
                 })
             }
             Command::Release { caller, filter } => {
                 let op = self.is_operator(caller);
-                self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
+                let denied = ErrorCode::InvalidUserId;
+                self.for_each_job_as(&mut out, caller, &filter, now, denied, |c, out, job| {
                     c.release_hold(out, job, op, now)
                 })
             }
@@ -99,7 +101,8 @@ impl Controller {
             Command::UpdateJob { caller, request } => {
                 let op = self.is_operator(caller);
                 let filter = request.filter.clone().unwrap_or_default();
-                self.for_each_job(&mut out, caller, &filter, now, |c, out, job| {
+                let denied = ErrorCode::InvalidUserId;
+                self.for_each_job_as(&mut out, caller, &filter, now, denied, |c, out, job| {
                     c.update_job(out, job, &request, op, now)
                 })
             }
@@ -667,13 +670,29 @@ impl Controller {
 
     // ------------------------------------------------------ job operations
 
-    /// Resolves `filter` and runs `op` on each job the caller may touch.
+    /// Resolves `filter` and runs `op` on each job the caller may touch;
+    /// another user's job named is "Access/permission denied".
     pub(super) fn for_each_job(
         &mut self,
         out: &mut Outcome,
         caller: Caller,
         filter: &v1::JobFilter,
         now: i64,
+        op: impl FnMut(&mut Controller, &mut Outcome, u32) -> JobResult,
+    ) -> Reply {
+        self.for_each_job_as(out, caller, filter, now, ErrorCode::AccessDenied, op)
+    }
+
+    /// [`Controller::for_each_job`], another user's job named answered with
+    /// `denied` (Slurm answers an update, a hold or a release of one with
+    /// "Invalid user id").
+    pub(super) fn for_each_job_as(
+        &mut self,
+        out: &mut Outcome,
+        caller: Caller,
+        filter: &v1::JobFilter,
+        now: i64,
+        denied: ErrorCode,
         mut op: impl FnMut(&mut Controller, &mut Outcome, u32) -> JobResult,
     ) -> Reply {
         let op_caller = self.is_operator(caller);
@@ -720,10 +739,7 @@ impl Controller {
                 .values()
                 .find_map(|j| super::array::is_member(j, sel.array_job_id, None).then_some(j.uid));
             if owner.is_some_and(|uid| uid != caller.uid && !op_caller) {
-                results.push(result(
-                    sel.array_job_id,
-                    Err((ErrorCode::AccessDenied, String::new())),
-                ));
+                results.push(result(sel.array_job_id, Err((denied, String::new()))));
                 continue;
             }
             let found: Vec<u32> = match tasks {
@@ -768,7 +784,7 @@ impl Controller {
             }
             if job.uid != caller.uid && !op_caller {
                 if named {
-                    results.push(result(id, Err((ErrorCode::AccessDenied, String::new()))));
+                    results.push(result(id, Err((denied, String::new()))));
                 }
                 continue;
             }

@@ -320,7 +320,7 @@ fn scontrol_update_sets_clears_and_checks_a_dependency() {
         update(&mut env, ALICE, a, &format!("afterany:{b}")),
         code(ErrorCode::CircularDependency)
     );
-    assert_eq!(update(&mut env, BOB, b, ""), code(ErrorCode::AccessDenied));
+    assert_eq!(update(&mut env, BOB, b, ""), code(ErrorCode::InvalidUserId));
     assert_eq!(shown(&env, b), format!("afterok:{a}(unfulfilled)"));
     // Cleared: it runs.
     assert_eq!(update(&mut env, ALICE, b, ""), 0);

@@ -579,8 +579,9 @@ fn gres_changes_refused_change_nothing() {
                 r.gres = Some("gpu:1".into());
             }),
         ),
-        // Only the owner or an operator changes a job.
-        (ErrorCode::AccessDenied, update(id, BOB, |r| r.gres = None)),
+        // Only the owner or an operator changes a job (Slurm's "Invalid
+        // user id" for anyone else).
+        (ErrorCode::InvalidUserId, update(id, BOB, |r| r.gres = None)),
     ];
     let events = env.events.len();
     for (want, cmd) in cases {
@@ -635,7 +636,7 @@ fn wckey_of_a_pending_job_is_set_and_cleared() {
     );
     assert_eq!(
         code(&mut env, update(id, BOB, |r| r.wckey = Some("x".into()))),
-        ErrorCode::AccessDenied.number()
+        ErrorCode::InvalidUserId.number()
     );
     assert_eq!(
         code(
