@@ -65,6 +65,14 @@ pub enum CtlCommand {
         hold: bool,
     },
     UpdateJob(Box<v1::UpdateJobRequest>),
+    /// `update JobName=NAME [UserId=USER] ...` without a JobId: the jobs
+    /// called NAME (of USER) get the changes, each named by its id as
+    /// Slurm's scontrol names them.
+    UpdateJobsNamed {
+        name: String,
+        uid: Option<u32>,
+        request: Box<v1::UpdateJobRequest>,
+    },
     UpdateNode(Box<v1::UpdateNodeRequest>),
     UpdatePartition(Box<v1::UpdatePartitionRequest>),
     CreatePartition(Box<v1::CreatePartitionRequest>),
@@ -396,7 +404,7 @@ pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
     }
     let pairs = split_pairs(&words);
     let has = |name: &str| pairs.iter().any(|(k, _, _)| k.eq_ignore_ascii_case(name));
-    if has("JobId") {
+    if has("JobId") || has("JobName") {
         parse_update_job(&pairs, now)
     } else if has("NodeName") {
         parse_update_node(&pairs)
@@ -429,6 +437,13 @@ pub fn parse_update(args: &[String], now: i64) -> Result<CtlCommand, CtlError> {
 
 fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand, CtlError> {
     let mut r = v1::UpdateJobRequest::default();
+    // Without a JobId, JobName= (the last one) names the jobs to change,
+    // and UserId= narrows them to one user's.
+    let by_name = !pairs
+        .iter()
+        .any(|(k, _, _)| k.eq_ignore_ascii_case("jobid"));
+    let mut selected_name = String::new();
+    let mut selected_uid = None;
     let some = |v: &str| Some(v.to_owned());
     let count = |what: &str, v: &str| -> Result<u32, CtlError> {
         v.trim().parse::<u32>().map_err(|_| invalid_value(what, v))
@@ -494,6 +509,13 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                 });
             }
             "partition" => r.partition = some(v),
+            "name" | "jobname" if by_name => selected_name = v.to_owned(),
+            "userid" if by_name => {
+                let uid = crate::client::uid_for_name(v)
+                    .filter(|uid| crate::client::user_name(*uid).is_some())
+                    .ok_or_else(|| refuse(&[&format!("Invalid UserID: {v}"), "Request aborted"]))?;
+                selected_uid = Some(uid);
+            }
             "name" | "jobname" => r.name = some(v),
             "account" => r.account = some(v),
             "qos" => r.qos = some(v),
@@ -599,6 +621,14 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
             "admincomment" => r.admin_comment = some(v),
             _ => return Err(unsupported(arg)),
         }
+    }
+    if by_name {
+        // Slurm looks the jobs up even when nothing is to change.
+        return Ok(CtlCommand::UpdateJobsNamed {
+            name: selected_name,
+            uid: selected_uid,
+            request: Box::new(r),
+        });
     }
     if pairs.len() < 2 {
         // `JobId=` alone.
@@ -1628,6 +1658,9 @@ async fn run(
                 .await;
             job_action(out, reply)
         }
+        CtlCommand::UpdateJobsNamed { name, uid, request } => {
+            update_jobs_named(c, name, *uid, request, out).await
+        }
         CtlCommand::UpdatePartition(request) => {
             let reply = c
                 .call(|mut cl| {
@@ -1755,6 +1788,66 @@ async fn job_words(
         }
     }
     code
+}
+
+/// `update JobName=NAME [UserId=USER] ...`: the ids of the jobs called
+/// NAME (of USER, if given), in any state, then the update of those ids.
+async fn update_jobs_named(
+    c: &mut Controller,
+    name: &str,
+    uid: Option<u32>,
+    request: &v1::UpdateJobRequest,
+    out: &mut Output<'_>,
+) -> i32 {
+    let lookup = v1::GetJobsRequest {
+        filter: Some(v1::JobFilter {
+            names: vec![name.to_owned()],
+            user_ids: uid.into_iter().collect(),
+            states: Vec::new(),
+            ..v1::JobFilter::default()
+        }),
+        changed_since: 0,
+        detail: false,
+        // job_id, name, user_id
+        fields: vec![1, 6, 7],
+    };
+    let jobs = match c
+        .call(|mut cl| {
+            let lookup = lookup.clone();
+            async move { cl.get_jobs(lookup).await }
+        })
+        .await
+    {
+        Ok(r) => r.jobs,
+        Err(e) => return fail(out, "slurm_load_jobs error", &e),
+    };
+    let mut ids: Vec<u32> = jobs
+        .iter()
+        .filter(|j| j.name == name && uid.is_none_or(|u| j.user_id == u))
+        .map(|j| j.job_id)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        let line = match uid {
+            Some(u) => format!("scontrol: error: No jobs with user ID {u} and name '{name}'"),
+            None => format!("scontrol: error: No jobs with name '{name}'"),
+        };
+        out.error_line(&line);
+        return 1;
+    }
+    let mut request = request.clone();
+    request.filter = Some(v1::JobFilter {
+        job_ids: ids,
+        ..v1::JobFilter::default()
+    });
+    let reply = c
+        .call(|mut cl| {
+            let request = request.clone();
+            async move { cl.update_job(request).await }
+        })
+        .await;
+    job_action(out, reply)
 }
 
 fn job_action(out: &mut Output<'_>, reply: Result<v1::JobActionReply, RpcError>) -> i32 {
@@ -2060,6 +2153,38 @@ mod tests {
         assert!(!task_spec_holds("0,4-6%2", 2));
         assert!(!task_spec_holds("", 0));
         assert!(!task_spec_holds("1-5:0", 1));
+    }
+
+    /// Without a JobId, JobName= (the last one) names the jobs to change,
+    /// and UserId= must name a user; with one, it renames the job.
+    #[test]
+    fn update_by_job_name() {
+        let parse = |s: &str| {
+            let words: Vec<String> = s.split_whitespace().map(str::to_owned).collect();
+            parse_update(&words, 0)
+        };
+        match parse("JobName=a JobName=b UserId=0 TimeLimit=5") {
+            Ok(CtlCommand::UpdateJobsNamed { name, uid, request }) => {
+                assert_eq!((name.as_str(), uid), ("b", Some(0)));
+                assert!(request.time_limit.is_some() && request.name.is_none());
+                assert!(request.filter.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse("JobName=a"),
+            Ok(CtlCommand::UpdateJobsNamed { .. })
+        ));
+        match parse("JobId=5 JobName=q") {
+            Ok(CtlCommand::UpdateJob(r)) => assert_eq!(r.name.as_deref(), Some("q")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse("JobName=a UserId=no-such-user-here TimeLimit=5")
+                .unwrap_err()
+                .0,
+            vec!["Invalid UserID: no-such-user-here", "Request aborted"]
+        );
     }
 
     #[test]
