@@ -1650,13 +1650,7 @@ async fn run(
             if let Err(code) = settle_time_limit_change(c, &mut request, out).await {
                 return code;
             }
-            let reply = c
-                .call(|mut cl| {
-                    let request = request.clone();
-                    async move { cl.update_job(request).await }
-                })
-                .await;
-            job_action(out, reply)
+            send_update_job(c, &request, out).await
         }
         CtlCommand::UpdateJobsNamed { name, uid, request } => {
             update_jobs_named(c, name, *uid, request, out).await
@@ -1841,6 +1835,15 @@ async fn update_jobs_named(
         job_ids: ids,
         ..v1::JobFilter::default()
     });
+    send_update_job(c, &request, out).await
+}
+
+/// Sends a job update and prints what failed, per job; the exit status.
+async fn send_update_job(
+    c: &mut Controller,
+    request: &v1::UpdateJobRequest,
+    out: &mut Output<'_>,
+) -> i32 {
     let reply = c
         .call(|mut cl| {
             let request = request.clone();
