@@ -1,7 +1,7 @@
 //! The environment of a batch job, where it was seen to differ from Slurm
 //! 22.05's: the user's login environment under `--export=NONE` (Slurm
 //! logs the user in with `su -` and puts the job's variables on top),
-//! `HOSTNAME` set to the node's host name, no empty `SLURM_JOB_ACCOUNT` or
+//! `HOSTNAME` set to the NodeName, no empty `SLURM_JOB_ACCOUNT` or
 //! `SLURM_JOB_QOS` without accounting, and `SLURM_TASKS_PER_NODE` counting
 //! the CPUs of a job given no `--ntasks`.
 
@@ -15,9 +15,6 @@ use slurm_testkit::e2e::{cluster_with as cluster, sbatch_parsable, text};
 use slurm_testkit::{wait_until, LocalCluster};
 
 const JOB_WAIT: Duration = Duration::from_secs(60);
-
-/// The host name LocalCluster gives every node (NodeHostname).
-const NODE_HOST: &str = "localhost";
 
 type Vars = BTreeMap<String, String>;
 
@@ -128,7 +125,9 @@ fn export_none_job_starts_from_the_login_environment() {
     assert_eq!(env.get("FOO").map(String::as_str), Some("bar"));
     assert_eq!(env.get("PATH").map(String::as_str), Some("/job/bin"));
     assert_eq!(env.get("SUBMITTER_ONLY"), None);
-    assert_eq!(env.get("HOSTNAME").map(String::as_str), Some(NODE_HOST));
+    // The NodeName (SLURMD_NODENAME), not the NodeHostname (localhost).
+    assert_eq!(env.get("HOSTNAME"), env.get("SLURMD_NODENAME"), "{env:#?}");
+    assert!(env.get("HOSTNAME").is_some_and(|h| h.starts_with('n')));
     assert_eq!(env.get("SLURM_GET_USER_ENV").map(String::as_str), Some("1"));
     assert_eq!(
         env.get("SLURM_EXPORT_ENV").map(String::as_str),
@@ -196,7 +195,9 @@ fn failed_login_falls_back_to_the_passwd_entry() {
 fn plain_job_variables_match_slurm() {
     let c = cluster(&[]);
     let ((dir, script), env) = from_submitter(&c, "plain", &[]);
-    assert_eq!(env.get("HOSTNAME").map(String::as_str), Some(NODE_HOST));
+    // The NodeName (SLURMD_NODENAME), not the NodeHostname (localhost).
+    assert_eq!(env.get("HOSTNAME"), env.get("SLURMD_NODENAME"), "{env:#?}");
+    assert!(env.get("HOSTNAME").is_some_and(|h| h.starts_with('n')));
     assert_eq!(env.get("SUBMITTER_ONLY").map(String::as_str), Some("1"));
     assert_eq!(env.get("SLURM_JOB_ACCOUNT"), None, "{env:#?}");
     assert_eq!(env.get("SLURM_JOB_QOS"), None, "{env:#?}");

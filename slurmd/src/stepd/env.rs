@@ -24,8 +24,8 @@ pub const PROTOCOL_VERSION: u32 = 9728;
 pub struct NodeContext {
     /// This node's NodeName.
     pub node_name: String,
-    /// This node's NodeHostname (the NodeName unless set): `HOSTNAME`, and
-    /// `%N` in file names.
+    /// The machine's short host name (gethostname): `%N` in file names, as
+    /// Slurm's slurmstepd writes it, whatever NodeHostname says.
     pub host_name: String,
     /// Absolute path of the slurm.conf in use (SLURM_CONF).
     pub conf_path: String,
@@ -189,8 +189,9 @@ pub fn batch_env(
     let tasks = tasks_per_node(req);
 
     env.set("ENVIRONMENT", "BATCH");
-    // Whatever the submitter's shell had: the node's name, as Slurm sets it.
-    env.set("HOSTNAME", &ctx.host_name);
+    // Whatever the submitter's shell had: the NodeName, as Slurm sets it
+    // (not the NodeHostname, nor the machine's name).
+    env.set("HOSTNAME", &ctx.node_name);
     env.set("SLURMD_NODENAME", &ctx.node_name);
     if let Some(a) = &req.array {
         env.set("SLURM_ARRAY_JOB_ID", a.array_job_id.to_string());
@@ -523,14 +524,15 @@ mod tests {
         assert_eq!(env.get("SLURM_NTASKS_PER_SOCKET"), Some("2"));
     }
 
-    /// Slurm sets HOSTNAME to the node's host name, over the submitter's.
+    /// Slurm 22.05 sets HOSTNAME to the NodeName, over the submitter's
+    /// (with NodeName=vm3 NodeHostname=localhost on host vm: vm3).
     #[test]
-    fn hostname_is_the_nodes() {
+    fn hostname_is_the_node_name() {
         let r = LaunchBatchRequest {
             environment: vec!["HOSTNAME=submitter".into()],
             ..req(14)
         };
-        assert_eq!(batch_env(&r, &ctx(), 0, None).get("HOSTNAME"), Some("vm"));
+        assert_eq!(batch_env(&r, &ctx(), 0, None).get("HOSTNAME"), Some("n1"));
     }
 
     /// Without accounting there is no account or QOS; Slurm leaves the
@@ -570,7 +572,7 @@ mod tests {
         assert_eq!(env.get("PATH"), Some("/job/bin"));
         assert_eq!(env.get("SHLVL"), Some("1"));
         assert_eq!(env.get("SLURM_JOB_ID"), Some("14"));
-        assert_eq!(env.get("HOSTNAME"), Some("vm"));
+        assert_eq!(env.get("HOSTNAME"), Some("n1"));
         assert_eq!(env.get("SLURM_GET_USER_ENV"), Some("1"));
         // Without a login environment only the job's variables are there.
         let env = batch_env(&r, &ctx(), 0, None);

@@ -163,7 +163,7 @@ pub fn context(
     Ok(StepdContext {
         node: NodeContext {
             node_name: setup.node.name.clone(),
-            host_name: setup.node.hostname.clone(),
+            host_name: crate::hw::short_host_name(),
             conf_path: setup.conf_path.display().to_string(),
             tmp_fs: conf.tmp_fs.clone(),
             controller_addr: addr,
