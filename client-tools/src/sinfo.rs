@@ -444,6 +444,9 @@ pub fn select(
         .map(|expr| hostlist::expand(expr).unwrap_or_else(|_| vec![expr.to_owned()]));
     let nodes = nodes
         .into_iter()
+        // A FUTURE node is not part of the cluster yet: Slurm's sinfo
+        // never shows one.
+        .filter(|n| node_state(n).base != slurm_common::state::NodeBaseState::Future)
         .filter(|n| wanted.as_ref().is_none_or(|w| w.contains(&n.name)))
         .filter(|_| !o.no_state)
         .filter(|n| {
@@ -792,6 +795,42 @@ mod tests {
         assert_eq!(names(&["-d"]), vec!["n2"]);
         assert_eq!(names(&["-r"]), vec!["n1"]);
         assert_eq!(names(&[]), vec!["n1", "n2"]);
+    }
+
+    /// Slurm's sinfo never shows a FUTURE node, and `-R` lists the nodes
+    /// that are down, draining or failing (or have a reason), not those
+    /// that only do not respond.
+    #[test]
+    fn future_nodes_are_hidden_and_unresponsive_ones_have_no_reason() {
+        let node = |name: &str, state: slurm_proto::v1::NodeState, flags: Vec<i32>| NodeInfo {
+            name: name.into(),
+            state: state as i32,
+            state_flags: flags,
+            cpus: 2,
+            partitions: vec!["debug".into()],
+            ..NodeInfo::default()
+        };
+        let no_respond = slurm_proto::v1::NodeStateFlag::NotResponding as i32;
+        let nodes = vec![
+            node("n1", slurm_proto::v1::NodeState::Future, Vec::new()),
+            node("n2", slurm_proto::v1::NodeState::Idle, vec![no_respond]),
+            node("n3", slurm_proto::v1::NodeState::Down, vec![no_respond]),
+        ];
+        let kept = select(&parse(&["-N"]), Vec::new(), nodes.clone()).1;
+        let names: Vec<&str> = kept.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["n2", "n3"]);
+        let parts = vec![PartitionInfo {
+            name: "debug".into(),
+            ..PartitionInfo::default()
+        }];
+        let items = crate::format::sinfo::parse_format("%N").unwrap();
+        let view = View {
+            reasons_only: true,
+            header: false,
+            ..View::default()
+        };
+        let shown = render::render(&parts, &kept, &items, view, &Ctx::utc(0));
+        assert_eq!(shown, "n3\n");
     }
 
     #[test]

@@ -900,11 +900,19 @@ impl NodeState {
         Ok(match update {
             NodeUpdateState::Drain => s.with(NodeFlag::Drain),
             NodeUpdateState::Fail => s.with(NodeFlag::Fail),
-            NodeUpdateState::Undrain => s.without(NodeFlag::Drain),
+            // FAIL is a kind of drain: UNDRAIN clears it too, as in Slurm.
+            NodeUpdateState::Undrain => s.without(NodeFlag::Drain).without(NodeFlag::Fail),
             NodeUpdateState::Down => NodeState {
                 base: NodeBaseState::Down,
                 flags: s.flags,
             },
+            // A FUTURE node comes into the cluster, not responding until
+            // its slurmd registers, as in Slurm.
+            NodeUpdateState::Resume if s.base == NodeBaseState::Future => NodeState {
+                base: NodeBaseState::Idle,
+                flags: s.flags,
+            }
+            .with(NodeFlag::NotResponding),
             NodeUpdateState::Resume => {
                 let resumable = s.has(NodeFlag::Drain)
                     || s.has(NodeFlag::Fail)
@@ -934,6 +942,7 @@ impl NodeState {
                 base: NodeBaseState::Future,
                 flags: s.flags,
             },
+            NodeUpdateState::NoResp => s.with(NodeFlag::NotResponding),
             NodeUpdateState::PowerDown => s.with(NodeFlag::PowerDown),
             NodeUpdateState::PowerUp => s
                 .without(NodeFlag::PowerDown)
@@ -977,10 +986,13 @@ pub enum NodeUpdateState {
     PowerUp,
     CancelReboot,
     Future,
+    /// Flag NOT_RESPONDING, until the node next answers.
+    NoResp,
 }
 
 impl NodeUpdateState {
-    pub const ALL: [NodeUpdateState; 10] = [
+    /// Every value; append only (the journal keeps the index).
+    pub const ALL: [NodeUpdateState; 11] = [
         NodeUpdateState::Drain,
         NodeUpdateState::Resume,
         NodeUpdateState::Undrain,
@@ -991,6 +1003,7 @@ impl NodeUpdateState {
         NodeUpdateState::PowerUp,
         NodeUpdateState::CancelReboot,
         NodeUpdateState::Future,
+        NodeUpdateState::NoResp,
     ];
 
     /// The value as scontrol's documentation spells it.
@@ -1006,6 +1019,7 @@ impl NodeUpdateState {
             NodeUpdateState::PowerUp => "POWER_UP",
             NodeUpdateState::CancelReboot => "CANCEL_REBOOT",
             NodeUpdateState::Future => "FUTURE",
+            NodeUpdateState::NoResp => "NoResp",
         }
     }
 
@@ -1500,10 +1514,20 @@ mod tests {
         }
 
         #[test]
-        fn undrain_only_touches_drain(st in any_node_state()) {
+        fn undrain_only_touches_drain_and_fail(st in any_node_state()) {
             let after = st.apply_update(NodeUpdateState::Undrain).unwrap();
             prop_assert_eq!(after.base, st.base);
-            prop_assert_eq!(after.flags, st.flags.without(NodeFlag::Drain));
+            prop_assert_eq!(
+                after.flags,
+                st.flags.without(NodeFlag::Drain).without(NodeFlag::Fail)
+            );
+        }
+
+        #[test]
+        fn no_resp_only_flags_not_responding(st in any_node_state()) {
+            let after = st.apply_update(NodeUpdateState::NoResp).unwrap();
+            prop_assert_eq!(after.base, st.base);
+            prop_assert!(after.has(NodeFlag::NotResponding));
         }
     }
 }

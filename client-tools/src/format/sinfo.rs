@@ -627,8 +627,16 @@ fn state_rank(node: &NodeInfo) -> u32 {
 }
 
 /// Whether `node` is shown in `-R`: it carries a reason or cannot run jobs.
+/// Whether `sinfo -R` lists the node: it has a reason, or is down,
+/// draining or failing (a node that only does not respond is not listed,
+/// as in Slurm).
 fn has_reason(node: &NodeInfo) -> bool {
-    !node.reason.is_empty() || is_other(node)
+    use slurm_common::state::{NodeBaseState, NodeFlag};
+    let state = node_state(node);
+    !node.reason.is_empty()
+        || state.base == NodeBaseState::Down
+        || state.has(NodeFlag::Drain)
+        || state.has(NodeFlag::Fail)
 }
 
 struct Row<'a> {

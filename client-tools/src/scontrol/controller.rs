@@ -707,7 +707,8 @@ fn node_state(v: &str) -> Option<v1::NodeStateUpdate> {
         "FAIL" => S::Fail,
         "IDLE" => S::Idle,
         "FUTURE" => S::Future,
-        "POWER_DOWN" => S::PowerDown,
+        "NORESP" => S::NoResp,
+        "POWER_DOWN" | "POWER_DOWN_ASAP" | "POWER_DOWN_FORCE" => S::PowerDown,
         "POWER_UP" => S::PowerUp,
         "CANCEL_REBOOT" => S::CancelReboot,
         _ => return None,
@@ -1540,7 +1541,14 @@ async fn run(
                 })
                 .await;
             match reply {
-                Ok(r) => {
+                Ok(mut r) => {
+                    // FUTURE nodes only with --future, even when named, as
+                    // in Slurm.
+                    if !options.future {
+                        r.nodes.retain(|n| {
+                            render::node_state(n).base != slurm_common::state::NodeBaseState::Future
+                        });
+                    }
                     let ctx = Ctx::system(unix_now());
                     match name {
                         Some(expr) => {

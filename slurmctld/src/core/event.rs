@@ -353,7 +353,7 @@ pub enum DecodeError {
 }
 
 const JOB_STATES: [JobState; 12] = JobState::ALL;
-const NODE_UPDATES: [NodeUpdateState; 10] = NodeUpdateState::ALL;
+const NODE_UPDATES: [NodeUpdateState; 11] = NodeUpdateState::ALL;
 
 impl Event {
     /// The one job this event changes, if it is about one job.

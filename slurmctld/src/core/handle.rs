@@ -1466,6 +1466,15 @@ impl Controller {
         }
         let reason = req.reason.clone().filter(|r| !r.trim().is_empty());
         if let Some(update) = update {
+            // No power saving here (no SuspendProgram): Slurm refuses
+            // POWER_DOWN and POWER_UP then.
+            if matches!(
+                update,
+                NodeUpdateState::PowerDown | NodeUpdateState::PowerUp
+            ) {
+                tracing::info!(%update, "no power saving configured");
+                return Reply::error(ErrorCode::InvalidNodeState, "");
+            }
             if update.needs_reason() && reason.is_none() {
                 return Reply::error(
                     ErrorCode::InvalidNodeState,
@@ -2036,6 +2045,7 @@ fn node_update(raw: i32) -> Option<NodeUpdateState> {
         U::PowerUp => NodeUpdateState::PowerUp,
         U::CancelReboot => NodeUpdateState::CancelReboot,
         U::Future => NodeUpdateState::Future,
+        U::NoResp => NodeUpdateState::NoResp,
     })
 }
 

@@ -461,8 +461,13 @@ impl NodeRec {
             self.state = next;
         }
         match update {
+            // The reason goes with the last of DOWN, DRAIN and FAIL (a DOWN
+            // node undrained keeps it, as in Slurm).
             NodeUpdateState::Resume | NodeUpdateState::Undrain | NodeUpdateState::Idle => {
-                if !self.state.has(NodeFlag::Drain) && !self.state.has(NodeFlag::Fail) {
+                if !self.state.has(NodeFlag::Drain)
+                    && !self.state.has(NodeFlag::Fail)
+                    && self.state.base != NodeBaseState::Down
+                {
                     self.reason = None;
                     self.reason_uid = 0;
                     self.reason_time = 0;

@@ -791,6 +791,76 @@ fn node_updates_not_acted_on_are_refused() {
     assert!(!env.ctl.nodes()[0].state.has(NodeFlag::Drain));
 }
 
+/// As Slurm 22.05 answers them: POWER_DOWN and POWER_UP without power
+/// saving are refused; NoResp flags the node; a FUTURE node resumed comes
+/// in not responding; a DOWN node undrained keeps its reason, and UNDRAIN
+/// clears FAIL.
+#[test]
+fn node_states_slurm_takes_or_refuses() {
+    let mut env = Env::new();
+    env.register_all();
+    let upd = |node: &str, state: v1::NodeStateUpdate, reason: Option<&str>| Command::UpdateNode {
+        caller: Caller::ROOT,
+        request: v1::UpdateNodeRequest {
+            nodes: node.into(),
+            state: state as i32,
+            reason: reason.map(str::to_string),
+            ..Default::default()
+        },
+    };
+    for state in [v1::NodeStateUpdate::PowerDown, v1::NodeStateUpdate::PowerUp] {
+        assert!(matches!(
+            env.run(upd("n1", state, None)),
+            Reply::Error {
+                code: ErrorCode::InvalidNodeState,
+                ..
+            }
+        ));
+    }
+    assert!(!env.ctl.nodes()[0].state.has(NodeFlag::PowerDown));
+    assert!(!env.ctl.nodes()[0].state.has(NodeFlag::PoweringUp));
+    assert_eq!(
+        env.run(upd("n1", v1::NodeStateUpdate::NoResp, None)),
+        Reply::Ok
+    );
+    assert!(env.ctl.nodes()[0].state.has(NodeFlag::NotResponding));
+    assert_eq!(
+        env.run(upd("n2", v1::NodeStateUpdate::Future, None)),
+        Reply::Ok
+    );
+    assert_eq!(env.ctl.nodes()[1].state.base, NodeBaseState::Future);
+    assert_eq!(
+        env.run(upd("n2", v1::NodeStateUpdate::Resume, None)),
+        Reply::Ok
+    );
+    let n2 = &env.ctl.nodes()[1].state;
+    assert_eq!(n2.base, NodeBaseState::Idle);
+    assert!(n2.has(NodeFlag::NotResponding));
+    let down = upd("n3", v1::NodeStateUpdate::Down, Some("dead"));
+    assert_eq!(env.run(down), Reply::Ok);
+    assert_eq!(
+        env.run(upd("n3", v1::NodeStateUpdate::Undrain, None)),
+        Reply::Ok
+    );
+    assert_eq!(env.ctl.nodes()[2].reason.as_deref(), Some("dead"));
+    let fail = upd("n3", v1::NodeStateUpdate::Fail, Some("flaky"));
+    assert_eq!(env.run(fail), Reply::Ok);
+    assert_eq!(
+        env.run(upd("n3", v1::NodeStateUpdate::Resume, None)),
+        Reply::Ok
+    );
+    assert_eq!(
+        env.run(upd("n3", v1::NodeStateUpdate::Fail, Some("x"))),
+        Reply::Ok
+    );
+    assert_eq!(
+        env.run(upd("n3", v1::NodeStateUpdate::Undrain, None)),
+        Reply::Ok
+    );
+    assert!(!env.ctl.nodes()[2].state.has(NodeFlag::Fail));
+    assert_eq!(env.ctl.nodes()[2].reason, None);
+}
+
 #[test]
 fn drain_resume_and_down() {
     let mut env = Env::new();
