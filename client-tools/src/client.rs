@@ -384,6 +384,13 @@ pub fn group_name(gid: u32) -> Option<String> {
     Some(name.to_string_lossy().into_owned())
 }
 
+/// Whether the calling user sees hidden partitions (and their jobs)
+/// without `-a`: root and SlurmUser, as Slurm shows them to operators.
+pub fn sees_hidden_partitions(conf: &slurm_common::conf::SlurmConf) -> bool {
+    let uid = current_uid();
+    uid == 0 || uid_for_name(&conf.slurm_user) == Some(uid)
+}
+
 /// The uid of the user called `name`, or `name` itself when it is a number.
 pub fn uid_for_name(name: &str) -> Option<u32> {
     if let Ok(uid) = name.parse::<u32>() {

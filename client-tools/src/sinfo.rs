@@ -270,6 +270,11 @@ pub struct Options {
     pub clusters: Option<String>,
     /// `-T`: the reservations instead of the nodes.
     pub reservation: bool,
+    /// `-a`: hidden partitions too (`--hide` undoes it).
+    pub all: bool,
+    /// The caller sees hidden partitions anyway (root, SlurmUser); set
+    /// once slurm.conf is read.
+    pub sees_hidden: bool,
     /// `SLURM_TIME_FORMAT`: how timestamps are written.
     pub time_format: TimeFormat,
 }
@@ -309,7 +314,9 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Sin
         let value = found.value;
         let text = value.as_deref().unwrap_or("");
         match found.key {
-            Key::All | Key::Exact | Key::Hide => {}
+            Key::All => o.all = true,
+            Key::Hide => o.all = false,
+            Key::Exact => {}
             Key::Reservation => o.reservation = true,
             Key::Verbose | Key::Ignored => {}
             Key::Clusters => o.clusters = value,
@@ -435,7 +442,7 @@ pub fn select(
 ) -> (Vec<PartitionInfo>, Vec<NodeInfo>) {
     let parts: Vec<PartitionInfo> = partitions
         .into_iter()
-        .filter(|p| !p.hidden || o.partitions_given)
+        .filter(|p| !p.hidden || o.partitions_given || o.all || o.sees_hidden)
         .filter(|p| !o.partitions_given || o.partitions.contains(&p.name))
         .collect();
     let wanted: Option<Vec<String>> = o
@@ -665,7 +672,7 @@ pub fn run_paced(
     if o.usage {
         return out.block("sinfo", USAGE);
     }
-    let plan = match Plan::new(&o) {
+    let mut plan = match Plan::new(&o) {
         Ok(plan) => plan,
         Err(message) => {
             out.error_line(&format!("sinfo: error: {message}"));
@@ -690,6 +697,7 @@ pub fn run_paced(
     if crate::client::refused_clusters(&mut out, "sinfo", o.clusters.as_deref(), &config.conf) {
         return 1;
     }
+    plan.opts.sees_hidden = crate::client::sees_hidden_partitions(&config.conf);
     let mut controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
@@ -831,6 +839,39 @@ mod tests {
         };
         let shown = render::render(&parts, &kept, &items, view, &Ctx::utc(0));
         assert_eq!(shown, "n3\n");
+    }
+
+    /// A hidden partition shows with `-a` or `-p`, and to root and
+    /// SlurmUser (`sees_hidden`), as Slurm shows it to operators.
+    #[test]
+    fn hidden_partitions_show_to_operators_or_with_all() {
+        let parts = vec![
+            PartitionInfo {
+                name: "debug".into(),
+                ..PartitionInfo::default()
+            },
+            PartitionInfo {
+                name: "secret".into(),
+                hidden: true,
+                ..PartitionInfo::default()
+            },
+        ];
+        let names = |o: &Options| -> Vec<String> {
+            select(o, parts.clone(), Vec::new())
+                .0
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
+        };
+        assert_eq!(names(&parse(&[])), ["debug"]);
+        assert_eq!(names(&parse(&["-a"])), ["debug", "secret"]);
+        assert_eq!(names(&parse(&["-a", "--hide"])), ["debug"]);
+        assert_eq!(names(&parse(&["-p", "secret"])), ["secret"]);
+        let operator = Options {
+            sees_hidden: true,
+            ..parse(&[])
+        };
+        assert_eq!(names(&operator), ["debug", "secret"]);
     }
 
     #[test]

@@ -865,7 +865,10 @@ pub fn write_partition(out: &mut String, p: &PartitionInfo, oneliner: bool) {
         }
     }
     r.line();
-    write_tres(r.key("TRES"), p.tres.as_ref());
+    // A partition without nodes has no TRES: `(null)`, as Slurm shows it.
+    let mut tres = String::new();
+    write_tres(&mut tres, p.tres.as_ref());
+    r.kv("TRES", if tres.is_empty() { "(null)" } else { &tres });
     if !p.billing_weights.is_empty() {
         r.line();
         r.kv("TRESBillingWeights", &p.billing_weights);

@@ -1003,8 +1003,14 @@ pub fn execute(
     env: EnvLookup<'_>,
     out: &mut Output<'_>,
 ) -> i32 {
+    // Hidden partitions show with -a, and always to root and SlurmUser.
+    let mut options = options.clone();
+    if matches!(command, CtlCommand::ShowPartitions { .. }) && !options.all {
+        options.all = ClientConfig::load_with(env)
+            .is_ok_and(|config| crate::client::sees_hidden_partitions(&config.conf));
+    }
     match connect(env, out) {
-        Some(mut controller) => block_on(run(command, options, &mut controller, out)),
+        Some(mut controller) => block_on(run(command, &options, &mut controller, out)),
         None => 1,
     }
 }
@@ -1586,6 +1592,12 @@ async fn run(
                     async move { cl.get_partitions(request).await }
                 })
                 .await;
+            let reply = reply.map(|mut r| {
+                if !options.all {
+                    r.partitions.retain(|p| !p.hidden);
+                }
+                r
+            });
             match reply {
                 Ok(r) => match name {
                     Some(n) => {

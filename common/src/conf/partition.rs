@@ -453,15 +453,14 @@ impl PartitionUpdate {
                 expected: "a valid value",
             },
         })?;
-        if let Some((key, value)) = pairs
+        // `Nodes=` given empty leaves the partition without nodes, as
+        // Slurm takes it.
+        let mut t = t;
+        if pairs
             .iter()
-            .find(|(k, v)| *k == "Nodes" && v.trim().is_empty())
+            .any(|(k, v)| *k == "Nodes" && v.trim().is_empty())
         {
-            return Err(PartitionUpdateError::Invalid {
-                key: key.to_string(),
-                value: value.clone(),
-                expected: "a node list",
-            });
+            t.nodes = Some(String::new());
         }
         Ok(PartitionUpdate { t, pairs })
     }
@@ -994,7 +993,10 @@ mod tests {
             "Invalid input: State=sideways"
         );
         assert_eq!(err(&[("MaxTime", "soon")]), "Invalid input: MaxTime=soon");
-        assert_eq!(err(&[("Nodes", "")]), "Invalid input: Nodes=");
+        assert_eq!(
+            PartitionUpdate::parse([("Nodes", "")]).unwrap().nodes(),
+            Some("")
+        );
         assert_eq!(
             err(&[("Bogus", "1")]),
             "Update of this parameter is not supported: Bogus=1"

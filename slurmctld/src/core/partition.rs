@@ -292,6 +292,9 @@ impl Controller {
     /// ALL, resolved in that order of precedence as slurm.conf resolves
     /// them), in node order; the first name that is none of them on error.
     fn partition_members(&self, expr: &str) -> Result<Vec<usize>, String> {
+        if expr.trim().is_empty() {
+            return Ok(Vec::new());
+        }
         let mut wanted = vec![false; self.nodes.len()];
         for word in slurm_common::hostlist::expand(expr).map_err(|_| expr.to_string())? {
             if word.eq_ignore_ascii_case("ALL") {

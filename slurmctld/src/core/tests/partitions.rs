@@ -121,6 +121,25 @@ fn limits_nodes_and_the_default_partition_change() {
     assert_eq!(replayed.nodes()[2].partitions, [0, 1]);
 }
 
+/// `Nodes=` given empty leaves the partition without nodes, as Slurm
+/// takes it; its jobs wait, and a replay arrives at the same.
+#[test]
+fn nodes_set_empty_leave_the_partition_without_nodes() {
+    let mut env = Env::new();
+    env.register_all();
+    let r = env.run(update(Caller::ROOT, "short", &[("Nodes", "")]));
+    assert_eq!(r, Reply::Ok);
+    let short = part(&env.ctl, "short");
+    assert!(short.view.nodes.is_empty() && short.conf.nodes.is_empty());
+    let id = env.submit(v1::JobDescription {
+        partitions: vec!["short".into()],
+        ..script()
+    });
+    assert_eq!(env.job(id).state(), JobState::Pending);
+    let replayed = replay_encoded(CONF, &env.events);
+    assert!(part(&replayed, "short").view.nodes.is_empty());
+}
+
 #[test]
 fn a_snapshot_keeps_the_updates() {
     let mut env = Env::new();
