@@ -200,8 +200,9 @@ pub(crate) fn partition_gate(
     }
     if shape.min_nodes as usize > part.nodes.len() {
         // Slurm says PartitionConfig when the job is submitted, and
-        // PartitionNodeLimit from its first scheduling pass on.
-        return Some(if job.prior_reason.is_some() {
+        // PartitionNodeLimit from its first scheduling pass on; a
+        // partition without any node stays PartitionConfig.
+        return Some(if job.prior_reason.is_some() && !part.nodes.is_empty() {
             PendingReason::PartitionNodeLimit
         } else {
             PendingReason::PartitionConfig

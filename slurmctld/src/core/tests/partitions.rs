@@ -136,6 +136,10 @@ fn nodes_set_empty_leave_the_partition_without_nodes() {
         ..script()
     });
     assert_eq!(env.job(id).state(), JobState::Pending);
+    // Passes go by: still PartitionConfig (Slurm never evaluates it).
+    env.submit(script());
+    env.submit(script());
+    assert_eq!(env.job(id).reason, PendingReason::PartitionConfig);
     let replayed = replay_encoded(CONF, &env.events);
     assert!(part(&replayed, "short").view.nodes.is_empty());
 }
