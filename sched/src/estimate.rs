@@ -156,7 +156,7 @@ pub fn estimate_starts(
                 continue;
             };
             let shape = Shape::new(view, job, part);
-            if partition_gate(job, part, &shape).is_some() {
+            if partition_gate(view, job, part, &shape).is_some() {
                 continue;
             }
             let limit = effective_time_limit(job, part);

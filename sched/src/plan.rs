@@ -53,7 +53,7 @@ use slurm_common::time::TimeLimit;
 
 use crate::fit::{self, Pool, Shape};
 use crate::layout::compress_counts;
-use crate::request::{Hold, JobRequest};
+use crate::request::{Hold, JobRequest, MemReq};
 use crate::view::{ClusterView, PartitionState, PartitionView};
 
 /// What one node gives a started job.
@@ -181,6 +181,7 @@ pub(crate) fn effective_time_limit(job: &JobRequest, part: &PartitionView) -> Ti
 
 /// The gates of step 2 that depend only on the job and its partition.
 pub(crate) fn partition_gate(
+    view: &ClusterView,
     job: &JobRequest,
     part: &PartitionView,
     shape: &Shape,
@@ -192,6 +193,11 @@ pub(crate) fn partition_gate(
     }
     if effective_time_limit(job, part) > part.max_time {
         return Some(PendingReason::PartitionTimeLimit);
+    }
+    if let Some(MemReq::PerNode(limit)) = part.max_mem {
+        if over_mem_limit(view, part, shape, limit) {
+            return Some(PendingReason::MaxMemPerLimit);
+        }
     }
     let below_min = job.max_nodes.is_some_and(|m| m < part.min_nodes);
     let above_max = part.max_nodes.is_some_and(|m| shape.min_nodes > m);
@@ -209,6 +215,24 @@ pub(crate) fn partition_gate(
         });
     }
     None
+}
+
+/// Whether the memory a job needs on each node (`shape`) goes over the
+/// partition's MaxMemPerNode (`limit`, MB). All of a node's memory (no
+/// request and no default, or `--mem=0`) is over when some node of the
+/// partition has more. MaxMemPerCPU is not checked: Slurm gives the job
+/// more CPUs per task instead.
+fn over_mem_limit(view: &ClusterView, part: &PartitionView, shape: &Shape, limit: u64) -> bool {
+    match shape.mem {
+        fit::MemNeed::Nothing => false,
+        fit::MemNeed::PerNode(m) => m > limit,
+        fit::MemNeed::PerCpu(m) => m.saturating_mul(u64::from(shape.cpus_per_task)) > limit,
+        fit::MemNeed::WholeNode => part
+            .nodes
+            .iter()
+            .filter_map(|&i| view.nodes.get(i))
+            .any(|n| n.real_memory_mb > limit),
+    }
 }
 
 /// Why a job that does not fit now cannot start, given that nodes in
@@ -426,6 +450,7 @@ fn replaces(reason: PendingReason, earlier: Option<PendingReason>) -> bool {
         | PendingReason::PartitionTimeLimit
         | PendingReason::PartitionNodeLimit
         | PendingReason::PartitionConfig
+        | PendingReason::MaxMemPerLimit
         | PendingReason::BadConstraints => 0,
         PendingReason::ReqNodeNotAvail => 1,
         _ => 2,
@@ -575,7 +600,7 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
                 break 'reason clear(PendingReason::PartitionConfig);
             };
             let shape = Shape::new(view, job, part);
-            if let Some(reason) = partition_gate(job, part, &shape) {
+            if let Some(reason) = partition_gate(view, job, part, &shape) {
                 break 'reason clear(reason);
             }
             if job.deadline_missed && diagnosis.empty_fit(job, &shape, order) != EmptyFit::Never {

@@ -788,6 +788,36 @@ fn a_busy_named_node_leaves_too_few_nodes_for_the_next_job() {
     );
 }
 
+/// MaxMemPerNode: a job needing more memory per node waits with
+/// MaxMemPerLimit; all of a node's memory is more when the node has more.
+/// MaxMemPerCPU is not a gate (Slurm gives the job more CPUs instead).
+#[test]
+fn memory_over_max_mem_per_node_waits() {
+    let mut view = cluster(1, 2, 4000);
+    view.partitions[0].max_mem = Some(MemReq::PerNode(100));
+    let with = |id: u32, mem: Option<MemReq>, cpt: u32| {
+        let mut j = job(id);
+        j.mem = mem;
+        j.cpus_per_task = cpt;
+        j
+    };
+    let plan = schedule(&view, &[with(1, Some(MemReq::PerNode(200)), 1)], 0);
+    assert_eq!(reasons(&plan), vec![(1, R::MaxMemPerLimit)]);
+    let plan = schedule(&view, &[with(2, Some(MemReq::PerCpu(60)), 2)], 0);
+    assert_eq!(reasons(&plan), vec![(2, R::MaxMemPerLimit)]);
+    let plan = schedule(&view, &[with(3, Some(MemReq::PerNode(50)), 1)], 0);
+    assert_eq!(started(&plan).len(), 1);
+    view.config.track_memory = true;
+    let plan = schedule(&view, &[with(4, Some(MemReq::PerNode(0)), 1)], 0);
+    assert_eq!(reasons(&plan), vec![(4, R::MaxMemPerLimit)]);
+    view.partitions[0].max_mem = Some(MemReq::PerNode(4000));
+    let plan = schedule(&view, &[with(5, None, 1)], 0);
+    assert_eq!(started(&plan).len(), 1);
+    view.partitions[0].max_mem = Some(MemReq::PerCpu(10));
+    let plan = schedule(&view, &[with(6, Some(MemReq::PerCpu(200)), 1)], 0);
+    assert_eq!(started(&plan).len(), 1);
+}
+
 #[test]
 fn more_nodes_than_the_partition_has_is_partition_config_then_node_limit() {
     // Slurm 22.05: PartitionConfig when submitted, PartitionNodeLimit from

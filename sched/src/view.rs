@@ -125,6 +125,9 @@ pub struct PartitionView {
     /// `DefMemPerCPU=`/`DefMemPerNode=` of the partition, which win over the
     /// cluster-wide default in [`SchedConfig::def_mem`].
     pub def_mem: Option<MemReq>,
+    /// `MaxMemPerCPU=`/`MaxMemPerNode=`: a job asking more waits with
+    /// MaxMemPerLimit.
+    pub max_mem: Option<MemReq>,
 }
 
 impl PartitionView {
@@ -141,6 +144,7 @@ impl PartitionView {
             priority_tier: 1,
             oversubscribe: OverSubscribe::No,
             def_mem: None,
+            max_mem: None,
         }
     }
 }

@@ -144,6 +144,7 @@ fn kept_out_of_queue(reason: PendingReason) -> bool {
             | PendingReason::PartitionTimeLimit
             | PendingReason::PartitionNodeLimit
             | PendingReason::PartitionConfig
+            | PendingReason::MaxMemPerLimit
             | PendingReason::BadConstraints
     )
 }

@@ -387,6 +387,17 @@ impl Controller {
             chosen
         };
         let partition = partitions[0];
+        // DisableRootJobs (slurm.conf, or the partition's): root's jobs are
+        // refused as Slurm refuses them.
+        if desc.user_id == 0
+            && (self.cfg.disable_root_jobs
+                || partitions
+                    .iter()
+                    .any(|&p| self.partitions[p].conf.disable_root_jobs))
+        {
+            tracing::info!("DisableRootJobs: root's job refused");
+            return Err(Reply::error(ErrorCode::InvalidUserId, ""));
+        }
         if slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref()).is_err() {
             return Err(Reply::error(ErrorCode::InvalidTimeLimit, ""));
         }

@@ -151,6 +151,8 @@ pub struct CtlConfig {
     /// AccountingStorageType is set: without it there are no QOS, and
     /// Slurm keeps none a job asks for (`QOS=(null)`).
     pub accounting: bool,
+    /// DisableRootJobs=YES: root may submit to no partition.
+    pub disable_root_jobs: bool,
     /// SchedulerParameters=sched_interval, in seconds: while jobs wait, a
     /// pass runs at least this often even when no event asks for one, as
     /// Slurm's main loop does (a `-N` over the partition turns from
@@ -221,6 +223,7 @@ impl CtlConfig {
             licenses: conf.licenses.clone().into(),
             accounting: conf.accounting_storage_type
                 != slurm_common::conf::AccountingStorageType::None,
+            disable_root_jobs: conf.disable_root_jobs,
             kill_invalid_depend: conf.scheduler_parameters.kill_invalid_depend
                 || conf.dependency_parameters.has("kill_invalid_depend"),
             max_array_size: conf.max_array_size,

@@ -546,10 +546,12 @@ impl PartRec {
             slurm_common::conf::OverSubscribe::Yes(_) => OverSubscribe::Yes,
             slurm_common::conf::OverSubscribe::Force(_) => OverSubscribe::Force,
         };
-        view.def_mem = p.def_mem.map(|m| match m {
+        let mem = |m: slurm_common::conf::MemPer| match m {
             slurm_common::conf::MemPer::Cpu(mb) => MemReq::PerCpu(mb),
             slurm_common::conf::MemPer::Node(mb) => MemReq::PerNode(mb),
-        });
+        };
+        view.def_mem = p.def_mem.map(mem);
+        view.max_mem = p.max_mem.map(mem);
         PartRec {
             conf: p.clone(),
             view,

@@ -144,6 +144,34 @@ fn nodes_set_empty_leave_the_partition_without_nodes() {
     assert!(part(&replayed, "short").view.nodes.is_empty());
 }
 
+/// DisableRootJobs=YES on a partition: root's jobs there are "Invalid
+/// user id", as Slurm refuses them; other users' and other partitions'
+/// are taken.
+#[test]
+fn disable_root_jobs_refuses_roots_jobs() {
+    let mut env = Env::new();
+    let r = env.run(update(Caller::ROOT, "debug", &[("DisableRootJobs", "YES")]));
+    assert_eq!(r, Reply::Ok);
+    let roots = |partition: &str| v1::JobDescription {
+        user_id: 0,
+        group_id: 0,
+        partitions: vec![partition.into()],
+        ..script()
+    };
+    match env.submit_as(Caller::ROOT, roots("debug")) {
+        Reply::Error { code, .. } => assert_eq!(code, ErrorCode::InvalidUserId),
+        other => panic!("not refused: {other:?}"),
+    }
+    assert!(matches!(
+        env.submit_as(Caller::ROOT, roots("short")),
+        Reply::Submitted { .. }
+    ));
+    env.submit(v1::JobDescription {
+        partitions: vec!["debug".into()],
+        ..script()
+    });
+}
+
 #[test]
 fn a_snapshot_keeps_the_updates() {
     let mut env = Env::new();
