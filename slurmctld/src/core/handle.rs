@@ -1083,7 +1083,13 @@ impl Controller {
             }
             changes.push(JobChange::TimeLimit(limit));
         }
-        if let Some(p) = &req.partition {
+        // A started job keeps its partition: naming the one it runs in is
+        // no change, as Slurm takes it; another is refused.
+        let same_partition = req
+            .partition
+            .as_deref()
+            .is_some_and(|p| !pending && p.trim() == job.partition_name);
+        if let Some(p) = req.partition.as_ref().filter(|_| !same_partition) {
             if !pending {
                 return Err((ErrorCode::JobNotPending, String::new()));
             }

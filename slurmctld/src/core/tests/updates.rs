@@ -886,3 +886,19 @@ fn an_ended_job_is_refused_as_finished() {
         assert_eq!(code(&mut env, cmd), ErrorCode::JobFinished.number());
     }
 }
+
+/// A running job named with the partition it runs in is no change, as
+/// Slurm takes it; another partition is refused as not pending.
+#[test]
+fn a_running_job_keeps_its_partition() {
+    let mut env = Env::new();
+    env.register_all();
+    let id = env.submit(script());
+    assert_eq!(env.job(id).state(), JobState::Running);
+    let same = env.job(id).partition_name.clone();
+    let cmd = update(id, ALICE, |r| r.partition = Some(same.clone()));
+    assert_eq!(code(&mut env, cmd), 0);
+    let cmd = update(id, ALICE, |r| r.partition = Some("short".into()));
+    assert_eq!(code(&mut env, cmd), ErrorCode::JobNotPending.number());
+    assert_eq!(env.job(id).partition_name, same);
+}
