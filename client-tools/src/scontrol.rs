@@ -137,13 +137,33 @@ fn run_words(words: &[String], options: &Options, env: EnvLookup<'_>, out: &mut 
     match Command::parse(words) {
         Ok(command) => execute_with(&command, options, env, out),
         Err(e) => {
-            report_command_error(&e, out);
+            report_command_error(&e, options.quiet, out);
             1
         }
     }
 }
 
-fn report_command_error(e: &CommandError, out: &mut Output<'_>) {
+/// Whether `scontrol -Q` silences a refusal made while reading the
+/// command, as Slurm 22.05's does: a job id that does not read (`update
+/// JobId=abc`, `top abc`) and a debug level or flag it does not know.
+fn hushed_refusal(e: &CommandError) -> bool {
+    let CommandError::Controller(CtlError(lines)) = e else {
+        return false;
+    };
+    lines.first().is_some_and(|first| {
+        first.starts_with("invalid debug level: ")
+            || first.starts_with("invalid debug flag: ")
+            || first.starts_with(&format!(
+                "{} for job ",
+                slurm_proto::ErrorCode::InvalidJobId
+            ))
+    })
+}
+
+fn report_command_error(e: &CommandError, quiet: bool, out: &mut Output<'_>) {
+    if quiet && hushed_refusal(e) {
+        return;
+    }
     match e {
         CommandError::VersionTooManyArgs => {
             // Slurm prints the version before complaining.
@@ -248,7 +268,7 @@ impl Session {
             }
             Ok(command) => execute_with(&command, &self.options, env, out),
             Err(e) => {
-                report_command_error(&e, out);
+                report_command_error(&e, self.options.quiet, out);
                 1
             }
         };
@@ -1164,6 +1184,25 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    /// `-Q` silences the refusals Slurm 22.05's silences while reading a
+    /// command (an unreadable job id, a debug level or flag it does not
+    /// know), not the others; the exit status stays 1.
+    #[test]
+    fn quiet_silences_some_refusals() {
+        for line in [
+            "-Q update JobId=abc TimeLimit=5",
+            "-Q top abc",
+            "-Q setdebug bogus",
+            "-Q setdebugflags bogus",
+        ] {
+            let args: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(sc(&args, None), (String::new(), String::new(), 1), "{line}");
+        }
+        let (_, err, code) = sc(&["-Q", "update", "JobId=5", "Bogus=5"], None);
+        assert_eq!(code, 1);
+        assert!(err.contains("Update of this parameter is not supported: Bogus=5"));
     }
 
     /// Runs scontrol with `args` and `SLURM_NODELIST` set to `nodelist`.

@@ -444,6 +444,9 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
         .any(|(k, _, _)| k.eq_ignore_ascii_case("jobid"));
     let mut selected_name = String::new();
     let mut selected_uid = None;
+    // A JobId that does not read is reported after the other values, as
+    // Slurm reads the whole line before it looks at the id.
+    let mut bad_job_id: Option<&str> = None;
     let some = |v: &str| Some(v.to_owned());
     let count = |what: &str, v: &str| -> Result<u32, CtlError> {
         v.trim().parse::<u32>().map_err(|_| invalid_value(what, v))
@@ -451,11 +454,10 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
     for (key, value, arg) in pairs {
         let v = *value;
         match key.to_ascii_lowercase().as_str() {
-            "jobid" => {
-                r.filter = Some(parse_job_list(&[v.to_owned()]).map_err(|_| {
-                    CtlError(vec![format!("{} for job {v}", ErrorCode::InvalidJobId)])
-                })?)
-            }
+            "jobid" => match parse_job_list(&[v.to_owned()]) {
+                Ok(filter) => r.filter = Some(filter),
+                Err(_) => bad_job_id = Some(v),
+            },
             // `TimeLimit=+30`, `TimeLimit+=30` (or `-`): changes the
             // current limit of the one job named before it.
             "timelimit" | "timelimit+" | "timelimit-" => {
@@ -476,6 +478,9 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
                     continue;
                 };
                 let Some(filter) = &r.filter else {
+                    if let Some(id) = bad_job_id {
+                        return Err(refuse(&[&format!("scontrol: error: Invalid job ID {id}")]));
+                    }
                     return Err(refuse(&[
                         "scontrol: error: JobId must precede TimeLimit increment or decrement",
                     ]));
@@ -633,6 +638,12 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
     if pairs.len() < 2 {
         // `JobId=` alone.
         return Err(refuse(&["No changes specified"]));
+    }
+    if let Some(v) = bad_job_id {
+        return Err(CtlError(vec![format!(
+            "{} for job {v}",
+            ErrorCode::InvalidJobId
+        )]));
     }
     Ok(CtlCommand::UpdateJob(Box::new(r)))
 }
@@ -2176,6 +2187,32 @@ mod tests {
         assert!(!task_spec_holds("0,4-6%2", 2));
         assert!(!task_spec_holds("", 0));
         assert!(!task_spec_holds("1-5:0", 1));
+    }
+
+    /// A JobId that does not read is reported after what else is wrong
+    /// with the line, as Slurm reads the whole line first.
+    #[test]
+    fn an_unreadable_job_id_comes_last() {
+        let parse = |s: &str| {
+            let words: Vec<String> = s.split_whitespace().map(str::to_owned).collect();
+            parse_update(&words, 0).unwrap_err().0
+        };
+        assert_eq!(
+            parse("JobId=abc Bogus=5"),
+            [
+                "Update of this parameter is not supported: Bogus=5",
+                "Request aborted"
+            ]
+        );
+        assert_eq!(parse("JobId=abc"), ["No changes specified"]);
+        assert_eq!(
+            parse("JobId=abc TimeLimit=5"),
+            ["Invalid job id specified for job abc"]
+        );
+        assert_eq!(
+            parse("JobId=abc TimeLimit=+5"),
+            ["scontrol: error: Invalid job ID abc"]
+        );
     }
 
     /// Without a JobId, JobName= (the last one) names the jobs to change,

@@ -485,7 +485,13 @@ async fn run(
             if let Some(line) = err {
                 out.error_line(&line);
             }
-            let printed = out.block("scontrol", &text);
+            // `-Q` leaves out the "not found" line, as Slurm does.
+            let text = if options.quiet && code != 0 {
+                ""
+            } else {
+                &text
+            };
+            let printed = out.block("scontrol", text);
             code.max(printed)
         }
         StepCommand::WaitJob { word } => {
