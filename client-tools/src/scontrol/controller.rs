@@ -2792,7 +2792,10 @@ mod tests {
         );
         // Slurm says there is nothing to change before it reads the id.
         assert_eq!(e("JobId=x"), vec!["No changes specified"]);
-        assert_eq!(e("JobId=x Name=y"), vec!["Invalid job id specified for job x"]);
+        assert_eq!(
+            e("JobId=x Name=y"),
+            vec!["Invalid job id specified for job x"]
+        );
         assert_eq!(e("JobId=1"), vec!["No changes specified"]);
         assert_eq!(e("Foo=1")[0], "No valid entity in update command");
         assert_eq!(
