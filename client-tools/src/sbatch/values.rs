@@ -344,17 +344,8 @@ pub fn cpu_freq(value: &str) -> Result<(), OptError> {
             "unrecognized --cpu-freq argument \"{w}\"\nInvalid --cpu-freq argument"
         ))
     };
-    let freq = |w: &str| {
-        matches!(
-            w.to_ascii_lowercase().as_str(),
-            "low" | "medium" | "high" | "highm1"
-        ) || w.parse::<u32>().is_ok_and(|n| n > 0)
-    };
-    let governor = |w: &str| {
-        GOVERNOR_NAMES
-            .iter()
-            .any(|(g, _)| g.eq_ignore_ascii_case(w))
-    };
+    let freq = |w: &str| named_freq(w).is_some() || w.parse::<u32>().is_ok_and(|n| n > 0);
+    let governor = |w: &str| named_governor(w).is_some();
     let (range, gov) = match value.split_once(':') {
         Some((r, g)) => (r, Some(g)),
         None => (value, None),
@@ -391,44 +382,55 @@ pub fn cpu_freq(value: &str) -> Result<(), OptError> {
     Ok(())
 }
 
-/// The governors of `--cpu-freq` by their lower-case names, each with
-/// the spelling Slurm gives it in `SLURM_CPU_FREQ_REQ`.
-const GOVERNOR_NAMES: &[(&str, &str)] = &[
-    ("conservative", "Conservative"),
-    ("ondemand", "OnDemand"),
-    ("performance", "Performance"),
-    ("powersave", "PowerSave"),
-    ("userspace", "UserSpace"),
-    ("schedutil", "SchedUtil"),
+/// The governors of `--cpu-freq`, spelled as Slurm shows them
+/// (`SLURM_CPU_FREQ_REQ`, `Governor=`), with the numbers it keeps for them
+/// (`squeue --json`). Any case is accepted.
+const GOVERNORS: &[(&str, u32)] = &[
+    ("Conservative", 0x8800_0000),
+    ("OnDemand", 0x8400_0000),
+    ("Performance", 0x8200_0000),
+    ("PowerSave", 0x8100_0000),
+    ("UserSpace", 0x8080_0000),
+    ("SchedUtil", 0x8040_0000),
 ];
+
+/// The named frequencies of `--cpu-freq` as Slurm shows them, with the
+/// numbers it keeps for them (above any kHz value), in rising order.
+const NAMED_FREQS: &[(&str, u32)] = &[
+    ("Low", 0x8000_0001),
+    ("Medium", 0x8000_0002),
+    ("High", 0x8000_0003),
+    ("Highm1", 0x8000_0004),
+];
+
+fn named_governor(word: &str) -> Option<(&'static str, u32)> {
+    GOVERNORS
+        .iter()
+        .copied()
+        .find(|(name, _)| name.eq_ignore_ascii_case(word))
+}
+
+fn named_freq(word: &str) -> Option<(&'static str, u32)> {
+    NAMED_FREQS
+        .iter()
+        .copied()
+        .find(|(name, _)| name.eq_ignore_ascii_case(word))
+}
 
 /// The governors a job may ask for when slurm.conf has no
 /// CpuFreqGovernors.
 const DEFAULT_GOVERNORS: &str = "OnDemand,Performance,UserSpace";
 
-/// The governor a valid `--cpu-freq` value asks for, lower-case.
-fn cpu_freq_governor(value: &str) -> Option<String> {
-    let word = match value.split_once(':') {
-        Some((_, g)) => g,
-        None => value,
-    };
-    let word = word.to_ascii_lowercase();
-    GOVERNOR_NAMES
-        .iter()
-        .any(|(name, _)| *name == word)
-        .then_some(word)
-}
-
 /// A valid `--cpu-freq` value's governor must be one of slurm.conf's
 /// CpuFreqGovernors (`allowed`; `None` when not set).
 pub fn cpu_freq_allowed(value: &str, allowed: Option<&str>) -> Result<(), OptError> {
-    let Some(governor) = cpu_freq_governor(value) else {
+    let Some(governor) = CpuFreq::read(value).governor else {
         return Ok(());
     };
     let listed = allowed
         .unwrap_or(DEFAULT_GOVERNORS)
         .split(',')
-        .any(|g| g.trim().eq_ignore_ascii_case(&governor));
+        .any(|g| g.trim().eq_ignore_ascii_case(governor));
     if listed {
         Ok(())
     } else {
@@ -447,45 +449,16 @@ pub struct CpuFreq {
     pub governor: Option<&'static str>,
 }
 
-/// Slurm's codes for the named frequencies (above any kHz value).
-const FREQ_CODES: &[(&str, &str, u32)] = &[
-    ("low", "Low", 0x8000_0001),
-    ("medium", "Medium", 0x8000_0002),
-    ("high", "High", 0x8000_0003),
-    ("highm1", "Highm1", 0x8000_0004),
-];
-
-/// Slurm's codes for the governors, by their shown names.
-const GOVERNOR_CODES: &[(&str, u32)] = &[
-    ("Conservative", 0x8800_0000),
-    ("OnDemand", 0x8400_0000),
-    ("Performance", 0x8200_0000),
-    ("PowerSave", 0x8100_0000),
-    ("UserSpace", 0x8080_0000),
-    ("SchedUtil", 0x8040_0000),
-];
-
 impl CpuFreq {
     /// The parts of `spec` (`min[-max][:governor]`, or a governor alone;
     /// a single frequency is the maximum).
     pub fn read(spec: &str) -> CpuFreq {
-        let governor = |w: &str| {
-            GOVERNOR_NAMES
-                .iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case(w))
-                .map(|(_, shown)| *shown)
-        };
-        let freq = |w: &str| {
-            FREQ_CODES
-                .iter()
-                .find(|(name, _, _)| name.eq_ignore_ascii_case(w))
-                .map_or_else(
-                    || {
-                        w.parse::<u32>()
-                            .map_or_else(|_| w.to_owned(), |n| n.to_string())
-                    },
-                    |(_, shown, _)| (*shown).to_owned(),
-                )
+        let governor = |w: &str| named_governor(w).map(|(shown, _)| shown);
+        let freq = |w: &str| match named_freq(w) {
+            Some((shown, _)) => shown.to_owned(),
+            None => w
+                .parse::<u32>()
+                .map_or_else(|_| w.to_owned(), |n| n.to_string()),
         };
         let (range, gov) = match spec.split_once(':') {
             Some((r, g)) => (r, governor(g)),
@@ -525,18 +498,12 @@ impl CpuFreq {
 
     /// The number Slurm keeps for a frequency as shown (`squeue --json`).
     pub fn freq_code(shown: &str) -> u32 {
-        FREQ_CODES
-            .iter()
-            .find(|(_, name, _)| *name == shown)
-            .map_or_else(|| shown.parse().unwrap_or(0), |(_, _, code)| *code)
+        named_freq(shown).map_or_else(|| shown.parse().unwrap_or(0), |(_, code)| code)
     }
 
     /// The number Slurm keeps for a governor as shown.
     pub fn governor_code(shown: &str) -> u32 {
-        GOVERNOR_CODES
-            .iter()
-            .find(|(name, _)| *name == shown)
-            .map_or(0, |(_, code)| *code)
+        named_governor(shown).map_or(0, |(_, code)| code)
     }
 }
 
@@ -565,13 +532,10 @@ pub fn profile_env(value: &str) -> String {
 /// How Slurm orders the frequencies of a `--cpu-freq` range: kHz values
 /// below the named ones, then low, medium, high and highm1.
 fn freq_rank(word: &str) -> u64 {
-    match word.to_ascii_lowercase().as_str() {
-        "low" => 1 << 32,
-        "medium" => (1 << 32) + 1,
-        "high" => (1 << 32) + 2,
-        "highm1" => (1 << 32) + 3,
-        _ => word.parse::<u64>().unwrap_or(0),
-    }
+    named_freq(word).map_or_else(
+        || word.parse::<u64>().unwrap_or(0),
+        |(_, code)| (1 << 32) + u64::from(code),
+    )
 }
 
 /// `--propagate[=rlimit,...]`: upper-case limit names, with or without
