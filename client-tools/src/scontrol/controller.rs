@@ -1014,13 +1014,15 @@ pub fn execute(
     env: EnvLookup<'_>,
     out: &mut Output<'_>,
 ) -> i32 {
+    let Some(config) = load_config(env, out) else {
+        return 1;
+    };
     // Hidden partitions show with -a, and always to root and SlurmUser.
     let mut options = options.clone();
-    if matches!(command, CtlCommand::ShowPartitions { .. }) && !options.all {
-        options.all = ClientConfig::load_with(env)
-            .is_ok_and(|config| crate::client::sees_hidden_partitions(&config.conf));
+    if matches!(command, CtlCommand::ShowPartitions { .. }) {
+        options.all |= crate::client::sees_hidden_partitions(&config.conf);
     }
-    match connect(env, out) {
+    match connect_with(&config, out) {
         Some(mut controller) => block_on(run(command, &options, &mut controller, out)),
         None => 1,
     }
@@ -1029,16 +1031,23 @@ pub fn execute(
 /// A client of the controller slurm.conf names; `None` once the reason
 /// it cannot be made is printed.
 pub(super) fn connect(env: EnvLookup<'_>, out: &mut Output<'_>) -> Option<Controller> {
-    let made = ClientConfig::load_with(env)
-        .map_err(|e| e.to_string())
-        .and_then(|config| Controller::new(&config).map_err(|e| e.to_string()));
-    match made {
-        Ok(c) => Some(c),
-        Err(e) => {
-            out.error_line(&format!("scontrol: error: {e}"));
-            None
-        }
-    }
+    connect_with(&load_config(env, out)?, out)
+}
+
+/// slurm.conf as the clients read it; `None` once why it cannot be read
+/// is printed.
+fn load_config(env: EnvLookup<'_>, out: &mut Output<'_>) -> Option<ClientConfig> {
+    ClientConfig::load_with(env)
+        .map_err(|e| out.error_line(&format!("scontrol: error: {e}")))
+        .ok()
+}
+
+/// A client of the controller `config` names; `None` once why it cannot
+/// be made is printed.
+fn connect_with(config: &ClientConfig, out: &mut Output<'_>) -> Option<Controller> {
+    Controller::new(config)
+        .map_err(|e| out.error_line(&format!("scontrol: error: {e}")))
+        .ok()
 }
 
 /// Every node the controller knows.
@@ -1833,8 +1842,8 @@ async fn update_jobs_named(
         }),
         changed_since: 0,
         detail: false,
-        // job_id, name, user_id
-        fields: vec![1, 6, 7],
+        // job_id
+        fields: vec![1],
     };
     let jobs = match c
         .call(|mut cl| {
@@ -1846,11 +1855,8 @@ async fn update_jobs_named(
         Ok(r) => r.jobs,
         Err(e) => return fail(out, "slurm_load_jobs error", &e),
     };
-    let mut ids: Vec<u32> = jobs
-        .iter()
-        .filter(|j| j.name == name && uid.is_none_or(|u| j.user_id == u))
-        .map(|j| j.job_id)
-        .collect();
+    // The controller selects by name and user.
+    let mut ids: Vec<u32> = jobs.iter().map(|j| j.job_id).collect();
     ids.sort_unstable();
     ids.dedup();
     if ids.is_empty() {
