@@ -143,25 +143,9 @@ fn run_words(words: &[String], options: &Options, env: EnvLookup<'_>, out: &mut 
     }
 }
 
-/// Whether `scontrol -Q` silences a refusal made while reading the
-/// command, as Slurm 22.05's does: a job id that does not read (`update
-/// JobId=abc`, `top abc`) and a debug level or flag it does not know.
-fn hushed_refusal(e: &CommandError) -> bool {
-    let CommandError::Controller(CtlError(lines)) = e else {
-        return false;
-    };
-    lines.first().is_some_and(|first| {
-        first.starts_with("invalid debug level: ")
-            || first.starts_with("invalid debug flag: ")
-            || first.starts_with(&format!(
-                "{} for job ",
-                slurm_proto::ErrorCode::InvalidJobId
-            ))
-    })
-}
-
 fn report_command_error(e: &CommandError, quiet: bool, out: &mut Output<'_>) {
-    if quiet && hushed_refusal(e) {
+    // `-Q` silences what Slurm's quiet flag silences (see CtlError).
+    if quiet && matches!(e, CommandError::Controller(c) if c.quiet_hides) {
         return;
     }
     match e {
@@ -170,7 +154,7 @@ fn report_command_error(e: &CommandError, quiet: bool, out: &mut Output<'_>) {
             let _ = print(out, &version_line());
             out.error_line(&e.to_string());
         }
-        CommandError::Controller(CtlError(lines)) => {
+        CommandError::Controller(CtlError { lines, .. }) => {
             for line in lines {
                 out.error_line(line);
             }

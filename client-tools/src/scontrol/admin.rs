@@ -85,7 +85,7 @@ pub enum AdminCommand {
 }
 
 fn refuse(line: String) -> CtlError {
-    CtlError(vec![line])
+    CtlError::new(vec![line])
 }
 
 fn too_many(tag: &str) -> CtlError {
@@ -226,7 +226,7 @@ fn parse_level(arg: &str) -> Result<AdminCommand, CtlError> {
             .iter()
             .position(|l| l.as_str().eq_ignore_ascii_case(arg))
             .and_then(|i| i32::try_from(i).ok())
-            .ok_or_else(|| refuse(format!("invalid debug level: {arg}")))?,
+            .ok_or_else(|| CtlError::hushable(vec![format!("invalid debug level: {arg}")]))?,
     };
     if level == -1 {
         return Ok(AdminCommand::Nothing);
@@ -240,7 +240,7 @@ fn parse_flags(arg: &str) -> Result<AdminCommand, CtlError> {
         Some(b'+') => (true, &arg[1..]),
         Some(b'-') => (false, &arg[1..]),
         _ => {
-            return Err(CtlError(vec![
+            return Err(CtlError::hushable(vec![
                 format!("invalid debug flag: {arg}"),
                 "Usage: setdebugflags [+|-]NAME".to_string(),
             ]))
@@ -251,7 +251,7 @@ fn parse_flags(arg: &str) -> Result<AdminCommand, CtlError> {
         match debug_flag(token) {
             Some(name) => names.push(name.to_string()),
             None => {
-                return Err(CtlError(vec![
+                return Err(CtlError::new(vec![
                     format!("scontrol: error: Invalid DebugFlag: {token}"),
                     format!("invalid debug flag: {arg}"),
                 ]))
@@ -702,7 +702,7 @@ mod tests {
     }
 
     fn p(keyword: AdminKeyword, tag: &str, args: &str) -> Result<AdminCommand, Vec<String>> {
-        parse(keyword, tag, &words(args)).map_err(|e| e.0)
+        parse(keyword, tag, &words(args)).map_err(|e| e.lines)
     }
 
     #[test]

@@ -100,18 +100,41 @@ pub enum CtlCommand {
 /// A controller command line refused before sending, with the lines Slurm
 /// prints (on standard error, exit status 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CtlError(pub Vec<String>);
+pub struct CtlError {
+    pub lines: Vec<String>,
+    /// `scontrol -Q` leaves it unsaid, as Slurm's quiet flag leaves the
+    /// refusals it reports with its quiet check (an unreadable job id, an
+    /// unknown debug level or flag).
+    pub quiet_hides: bool,
+}
+
+impl CtlError {
+    pub fn new(lines: Vec<String>) -> CtlError {
+        CtlError {
+            lines,
+            quiet_hides: false,
+        }
+    }
+
+    /// A refusal `scontrol -Q` leaves unsaid.
+    pub fn hushable(lines: Vec<String>) -> CtlError {
+        CtlError {
+            lines,
+            quiet_hides: true,
+        }
+    }
+}
 
 impl fmt::Display for CtlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.join("\n"))
+        f.write_str(&self.lines.join("\n"))
     }
 }
 
 impl std::error::Error for CtlError {}
 
 fn refuse(lines: &[&str]) -> CtlError {
-    CtlError(lines.iter().map(|l| (*l).to_owned()).collect())
+    CtlError::new(lines.iter().map(|l| (*l).to_owned()).collect())
 }
 
 /// Job ids for `hold`, `release`, `requeue`: words with comma-separated
@@ -339,21 +362,21 @@ fn time_limit(t: TimeLimit) -> v1::TimeLimit {
 }
 
 fn unsupported(arg: &str) -> CtlError {
-    CtlError(vec![
+    CtlError::new(vec![
         format!("Update of this parameter is not supported: {arg}"),
         "Request aborted".to_owned(),
     ])
 }
 
 fn invalid_value(what: &str, value: &str) -> CtlError {
-    CtlError(vec![format!(
+    CtlError::new(vec![format!(
         "scontrol: error: Invalid {what} value: {value}"
     )])
 }
 
 /// For the keys whose refusal Slurm words without the value.
 fn invalid_bare(what: &str) -> CtlError {
-    CtlError(vec![format!("scontrol: error: Invalid {what} value")])
+    CtlError::new(vec![format!("scontrol: error: Invalid {what} value")])
 }
 
 /// `takeover [INDEX]`: which backup (SlurmctldHost index, default 1).
@@ -369,7 +392,7 @@ pub fn parse_takeover(args: &[String]) -> Result<CtlCommand, CtlError> {
             if index >= 1 {
                 Ok(CtlCommand::Takeover { index })
             } else {
-                Err(CtlError(vec![format!(
+                Err(CtlError::new(vec![format!(
                     "takeover: invalid backup controller index ({index})"
                 )]))
             }
@@ -640,7 +663,7 @@ fn parse_update_job(pairs: &[(&str, &str, &str)], now: i64) -> Result<CtlCommand
         return Err(refuse(&["No changes specified"]));
     }
     if let Some(v) = bad_job_id {
-        return Err(CtlError(vec![format!(
+        return Err(CtlError::hushable(vec![format!(
             "{} for job {v}",
             ErrorCode::InvalidJobId
         )]));
@@ -668,7 +691,7 @@ fn cpu_range(v: &str) -> Result<(u32, Option<u32>), CtlError> {
             .filter(|n| *n <= u64::from(MOST))
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| {
-                CtlError(vec![
+                CtlError::new(vec![
                     format!("scontrol: error: Invalid numeric value \"{v}\" for NumCPUs."),
                     format!("scontrol: error: Invalid NumCPUs value: {v}"),
                 ])
@@ -699,7 +722,7 @@ fn yes_no_count(v: &str) -> Option<bool> {
 /// A `StartTime=`/`Deadline=` Slurm cannot read: its position notice,
 /// then the update is dropped as Slurm drops it.
 fn bad_time(e: &slurm_common::time::TimeError) -> CtlError {
-    CtlError(
+    CtlError::new(
         e.slurm_notice()
             .into_iter()
             .chain(["No changes specified".to_owned()])
@@ -735,7 +758,7 @@ fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlErro
             "nodename" => r.nodes = v.to_owned(),
             "state" => {
                 let s = node_state(v).ok_or_else(|| {
-                    CtlError(vec![
+                    CtlError::new(vec![
                         format!("Invalid input: {arg}"),
                         "Request aborted".to_owned(),
                         "Valid states are: NoResp DRAIN FAIL FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN".to_owned(),
@@ -774,7 +797,7 @@ fn parse_update_node(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlErro
 /// line of slurm.conf, checked here as the controller checks them.
 fn parse_update_partition(pairs: &[(&str, &str, &str)]) -> Result<CtlCommand, CtlError> {
     let (name, attributes) =
-        partition_options(pairs).map_err(|e| CtlError(partition_update_refusal(&e)))?;
+        partition_options(pairs).map_err(|e| CtlError::new(partition_update_refusal(&e)))?;
     if name.is_empty() {
         return Err(refuse(&[
             "Invalid input: PartitionName=",
@@ -795,7 +818,7 @@ fn partition_create_refusal(e: slurm_common::conf::PartitionUpdateError) -> CtlE
             lines.push("Acceptable State values are UP, DOWN, DRAIN and INACTIVE".to_owned());
         }
     }
-    CtlError(lines)
+    CtlError::new(lines)
 }
 
 /// Slurm's lines for `update PartitionName=...` with a key or value it
@@ -921,7 +944,7 @@ pub fn parse_create(args: &[String]) -> Result<CtlCommand, CtlError> {
         }
     }
     if let Some((_, _, word)) = pairs.iter().find(|(_, _, w)| !w.contains('=')) {
-        return Err(CtlError(vec![format!(
+        return Err(CtlError::new(vec![format!(
             "scontrol: error: Invalid input: {word}  Request aborted"
         )]));
     }
@@ -969,7 +992,9 @@ pub fn parse_delete(args: &[String]) -> Result<CtlCommand, CtlError> {
             "scontrol: error: delete of {entity} records is not supported"
         )]))
     } else {
-        Err(CtlError(vec![format!("Invalid deletion entity: {word}")]))
+        Err(CtlError::new(vec![format!(
+            "Invalid deletion entity: {word}"
+        )]))
     }
 }
 
@@ -2201,7 +2226,7 @@ mod tests {
     fn an_unreadable_job_id_comes_last() {
         let parse = |s: &str| {
             let words: Vec<String> = s.split_whitespace().map(str::to_owned).collect();
-            parse_update(&words, 0).unwrap_err().0
+            parse_update(&words, 0).unwrap_err().lines
         };
         assert_eq!(
             parse("JobId=abc Bogus=5"),
@@ -2248,7 +2273,7 @@ mod tests {
         assert_eq!(
             parse("JobName=a UserId=no-such-user-here TimeLimit=5")
                 .unwrap_err()
-                .0,
+                .lines,
             vec!["Invalid UserID: no-such-user-here", "Request aborted"]
         );
     }
@@ -2347,7 +2372,7 @@ mod tests {
 
     #[test]
     fn create_refusals() {
-        let e = |s: &str| parse_create(&words(s)).unwrap_err().0;
+        let e = |s: &str| parse_create(&words(s)).unwrap_err().lines;
         assert_eq!(
             e("Nodes=n1 MaxTime=5"),
             vec!["scontrol: error: Invalid creation entity: Nodes=n1"]
@@ -2402,7 +2427,7 @@ mod tests {
                 word: "part=old".into()
             })
         );
-        let e = |s: &str| parse_delete(&words(s)).unwrap_err().0;
+        let e = |s: &str| parse_delete(&words(s)).unwrap_err().lines;
         assert_eq!(
             e("PartitionName=a PartitionName=b"),
             vec!["scontrol: error: Too many arguments for delete keyword"]
@@ -2465,7 +2490,7 @@ mod tests {
         for bad in ["0", "x", "-1", "99999999999", "١"] {
             assert_eq!(
                 parse_takeover(&words(bad)),
-                Err(CtlError(vec![
+                Err(CtlError::new(vec![
                     "takeover: invalid backup controller index (0)".into()
                 ])),
                 "{bad}"
@@ -2478,7 +2503,7 @@ mod tests {
         );
         assert_eq!(
             parse_takeover(&words("1 2")),
-            Err(CtlError(vec!["takeover: too many arguments".into()]))
+            Err(CtlError::new(vec!["takeover: too many arguments".into()]))
         );
     }
 
@@ -2565,7 +2590,7 @@ mod tests {
         let change = |s: &str| match parse_update(&words(s), 0) {
             Ok(CtlCommand::UpdateJob(r)) => Ok((r.time_limit, r.time_limit_change_minutes)),
             Ok(_) => panic!("not a job update"),
-            Err(e) => Err(e.0),
+            Err(e) => Err(e.lines),
         };
         assert_eq!(change("JobId=3 TimeLimit+=30"), Ok((None, Some(30))));
         assert_eq!(change("JobId=3 TimeLimit-=1:00:00"), Ok((None, Some(-60))));
@@ -2602,7 +2627,7 @@ mod tests {
         let parse = |s: &str| match parse_update(&words(&format!("JobId=4 {s}")), 0) {
             Ok(CtlCommand::UpdateJob(r)) => Ok(r),
             Ok(_) => panic!("not a job update"),
-            Err(e) => Err(e.0),
+            Err(e) => Err(e.lines),
         };
         let cpus = |s: &str| parse(s).map(|r| (r.min_cpus, r.max_cpus));
         assert_eq!(cpus("NumCPUs=2"), Ok((Some(2), None)));
@@ -2709,14 +2734,14 @@ mod tests {
             assert_eq!(id_of(s), (vec![7], "x".to_string()), "{s}");
         }
         assert_eq!(
-            parse_update(&words("job"), 0).unwrap_err().0,
+            parse_update(&words("job"), 0).unwrap_err().lines,
             vec!["Invalid input: job", "Request aborted"]
         );
     }
 
     #[test]
     fn update_refusals() {
-        let e = |s: &str| parse_update(&words(s), 0).unwrap_err().0;
+        let e = |s: &str| parse_update(&words(s), 0).unwrap_err().lines;
         assert_eq!(
             e("ReservationName=r Duration=10"),
             vec!["scontrol: error: update of ReservationName records is not supported"]

@@ -79,7 +79,7 @@ fn without_prefix(arg: &str) -> &str {
 }
 
 fn few(tag: &str) -> CtlError {
-    CtlError(vec![format!("too few arguments for keyword:{tag}")])
+    CtlError::new(vec![format!("too few arguments for keyword:{tag}")])
 }
 
 /// `suspend ARG...` or `resume ARG...`; `tag` is the keyword as typed,
@@ -113,7 +113,7 @@ pub fn parse_top(tag: &str, args: &[String]) -> Result<CtlCommand, CtlError> {
         if args.is_empty() {
             return Err(few(tag));
         }
-        return Err(CtlError(vec![format!(
+        return Err(CtlError::new(vec![format!(
             "too many arguments for keyword:{tag}"
         )]));
     };
@@ -126,7 +126,7 @@ pub fn parse_top(tag: &str, args: &[String]) -> Result<CtlCommand, CtlError> {
 
 /// Slurm's line for an argument that is not a job list.
 fn invalid(text: &str) -> CtlError {
-    CtlError(vec![format!("{} for job {text}", ErrorCode::InvalidJobId)])
+    CtlError::hushable(vec![format!("{} for job {text}", ErrorCode::InvalidJobId)])
 }
 
 /// Sends each argument of `cmd`; the exit status.
@@ -135,7 +135,7 @@ pub async fn suspend(c: &mut Controller, cmd: &SuspendCommand, out: &mut Output<
     for arg in &cmd.args {
         let (text, filter) = match arg {
             JobArg::Invalid(text) => {
-                for line in invalid(text).0 {
+                for line in invalid(text).lines {
                     out.error_line(&line);
                 }
                 status = 1;
@@ -559,7 +559,7 @@ mod tests {
 
     fn refused(line: &str) -> Vec<String> {
         match Command::parse(&words(line)) {
-            Err(CommandError::Controller(CtlError(lines))) => lines,
+            Err(CommandError::Controller(CtlError { lines, .. })) => lines,
             other => panic!("{line}: {other:?}"),
         }
     }
