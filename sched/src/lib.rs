@@ -38,7 +38,7 @@ mod testkit;
 pub use constraint::{Constraint, ConstraintError};
 pub use estimate::{estimate_starts, Estimate, EstimateConfig, Holding};
 pub use layout::{compress_counts, expand_counts, LayoutError};
-pub use plan::{schedule, NodeAlloc, Plan, Start};
+pub use plan::{account_refusal, schedule, NodeAlloc, Plan, Start};
 pub use request::{Hold, JobRequest, LicenseNeed, MemReq};
 pub use submit::{check_submit, SubmitRejection, Unsatisfiable};
 pub use view::{

@@ -217,6 +217,19 @@ pub(crate) fn partition_gate(
     None
 }
 
+/// Why no job may use `part`, in Slurm's words, when it names the
+/// accounts allowed in it (`AllowAccounts=`): a job's account is known
+/// only through its association, and without one no account is allowed.
+pub fn account_refusal(part: &PartitionView) -> Option<String> {
+    part.allow_accounts.as_ref().map(|allowed| {
+        format!(
+            "Job's account not known, so it can't use this partition ({} allows {})",
+            part.name,
+            allowed.join(",")
+        )
+    })
+}
+
 /// Whether the memory a job needs on each node (`shape`) goes over the
 /// partition's MaxMemPerNode (`limit`, MB). All of a node's memory (no
 /// request and no default, or `--mem=0`) is over when some node of the
@@ -582,10 +595,13 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
         }
         let clear = |r: PendingReason| (r, Some(String::new()));
         let verdict: (PendingReason, Option<String>) = 'reason: {
+            let refused_account = view.partitions.get(part_index).and_then(account_refusal);
             if let Some(hold) = job.hold {
+                // As Slurm, a held job shows why its account may not use
+                // the partition already.
                 break 'reason match hold {
-                    Hold::User => (PendingReason::JobHeldUser, None),
-                    Hold::Admin => (PendingReason::JobHeldAdmin, None),
+                    Hold::User => (PendingReason::JobHeldUser, refused_account),
+                    Hold::Admin => (PendingReason::JobHeldAdmin, refused_account),
                 };
             }
             if let Some(reason) = job.blocked_by {
@@ -602,6 +618,9 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
             let shape = Shape::new(view, job, part);
             if let Some(reason) = partition_gate(view, job, part, &shape) {
                 break 'reason clear(reason);
+            }
+            if let Some(text) = refused_account {
+                break 'reason (PendingReason::AccountNotAllowed, Some(text));
             }
             if job.deadline_missed && diagnosis.empty_fit(job, &shape, order) != EmptyFit::Never {
                 break 'reason clear(PendingReason::DeadLine);

@@ -818,6 +818,47 @@ fn memory_over_max_mem_per_node_waits() {
     assert_eq!(started(&plan).len(), 1);
 }
 
+/// AllowAccounts: with no association to say what a job's account is, no
+/// job may use the partition (Slurm 22.05 without accounting). The text
+/// shows for a held job too; `--begin`, the partition's state and its
+/// limits come first.
+#[test]
+fn allow_accounts_keeps_every_job_out() {
+    const TEXT: &str =
+        "Job's account not known, so it can't use this partition (debug allows a1,b2)";
+    let mut view = cluster(1, 2, 4000);
+    view.partitions[0].allow_accounts = Some(vec!["a1".into(), "b2".into()]);
+    let mut held = job(2);
+    held.hold = Some(Hold::User);
+    let mut later = job(3);
+    later.begin_time = Some(100);
+    let mut wide = job(4);
+    wide.min_nodes = 2;
+    wide.ntasks = 2;
+    let plan = schedule(&view, &[job(1), held, later, wide], 0);
+    assert!(plan.starts.is_empty());
+    assert_eq!(
+        reasons(&plan),
+        vec![
+            (1, R::AccountNotAllowed),
+            (2, R::JobHeldUser),
+            (3, R::BeginTime),
+            (4, R::PartitionConfig)
+        ]
+    );
+    assert_eq!(plan.description_of(JobId(1)), Some(TEXT));
+    assert_eq!(plan.description_of(JobId(2)), Some(TEXT));
+    assert_eq!(plan.description_of(JobId(3)), Some(""));
+    assert_eq!(plan.description_of(JobId(4)), Some(""));
+    view.partitions[0].state = PartitionState::Down;
+    let plan = schedule(&view, &[job(5)], 0);
+    assert_eq!(reasons(&plan), vec![(5, R::PartitionDown)]);
+    view.partitions[0].allow_accounts = None;
+    view.partitions[0].state = PartitionState::Up;
+    let plan = schedule(&view, &[job(6)], 0);
+    assert_eq!(started(&plan).len(), 1);
+}
+
 #[test]
 fn more_nodes_than_the_partition_has_is_partition_config_then_node_limit() {
     // Slurm 22.05: PartitionConfig when submitted, PartitionNodeLimit from

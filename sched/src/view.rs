@@ -128,6 +128,10 @@ pub struct PartitionView {
     /// `MaxMemPerCPU=`/`MaxMemPerNode=`: a job asking more waits with
     /// MaxMemPerLimit.
     pub max_mem: Option<MemReq>,
+    /// `AllowAccounts=`; `None` for ALL. Without associations to tell
+    /// what a job's account is, a job may not use a partition that names
+    /// its accounts: it waits with AccountNotAllowed, as in Slurm.
+    pub allow_accounts: Option<Vec<String>>,
 }
 
 impl PartitionView {
@@ -145,6 +149,7 @@ impl PartitionView {
             oversubscribe: OverSubscribe::No,
             def_mem: None,
             max_mem: None,
+            allow_accounts: None,
         }
     }
 }

@@ -597,7 +597,13 @@ impl Controller {
                     } else {
                         PendingReason::None
                     },
-                    reason_detail: String::new(),
+                    // As Slurm, a held job says at once why its account
+                    // may not use the partition.
+                    reason_detail: hold
+                        .and(job::first_partition(partition, &self.part_index))
+                        .and_then(|i| self.partitions.get(i))
+                        .and_then(|p| slurm_sched::account_refusal(&p.view))
+                        .unwrap_or_default(),
                     base_priority: *priority,
                     nice: desc.nice.unwrap_or(0),
                     hold,

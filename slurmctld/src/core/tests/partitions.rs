@@ -172,6 +172,41 @@ fn disable_root_jobs_refuses_roots_jobs() {
     });
 }
 
+/// AllowAccounts: with no associations to tell a job's account, no job
+/// may use the partition, in Slurm's words; a held job says so from its
+/// submission, and a replay agrees.
+#[test]
+fn allow_accounts_keeps_jobs_out_of_the_partition() {
+    const TEXT: &str =
+        "Job's account not known, so it can't use this partition (debug allows a1,b2)";
+    let mut env = Env::new();
+    env.register_all();
+    let r = env.run(update(Caller::ROOT, "debug", &[("AllowAccounts", "a1,b2")]));
+    assert_eq!(r, Reply::Ok);
+    let in_debug = || v1::JobDescription {
+        partitions: vec!["debug".into()],
+        ..script()
+    };
+    let held = env.submit(v1::JobDescription {
+        hold: true,
+        ..in_debug()
+    });
+    assert_eq!(env.job(held).reason, PendingReason::JobHeldUser);
+    assert_eq!(env.job(held).reason_detail, TEXT);
+    let id = env.submit(in_debug());
+    assert_eq!(env.job(id).reason, PendingReason::AccountNotAllowed);
+    assert_eq!(env.job(id).reason_detail, TEXT);
+    let other = env.submit(v1::JobDescription {
+        partitions: vec!["short".into()],
+        ..script()
+    });
+    assert_eq!(env.job(other).status.state, JobState::Running);
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(replayed.job(held).unwrap().reason_detail, TEXT);
+    env.run(update(Caller::ROOT, "debug", &[("AllowAccounts", "ALL")]));
+    assert_eq!(env.job(id).status.state, JobState::Running);
+}
+
 #[test]
 fn a_snapshot_keeps_the_updates() {
     let mut env = Env::new();
