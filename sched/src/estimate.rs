@@ -33,7 +33,7 @@ use slurm_common::time::TimeLimit;
 use crate::fit::{self, Pool, Shape};
 use crate::plan::{effective_time_limit, partition_gate, queue_order, NodeAlloc};
 use crate::request::JobRequest;
-use crate::view::ClusterView;
+use crate::view::{ClusterView, PartitionView};
 
 /// What an unlimited job ahead is planned to hold its nodes for, in
 /// minutes: Slurm 22.05 plans it with 2^31-1 minutes.
@@ -52,6 +52,9 @@ pub struct Holding {
     pub exclusive: bool,
     /// Unix seconds; a time already past means "any moment now".
     pub end_time: i64,
+    /// Index into [`ClusterView::partitions`] of the partition it runs
+    /// in: its end gives CPUs back to that partition's MaxCPUsPerNode.
+    pub partition: Option<usize>,
 }
 
 /// Bounds of one estimate pass (see the module docs).
@@ -166,6 +169,7 @@ pub fn estimate_starts(
                 &planned,
                 job,
                 &shape,
+                (part_index, part),
                 order,
                 earliest,
                 limit,
@@ -215,6 +219,7 @@ fn first_fit(
     planned: &[Planned],
     job: &JobRequest,
     shape: &Shape,
+    (part_index, part): (usize, &PartitionView),
     order: &[usize],
     earliest: i64,
     limit: TimeLimit,
@@ -235,11 +240,25 @@ fn first_fit(
     moments.sort_unstable();
     moments.dedup();
     let mut pool = Pool::current(view);
+    // What the partition's jobs hold, for its MaxCPUsPerNode.
+    let capped = part.max_cpus_per_node.is_some();
+    let mut held = if capped {
+        part.used_cpus.clone()
+    } else {
+        Vec::new()
+    };
     let mut released = 0usize;
     let mut mask = vec![false; view.nodes.len()];
     for &t in moments.iter().take(max_steps.max(1)) {
         while let Some(h) = ends.get(released).filter(|h| h.end_time <= t) {
             pool.release(view, &h.nodes, h.exclusive);
+            if capped && h.partition == Some(part_index) {
+                for a in &h.nodes {
+                    if let Some(c) = held.get_mut(a.node_index) {
+                        *c = c.saturating_sub(a.cpus);
+                    }
+                }
+            }
             released += 1;
         }
         let until = t.saturating_add(run);
@@ -251,7 +270,8 @@ fn first_fit(
                 }
             }
         }
-        if let Some(nodes) = fit::select(view, job, shape, &pool, order, Some(&mask)) {
+        let usable = pool.for_partition(view, part, &held);
+        if let Some(nodes) = fit::select(view, job, shape, &usable, order, Some(&mask)) {
             return Some((t, nodes));
         }
     }
@@ -276,6 +296,7 @@ mod tests {
             }],
             exclusive: false,
             end_time: end,
+            partition: Some(0),
         }
     }
 

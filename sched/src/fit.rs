@@ -93,6 +93,34 @@ impl Pool {
         }
     }
 
+    /// What of this pool the jobs of `part` may use: with a
+    /// `MaxCPUsPerNode=`, each of its nodes gives no more than the limit
+    /// less what the partition's jobs hold there (`held`, indexed like the
+    /// nodes; a node past its end holds none), and no node with more CPUs
+    /// than the limit is whole for an `--exclusive` job.
+    pub fn for_partition(
+        &self,
+        view: &ClusterView,
+        part: &PartitionView,
+        held: &[u32],
+    ) -> std::borrow::Cow<'_, Pool> {
+        let Some(limit) = part.max_cpus_per_node else {
+            return std::borrow::Cow::Borrowed(self);
+        };
+        let mut capped = self.clone();
+        for &i in &part.nodes {
+            let (Some(f), Some(n)) = (capped.nodes.get_mut(i), view.nodes.get(i)) else {
+                continue;
+            };
+            let held = held.get(i).copied().unwrap_or(0);
+            f.cpus = f.cpus.min(limit.saturating_sub(held));
+            if n.cpus > limit {
+                f.idle = false;
+            }
+        }
+        std::borrow::Cow::Owned(capped)
+    }
+
     /// Gives an allocation back to the pool (a running job that ends). An
     /// exclusive holder gives back the whole node; a node with nothing
     /// left allocated is idle again.

@@ -268,7 +268,13 @@ impl<'a> Diagnosis<'a> {
     /// How the job fits a cluster with nothing running: on its usable
     /// nodes, only if nodes that are down or drained take part, or never.
     /// A job that requires an unusable node never fits the usable ones.
-    fn empty_fit(&mut self, job: &JobRequest, shape: &Shape, order: &[usize]) -> EmptyFit {
+    fn empty_fit(
+        &mut self,
+        job: &JobRequest,
+        shape: &Shape,
+        part: &PartitionView,
+        order: &[usize],
+    ) -> EmptyFit {
         let view = self.view;
         let required_down = job
             .required_nodes
@@ -277,15 +283,17 @@ impl<'a> Diagnosis<'a> {
         if !required_down {
             let empty = self
                 .empty_usable
-                .get_or_insert_with(|| Pool::empty(view, false));
-            if fit::select(view, job, shape, empty, order, None).is_some() {
+                .get_or_insert_with(|| Pool::empty(view, false))
+                .for_partition(view, part, &[]);
+            if fit::select(view, job, shape, &empty, order, None).is_some() {
                 return EmptyFit::Usable;
             }
         }
         let all = self
             .empty_all
-            .get_or_insert_with(|| Pool::empty(view, true));
-        if fit::select(view, job, shape, all, order, None).is_some() {
+            .get_or_insert_with(|| Pool::empty(view, true))
+            .for_partition(view, part, &[]);
+        if fit::select(view, job, shape, &all, order, None).is_some() {
             EmptyFit::WithUnusable
         } else {
             EmptyFit::Never
@@ -294,14 +302,21 @@ impl<'a> Diagnosis<'a> {
 
     /// Whether the job fits an empty cluster only if nodes that are down
     /// or drained take part (what `ReqNodeNotAvail` means).
-    fn needs_unusable_nodes(&mut self, job: &JobRequest, shape: &Shape, order: &[usize]) -> bool {
-        self.empty_fit(job, shape, order) == EmptyFit::WithUnusable
+    fn needs_unusable_nodes(
+        &mut self,
+        job: &JobRequest,
+        shape: &Shape,
+        part: &PartitionView,
+        order: &[usize],
+    ) -> bool {
+        self.empty_fit(job, shape, part, order) == EmptyFit::WithUnusable
     }
 
     fn explain(
         &mut self,
         job: &JobRequest,
         shape: &Shape,
+        part: &PartitionView,
         order: &[usize],
         pool: &Pool,
         blocked_any: bool,
@@ -310,7 +325,7 @@ impl<'a> Diagnosis<'a> {
         if blocked_any && fit::select(view, job, shape, pool, order, None).is_some() {
             return PendingReason::Priority;
         }
-        match self.empty_fit(job, shape, order) {
+        match self.empty_fit(job, shape, part, order) {
             EmptyFit::Usable => PendingReason::Resources,
             EmptyFit::WithUnusable => PendingReason::ReqNodeNotAvail,
             EmptyFit::Never => never_fits(view, job, order),
@@ -529,7 +544,7 @@ fn behind_failed(
         job.prior_reason,
         None | Some(PendingReason::PartitionConfig | PendingReason::BadConstraints)
     );
-    if measure && diagnosis.empty_fit(job, shape, order) == EmptyFit::Never {
+    if measure && diagnosis.empty_fit(job, shape, part, order) == EmptyFit::Never {
         // A node configuration no node offers is found only when the job
         // is tried: behind the blocked partition it waits with Priority.
         let reason = never_fits(view, job, order);
@@ -539,7 +554,7 @@ fn behind_failed(
     }
     match job.prior_reason {
         None => {
-            if diagnosis.needs_unusable_nodes(job, shape, order) {
+            if diagnosis.needs_unusable_nodes(job, shape, part, order) {
                 (
                     PendingReason::ReqNodeNotAvail,
                     Some(unavailable_text(view, job, part)),
@@ -575,6 +590,21 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
     // Partitions with a job that could not start, and the nodes reserved
     // for such jobs.
     let mut part_failed = vec![false; view.partitions.len()];
+    // The CPUs each partition's jobs hold on each node, the starts of
+    // this pass included; kept for partitions with a MaxCPUsPerNode.
+    let mut part_held: Vec<Vec<u32>> = view
+        .partitions
+        .iter()
+        .map(|p| {
+            if p.max_cpus_per_node.is_some() {
+                let mut held = p.used_cpus.clone();
+                held.resize(view.nodes.len(), 0);
+                held
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
     let mut blocked = Blocked::new(view.nodes.len());
     let mut diagnosis = Diagnosis::new(view);
     // Per queue position: started, or the reason it waits so far and the
@@ -622,7 +652,9 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
             if let Some(text) = refused_account {
                 break 'reason (PendingReason::AccountNotAllowed, Some(text));
             }
-            if job.deadline_missed && diagnosis.empty_fit(job, &shape, order) != EmptyFit::Never {
+            if job.deadline_missed
+                && diagnosis.empty_fit(job, &shape, part, order) != EmptyFit::Never
+            {
                 break 'reason clear(PendingReason::DeadLine);
             }
             if part_failed[part_index] {
@@ -673,8 +705,16 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
                 break 'reason clear(PendingReason::Licenses);
             }
 
-            if let Some(nodes) = fit::select(view, job, &shape, &pool, order, mask.as_deref()) {
+            let usable = pool.for_partition(view, part, &part_held[part_index]);
+            let placed = fit::select(view, job, &shape, &usable, order, mask.as_deref());
+            if let Some(nodes) = placed {
+                drop(usable);
                 pool.take(&nodes, shape.exclusive);
+                for a in &nodes {
+                    if let Some(c) = part_held[part_index].get_mut(a.node_index) {
+                        *c = c.saturating_add(a.cpus);
+                    }
+                }
                 for need in &job.licenses {
                     if let Some(free) = licenses_free.get_mut(need.index) {
                         *free = free.saturating_sub(need.count);
@@ -691,7 +731,7 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
                 continue 'entries;
             }
 
-            let reason = diagnosis.explain(job, &shape, order, &pool, mask.is_some());
+            let reason = diagnosis.explain(job, &shape, part, order, &usable, mask.is_some());
             if matches!(reason, PendingReason::Resources | PendingReason::Priority) {
                 if names_its_nodes(job, &shape) {
                     // Waiting for the nodes it names holds back those

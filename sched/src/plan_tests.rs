@@ -859,6 +859,35 @@ fn allow_accounts_keeps_every_job_out() {
     assert_eq!(started(&plan).len(), 1);
 }
 
+/// MaxCPUsPerNode: the partition's jobs together hold no more of a node
+/// than the limit, counting what runs and what this pass starts; more per
+/// node than the limit is PartitionConfig (Slurm 22.05).
+#[test]
+fn max_cpus_per_node_caps_what_the_partitions_jobs_hold() {
+    let mut view = cluster(2, 4, 4000);
+    view.partitions[0].max_cpus_per_node = Some(2);
+    let mut two = job(1);
+    two.ntasks = 3;
+    let plan = schedule(&view, &[two.clone(), job(2), job(3)], 0);
+    // Three tasks: two on n1, one on n2; then one more CPU on n2.
+    assert_eq!(started(&plan), vec![(1, vec![0, 1]), (2, vec![1])]);
+    assert_eq!(plan.starts[0].cpus_per_node(), "2,1");
+    assert_eq!(reasons(&plan), vec![(3, R::Resources)]);
+    // What runs counts: n1 holds 2 of the partition's CPUs already.
+    view.partitions[0].used_cpus = vec![2, 0];
+    view.nodes[0].alloc_cpus = 2;
+    let plan = schedule(&view, &[job(4)], 0);
+    assert_eq!(started(&plan), vec![(4, vec![1])]);
+    let mut wide = job(5);
+    wide.cpus_per_task = 3;
+    let mut excl = job(6);
+    excl.exclusive = true;
+    let plan = schedule(&view, &[wide, excl], 0);
+    assert!(plan.starts.is_empty());
+    assert_eq!(plan.reason_of(JobId(5)), Some(R::PartitionConfig));
+    assert_ne!(plan.reason_of(JobId(6)), Some(R::Resources));
+}
+
 #[test]
 fn more_nodes_than_the_partition_has_is_partition_config_then_node_limit() {
     // Slurm 22.05: PartitionConfig when submitted, PartitionNodeLimit from

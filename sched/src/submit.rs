@@ -279,11 +279,16 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     // CPUs first: more than the partition's nodes can give is a partition
     // limit (see the module docs), whatever the memory asked. Only the CPUs
     // count here: which nodes the job may use is the checks' below.
-    let empty = Pool::empty(view, true);
+    let whole = Pool::empty(view, true);
+    // MaxCPUsPerNode counts as the nodes' size; a whole node for an
+    // `--exclusive` job that the limit denies it is a node configuration
+    // not available (below), as Slurm 22.05 refuses it.
+    let empty = whole.for_partition(view, part, &[]);
+    let cpu_pool = if shape.exclusive { &whole } else { &*empty };
     let cpus_fit = order
         .iter()
         .filter_map(|&i| view.nodes.get(i))
-        .any(|n| n.cpus >= shape.cpus_per_task)
+        .any(|n| n.cpus.min(part.max_cpus_per_node.unwrap_or(u32::MAX)) >= shape.cpus_per_task)
         && !tasks_per_node_exceed_cpus(view, job, &order)
         && {
             // Only the count: a per-node task cap that needs more nodes
@@ -301,7 +306,7 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
                 ..job.clone()
             };
             let cpu_shape = Shape::new(view, &cpus_only, part);
-            fit::select(view, &cpus_only, &cpu_shape, &empty, &order, None).is_some()
+            fit::select(view, &cpus_only, &cpu_shape, cpu_pool, &order, None).is_some()
         };
     if !cpus_fit {
         return if view.config.enforce_part_limits {
@@ -385,6 +390,32 @@ mod tests {
             Err(e) => e,
             Ok(()) => panic!("job {} accepted", j.id),
         }
+    }
+
+    /// MaxCPUsPerNode below the nodes' size (Slurm 22.05, one 2-CPU node,
+    /// limit 1): more CPUs than it leaves waits with PartitionConfig; a
+    /// whole node (`--exclusive`) is refused, unless submitted held.
+    #[test]
+    fn max_cpus_per_node_is_a_partition_limit_and_denies_whole_nodes() {
+        let mut view = cluster(1, 2, 4000);
+        view.partitions[0].max_cpus_per_node = Some(1);
+        let mut wide = job(1);
+        wide.cpus_per_task = 2;
+        assert_eq!(check_submit(&view, &wide), Ok(()));
+        let mut two = job(2);
+        two.ntasks = 2;
+        assert_eq!(check_submit(&view, &two), Ok(()));
+        let mut excl = job(3);
+        excl.exclusive = true;
+        assert_eq!(
+            reject(&view, &excl).slurm_error(),
+            "Requested node configuration is not available"
+        );
+        view.config.enforce_part_limits = true;
+        assert_eq!(
+            reject(&view, &wide).slurm_error(),
+            "More processors requested than permitted"
+        );
     }
 
     #[test]

@@ -132,6 +132,14 @@ pub struct PartitionView {
     /// what a job's account is, a job may not use a partition that names
     /// its accounts: it waits with AccountNotAllowed, as in Slurm.
     pub allow_accounts: Option<Vec<String>>,
+    /// `MaxCPUsPerNode=`: the most CPUs of one node that the partition's
+    /// jobs may hold together; `None` when unlimited. A whole node (an
+    /// `--exclusive` job) is more when the node has more CPUs.
+    pub max_cpus_per_node: Option<u32>,
+    /// The CPUs the partition's running jobs hold on each node, indexed
+    /// like [`ClusterView::nodes`] (a node past the end: none). Only read
+    /// when `max_cpus_per_node` is set.
+    pub used_cpus: Vec<u32>,
 }
 
 impl PartitionView {
@@ -150,6 +158,8 @@ impl PartitionView {
             def_mem: None,
             max_mem: None,
             allow_accounts: None,
+            max_cpus_per_node: None,
+            used_cpus: Vec::new(),
         }
     }
 }

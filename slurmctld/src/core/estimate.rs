@@ -58,6 +58,7 @@ impl Controller {
                     nodes: j.alloc.to_vec(),
                     exclusive: j.exclusive_alloc,
                     end_time: end,
+                    partition: j.partition,
                 }
             })
             .collect()

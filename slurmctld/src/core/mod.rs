@@ -1235,10 +1235,40 @@ impl Controller {
                     threads_per_core: u32::from(n.threads_per_core),
                 })
                 .collect(),
-            partitions: self.partitions.iter().map(|p| p.view.clone()).collect(),
+            partitions: self.partition_views(),
             config: self.cfg.sched,
             licenses: self.license_views(),
         }
+    }
+
+    /// The partitions as the scheduler sees them. Those with a
+    /// MaxCPUsPerNode carry the CPUs their jobs hold on each node, counted
+    /// as the nodes count them (a completing job's share until its node
+    /// is done, none for a suspended one).
+    fn partition_views(&self) -> Vec<slurm_sched::PartitionView> {
+        let mut views: Vec<slurm_sched::PartitionView> =
+            self.partitions.iter().map(|p| p.view.clone()).collect();
+        if views.iter().all(|v| v.max_cpus_per_node.is_none()) {
+            return views;
+        }
+        for job in self.jobs.values() {
+            if job.alloc.is_empty() {
+                continue;
+            }
+            let Some(view) = job.partition.and_then(|i| views.get_mut(i)) else {
+                continue;
+            };
+            if view.max_cpus_per_node.is_none() {
+                continue;
+            }
+            view.used_cpus.resize(self.nodes.len(), 0);
+            for a in job.alloc.iter() {
+                if let Some(c) = view.used_cpus.get_mut(a.node_index) {
+                    *c = c.saturating_add(job.counted_share(a).cpus);
+                }
+            }
+        }
+        views
     }
 
     /// The scheduler's request for a pending job.

@@ -553,6 +553,7 @@ impl PartRec {
         view.def_mem = p.def_mem.map(mem);
         view.max_mem = p.max_mem.map(mem);
         view.allow_accounts.clone_from(&p.allow_accounts);
+        view.max_cpus_per_node = p.max_cpus_per_node;
         PartRec {
             conf: p.clone(),
             view,

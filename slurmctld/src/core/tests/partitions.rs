@@ -207,6 +207,40 @@ fn allow_accounts_keeps_jobs_out_of_the_partition() {
     assert_eq!(env.job(id).status.state, JobState::Running);
 }
 
+/// MaxCPUsPerNode: the partition's jobs hold no more than that many CPUs
+/// of a node together; other partitions' jobs are not held back.
+#[test]
+fn max_cpus_per_node_caps_the_partitions_share_of_each_node() {
+    let mut env = Env::new();
+    env.register_all();
+    let r = env.run(update(Caller::ROOT, "short", &[("MaxCPUsPerNode", "1")]));
+    assert_eq!(r, Reply::Ok);
+    let short = |ntasks: u32| v1::JobDescription {
+        partitions: vec!["short".into()],
+        ntasks: Some(ntasks),
+        ..script()
+    };
+    let spread = env.submit(short(2));
+    let held: Vec<(usize, u32)> = env
+        .job(spread)
+        .alloc
+        .iter()
+        .map(|a| (a.node_index, a.cpus))
+        .collect();
+    assert_eq!(held, vec![(0, 1), (1, 1)]);
+    let waits = env.submit(short(1));
+    assert_eq!(env.job(waits).reason, PendingReason::Resources);
+    let other = env.submit(v1::JobDescription {
+        partitions: vec!["debug".into()],
+        ..script()
+    });
+    assert_eq!(env.job(other).status.state, JobState::Running);
+    let mut wide = short(1);
+    wide.cpus_per_task = Some(2);
+    let wide = env.submit(wide);
+    assert_eq!(env.job(wide).reason, PendingReason::PartitionConfig);
+}
+
 #[test]
 fn a_snapshot_keeps_the_updates() {
     let mut env = Env::new();
