@@ -1209,6 +1209,7 @@ mod tests {
             AuthInterceptor::new(auth, Identity::current(), 60),
         );
         let request = slurm_proto::v1::GetJobsRequest {
+            hide_hidden: false,
             fields: vec![1, 6],
             ..Default::default()
         };

@@ -777,6 +777,7 @@ struct ControllerControl {
 impl JobControl for ControllerControl {
     fn jobs(&mut self, filter: &v1::JobFilter) -> Result<Vec<v1::JobInfo>, RpcError> {
         let request = v1::GetJobsRequest {
+            hide_hidden: false,
             filter: Some(filter.clone()),
             ..Default::default()
         };

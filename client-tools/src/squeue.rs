@@ -245,6 +245,10 @@ pub struct Options {
     /// `-L`: jobs asking for any of these licenses.
     pub licenses: Vec<String>,
     pub long: bool,
+    /// `-a`/`SQUEUE_ALL` (`--hide` takes it back): jobs of hidden
+    /// partitions too. Naming jobs or partitions, or `--json`/`--yaml`,
+    /// shows them as well.
+    pub all: bool,
     pub me: bool,
     pub names: Vec<String>,
     pub no_header: bool,
@@ -399,6 +403,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
     let set = |name: &str| env(name).is_some();
     let raw = |name: &str| env(name).map(|v| v.to_string_lossy().into_owned());
     let mut o = Options {
+        all: set("SQUEUE_ALL"),
         array: set("SQUEUE_ARRAY"),
         array_unique: set("SQUEUE_ARRAY_UNIQUE"),
         priority: set("SQUEUE_PRIORITY"),
@@ -446,7 +451,9 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
         let text = value.as_deref().unwrap_or("");
         match found.key {
             Key::Account => o.set_list(ListFilter::Accounts, text),
-            Key::All | Key::Hide | Key::Ignored => {}
+            Key::All => o.all = true,
+            Key::Hide => o.all = false,
+            Key::Ignored => {}
             Key::Licenses => o.set_list(ListFilter::Licenses, text),
             Key::Clusters => o.clusters = value,
             Key::Array => o.array = true,
@@ -1126,12 +1133,14 @@ impl Plan {
         // The step view reads the job records whole, and selects itself.
         let filter = if steps.is_some() { None } else { filter };
         let everything = o.dump.is_some() || steps.is_some();
+        let hide_hidden = !(o.all || dump_all || !o.job_ids.is_empty() || !o.partitions.is_empty());
         Ok(Plan {
             steps,
             request: GetJobsRequest {
                 filter,
                 changed_since: 0,
                 detail: false,
+                hide_hidden,
                 fields: with_license_field(
                     format::job_fields::for_report(&items, &sort, everything),
                     &o.licenses,
@@ -1734,6 +1743,29 @@ mod tests {
     fn parse(args: &[&str]) -> Result<Options, SqueueError> {
         let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
         parse_options(&args, &|_| None)
+    }
+
+    /// Jobs of hidden partitions: left out unless `-a` (or SQUEUE_ALL;
+    /// `--hide` takes it back), `-j`, `-p` or `--json`, as Slurm's squeue.
+    #[test]
+    fn hidden_partitions_jobs_are_asked_out_unless_shown_all() {
+        let hides = |args: &[&str]| {
+            Plan::new(&parse(args).unwrap())
+                .unwrap()
+                .request
+                .hide_hidden
+        };
+        assert!(hides(&[]));
+        assert!(hides(&["-a", "--hide"]));
+        assert!(hides(&["-u", "root", "-t", "PD"]));
+        assert!(!hides(&["-a"]));
+        assert!(!hides(&["--hide", "--all"]));
+        assert!(!hides(&["-j", "1"]));
+        assert!(!hides(&["-p", "debug"]));
+        assert!(!hides(&["--json"]));
+        let env = |name: &str| (name == "SQUEUE_ALL").then(OsString::new);
+        let o = parse_options(&[], &env).unwrap();
+        assert!(!Plan::new(&o).unwrap().request.hide_hidden);
     }
 
     /// Runs squeue up to the point it would ask the controller (no

@@ -1015,6 +1015,7 @@ async fn wait_for_job(controller: &mut Controller, job_id: u32, out: &mut Output
     let mut delay = Duration::from_millis(20);
     loop {
         let request = v1::GetJobsRequest {
+            hide_hidden: false,
             filter: Some(v1::JobFilter {
                 job_ids: vec![job_id],
                 ..Default::default()

@@ -600,6 +600,7 @@ fn status<T>(out: &mut Output<'_>, prefix: &str, reply: Result<T, crate::client:
 
 async fn completing(c: &mut Controller, out: &mut Output<'_>) -> i32 {
     let request = v1::GetJobsRequest {
+        hide_hidden: false,
         filter: Some(v1::JobFilter::default()),
         changed_since: 0,
         detail: false,

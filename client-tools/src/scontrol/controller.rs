@@ -1376,7 +1376,7 @@ async fn settle_time_limit_change(
         return Ok(());
     };
     let id = filter.job_ids.first().copied().unwrap_or(0);
-    let job = match load_jobs(c, filter, false).await {
+    let job = match load_jobs(c, filter, false, false).await {
         Ok(reply) => reply.jobs.into_iter().find(|j| j.job_id == id),
         Err(e) => {
             out.error_line(&format!(
@@ -1418,16 +1418,20 @@ async fn settle_time_limit_change(
     Ok(())
 }
 
+/// The jobs `filter` selects; with `hide_hidden`, not those of hidden
+/// partitions (unless the caller is root or SlurmUser).
 async fn load_jobs(
     c: &mut Controller,
     filter: v1::JobFilter,
     detail: bool,
+    hide_hidden: bool,
 ) -> Result<v1::GetJobsReply, RpcError> {
     let request = v1::GetJobsRequest {
         filter: Some(filter),
         changed_since: 0,
         detail,
         fields: Vec::new(),
+        hide_hidden,
     };
     c.call(|mut cl| {
         let request = request.clone();
@@ -1518,7 +1522,10 @@ async fn run(
                 }
             };
             let detail = options.details > 0;
-            let reply = load_jobs(c, selector.filter(), detail).await;
+            // As Slurm: a job named is shown whatever its partition; the
+            // whole list leaves hidden partitions' jobs out without -a.
+            let hide_hidden = selector == ShowJobId::All && !options.all;
+            let reply = load_jobs(c, selector.filter(), detail, hide_hidden).await;
             let nothing = reply.as_ref().map_or(true, |r| r.jobs.is_empty());
             let reply = match selector {
                 // An array task that is not there: Slurm tells it apart from
@@ -1529,7 +1536,7 @@ async fn run(
                         job_ids: vec![job],
                         ..v1::JobFilter::default()
                     };
-                    load_jobs(c, whole, false).await
+                    load_jobs(c, whole, false, false).await
                 }
                 _ => reply,
             };
@@ -1859,6 +1866,7 @@ async fn update_jobs_named(
     out: &mut Output<'_>,
 ) -> i32 {
     let lookup = v1::GetJobsRequest {
+        hide_hidden: false,
         filter: Some(v1::JobFilter {
             names: vec![name.to_owned()],
             user_ids: uid.into_iter().collect(),

@@ -440,6 +440,7 @@ pub fn notify_report(standing: JobStanding) -> (Option<&'static str>, i32) {
 
 async fn load_jobs(c: &mut Controller, job_ids: Vec<u32>) -> Result<Vec<v1::JobInfo>, RpcError> {
     let request = v1::GetJobsRequest {
+        hide_hidden: false,
         filter: Some(v1::JobFilter {
             job_ids,
             ..v1::JobFilter::default()

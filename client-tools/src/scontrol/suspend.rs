@@ -217,6 +217,7 @@ pub fn pending_lookups(filter: &v1::JobFilter, results: &[v1::JobActionResult]) 
 /// their results are shown as ordinary jobs'.
 async fn pending_tasks(c: &mut Controller, ids: Vec<u32>) -> HashMap<u32, Vec<u32>> {
     let request = v1::GetJobsRequest {
+        hide_hidden: false,
         filter: Some(v1::JobFilter {
             job_ids: ids.clone(),
             ..Default::default()

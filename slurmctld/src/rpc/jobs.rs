@@ -71,8 +71,9 @@ pub const DIRECT: JobFields = JobFields::of(&[
     100, 101, 102, 110, 111, 115, // features, sharing, command, comment
 ]);
 
-/// The jobs `filter` selects, in id order (named jobs in the order named).
-pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>> {
+/// The jobs `filter` selects, in id order (named jobs in the order named);
+/// with `hide_hidden`, not those whose partitions are all hidden.
+pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter, hide_hidden: bool) -> Vec<&'a Arc<Job>> {
     let named = named_records(snap, f);
     let node_filter: Vec<usize> = if f.nodelist.is_empty() {
         Vec::new()
@@ -85,7 +86,21 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter) -> Vec<&'a Arc<Job>> {
             .map(|(i, _)| i)
             .collect()
     };
-    let wanted = |job: &Job| crate::core::filter::selects(job, f, &node_filter);
+    let hidden: Vec<&str> = if hide_hidden {
+        snap.partitions
+            .iter()
+            .filter(|p| p.conf.hidden)
+            .map(|p| p.name())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let visible = |job: &Job| {
+        hidden.is_empty()
+            || !crate::core::job::partition_names(&job.partition_name)
+                .all(|name| hidden.contains(&name))
+    };
+    let wanted = |job: &Job| visible(job) && crate::core::filter::selects(job, f, &node_filter);
     if names_jobs(f) {
         // Named ids that do not exist select nothing (an error for the
         // caller), never the whole table.
@@ -185,6 +200,8 @@ pub enum JobsAnswer {
     Jobs {
         snap: Arc<Snapshot>,
         filter: Box<v1::JobFilter>,
+        /// Jobs of hidden partitions are left out.
+        hide_hidden: bool,
         fields: JobFields,
         now: i64,
     },
@@ -213,12 +230,13 @@ pub fn prepare(
     }
     let filter = Box::new(req.filter.clone().unwrap_or_default());
     // Named jobs are few: finding them twice costs nothing.
-    if names_jobs(&filter) && select(&snap, &filter).is_empty() {
+    if names_jobs(&filter) && select(&snap, &filter, req.hide_hidden).is_empty() {
         return Err(ErrorCode::InvalidJobId.to_status(""));
     }
     Ok(JobsAnswer::Jobs {
         snap,
         filter,
+        hide_hidden: req.hide_hidden,
         fields: JobFields::from_tags(&req.fields),
         now,
     })
@@ -260,10 +278,11 @@ impl JobsAnswer {
             JobsAnswer::Jobs {
                 snap,
                 filter,
+                hide_hidden,
                 fields,
                 now,
             } => {
-                let jobs = select(snap, filter);
+                let jobs = select(snap, filter, *hide_hidden);
                 trim_after_reply(jobs.len());
                 encode_jobs(out, snap, &jobs, *now, *fields);
             }
@@ -311,10 +330,14 @@ pub fn prepare_parts(
         JobsAnswer::Jobs {
             snap,
             filter,
+            hide_hidden,
             fields,
             now,
         } => {
-            let jobs: Arc<[Arc<Job>]> = select(&snap, &filter).into_iter().cloned().collect();
+            let jobs: Arc<[Arc<Job>]> = select(&snap, &filter, hide_hidden)
+                .into_iter()
+                .cloned()
+                .collect();
             trim_after_reply(jobs.len());
             PartItems::Jobs {
                 snap,
@@ -796,8 +819,13 @@ fn answered<T: Send + 'static>(
     answer: fn(Arc<Snapshot>, &v1::GetJobsRequest, i64) -> Result<T, Status>,
 ) -> BoxFuture<Response<T>, Status> {
     let service = service.clone();
+    let mut request = request;
     Box::pin(async move {
-        service.caller(&request)?;
+        let caller = service.caller(&request)?;
+        // Root and SlurmUser see every partition.
+        if service.shared.is_operator(caller.uid) {
+            request.get_mut().hide_hidden = false;
+        }
         let snap = service.shared.snapshot();
         answer(snap, request.get_ref(), unix_now()).map(Response::new)
     })

@@ -229,8 +229,12 @@ impl slurm_proto::SlurmController for Service {
         &self,
         request: Request<v1::GetJobsRequest>,
     ) -> Result<Response<v1::GetJobsReply>, Status> {
-        self.caller(&request)?;
-        let req = request.into_inner();
+        let caller = self.caller(&request)?;
+        let mut req = request.into_inner();
+        // Root and SlurmUser see every partition.
+        if self.shared.is_operator(caller.uid) {
+            req.hide_hidden = false;
+        }
         let snap = self.shared.snapshot();
         if req.changed_since > 0 && snap.last_update <= req.changed_since {
             return Ok(Response::new(v1::GetJobsReply {
@@ -244,7 +248,7 @@ impl slurm_proto::SlurmController for Service {
         let now = unix_now();
         let fields = convert::JobFields::from_tags(&req.fields);
         let f = req.filter.unwrap_or_default();
-        let jobs: Vec<v1::JobInfo> = jobs::select(&snap, &f)
+        let jobs: Vec<v1::JobInfo> = jobs::select(&snap, &f, req.hide_hidden)
             .into_iter()
             .map(|j| convert::job_info_fields(&snap, j, now, fields))
             .collect();

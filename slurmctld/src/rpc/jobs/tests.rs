@@ -25,10 +25,15 @@ const NOW: i64 = 1_700_000_100;
 /// nodes), completed, failed, cancelled; with and without memory, limits,
 /// features, node lists and comments; in two partitions, for two users.
 fn varied_snapshot() -> Snapshot {
-    let conf = CONF.replace(
-        "RealMemory=4000",
-        "RealMemory=4000 TmpDisk=2000 Features=fast Gres=gpu:a100:2",
-    ) + "GresTypes=gpu\nLicenses=lic:3,other\n\
+    let conf =
+        CONF.replace(
+            "RealMemory=4000",
+            "RealMemory=4000 TmpDisk=2000 Features=fast Gres=gpu:a100:2",
+        )
+        .replace(
+            "PartitionName=short Nodes=n[1-2]",
+            "PartitionName=short Hidden=YES Nodes=n[1-2]",
+        ) + "GresTypes=gpu\nLicenses=lic:3,other\n\
            AccountingStorageType=accounting_storage/slurmdbd\n";
     let mut env = Env::with_conf(&conf);
     let alice = Caller {
@@ -204,6 +209,44 @@ fn rpc_snapshot_covers_the_cases() {
     assert_eq!(arrays, vec![(None, vec![1, 2, 3]), (Some(0), vec![])]);
 }
 
+/// Jobs whose partitions are all hidden are left out when the request
+/// asks it, except for root (and SlurmUser); a job also listed in a
+/// partition that is not hidden stays.
+#[tokio::test]
+async fn rpc_hidden_partitions_jobs_are_left_out_when_asked() {
+    let snap = varied_snapshot();
+    let in_short = |snap: &Snapshot| {
+        snap.jobs
+            .values()
+            .filter(|j| j.partition_name == "short")
+            .count()
+    };
+    assert!(in_short(&snap) > 0);
+    let all = select(&snap, &v1::JobFilter::default(), false).len();
+    let shown = select(&snap, &v1::JobFilter::default(), true);
+    assert_eq!(shown.len(), all - in_short(&snap));
+    assert!(shown.iter().all(|j| j.partition_name != "short"));
+
+    let auth = key_auth();
+    let svc = service(snap.clone(), auth.clone());
+    let hiding = v1::GetJobsRequest {
+        hide_hidden: true,
+        ..Default::default()
+    };
+    let user = svc
+        .get_jobs(signed(&auth, hiding.clone()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(user.jobs.len(), all - in_short(&snap));
+    let root = svc
+        .get_jobs(signed_as(&auth, 0, hiding))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(root.jobs.len(), all);
+}
+
 /// `-j` with ids that do not exist selects nothing (the caller then gets
 /// "Invalid job id specified"), not the whole queue; a missing id among
 /// existing ones is skipped.
@@ -215,8 +258,8 @@ async fn rpc_unknown_job_ids_select_nothing() {
         job_ids: ids,
         ..Default::default()
     };
-    assert!(select(&snap, &only(vec![999_999])).is_empty());
-    let ids: Vec<u32> = select(&snap, &only(vec![999_999, first]))
+    assert!(select(&snap, &only(vec![999_999]), false).is_empty());
+    let ids: Vec<u32> = select(&snap, &only(vec![999_999, first]), false)
         .iter()
         .map(|j| j.id.get())
         .collect();
@@ -228,7 +271,7 @@ async fn rpc_unknown_job_ids_select_nothing() {
         }],
         ..Default::default()
     };
-    assert!(select(&snap, &missing_task).is_empty());
+    assert!(select(&snap, &missing_task, false).is_empty());
 
     let auth = key_auth();
     let svc = service(snap, auth.clone());
@@ -251,7 +294,7 @@ fn rpc_an_array_id_names_its_tasks_after_its_own_record_is_purged() {
     d.array_spec = "0-3".into();
     let arr = env.submit(d);
     let members = |snap: &Snapshot, f: &v1::JobFilter| -> Vec<(u32, Option<u32>)> {
-        select(snap, f)
+        select(snap, f, false)
             .iter()
             .map(|j| (j.id.get(), j.array.as_ref().and_then(|a| a.task)))
             .collect()
@@ -407,7 +450,11 @@ fn key_auth() -> Arc<SlurmKeyAuth> {
 }
 
 fn signed<T>(auth: &SlurmKeyAuth, body: T) -> Request<T> {
-    let claims = Claims::new(Uid::new(1000), Gid::new(1000), "login", unix_now(), 600);
+    signed_as(auth, 1000, body)
+}
+
+fn signed_as<T>(auth: &SlurmKeyAuth, uid: u32, body: T) -> Request<T> {
+    let claims = Claims::new(Uid::new(uid), Gid::new(uid), "login", unix_now(), 600);
     let mut req = Request::new(body);
     slurm_proto::set_auth_credential(req.metadata_mut(), &auth.create(&claims).unwrap()).unwrap();
     req
@@ -471,12 +518,13 @@ fn requests(snap: &Snapshot) -> Vec<v1::GetJobsRequest> {
     ];
     let mut out = Vec::new();
     for filter in &filters {
-        for fields in &field_sets {
+        for (k, fields) in field_sets.iter().enumerate() {
             out.push(v1::GetJobsRequest {
                 filter: Some(filter.clone()),
                 changed_since: 0,
                 detail: false,
                 fields: fields.clone(),
+                hide_hidden: k % 2 == 1,
             });
         }
     }
@@ -793,7 +841,7 @@ async fn rpc_route_streams_the_generated_parts() {
 fn rpc_qos_reservation_and_wckey_filters_select_only_matching_jobs() {
     let snap = varied_snapshot();
     let names = |f: v1::JobFilter| -> Vec<String> {
-        let mut v: Vec<String> = select(&snap, &f)
+        let mut v: Vec<String> = select(&snap, &f, false)
             .iter()
             .map(|j| j.name.to_string())
             .collect();
