@@ -780,9 +780,10 @@ pub fn run_paced(
     report_loop(&plan, &mut sources, pacer, Zone::System, &mut out)
 }
 
-/// The first name of the `-w` hostlist that is no node in `nodes`.
+/// The first name of the `-w` hostlist that is no node in `nodes`, as
+/// Slurm reads the list (`n[1-` is the node `n]`).
 fn unknown_node(hostlist: &str, nodes: &[NodeInfo]) -> Option<String> {
-    let names = slurm_common::hostlist::expand(hostlist).ok()?;
+    let names = crate::format::checks::slurm_host_names(hostlist);
     let known: std::collections::HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
     names.into_iter().find(|n| !known.contains(n.as_str()))
 }

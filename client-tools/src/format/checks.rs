@@ -164,6 +164,28 @@ pub fn check_hostlist(expr: &str) -> Result<(), HostlistCheckError> {
     Ok(())
 }
 
+/// The host names Slurm reads from a list [`check_hostlist`] accepts: a
+/// word whose last `[` has no `]` after it is read as the text before its
+/// first `[` and a `]` (`n[1-3` names the host `n]`), a word with brackets
+/// as its ranges give, any other word as it is.
+pub fn slurm_host_names(expr: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for word in host_words(expr) {
+        match word.rfind('[') {
+            Some(open) if !word[open..].contains(']') => {
+                let first = word.find('[').unwrap_or(open);
+                names.push(format!("{}]", &word[..first]));
+            }
+            Some(_) => match slurm_common::hostlist::expand(word) {
+                Ok(expanded) => names.extend(expanded),
+                Err(_) => names.push(word.to_owned()),
+            },
+            None => names.push(word.to_owned()),
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -269,6 +291,15 @@ mod tests {
                 "{after:?}"
             );
         }
+    }
+
+    #[test]
+    fn host_names_as_slurm_reads_them() {
+        let names = |e: &str| slurm_host_names(e);
+        assert_eq!(names("n[1-"), ["n]"]);
+        assert_eq!(names("vm,n[1-2"), ["vm", "n]"]);
+        assert_eq!(names("n1-2]"), ["n1-2]"]);
+        assert_eq!(names("n[1-2],m3 x"), ["n1", "n2", "m3", "x"]);
     }
 
     #[test]

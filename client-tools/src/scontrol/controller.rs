@@ -1452,7 +1452,7 @@ fn render_named<T: Clone>(
     render_one: impl Fn(&[T]) -> String,
     quiet: bool,
 ) -> (String, bool) {
-    let names = slurm_common::hostlist::expand(expr).unwrap_or_else(|_| vec![expr.to_owned()]);
+    let names = crate::format::checks::slurm_host_names(expr);
     let mut text = String::new();
     let mut missing = false;
     for wanted in &names {
@@ -1584,6 +1584,17 @@ async fn run(
             }
         }
         CtlCommand::ShowNodes { name } => {
+            if let Some(Err(e)) = name.as_deref().map(crate::format::checks::check_hostlist) {
+                // As Slurm: a range it cannot read has a line of its own.
+                if !matches!(e, crate::format::checks::HostlistCheckError::AfterBracket) {
+                    out.error_line(&format!("scontrol: error: {e}"));
+                }
+                out.error_line(&format!(
+                    "unable to parse node list {}",
+                    name.as_deref().unwrap_or_default()
+                ));
+                return 1;
+            }
             // Every node is loaded and the names are matched here, as
             // Slurm's scontrol does: each name of the expression is shown
             // in its turn, or reported missing on standard output.
