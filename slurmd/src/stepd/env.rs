@@ -218,9 +218,8 @@ pub fn batch_env(
     if !req.account.is_empty() {
         env.set("SLURM_JOB_ACCOUNT", &req.account);
     }
-    if !req.constraint.is_empty() {
-        env.set("SLURM_JOB_CONSTRAINTS", &req.constraint);
-    }
+    // No SLURM_JOB_CONSTRAINTS: Slurm 22.05 gives it to the Prolog and
+    // Epilog only (`crate::prolog`), not to the job.
     env.set(
         "SLURM_JOB_CPUS_PER_NODE",
         compress_counts(&req.cpus_per_node),
