@@ -637,7 +637,11 @@ pub fn write_node(out: &mut String, node: &NodeInfo, oneliner: bool, ctx: &Ctx) 
     r.line();
     list_or_null(r.key("AvailableFeatures"), &node.features);
     r.line();
-    list_or_null(r.key("ActiveFeatures"), &node.active_features);
+    if node.active_features_cleared {
+        r.kv("ActiveFeatures", "");
+    } else {
+        list_or_null(r.key("ActiveFeatures"), &node.active_features);
+    }
     r.line();
     list_or_null(r.key("Gres"), &node.gres);
     r.line();
@@ -965,6 +969,20 @@ pub fn show_config(reply: &GetConfigReply, ctx: &Ctx) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// ActiveFeatures set to nothing shows empty; none at all, (null).
+    #[test]
+    fn cleared_active_features_show_empty() {
+        let ctx = Ctx::utc(0);
+        let mut node = NodeInfo {
+            name: "n1".into(),
+            ..NodeInfo::default()
+        };
+        let shown = |node: &NodeInfo| show_nodes(std::slice::from_ref(node), true, &ctx);
+        assert!(shown(&node).contains(" ActiveFeatures=(null) "));
+        node.active_features_cleared = true;
+        assert!(shown(&node).contains(" ActiveFeatures= "));
+    }
 
     #[test]
     fn details_add_derived_exit_code_and_job_gres() {

@@ -394,6 +394,8 @@ fn write_value(
             }
             None => out.push_str("UNLIMITED"),
         },
+        // Set to nothing by an update: empty, not (null).
+        'b' if node.active_features_cleared => {}
         'b' => list_or_null(out, &node.active_features),
         'c' => count(out, node.cpus),
         'd' => {

@@ -164,6 +164,14 @@ impl NodeRec {
         }
     }
 
+    /// Whether an update set ActiveFeatures to nothing.
+    pub fn active_features_cleared(&self) -> bool {
+        self.attrs
+            .as_ref()
+            .and_then(|a| a.active_features.as_ref())
+            .is_some_and(|f| f.is_empty())
+    }
+
     /// Weight in force.
     pub fn weight_now(&self) -> u32 {
         self.attrs

@@ -617,6 +617,7 @@ pub fn node_info(snap: &Snapshot, node: &NodeRec) -> v1::NodeInfo {
         weight: node.weight_now(),
         features: node.available_features().to_vec(),
         active_features: node.active_features().to_vec(),
+        active_features_cleared: node.active_features_cleared(),
         comment: node.comment().unwrap_or_default().to_owned(),
         cpus_allocated: node.alloc_cpus,
         memory_allocated_mb: node.alloc_mem_mb,
