@@ -548,6 +548,11 @@ fn select_with(
     };
 
     let mut set = fill(chosen.clone(), &candidates);
+    let candidates_left = if job.spread {
+        candidates.clone()
+    } else {
+        Vec::new()
+    };
     if !satisfied(&set) && set.len() >= max_nodes {
         // The preferred nodes are too small to fit under the node limit: try
         // the roomiest ones (stable, so preference still breaks ties).
@@ -557,6 +562,17 @@ fn select_with(
     }
     if !satisfied(&set) {
         return None;
+    }
+    if job.spread && job.max_nodes.is_some() {
+        let most = max_nodes.min(usize::try_from(shape.ntasks).unwrap_or(usize::MAX));
+        for &cand in &candidates_left {
+            if set.len() >= most {
+                break;
+            }
+            if !set.iter().any(|&(i, _)| i == cand.0) {
+                set.push(cand);
+            }
+        }
     }
 
     // Lay tasks out in node order: one each, then fill nodes in turn.

@@ -888,6 +888,29 @@ fn max_cpus_per_node_caps_what_the_partitions_jobs_hold() {
     assert_ne!(plan.reason_of(JobId(6)), Some(R::Resources));
 }
 
+/// `--spread-job`: as many nodes as its maximum allows, a task on each
+/// first, where the same job otherwise packs its tasks.
+#[test]
+fn a_spread_job_takes_as_many_nodes_as_it_may() {
+    let view = cluster(4, 2, 4000);
+    let mut packed = job(1);
+    packed.ntasks = 3;
+    packed.max_nodes = Some(3);
+    let mut spread = packed.clone();
+    spread.id = JobId(2);
+    spread.spread = true;
+    let plan = schedule(&view, &[packed], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0, 1])]);
+    let plan = schedule(&view, &[spread.clone()], 0);
+    assert_eq!(started(&plan), vec![(2, vec![0, 1, 2])]);
+    assert_eq!(plan.starts[0].tasks_per_node(), "1(x3)");
+    // No more nodes than tasks, whatever the maximum.
+    spread.max_nodes = Some(4);
+    spread.ntasks = 2;
+    let plan = schedule(&view, &[spread], 0);
+    assert_eq!(started(&plan), vec![(2, vec![0, 1])]);
+}
+
 #[test]
 fn more_nodes_than_the_partition_has_is_partition_config_then_node_limit() {
     // Slurm 22.05: PartitionConfig when submitted, PartitionNodeLimit from

@@ -69,6 +69,9 @@ pub struct JobRequest {
     pub exclusive: bool,
     /// `--overcommit`: allocate `-c` CPUs per node however many tasks run.
     pub overcommit: bool,
+    /// `--spread-job`: on as many nodes as it may have (up to its maximum
+    /// node count and one task each), not as few as will do.
+    pub spread: bool,
     /// `-w`: every one of these nodes must be in the allocation.
     pub required_nodes: Vec<usize>,
     /// `-x`: none of these may be.
@@ -139,6 +142,7 @@ impl JobRequest {
             mem: None,
             exclusive: false,
             overcommit: false,
+            spread: false,
             required_nodes: Vec::new(),
             excluded_nodes: Vec::new(),
             constraint: None,

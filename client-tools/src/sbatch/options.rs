@@ -480,7 +480,7 @@ pub struct SbatchOpts {
     pub ntasks_per_gpu: Option<u32>,
     /// `--power` flags, upper case (`LEVEL`); shown, not applied.
     pub power: Option<String>,
-    /// `--spread-job` (shown, not applied).
+    /// `--spread-job`: as many nodes as the tasks and the partition allow.
     pub spread_job: bool,
     /// Lines sbatch prints as it reads the options (`sbatch: error:
     /// Ignoring unrecognized power option (x)`), without the prefix.

@@ -441,6 +441,21 @@ impl Controller {
         if desc.min_nodes == Some(0) && desc.max_nodes.is_none() {
             return Err(Reply::error(ErrorCode::InvalidNodeCount, ""));
         }
+        // --spread-job without a node count, as Slurm 22.05 sets it: at most
+        // as many nodes as tasks, and as the partition has.
+        if desc.spread_job && desc.max_nodes.is_none() {
+            if let Some(ntasks) = desc.ntasks {
+                let nodes = self
+                    .partitions
+                    .get(partition)
+                    .map_or(0, |p| p.view.nodes.len());
+                let most = ntasks.min(u32::try_from(nodes).unwrap_or(u32::MAX)).max(1);
+                desc.max_nodes = Some(most);
+                if desc.min_nodes.is_some_and(|m| m > most) {
+                    desc.min_nodes = Some(most);
+                }
+            }
+        }
         // --reservation, --licenses, --signal, --deadline, --gpus* (`core::extras`).
         self.check_submit_options(&mut desc, partition, now)?;
         let mut records = 1;

@@ -1290,6 +1290,7 @@ impl Controller {
         r.mem = job.shape.mem;
         r.exclusive = job.shape.exclusive;
         r.overcommit = job.shape.overcommit;
+        r.spread = job.spec.shown().spread_job;
         r.required_nodes = self.node_list(&job.spec.required_nodes).unwrap_or_default();
         r.excluded_nodes = self.node_list(&job.spec.excluded_nodes).unwrap_or_default();
         if !job.spec.gres.is_empty() {

@@ -718,3 +718,25 @@ fn mail_user_defaults_to_the_submitter_and_qos_needs_accounting() {
     });
     assert_eq!(&*acct.job(id).spec.qos, "normal");
 }
+
+/// `--spread-job` with a task count and no node count: at most as many
+/// nodes as tasks and as the partition has (Slurm 22.05 shows `-n3` on
+/// three 2-CPU nodes as NumNodes=2-3), and it runs spread over them.
+#[test]
+fn a_spread_job_gets_a_maximum_node_count_and_spreads() {
+    let mut env = Env::new();
+    env.register_all();
+    let spread = |ntasks: u32| v1::JobDescription {
+        ntasks: Some(ntasks),
+        spread_job: true,
+        ..script()
+    };
+    let three = env.submit(spread(3));
+    assert_eq!(env.job(three).shape.max_nodes, Some(3));
+    assert_eq!(env.job(three).alloc.len(), 3);
+    let six = env.submit(v1::JobDescription {
+        hold: true,
+        ..spread(6)
+    });
+    assert_eq!(env.job(six).shape.max_nodes, Some(4));
+}
