@@ -36,6 +36,8 @@ pub enum EndReason {
     Preempted,
     NodeFail,
     Deadline,
+    /// Requeued while running (`scontrol requeue`).
+    Requeue,
     /// A normal end (clean-up after completion): no message.
     Other,
 }
@@ -48,6 +50,7 @@ impl EndReason {
             EndReason::Preempted => "preempted",
             EndReason::NodeFail => "node_fail",
             EndReason::Deadline => "deadline",
+            EndReason::Requeue => "requeue",
             EndReason::Other => "other",
         }
     }
@@ -59,6 +62,7 @@ impl EndReason {
             "preempted" => EndReason::Preempted,
             "node_fail" => EndReason::NodeFail,
             "deadline" => EndReason::Deadline,
+            "requeue" => EndReason::Requeue,
             "other" => EndReason::Other,
             _ => return None,
         })
@@ -73,6 +77,8 @@ impl EndReason {
             Ok(JobState::Preempted) => EndReason::Preempted,
             Ok(JobState::NodeFail) => EndReason::NodeFail,
             Ok(JobState::Deadline) => EndReason::Deadline,
+            // Back to the queue: the controller requeued it.
+            Ok(JobState::Pending) => EndReason::Requeue,
             _ => EndReason::Other,
         }
     }
@@ -85,6 +91,7 @@ impl EndReason {
             EndReason::Preempted => Some(" DUE TO PREEMPTION"),
             EndReason::NodeFail => Some(" DUE TO NODE FAILURE"),
             EndReason::Deadline => Some(" DUE TO DEADLINE"),
+            EndReason::Requeue => Some(" DUE TO JOB REQUEUE"),
             EndReason::Other => None,
         }
     }

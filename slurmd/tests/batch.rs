@@ -415,7 +415,7 @@ async fn terminate_kills_a_long_job_that_survived_a_slurmd_restart() {
     assert_eq!(epi.job_id, 6);
     let text = read(&out).expect("output");
     assert!(
-        text.contains("slurmstepd: error: *** JOB 6 ON n1 CANCELLED AT "),
+        text.contains("slurmstepd-n1: error: *** JOB 6 ON n1 CANCELLED AT "),
         "{text}"
     );
     wait_for("job dir removal", || (!c.job_dir(6).exists()).then_some(()));

@@ -523,11 +523,12 @@ async fn handle_conn(stream: tokio::net::UnixStream, shared: &Shared) {
     }
 }
 
-/// The `*** JOB ... ***` line Slurm writes to a job's error stream.
+/// The `*** JOB ... ***` line Slurm writes to a job's error stream, from
+/// `slurmstepd-NODE` as Slurm 22.05 names itself there.
 pub fn end_banner(job_id: u32, node: &str, reason: EndReason, time: i64) -> Option<String> {
     let suffix = reason.suffix()?;
     Some(format!(
-        "slurmstepd: error: *** JOB {job_id} ON {node} CANCELLED AT {}{suffix} ***\n",
+        "slurmstepd-{node}: error: *** JOB {job_id} ON {node} CANCELLED AT {}{suffix} ***\n",
         slurm_common::time::format_timestamp(time)
     ))
 }
@@ -638,7 +639,7 @@ mod tests {
         assert_eq!(end_banner(1, "n1", EndReason::Other, 0), None);
         let b = end_banner(14, "n1", EndReason::Timeout, 0).unwrap();
         assert!(
-            b.starts_with("slurmstepd: error: *** JOB 14 ON n1 CANCELLED AT "),
+            b.starts_with("slurmstepd-n1: error: *** JOB 14 ON n1 CANCELLED AT "),
             "{b}"
         );
         assert!(b.ends_with(" DUE TO TIME LIMIT ***\n"), "{b}");
