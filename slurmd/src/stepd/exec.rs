@@ -87,10 +87,57 @@ pub trait Syscalls {
 /// order. Returns the script's pid and the streams (the caller keeps them to
 /// add its own lines to the job's error file).
 pub fn launch(plan: &LaunchPlan, sys: &mut dyn Syscalls) -> Result<(i32, Stdio), ExecError> {
+    launch_on(plan, sys, None)
+}
+
+/// [`launch`] on node `node`: a script that cannot be executed leaves
+/// Slurm's `slurmstepd-NODE: error: execve(): ...` line in the job's
+/// error file.
+pub fn launch_on(
+    plan: &LaunchPlan,
+    sys: &mut dyn Syscalls,
+    node: Option<&str>,
+) -> Result<(i32, Stdio), ExecError> {
     sys.write_script(plan)?;
     let stdio = sys.open_stdio(plan)?;
-    let pid = sys.spawn(plan, &stdio)?;
-    Ok((pid, stdio))
+    match sys.spawn(plan, &stdio) {
+        Ok(pid) => Ok((pid, stdio)),
+        Err(e) => {
+            if let (ExecError::Exec { source, .. }, Some(node)) = (&e, node) {
+                let fd = stdio.stderr.as_ref().unwrap_or(&stdio.stdout);
+                if let Ok(copy) = fd.try_clone() {
+                    let line = exec_failure_line(plan, node, source);
+                    let _ = File::from(copy).write_all(line.as_bytes());
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What Slurm writes when the script cannot be executed: the interpreter
+/// named for a missing one, else the script's path, and the system's text
+/// for the error.
+pub fn exec_failure_line(plan: &LaunchPlan, node: &str, source: &std::io::Error) -> String {
+    let text = source.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(cut) => &text[..cut],
+        None => text.as_str(),
+    };
+    let interpreter = plan
+        .script
+        .strip_prefix("#!")
+        .and_then(|rest| rest.lines().next())
+        .and_then(|line| line.split_whitespace().next());
+    match interpreter {
+        Some(i) if source.raw_os_error() == Some(libc::ENOENT) => {
+            format!("slurmstepd-{node}: error: execve(): bad interpreter({i}): {text}\n")
+        }
+        _ => format!(
+            "slurmstepd-{node}: error: execve(): {}: {text}\n",
+            plan.script_path.display()
+        ),
+    }
 }
 
 /// Signals sent to end a job: SIGTERM, then SIGCONT, so that processes
@@ -711,6 +758,29 @@ mod tests {
     use super::*;
     use crate::stepd::env::Env;
     use crate::stepd::plan::OutputFile;
+
+    /// Slurm's line for a script that cannot be executed: the missing
+    /// interpreter by name, else the script's path; the system's text.
+    #[test]
+    fn exec_failure_lines_as_slurm_writes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.script = "#!/nonexistent/sh -e\necho hi\n".into();
+        let enoent = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            exec_failure_line(&p, "n1", &enoent),
+            "slurmstepd-n1: error: execve(): bad interpreter(/nonexistent/sh): \
+             No such file or directory\n"
+        );
+        let eacces = std::io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(
+            exec_failure_line(&p, "n1", &eacces),
+            format!(
+                "slurmstepd-n1: error: execve(): {}: Permission denied\n",
+                p.script_path.display()
+            )
+        );
+    }
 
     fn plan(dir: &Path) -> LaunchPlan {
         let mut env = Env::from_entries(["PATH=/usr/bin:/bin"]);

@@ -229,7 +229,7 @@ fn start(
             path: sock.clone(),
             source,
         })?;
-    let (pid, stdio) = exec::launch(&plan, &mut RealSyscalls)?;
+    let (pid, stdio) = exec::launch_on(&plan, &mut RealSyscalls, Some(&setup.node.name))?;
     Ok(Started {
         pid,
         stdio,
@@ -313,6 +313,24 @@ pub fn run(args: StepdArgs) -> i32 {
             Ok(s) => {
                 let kill_wait = setup.conf.kill_wait;
                 supervise(s, job_id, &node_name, kill_wait, &client).await;
+            }
+            Err(LaunchError::Exec(ExecError::Exec { path, source })) => {
+                // As Slurm: a script that cannot be executed is the job's
+                // failure (its line is in the job's error file), not the
+                // node's; the exit code is the error number.
+                tracing::info!(script = %path.display(), error = %source, "cannot execute the batch script");
+                let report = JobCompleteRequest {
+                    job_id,
+                    node_name: node_name.clone(),
+                    exit_code: Some(ExitCode {
+                        status: source.raw_os_error().map_or(1, |e| u32::try_from(e).unwrap_or(1)),
+                        signal: 0,
+                        core_dumped: false,
+                    }),
+                    end_time: unix_now(),
+                    ..Default::default()
+                };
+                report_complete(&client, report).await;
             }
             Err(e) => {
                 tracing::error!(error = %e, "launch failed");
