@@ -391,6 +391,48 @@ pub fn sees_hidden_partitions(conf: &slurm_common::conf::SlurmConf) -> bool {
     uid == 0 || uid_for_name(&conf.slurm_user) == Some(uid)
 }
 
+/// The names of the groups the calling user is in (its passwd group and
+/// the others the group database lists it in), which a partition's
+/// AllowGroups is matched against.
+pub fn my_group_names() -> Vec<String> {
+    let uid = current_uid();
+    let Some((name, gid)) = passwd_entry(uid) else {
+        return Vec::new();
+    };
+    let Ok(c_name) = std::ffi::CString::new(name) else {
+        return Vec::new();
+    };
+    let mut n: libc::c_int = 64;
+    let gids = loop {
+        let mut groups: Vec<libc::gid_t> = vec![0; usize::try_from(n).unwrap_or(64)];
+        let mut count = n;
+        // SAFETY: c_name is NUL-terminated; groups has room for `count`
+        // entries and getgrouplist writes at most that many.
+        let rc =
+            unsafe { libc::getgrouplist(c_name.as_ptr(), gid, groups.as_mut_ptr(), &mut count) };
+        if rc >= 0 {
+            groups.truncate(usize::try_from(count).unwrap_or(0));
+            break groups;
+        }
+        if count <= n || count > 65_536 {
+            break vec![gid];
+        }
+        n = count;
+    };
+    gids.into_iter()
+        .map(|g| group_name(g).unwrap_or_else(|| g.to_string()))
+        .collect()
+}
+
+/// Whether a partition's AllowGroups (`allowed`, empty for ALL) keeps it
+/// from a user in `groups`: Slurm neither shows such a partition nor its
+/// jobs to that user, unless asked (`-a`).
+pub fn groups_denied(allowed: &[String], groups: &[String]) -> bool {
+    !allowed.is_empty()
+        && !allowed.iter().any(|a| a.eq_ignore_ascii_case("ALL"))
+        && !groups.iter().any(|g| allowed.contains(g))
+}
+
 /// The uid of the user called `name`, or `name` itself when it is a number.
 pub fn uid_for_name(name: &str) -> Option<u32> {
     if let Ok(uid) = name.parse::<u32>() {

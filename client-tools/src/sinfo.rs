@@ -275,6 +275,9 @@ pub struct Options {
     /// The caller sees hidden partitions anyway (root, SlurmUser); set
     /// once slurm.conf is read.
     pub sees_hidden: bool,
+    /// The caller's groups, for partitions with AllowGroups (looked up
+    /// when it does not see every partition anyway).
+    pub my_groups: Vec<String>,
     /// `SLURM_TIME_FORMAT`: how timestamps are written.
     pub time_format: TimeFormat,
 }
@@ -442,7 +445,11 @@ pub fn select(
 ) -> (Vec<PartitionInfo>, Vec<NodeInfo>) {
     let parts: Vec<PartitionInfo> = partitions
         .into_iter()
-        .filter(|p| !p.hidden || o.partitions_given || o.all || o.sees_hidden)
+        .filter(|p| {
+            let kept_from_me =
+                p.hidden || crate::client::groups_denied(&p.allow_groups, &o.my_groups);
+            !kept_from_me || o.partitions_given || o.all || o.sees_hidden
+        })
         .filter(|p| !o.partitions_given || o.partitions.contains(&p.name))
         .collect();
     let wanted: Option<Vec<String>> = o
@@ -698,6 +705,11 @@ pub fn run_paced(
         return 1;
     }
     plan.opts.sees_hidden = crate::client::sees_hidden_partitions(&config.conf);
+    if !plan.opts.sees_hidden {
+        // (A partition's AllowGroups may have been changed by an update:
+        // slurm.conf cannot tell whether they will be needed.)
+        plan.opts.my_groups = crate::client::my_group_names();
+    }
     let mut controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
@@ -872,6 +884,33 @@ mod tests {
             ..parse(&[])
         };
         assert_eq!(names(&operator), ["debug", "secret"]);
+        // AllowGroups without a group of the caller's: kept from it alike.
+        let mut parts = parts.clone();
+        parts[0].allow_groups = vec!["staff".into()];
+        let names = |o: &Options| -> Vec<String> {
+            select(o, parts.clone(), Vec::new())
+                .0
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
+        };
+        let outsider = Options {
+            my_groups: vec!["nogroup".into()],
+            ..parse(&[])
+        };
+        assert!(names(&outsider).is_empty());
+        let member = Options {
+            my_groups: vec!["users".into(), "staff".into()],
+            ..parse(&[])
+        };
+        assert_eq!(names(&member), ["debug"]);
+        assert_eq!(
+            names(&Options {
+                all: true,
+                ..outsider
+            }),
+            ["debug", "secret"]
+        );
     }
 
     #[test]

@@ -757,6 +757,8 @@ pub fn build_job(
         submit_host: ctx.host.clone(),
         submit_sid: ctx.sid,
         submit_line: ctx.submit_line.clone(),
+        // The controller looks them up itself.
+        user_groups: Vec::new(),
         script: script.text.clone(),
         argv: cli.script_args.clone(),
         environment,

@@ -1657,7 +1657,16 @@ async fn run(
                 .await;
             let reply = reply.map(|mut r| {
                 if !options.all {
-                    r.partitions.retain(|p| !p.hidden);
+                    // Hidden ones, and those whose AllowGroups the user
+                    // is in none of, as Slurm keeps them from users.
+                    let groups = if r.partitions.iter().any(|p| !p.allow_groups.is_empty()) {
+                        crate::client::my_group_names()
+                    } else {
+                        Vec::new()
+                    };
+                    r.partitions.retain(|p| {
+                        !p.hidden && !crate::client::groups_denied(&p.allow_groups, &groups)
+                    });
                 }
                 r
             });

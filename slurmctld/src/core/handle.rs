@@ -398,6 +398,28 @@ impl Controller {
             tracing::info!("DisableRootJobs: root's job refused");
             return Err(Reply::error(ErrorCode::InvalidUserId, ""));
         }
+        // AllowGroups: the job's user must be in one of the groups of each
+        // partition it names; root and SlurmUser may use any (the shell
+        // looked the user's groups up, `rpc::add_user_groups`).
+        if uid != 0 && !self.cfg.operators.contains(&uid) {
+            let denied = partitions.iter().find(|&&p| {
+                self.partitions[p]
+                    .conf
+                    .allow_groups
+                    .as_ref()
+                    .is_some_and(|allowed| !desc.user_groups.iter().any(|g| allowed.contains(g)))
+            });
+            if let Some(&p) = denied {
+                tracing::info!(
+                    uid,
+                    partition = self.partitions[p].name(),
+                    "AllowGroups: no group of the user may use the partition"
+                );
+                return Err(Reply::error(ErrorCode::PartitionGroupDenied, ""));
+            }
+        }
+        // Looked at here only: not part of the job.
+        desc.user_groups.clear();
         if slurm_proto::convert::time_limit("time_limit", desc.time_limit.as_ref()).is_err() {
             return Err(Reply::error(ErrorCode::InvalidTimeLimit, ""));
         }

@@ -71,9 +71,37 @@ pub const DIRECT: JobFields = JobFields::of(&[
     100, 101, 102, 110, 111, 115, // features, sharing, command, comment
 ]);
 
-/// The jobs `filter` selects, in id order (named jobs in the order named);
-/// with `hide_hidden`, not those whose partitions are all hidden.
-pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter, hide_hidden: bool) -> Vec<&'a Arc<Job>> {
+/// What a caller is not shown unless it asks (squeue and scontrol show
+/// job without `-a`): jobs whose partitions are all hidden from it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Hiding {
+    /// Every job (root, SlurmUser, or asked for).
+    #[default]
+    Nothing,
+    /// Jobs of `Hidden=YES` partitions, and of partitions whose
+    /// AllowGroups has none of these groups (the caller's).
+    Partitions { groups: Vec<String> },
+}
+
+impl Hiding {
+    /// Whether partition `p` is hidden.
+    fn hides(&self, p: &crate::core::PartRec) -> bool {
+        match self {
+            Hiding::Nothing => false,
+            Hiding::Partitions { groups } => {
+                p.conf.hidden
+                    || p.conf
+                        .allow_groups
+                        .as_ref()
+                        .is_some_and(|allowed| !groups.iter().any(|g| allowed.contains(g)))
+            }
+        }
+    }
+}
+
+/// The jobs `filter` selects, in id order (named jobs in the order named),
+/// less those `hiding` hides.
+pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter, hiding: &Hiding) -> Vec<&'a Arc<Job>> {
     let named = named_records(snap, f);
     let node_filter: Vec<usize> = if f.nodelist.is_empty() {
         Vec::new()
@@ -86,15 +114,12 @@ pub fn select<'a>(snap: &'a Snapshot, f: &v1::JobFilter, hide_hidden: bool) -> V
             .map(|(i, _)| i)
             .collect()
     };
-    let hidden: Vec<&str> = if hide_hidden {
-        snap.partitions
-            .iter()
-            .filter(|p| p.conf.hidden)
-            .map(|p| p.name())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let hidden: Vec<&str> = snap
+        .partitions
+        .iter()
+        .filter(|p| hiding.hides(p))
+        .map(|p| p.name())
+        .collect();
     let visible = |job: &Job| {
         hidden.is_empty()
             || !crate::core::job::partition_names(&job.partition_name)
@@ -200,8 +225,8 @@ pub enum JobsAnswer {
     Jobs {
         snap: Arc<Snapshot>,
         filter: Box<v1::JobFilter>,
-        /// Jobs of hidden partitions are left out.
-        hide_hidden: bool,
+        /// Jobs left out.
+        hiding: Hiding,
         fields: JobFields,
         now: i64,
     },
@@ -221,6 +246,7 @@ pub enum JobsAnswer {
 pub fn prepare(
     snap: Arc<Snapshot>,
     req: &v1::GetJobsRequest,
+    hiding: Hiding,
     now: i64,
 ) -> Result<JobsAnswer, Status> {
     if req.changed_since > 0 && snap.last_update <= req.changed_since {
@@ -230,13 +256,13 @@ pub fn prepare(
     }
     let filter = Box::new(req.filter.clone().unwrap_or_default());
     // Named jobs are few: finding them twice costs nothing.
-    if names_jobs(&filter) && select(&snap, &filter, req.hide_hidden).is_empty() {
+    if names_jobs(&filter) && select(&snap, &filter, &hiding).is_empty() {
         return Err(ErrorCode::InvalidJobId.to_status(""));
     }
     Ok(JobsAnswer::Jobs {
         snap,
         filter,
-        hide_hidden: req.hide_hidden,
+        hiding,
         fields: JobFields::from_tags(&req.fields),
         now,
     })
@@ -278,11 +304,11 @@ impl JobsAnswer {
             JobsAnswer::Jobs {
                 snap,
                 filter,
-                hide_hidden,
+                hiding,
                 fields,
                 now,
             } => {
-                let jobs = select(snap, filter, *hide_hidden);
+                let jobs = select(snap, filter, hiding);
                 trim_after_reply(jobs.len());
                 encode_jobs(out, snap, &jobs, *now, *fields);
             }
@@ -324,17 +350,18 @@ fn encode_jobs(
 pub fn prepare_parts(
     snap: Arc<Snapshot>,
     req: &v1::GetJobsRequest,
+    hiding: Hiding,
     now: i64,
 ) -> Result<Parts, Status> {
-    let items = match prepare(snap, req, now)? {
+    let items = match prepare(snap, req, hiding, now)? {
         JobsAnswer::Jobs {
             snap,
             filter,
-            hide_hidden,
+            hiding,
             fields,
             now,
         } => {
-            let jobs: Arc<[Arc<Job>]> = select(&snap, &filter, hide_hidden)
+            let jobs: Arc<[Arc<Job>]> = select(&snap, &filter, &hiding)
                 .into_iter()
                 .cloned()
                 .collect();
@@ -468,8 +495,13 @@ impl Stream for Parts {
 }
 
 /// The whole GetJobs answer for `req`, encoded, as of `snap` at `now`.
-pub fn answer(snap: Arc<Snapshot>, req: &v1::GetJobsRequest, now: i64) -> Result<Vec<u8>, Status> {
-    let prepared = prepare(snap, req, now)?;
+pub fn answer(
+    snap: Arc<Snapshot>,
+    req: &v1::GetJobsRequest,
+    hiding: Hiding,
+    now: i64,
+) -> Result<Vec<u8>, Status> {
+    let prepared = prepare(snap, req, hiding, now)?;
     let mut out = Vec::new();
     prepared.encode(&mut out);
     Ok(out)
@@ -816,19 +848,40 @@ where
 fn answered<T: Send + 'static>(
     service: &Service,
     request: Request<v1::GetJobsRequest>,
-    answer: fn(Arc<Snapshot>, &v1::GetJobsRequest, i64) -> Result<T, Status>,
+    answer: fn(Arc<Snapshot>, &v1::GetJobsRequest, Hiding, i64) -> Result<T, Status>,
 ) -> BoxFuture<Response<T>, Status> {
     let service = service.clone();
-    let mut request = request;
     Box::pin(async move {
         let caller = service.caller(&request)?;
-        // Root and SlurmUser see every partition.
-        if service.shared.is_operator(caller.uid) {
-            request.get_mut().hide_hidden = false;
-        }
         let snap = service.shared.snapshot();
-        answer(snap, request.get_ref(), unix_now()).map(Response::new)
+        let hiding = hiding_for(&service.shared, &snap, caller, request.get_ref());
+        answer(snap, request.get_ref(), hiding, unix_now()).map(Response::new)
     })
+}
+
+/// What `caller` is not shown of `snap` by `req`: nothing to root and
+/// SlurmUser or when the request does not ask it; otherwise hidden
+/// partitions, and those whose AllowGroups the caller is in none of (its
+/// groups are looked up only when a partition has AllowGroups).
+pub(super) fn hiding_for(
+    shared: &super::Shared,
+    snap: &Snapshot,
+    caller: crate::core::Caller,
+    req: &v1::GetJobsRequest,
+) -> Hiding {
+    if !req.hide_hidden || shared.is_operator(caller.uid) {
+        return Hiding::Nothing;
+    }
+    let groups = if snap
+        .partitions
+        .iter()
+        .any(|p| p.conf.allow_groups.is_some())
+    {
+        crate::server::group_names_of(caller.uid)
+    } else {
+        Vec::new()
+    };
+    Hiding::Partitions { groups }
 }
 
 /// GetJobs as a unary method whose reply is already encoded.

@@ -181,10 +181,35 @@ fn submit_command(
         };
         desc.user_name = name_of(uid);
     }
+    // Only the controller says what groups the user is in.
+    desc.user_groups.clear();
     Ok(Command::Submit {
         caller,
         desc: Box::new(desc),
     })
+}
+
+/// Puts the job user's groups in a submission when a partition has
+/// AllowGroups (the core checks them; looking them up costs a passwd and
+/// group lookup, so only then).
+fn add_user_groups(shared: &Shared, cmd: &mut Command) {
+    let Command::Submit { caller, desc } = cmd else {
+        return;
+    };
+    let snap = shared.snapshot();
+    if !snap
+        .partitions
+        .iter()
+        .any(|p| p.conf.allow_groups.is_some())
+    {
+        return;
+    }
+    let uid = if desc.user_id == 0 {
+        caller.uid
+    } else {
+        desc.user_id
+    };
+    desc.user_groups = crate::server::group_names_of(uid);
 }
 
 fn unexpected(reply: &Reply) -> Status {
@@ -198,9 +223,10 @@ impl slurm_proto::SlurmController for Service {
         request: Request<v1::SubmitJobRequest>,
     ) -> Result<Response<v1::SubmitJobReply>, Status> {
         let caller = self.caller(&request)?;
-        let cmd = submit_command(caller, request.into_inner(), |uid| {
+        let mut cmd = submit_command(caller, request.into_inner(), |uid| {
             crate::server::user_name_of(uid).unwrap_or_else(|| uid.to_string())
         })?;
+        add_user_groups(&self.shared, &mut cmd);
         match self.ask(cmd).await? {
             Reply::Submitted { job_id, estimate } => Ok(Response::new(v1::SubmitJobReply {
                 job_id,
@@ -230,12 +256,9 @@ impl slurm_proto::SlurmController for Service {
         request: Request<v1::GetJobsRequest>,
     ) -> Result<Response<v1::GetJobsReply>, Status> {
         let caller = self.caller(&request)?;
-        let mut req = request.into_inner();
-        // Root and SlurmUser see every partition.
-        if self.shared.is_operator(caller.uid) {
-            req.hide_hidden = false;
-        }
+        let req = request.into_inner();
         let snap = self.shared.snapshot();
+        let hiding = jobs::hiding_for(&self.shared, &snap, caller, &req);
         if req.changed_since > 0 && snap.last_update <= req.changed_since {
             return Ok(Response::new(v1::GetJobsReply {
                 jobs: Vec::new(),
@@ -248,7 +271,7 @@ impl slurm_proto::SlurmController for Service {
         let now = unix_now();
         let fields = convert::JobFields::from_tags(&req.fields);
         let f = req.filter.unwrap_or_default();
-        let jobs: Vec<v1::JobInfo> = jobs::select(&snap, &f, req.hide_hidden)
+        let jobs: Vec<v1::JobInfo> = jobs::select(&snap, &f, &hiding)
             .into_iter()
             .map(|j| convert::job_info_fields(&snap, j, now, fields))
             .collect();

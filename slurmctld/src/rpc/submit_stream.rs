@@ -79,7 +79,8 @@ async fn pump(
                                 .clone()
                         };
                         match submit_command(caller, request, name_of) {
-                            Ok(cmd) => {
+                            Ok(mut cmd) => {
+                                super::add_user_groups(&shared, &mut cmd);
                                 if shared.commands.send((cmd, reply_tx)).await.is_err() {
                                     // The owner task has ended: so has the
                                     // controller.

@@ -241,6 +241,58 @@ fn max_cpus_per_node_caps_the_partitions_share_of_each_node() {
     assert_eq!(env.job(wide).reason, PendingReason::PartitionConfig);
 }
 
+/// AllowGroups: a user in none of the groups may not submit to the
+/// partition ("User's group not permitted to use this partition"); root
+/// may. The groups the shell looked up are not kept with the job.
+#[test]
+fn allow_groups_refuses_users_outside_them() {
+    let mut env = Env::new();
+    let r = env.run(update(
+        Caller::ROOT,
+        "debug",
+        &[("AllowGroups", "staff,wheel")],
+    ));
+    assert_eq!(r, Reply::Ok);
+    let with_groups = |groups: &[&str]| v1::JobDescription {
+        partitions: vec!["debug".into()],
+        user_groups: groups.iter().map(|g| (*g).to_string()).collect(),
+        ..script()
+    };
+    assert_eq!(
+        error_code(env.submit_as(ALICE, with_groups(&["alice", "users"]))),
+        ErrorCode::PartitionGroupDenied
+    );
+    // Named in a list with another partition: refused alike.
+    let mut both = with_groups(&["users"]);
+    both.partitions = vec!["short".into(), "debug".into()];
+    assert_eq!(
+        error_code(env.submit_as(ALICE, both)),
+        ErrorCode::PartitionGroupDenied
+    );
+    env.submit(with_groups(&["users", "wheel"]));
+    let kept = env.events.iter().rev().find_map(|e| match e {
+        Event::JobSubmitted { desc, .. } => Some(desc.user_groups.clone()),
+        _ => None,
+    });
+    assert_eq!(kept, Some(Vec::new()));
+    let roots = v1::JobDescription {
+        user_id: 0,
+        group_id: 0,
+        ..with_groups(&[])
+    };
+    assert!(matches!(
+        env.submit_as(Caller::ROOT, roots),
+        Reply::Submitted { .. }
+    ));
+    // Other partitions are open to everyone.
+    let mut short = with_groups(&[]);
+    short.partitions = vec!["short".into()];
+    assert!(matches!(
+        env.submit_as(ALICE, short),
+        Reply::Submitted { .. }
+    ));
+}
+
 #[test]
 fn a_snapshot_keeps_the_updates() {
     let mut env = Env::new();

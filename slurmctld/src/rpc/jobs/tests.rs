@@ -222,8 +222,9 @@ async fn rpc_hidden_partitions_jobs_are_left_out_when_asked() {
             .count()
     };
     assert!(in_short(&snap) > 0);
-    let all = select(&snap, &v1::JobFilter::default(), false).len();
-    let shown = select(&snap, &v1::JobFilter::default(), true);
+    let all = select(&snap, &v1::JobFilter::default(), &Hiding::Nothing).len();
+    let hiding = Hiding::Partitions { groups: Vec::new() };
+    let shown = select(&snap, &v1::JobFilter::default(), &hiding);
     assert_eq!(shown.len(), all - in_short(&snap));
     assert!(shown.iter().all(|j| j.partition_name != "short"));
 
@@ -258,8 +259,8 @@ async fn rpc_unknown_job_ids_select_nothing() {
         job_ids: ids,
         ..Default::default()
     };
-    assert!(select(&snap, &only(vec![999_999]), false).is_empty());
-    let ids: Vec<u32> = select(&snap, &only(vec![999_999, first]), false)
+    assert!(select(&snap, &only(vec![999_999]), &Hiding::Nothing).is_empty());
+    let ids: Vec<u32> = select(&snap, &only(vec![999_999, first]), &Hiding::Nothing)
         .iter()
         .map(|j| j.id.get())
         .collect();
@@ -271,7 +272,7 @@ async fn rpc_unknown_job_ids_select_nothing() {
         }],
         ..Default::default()
     };
-    assert!(select(&snap, &missing_task, false).is_empty());
+    assert!(select(&snap, &missing_task, &Hiding::Nothing).is_empty());
 
     let auth = key_auth();
     let svc = service(snap, auth.clone());
@@ -294,7 +295,7 @@ fn rpc_an_array_id_names_its_tasks_after_its_own_record_is_purged() {
     d.array_spec = "0-3".into();
     let arr = env.submit(d);
     let members = |snap: &Snapshot, f: &v1::JobFilter| -> Vec<(u32, Option<u32>)> {
-        select(snap, f, false)
+        select(snap, f, &Hiding::Nothing)
             .iter()
             .map(|j| (j.id.get(), j.array.as_ref().and_then(|a| a.task)))
             .collect()
@@ -564,7 +565,12 @@ async fn rpc_encoded_answer_matches_the_generated_one() {
                 .get_jobs(signed(&auth, req.clone()))
                 .await
                 .map(|r| r.into_inner().encode_to_vec());
-            let direct = answer(Arc::clone(&snap), &req, unix_now());
+            let hiding = if req.hide_hidden {
+                Hiding::Partitions { groups: Vec::new() }
+            } else {
+                Hiding::Nothing
+            };
+            let direct = answer(Arc::clone(&snap), &req, hiding, unix_now());
             if unix_now() == before {
                 break (direct, generated);
             }
@@ -701,7 +707,7 @@ fn many_jobs_snapshot(n: usize) -> Snapshot {
 fn rpc_parts_cut_the_selection_in_order() {
     let snap = Arc::new(many_jobs_snapshot(PART_JOBS * 2 + 7));
     let all = v1::GetJobsRequest::default();
-    let parts = prepare_parts(Arc::clone(&snap), &all, NOW)
+    let parts = prepare_parts(Arc::clone(&snap), &all, Hiding::Nothing, NOW)
         .unwrap()
         .collect_all();
     let ranges: Vec<(usize, usize)> = parts
@@ -727,7 +733,7 @@ fn rpc_parts_cut_the_selection_in_order() {
         }),
         ..Default::default()
     };
-    let parts = prepare_parts(Arc::clone(&snap), &none, NOW)
+    let parts = prepare_parts(Arc::clone(&snap), &none, Hiding::Nothing, NOW)
         .unwrap()
         .collect_all();
     assert_eq!(parts.len(), 1);
@@ -741,7 +747,7 @@ fn rpc_parts_cut_the_selection_in_order() {
         changed_since: snap.last_update,
         ..Default::default()
     };
-    let parts = prepare_parts(Arc::clone(&snap), &unchanged, NOW)
+    let parts = prepare_parts(Arc::clone(&snap), &unchanged, Hiding::Nothing, NOW)
         .unwrap()
         .collect_all();
     assert!(matches!(parts[..], [JobsAnswer::Unchanged { .. }]));
@@ -753,7 +759,7 @@ fn rpc_parts_cut_the_selection_in_order() {
         }),
         ..Default::default()
     };
-    let err = prepare_parts(snap, &missing, NOW).unwrap_err();
+    let err = prepare_parts(snap, &missing, Hiding::Nothing, NOW).unwrap_err();
     assert_eq!(ErrorCode::from_status(&err).0, ErrorCode::InvalidJobId);
 }
 
@@ -841,7 +847,7 @@ async fn rpc_route_streams_the_generated_parts() {
 fn rpc_qos_reservation_and_wckey_filters_select_only_matching_jobs() {
     let snap = varied_snapshot();
     let names = |f: v1::JobFilter| -> Vec<String> {
-        let mut v: Vec<String> = select(&snap, &f, false)
+        let mut v: Vec<String> = select(&snap, &f, &Hiding::Nothing)
             .iter()
             .map(|j| j.name.to_string())
             .collect();
