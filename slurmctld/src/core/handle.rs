@@ -398,6 +398,16 @@ impl Controller {
             tracing::info!("DisableRootJobs: root's job refused");
             return Err(Reply::error(ErrorCode::InvalidUserId, ""));
         }
+        // RootOnly: only root and SlurmUser may submit there.
+        if caller.uid != 0
+            && !self.cfg.operators.contains(&caller.uid)
+            && partitions
+                .iter()
+                .any(|&p| self.partitions[p].conf.root_only)
+        {
+            tracing::info!(uid = caller.uid, "RootOnly partition: submission refused");
+            return Err(Reply::error(ErrorCode::AccessDenied, ""));
+        }
         // AllowGroups: the job's user must be in one of the groups of each
         // partition it names; root and SlurmUser may use any (the shell
         // looked the user's groups up, `rpc::add_user_groups`).

@@ -293,6 +293,28 @@ fn allow_groups_refuses_users_outside_them() {
     ));
 }
 
+/// RootOnly=YES: only root (and SlurmUser) may submit to the partition;
+/// others get "Access/permission denied", as in Slurm.
+#[test]
+fn root_only_partitions_take_roots_jobs_only() {
+    let mut env = Env::new();
+    let r = env.run(update(Caller::ROOT, "debug", &[("RootOnly", "YES")]));
+    assert_eq!(r, Reply::Ok);
+    let in_debug = v1::JobDescription {
+        partitions: vec!["debug".into()],
+        ..script()
+    };
+    assert_eq!(
+        error_code(env.submit_as(ALICE, in_debug.clone())),
+        ErrorCode::AccessDenied
+    );
+    // Root may, for itself or for another user.
+    assert!(matches!(
+        env.submit_as(Caller::ROOT, in_debug),
+        Reply::Submitted { .. }
+    ));
+}
+
 #[test]
 fn a_snapshot_keeps_the_updates() {
     let mut env = Env::new();
