@@ -29,7 +29,7 @@
 use crate::constraint::{Constraint, CountNeed};
 use crate::plan::NodeAlloc;
 use crate::request::{JobRequest, MemReq};
-use crate::view::{ClusterView, OverSubscribe, PartitionView};
+use crate::view::{ClusterView, NodeUsers, OverSubscribe, PartitionView};
 
 /// What is still free on one node during a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,9 @@ pub(crate) struct FreeNode {
     pub idle: bool,
     /// May take work at all.
     pub usable: bool,
+    /// Whose jobs hold it, and whose `--exclusive=user` job (if any).
+    pub users: NodeUsers,
+    pub user_exclusive: Option<u32>,
 }
 
 /// Free resources of every node, indexed like [`ClusterView::nodes`].
@@ -62,6 +65,8 @@ impl Pool {
                             mem_mb: 0,
                             idle: false,
                             usable: n.usable,
+                            users: n.users,
+                            user_exclusive: n.user_exclusive,
                         }
                     } else {
                         FreeNode {
@@ -69,6 +74,8 @@ impl Pool {
                             mem_mb: n.real_memory_mb.saturating_sub(n.alloc_mem_mb),
                             idle: n.is_idle(),
                             usable: n.usable,
+                            users: n.users,
+                            user_exclusive: n.user_exclusive,
                         }
                     }
                 })
@@ -88,6 +95,8 @@ impl Pool {
                     mem_mb: n.real_memory_mb,
                     idle: true,
                     usable: assume_up || n.usable,
+                    users: NodeUsers::Nobody,
+                    user_exclusive: None,
                 })
                 .collect(),
         }
@@ -140,14 +149,23 @@ impl Pool {
                 f.mem_mb = f.mem_mb.saturating_add(a.mem_mb).min(n.real_memory_mb);
             }
             f.idle = f.cpus == n.cpus && f.mem_mb == n.real_memory_mb;
+            if f.idle {
+                f.users = NodeUsers::Nobody;
+                f.user_exclusive = None;
+            }
         }
     }
 
-    /// Removes an allocation from the pool.
-    pub fn take(&mut self, allocs: &[NodeAlloc], exclusive: bool) {
+    /// Removes an allocation of `shape` from the pool.
+    pub fn take(&mut self, allocs: &[NodeAlloc], shape: &Shape) {
+        let exclusive = shape.exclusive;
         for a in allocs {
             if let Some(f) = self.nodes.get_mut(a.node_index) {
                 f.idle = false;
+                f.users = f.users.with(shape.uid);
+                if shape.exclusive_user {
+                    f.user_exclusive = Some(shape.uid);
+                }
                 if exclusive {
                     f.cpus = 0;
                     f.mem_mb = 0;
@@ -186,6 +204,10 @@ pub(crate) struct Shape {
     pub track_memory: bool,
     /// `--mincpus`: each node gives the job at least this many CPUs.
     pub min_cpus: u32,
+    /// The job's user, and whether its nodes may hold no other user's
+    /// jobs (`--exclusive=user`, `ExclusiveUser=YES`).
+    pub uid: u32,
+    pub exclusive_user: bool,
 }
 
 impl Shape {
@@ -220,6 +242,8 @@ impl Shape {
             mem,
             track_memory,
             min_cpus: job.min_cpus_per_node,
+            uid: job.uid,
+            exclusive_user: job.exclusive_user || part.exclusive_user,
         }
     }
 
@@ -228,6 +252,13 @@ impl Shape {
     pub fn capacity(&self, view: &ClusterView, node: usize, free: FreeNode) -> Option<u32> {
         let n = view.nodes.get(node)?;
         if !free.usable || (self.exclusive && !free.idle) {
+            return None;
+        }
+        // Another user's `--exclusive=user` job holds it, or this one is
+        // and another user's job does.
+        if free.user_exclusive.is_some_and(|u| u != self.uid)
+            || (self.exclusive_user && !free.users.only(self.uid))
+        {
             return None;
         }
         let cpt = self.cpus_per_task;

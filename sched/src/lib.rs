@@ -42,5 +42,6 @@ pub use plan::{account_refusal, schedule, NodeAlloc, Plan, Start};
 pub use request::{Hold, JobRequest, LicenseNeed, MemReq};
 pub use submit::{check_submit, SubmitRejection, Unsatisfiable};
 pub use view::{
-    ClusterView, LicenseView, NodeView, OverSubscribe, PartitionState, PartitionView, SchedConfig,
+    ClusterView, LicenseView, NodeUsers, NodeView, OverSubscribe, PartitionState, PartitionView,
+    SchedConfig,
 };

@@ -709,7 +709,7 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
             let placed = fit::select(view, job, &shape, &usable, order, mask.as_deref());
             if let Some(nodes) = placed {
                 drop(usable);
-                pool.take(&nodes, shape.exclusive);
+                pool.take(&nodes, &shape);
                 for a in &nodes {
                     if let Some(c) = part_held[part_index].get_mut(a.node_index) {
                         *c = c.saturating_add(a.cpus);

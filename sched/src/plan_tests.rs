@@ -911,6 +911,56 @@ fn a_spread_job_takes_as_many_nodes_as_it_may() {
     assert_eq!(started(&plan), vec![(2, vec![0, 1])]);
 }
 
+/// `--exclusive=user`: the job's nodes hold no other user's jobs, either
+/// way round, in the same pass as across passes; `ExclusiveUser=YES`
+/// makes every job of the partition so (Slurm 22.05, one 2-CPU node).
+#[test]
+fn exclusive_user_keeps_other_users_off_the_nodes() {
+    use crate::view::NodeUsers;
+    let view = cluster(1, 2, 4000);
+    let as_user = |id: u32, uid: u32, exclusive_user: bool| {
+        let mut j = job(id);
+        j.uid = uid;
+        j.exclusive_user = exclusive_user;
+        j
+    };
+    // A's job is exclusive: B's waits, A's second one joins it.
+    let plan = schedule(
+        &view,
+        &[
+            as_user(1, 1000, true),
+            as_user(2, 2000, false),
+            as_user(3, 1000, false),
+        ],
+        0,
+    );
+    assert_eq!(started(&plan), vec![(1, vec![0])]);
+    assert_eq!(reasons(&plan), vec![(2, R::Resources), (3, R::Priority)]);
+    // B's plain job runs there already: A's exclusive one waits.
+    let mut busy = view.clone();
+    busy.nodes[0].alloc_cpus = 1;
+    busy.nodes[0].users = NodeUsers::One(2000);
+    let plan = schedule(&busy, &[as_user(4, 1000, true)], 0);
+    assert_eq!(reasons(&plan), vec![(4, R::Resources)]);
+    let plan = schedule(&busy, &[as_user(5, 2000, true)], 0);
+    assert_eq!(started(&plan), vec![(5, vec![0])]);
+    // Held by A's exclusive job: B's waits.
+    busy.nodes[0].users = NodeUsers::One(1000);
+    busy.nodes[0].user_exclusive = Some(1000);
+    let plan = schedule(&busy, &[as_user(6, 2000, false)], 0);
+    assert_eq!(reasons(&plan), vec![(6, R::Resources)]);
+    // ExclusiveUser=YES: two users' plain jobs do not share the node.
+    let mut part_excl = view.clone();
+    part_excl.partitions[0].exclusive_user = true;
+    let plan = schedule(
+        &part_excl,
+        &[as_user(7, 1000, false), as_user(8, 2000, false)],
+        0,
+    );
+    assert_eq!(started(&plan), vec![(7, vec![0])]);
+    assert_eq!(reasons(&plan), vec![(8, R::Resources)]);
+}
+
 #[test]
 fn more_nodes_than_the_partition_has_is_partition_config_then_node_limit() {
     // Slurm 22.05: PartitionConfig when submitted, PartitionNodeLimit from

@@ -72,6 +72,10 @@ pub struct JobRequest {
     /// `--spread-job`: on as many nodes as it may have (up to its maximum
     /// node count and one task each), not as few as will do.
     pub spread: bool,
+    /// The job's user, and `--exclusive=user`: its nodes may hold no other
+    /// user's jobs.
+    pub uid: u32,
+    pub exclusive_user: bool,
     /// `-w`: every one of these nodes must be in the allocation.
     pub required_nodes: Vec<usize>,
     /// `-x`: none of these may be.
@@ -143,6 +147,8 @@ impl JobRequest {
             exclusive: false,
             overcommit: false,
             spread: false,
+            uid: 0,
+            exclusive_user: false,
             required_nodes: Vec::new(),
             excluded_nodes: Vec::new(),
             constraint: None,

@@ -44,6 +44,38 @@ pub struct NodeView {
     pub sockets: u32,
     pub cores_per_socket: u32,
     pub threads_per_core: u32,
+    /// Whose jobs hold the node: an `--exclusive=user` job may only join
+    /// its own user's.
+    pub users: NodeUsers,
+    /// The user whose `--exclusive=user` job holds the node (or who holds
+    /// it in an `ExclusiveUser=YES` partition): no one else's job may use
+    /// it.
+    pub user_exclusive: Option<u32>,
+}
+
+/// Whose jobs hold a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NodeUsers {
+    #[default]
+    Nobody,
+    One(u32),
+    Several,
+}
+
+impl NodeUsers {
+    /// With a job of `uid` added.
+    pub fn with(self, uid: u32) -> NodeUsers {
+        match self {
+            NodeUsers::Nobody => NodeUsers::One(uid),
+            NodeUsers::One(u) if u == uid => self,
+            _ => NodeUsers::Several,
+        }
+    }
+
+    /// No job but `uid`'s holds the node.
+    pub fn only(self, uid: u32) -> bool {
+        self == NodeUsers::Nobody || self == NodeUsers::One(uid)
+    }
 }
 
 impl NodeView {
@@ -63,6 +95,8 @@ impl NodeView {
             sockets: 0,
             cores_per_socket: 0,
             threads_per_core: 0,
+            users: NodeUsers::Nobody,
+            user_exclusive: None,
         }
     }
 
@@ -140,6 +174,8 @@ pub struct PartitionView {
     /// like [`ClusterView::nodes`] (a node past the end: none). Only read
     /// when `max_cpus_per_node` is set.
     pub used_cpus: Vec<u32>,
+    /// `ExclusiveUser=YES`: every job of the partition is `--exclusive=user`.
+    pub exclusive_user: bool,
 }
 
 impl PartitionView {
@@ -160,6 +196,7 @@ impl PartitionView {
             allow_accounts: None,
             max_cpus_per_node: None,
             used_cpus: Vec::new(),
+            exclusive_user: false,
         }
     }
 }

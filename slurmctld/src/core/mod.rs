@@ -1211,7 +1211,7 @@ impl Controller {
 
     /// The scheduler's view of the cluster now.
     pub fn cluster_view(&self) -> ClusterView {
-        ClusterView {
+        let mut view = ClusterView {
             nodes: self
                 .nodes
                 .iter()
@@ -1233,11 +1233,44 @@ impl Controller {
                     sockets: u32::from(n.sockets),
                     cores_per_socket: u32::from(n.cores_per_socket),
                     threads_per_core: u32::from(n.threads_per_core),
+                    users: slurm_sched::NodeUsers::Nobody,
+                    user_exclusive: None,
                 })
                 .collect(),
             partitions: self.partition_views(),
             config: self.cfg.sched,
             licenses: self.license_views(),
+        };
+        self.note_node_users(&mut view);
+        view
+    }
+
+    /// Whose jobs hold each node, and whose `--exclusive=user` job: read
+    /// only while some job asks it or a partition has ExclusiveUser=YES
+    /// (it costs a walk over the jobs).
+    fn note_node_users(&self, view: &mut ClusterView) {
+        let wanted = view.partitions.iter().any(|p| p.exclusive_user)
+            || self.jobs.values().any(|j| {
+                (j.status.state == JobState::Pending || !j.alloc.is_empty())
+                    && j.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32
+            });
+        if !wanted {
+            return;
+        }
+        for job in self.jobs.values().filter(|j| !j.alloc.is_empty()) {
+            let exclusive = job.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32
+                || job
+                    .partition
+                    .and_then(|p| view.partitions.get(p))
+                    .is_some_and(|p| p.exclusive_user);
+            for a in job.alloc.iter() {
+                if let Some(n) = view.nodes.get_mut(a.node_index) {
+                    n.users = n.users.with(job.uid);
+                    if exclusive {
+                        n.user_exclusive = Some(job.uid);
+                    }
+                }
+            }
         }
     }
 
@@ -1291,6 +1324,8 @@ impl Controller {
         r.exclusive = job.shape.exclusive;
         r.overcommit = job.shape.overcommit;
         r.spread = job.spec.shown().spread_job;
+        r.uid = job.uid;
+        r.exclusive_user = job.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32;
         r.required_nodes = self.node_list(&job.spec.required_nodes).unwrap_or_default();
         r.excluded_nodes = self.node_list(&job.spec.excluded_nodes).unwrap_or_default();
         if !job.spec.gres.is_empty() {

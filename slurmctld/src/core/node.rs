@@ -554,6 +554,7 @@ impl PartRec {
         view.max_mem = p.max_mem.map(mem);
         view.allow_accounts.clone_from(&p.allow_accounts);
         view.max_cpus_per_node = p.max_cpus_per_node;
+        view.exclusive_user = p.exclusive_user;
         PartRec {
             conf: p.clone(),
             view,

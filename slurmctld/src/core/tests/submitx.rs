@@ -740,3 +740,35 @@ fn a_spread_job_gets_a_maximum_node_count_and_spreads() {
     });
     assert_eq!(env.job(six).shape.max_nodes, Some(4));
 }
+
+/// `--exclusive=user`: another user's job does not join the nodes the job
+/// holds; the same user's does. Its view of whose jobs hold each node is
+/// the controller's, from the running jobs.
+#[test]
+fn exclusive_user_jobs_keep_other_users_off_their_nodes() {
+    use crate::core::Caller;
+    let mut env = Env::new();
+    env.register_all();
+    let bob = Caller {
+        uid: 1001,
+        gid: 1001,
+    };
+    let one_cpu = |uid: u32| v1::JobDescription {
+        user_id: uid,
+        group_id: uid,
+        required_nodes: "n1".into(),
+        ..script()
+    };
+    let first = env.submit(v1::JobDescription {
+        sharing: v1::NodeSharing::ExclusiveUser as i32,
+        ..one_cpu(1000)
+    });
+    assert_eq!(env.job(first).status.state, JobState::Running);
+    let theirs = match env.submit_as(bob, one_cpu(1001)) {
+        Reply::Submitted { job_id, .. } => job_id,
+        other => panic!("refused: {other:?}"),
+    };
+    assert_eq!(env.job(theirs).reason, PendingReason::Resources);
+    let view = env.ctl.cluster_view();
+    assert_eq!(view.nodes[0].user_exclusive, Some(1000));
+}
