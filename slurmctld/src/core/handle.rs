@@ -1873,7 +1873,7 @@ impl Controller {
         let mut purge = Vec::new();
         for job in self.jobs.values() {
             let id = job.id.get();
-            if job.deadline().is_some_and(|d| d <= now) {
+            if self.kill_time(job).is_some_and(|d| d <= now) {
                 timeouts.push(id);
             } else if job.status.is_completing() {
                 if job

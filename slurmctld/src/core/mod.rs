@@ -85,6 +85,9 @@ pub struct CtlConfig {
     pub max_job_count: u32,
     pub min_job_age_secs: i64,
     pub kill_wait_secs: u32,
+    /// OverTimeLimit: how long a job may run past its time limit before it
+    /// is ended (a partition's own wins).
+    pub over_time_limit: TimeLimit,
     /// JobRequeue: the default of `--requeue`.
     pub job_requeue: bool,
     /// Root, SlurmUser (and the controller's own uid): operators.
@@ -187,6 +190,7 @@ impl CtlConfig {
             max_job_id: conf.max_job_id.max(conf.first_job_id.max(1)),
             max_job_count: conf.max_job_count.max(1),
             min_job_age_secs: secs(conf.min_job_age),
+            over_time_limit: conf.over_time_limit,
             kill_wait_secs: u32::try_from(conf.kill_wait.as_secs()).unwrap_or(u32::MAX),
             job_requeue: conf.job_requeue,
             operators,
@@ -1304,6 +1308,20 @@ impl Controller {
         views
     }
 
+    /// When the time limit ends running job `job`: the end of its limit
+    /// plus OverTimeLimit (its partition's, else slurm.conf's); never
+    /// under an unlimited one.
+    pub(crate) fn kill_time(&self, job: &Job) -> Option<i64> {
+        let end = job.deadline()?;
+        let over = job
+            .partition
+            .and_then(|p| self.partitions.get(p))
+            .and_then(|p| p.conf.over_time_limit)
+            .unwrap_or(self.cfg.over_time_limit);
+        let secs = i64::try_from(over.as_secs()?).unwrap_or(i64::MAX);
+        Some(end.saturating_add(secs))
+    }
+
     /// The scheduler's request for a pending job.
     pub(crate) fn job_request(&self, job: &Job) -> slurm_sched::JobRequest {
         let mut r = slurm_sched::JobRequest::new(job.id, job.partition.unwrap_or(usize::MAX));
@@ -1577,8 +1595,8 @@ impl Controller {
             .jobs
             .values()
             .filter_map(|j| {
-                if let Some(d) = j.deadline() {
-                    return Some(d);
+                if j.deadline().is_some() {
+                    return self.kill_time(j);
                 }
                 if j.status.is_completing() {
                     return Some(j.end_time.saturating_add(self.cfg.completing_timeout_secs));

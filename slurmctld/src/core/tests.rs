@@ -613,6 +613,40 @@ fn time_limit_gives_timeout() {
     ));
 }
 
+/// OverTimeLimit: the job runs that much past its limit before it is
+/// ended with TIMEOUT; a partition's own wins over slurm.conf's, and
+/// UNLIMITED never ends it.
+#[test]
+fn over_time_limit_lets_a_job_overrun() {
+    let conf = CONF
+        .replace("MinJobAge=300", "MinJobAge=300\nOverTimeLimit=2")
+        .replace(
+            "PartitionName=short Nodes=n[1-2] MaxTime=10",
+            "PartitionName=short Nodes=n[1-2] MaxTime=10 OverTimeLimit=UNLIMITED",
+        );
+    let mut env = Env::with_conf(&conf);
+    env.register_all();
+    let one_minute = |partition: &str| v1::JobDescription {
+        time_limit: Some(v1::TimeLimit {
+            limit: Some(v1::time_limit::Limit::Minutes(1)),
+        }),
+        partitions: vec![partition.into()],
+        ..script()
+    };
+    let id = env.submit(one_minute("debug"));
+    let forever = env.submit(one_minute("short"));
+    assert_eq!(env.ctl.next_deadline(env.now), Some(env.now + 180));
+    env.now += 179;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Running);
+    env.now += 1;
+    env.run(Command::Tick);
+    assert_eq!(env.job(id).state(), JobState::Timeout);
+    env.now += 10_000;
+    env.run(Command::Tick);
+    assert_eq!(env.job(forever).state(), JobState::Running);
+}
+
 #[test]
 fn purge_after_min_job_age() {
     let mut env = Env::new();
