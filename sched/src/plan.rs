@@ -486,6 +486,18 @@ fn replaces(reason: PendingReason, earlier: Option<PendingReason>) -> bool {
     earlier.is_none_or(|e| rank(reason) >= rank(e))
 }
 
+/// `order` (weight, then slurm.conf order) with the nodes of each weight
+/// taken most idle CPUs first, as LLN places jobs.
+fn least_loaded_first(view: &ClusterView, order: &[usize], pool: &Pool) -> Vec<usize> {
+    let mut sorted = order.to_vec();
+    sorted.sort_by_key(|&i| {
+        let weight = view.nodes.get(i).map_or(u32::MAX, |n| n.weight);
+        let idle = pool.nodes.get(i).map_or(0, |f| f.cpus);
+        (weight, std::cmp::Reverse(idle))
+    });
+    sorted
+}
+
 /// Whether the job names (`-w`) at least as many nodes as it needs: then,
 /// as in Slurm, its wait holds back only those nodes.
 fn names_its_nodes(job: &JobRequest, shape: &Shape) -> bool {
@@ -706,6 +718,13 @@ pub fn schedule(view: &ClusterView, queue: &[JobRequest], now: i64) -> Plan {
             }
 
             let usable = pool.for_partition(view, part, &part_held[part_index]);
+            let least_loaded;
+            let order = if part.lln {
+                least_loaded = least_loaded_first(view, order, &usable);
+                &least_loaded
+            } else {
+                order
+            };
             let placed = fit::select(view, job, &shape, &usable, order, mask.as_deref());
             if let Some(nodes) = placed {
                 drop(usable);

@@ -961,6 +961,28 @@ fn exclusive_user_keeps_other_users_off_the_nodes() {
     assert_eq!(reasons(&plan), vec![(8, R::Resources)]);
 }
 
+/// LLN: each job goes to the node with the most idle CPUs (of the lowest
+/// weight), counting the starts of the same pass; without it, to the
+/// first node with room.
+#[test]
+fn lln_places_jobs_on_the_least_loaded_nodes() {
+    let mut view = cluster(3, 4, 4000);
+    view.nodes[0].alloc_cpus = 1;
+    let plan = schedule(&view, &[job(1), job(2)], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0]), (2, vec![0])]);
+    view.partitions[0].lln = true;
+    let plan = schedule(&view, &[job(1), job(2), job(3)], 0);
+    assert_eq!(
+        started(&plan),
+        vec![(1, vec![1]), (2, vec![2]), (3, vec![0])]
+    );
+    // Weight still comes first.
+    view.nodes[1].weight = 5;
+    view.nodes[2].weight = 5;
+    let plan = schedule(&view, &[job(4)], 0);
+    assert_eq!(started(&plan), vec![(4, vec![0])]);
+}
+
 #[test]
 fn more_nodes_than_the_partition_has_is_partition_config_then_node_limit() {
     // Slurm 22.05: PartitionConfig when submitted, PartitionNodeLimit from

@@ -176,6 +176,9 @@ pub struct PartitionView {
     pub used_cpus: Vec<u32>,
     /// `ExclusiveUser=YES`: every job of the partition is `--exclusive=user`.
     pub exclusive_user: bool,
+    /// `LLN=YES` (or `CR_LLN`): among nodes of the same weight, the ones
+    /// with the most idle CPUs are taken first.
+    pub lln: bool,
 }
 
 impl PartitionView {
@@ -197,6 +200,7 @@ impl PartitionView {
             max_cpus_per_node: None,
             used_cpus: Vec::new(),
             exclusive_user: false,
+            lln: false,
         }
     }
 }

@@ -88,6 +88,9 @@ pub struct CtlConfig {
     /// OverTimeLimit: how long a job may run past its time limit before it
     /// is ended (a partition's own wins).
     pub over_time_limit: TimeLimit,
+    /// SelectTypeParameters=CR_LLN: every partition places jobs on the
+    /// least loaded nodes.
+    pub lln: bool,
     /// JobRequeue: the default of `--requeue`.
     pub job_requeue: bool,
     /// Root, SlurmUser (and the controller's own uid): operators.
@@ -191,6 +194,7 @@ impl CtlConfig {
             max_job_count: conf.max_job_count.max(1),
             min_job_age_secs: secs(conf.min_job_age),
             over_time_limit: conf.over_time_limit,
+            lln: conf.select_type_parameters.lln,
             kill_wait_secs: u32::try_from(conf.kill_wait.as_secs()).unwrap_or(u32::MAX),
             job_requeue: conf.job_requeue,
             operators,
@@ -1285,6 +1289,11 @@ impl Controller {
     fn partition_views(&self) -> Vec<slurm_sched::PartitionView> {
         let mut views: Vec<slurm_sched::PartitionView> =
             self.partitions.iter().map(|p| p.view.clone()).collect();
+        if self.cfg.lln {
+            for v in &mut views {
+                v.lln = true;
+            }
+        }
         if views.iter().all(|v| v.max_cpus_per_node.is_none()) {
             return views;
         }

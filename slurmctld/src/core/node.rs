@@ -555,6 +555,7 @@ impl PartRec {
         view.allow_accounts.clone_from(&p.allow_accounts);
         view.max_cpus_per_node = p.max_cpus_per_node;
         view.exclusive_user = p.exclusive_user;
+        view.lln = p.lln;
         PartRec {
             conf: p.clone(),
             view,
