@@ -97,7 +97,7 @@ impl Controller {
         let estimates = if planned_queue.is_empty() {
             Vec::new()
         } else {
-            let view = self.cluster_view();
+            let view = self.held_view();
             let holdings = self.holdings(now);
             slurm_sched::estimate_starts(&view, &holdings, &planned_queue, now, self.cfg.backfill)
         };
@@ -136,7 +136,7 @@ impl Controller {
             .collect();
         let id = probe.id;
         queue.push(probe.clone());
-        let view = self.cluster_view();
+        let view = self.held_view();
         let holdings = self.holdings(now);
         let find = |queue: &[JobRequest]| {
             slurm_sched::estimate_starts(&view, &holdings, queue, now, EstimateConfig::TEST_ONLY)

@@ -1219,7 +1219,7 @@ impl Controller {
 
     /// The scheduler's view of the cluster now.
     pub fn cluster_view(&self) -> ClusterView {
-        let mut view = ClusterView {
+        ClusterView {
             nodes: self
                 .nodes
                 .iter()
@@ -1248,44 +1248,11 @@ impl Controller {
             partitions: self.partition_views(),
             config: self.cfg.sched,
             licenses: self.license_views(),
-        };
-        self.note_node_users(&mut view);
-        view
-    }
-
-    /// Whose jobs hold each node, and whose `--exclusive=user` job: read
-    /// only while some job asks it or a partition has ExclusiveUser=YES
-    /// (it costs a walk over the jobs).
-    fn note_node_users(&self, view: &mut ClusterView) {
-        let wanted = view.partitions.iter().any(|p| p.exclusive_user)
-            || self.jobs.values().any(|j| {
-                (j.status.state == JobState::Pending || !j.alloc.is_empty())
-                    && j.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32
-            });
-        if !wanted {
-            return;
-        }
-        for job in self.jobs.values().filter(|j| !j.alloc.is_empty()) {
-            let exclusive = job.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32
-                || job
-                    .partition
-                    .and_then(|p| view.partitions.get(p))
-                    .is_some_and(|p| p.exclusive_user);
-            for a in job.alloc.iter() {
-                if let Some(n) = view.nodes.get_mut(a.node_index) {
-                    n.users = n.users.with(job.uid);
-                    if exclusive {
-                        n.user_exclusive = Some(job.uid);
-                    }
-                }
-            }
         }
     }
 
-    /// The partitions as the scheduler sees them. Those with a
-    /// MaxCPUsPerNode carry the CPUs their jobs hold on each node, counted
-    /// as the nodes count them (a completing job's share until its node
-    /// is done, none for a suspended one).
+    /// The partitions as the scheduler sees them (what their jobs hold
+    /// is [`Controller::note_holder`]'s).
     fn partition_views(&self) -> Vec<slurm_sched::PartitionView> {
         let mut views: Vec<slurm_sched::PartitionView> =
             self.partitions.iter().map(|p| p.view.clone()).collect();
@@ -1294,27 +1261,52 @@ impl Controller {
                 v.lln = true;
             }
         }
-        if views.iter().all(|v| v.max_cpus_per_node.is_none()) {
-            return views;
+        views
+    }
+
+    /// What job `job`, which holds nodes, adds to `view`: whose jobs hold
+    /// each of its nodes and whose `--exclusive=user` job (or job of an
+    /// ExclusiveUser=YES partition) does, and the CPUs its partition holds
+    /// there when the partition has a MaxCPUsPerNode, counted as the nodes
+    /// count them (a completing job's share until its node is done, none
+    /// for a suspended one). Applied by the walks over the jobs that
+    /// scheduling and start estimates make anyway; a view made for
+    /// admission alone does without.
+    pub(crate) fn note_holder(&self, view: &mut ClusterView, job: &Job) {
+        let ClusterView {
+            nodes, partitions, ..
+        } = view;
+        let part = job.partition.and_then(|p| partitions.get_mut(p));
+        let exclusive_user = job.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32
+            || part.as_ref().is_some_and(|p| p.exclusive_user);
+        let mut capped = part.filter(|p| p.max_cpus_per_node.is_some());
+        if let Some(p) = capped.as_mut() {
+            p.used_cpus.resize(nodes.len(), 0);
         }
-        for job in self.jobs.values() {
-            if job.alloc.is_empty() {
-                continue;
-            }
-            let Some(view) = job.partition.and_then(|i| views.get_mut(i)) else {
-                continue;
-            };
-            if view.max_cpus_per_node.is_none() {
-                continue;
-            }
-            view.used_cpus.resize(self.nodes.len(), 0);
-            for a in job.alloc.iter() {
-                if let Some(c) = view.used_cpus.get_mut(a.node_index) {
-                    *c = c.saturating_add(job.counted_share(a).cpus);
+        for a in job.alloc.iter() {
+            if let Some(n) = nodes.get_mut(a.node_index) {
+                n.users = n.users.with(job.uid);
+                if exclusive_user {
+                    n.user_exclusive = Some(job.uid);
                 }
             }
+            if let Some(c) = capped
+                .as_mut()
+                .and_then(|p| p.used_cpus.get_mut(a.node_index))
+            {
+                *c = c.saturating_add(job.counted_share(a).cpus);
+            }
         }
-        views
+    }
+
+    /// [`Controller::cluster_view`] with what every job holding nodes adds
+    /// ([`Controller::note_holder`]), for start estimates.
+    pub(crate) fn held_view(&self) -> ClusterView {
+        let mut view = self.cluster_view();
+        for job in self.jobs.values().filter(|j| !j.alloc.is_empty()) {
+            self.note_holder(&mut view, job);
+        }
+        view
     }
 
     /// When the time limit ends running job `job`: the end of its limit
@@ -1445,7 +1437,7 @@ impl Controller {
     /// says why not).
     fn schedule_round(&mut self, out: &mut Outcome, now: i64) -> bool {
         self.refresh_dependencies(out, now);
-        let view = self.cluster_view();
+        let mut view = self.cluster_view();
         let mut running = None;
         let free_cpus = view
             .nodes
@@ -1454,7 +1446,14 @@ impl Controller {
             .map(|n| n.cpus.saturating_sub(n.alloc_cpus))
             .fold(0u32, u32::saturating_add);
         let mut queue: Vec<slurm_sched::JobRequest> = Vec::new();
-        for j in self.jobs.values().filter(|j| j.is_schedulable()) {
+        for j in self.jobs.values() {
+            // One walk: what the running jobs hold, and the queue.
+            if !j.alloc.is_empty() {
+                self.note_holder(&mut view, j);
+            }
+            if !j.is_schedulable() {
+                continue;
+            }
             let at = queue.len();
             self.queue_job(j, &mut running, free_cpus, &mut queue);
             // Jobs that can no longer end by their --deadline are not
