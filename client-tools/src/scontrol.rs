@@ -144,18 +144,15 @@ fn run_words(words: &[String], options: &Options, env: EnvLookup<'_>, out: &mut 
 }
 
 fn report_command_error(e: &CommandError, quiet: bool, out: &mut Output<'_>) {
-    // `-Q` silences what Slurm's quiet flag silences (see CtlError).
-    if quiet && matches!(e, CommandError::Controller(c) if c.quiet_hides) {
-        return;
-    }
     match e {
         CommandError::VersionTooManyArgs => {
             // Slurm prints the version before complaining.
             let _ = print(out, &version_line());
             out.error_line(&e.to_string());
         }
-        CommandError::Controller(CtlError { lines, .. }) => {
-            for line in lines {
+        // `-Q` silences what Slurm's quiet flag silences (see CtlError).
+        CommandError::Controller(c) => {
+            for line in c.lines_said(quiet) {
                 out.error_line(line);
             }
         }

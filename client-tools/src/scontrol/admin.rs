@@ -251,10 +251,15 @@ fn parse_flags(arg: &str) -> Result<AdminCommand, CtlError> {
         match debug_flag(token) {
             Some(name) => names.push(name.to_string()),
             None => {
-                return Err(CtlError::new(vec![
-                    format!("scontrol: error: Invalid DebugFlag: {token}"),
-                    format!("invalid debug flag: {arg}"),
-                ]))
+                // -Q leaves the second line unsaid, not the first (an
+                // error log line).
+                return Err(CtlError::partly_hushable(
+                    vec![
+                        format!("scontrol: error: Invalid DebugFlag: {token}"),
+                        format!("invalid debug flag: {arg}"),
+                    ],
+                    1,
+                ));
             }
         }
     }

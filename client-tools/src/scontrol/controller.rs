@@ -102,17 +102,18 @@ pub enum CtlCommand {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CtlError {
     pub lines: Vec<String>,
-    /// `scontrol -Q` leaves it unsaid, as Slurm's quiet flag leaves the
-    /// refusals it reports with its quiet check (an unreadable job id, an
-    /// unknown debug level or flag).
-    pub quiet_hides: bool,
+    /// Under `scontrol -Q`, how many of the first lines are still said
+    /// (`None`: all): Slurm's quiet flag leaves unsaid the refusals it
+    /// reports with its quiet check (an unreadable job id, an unknown debug
+    /// level or flag), not what its error log says first.
+    pub quiet_keeps: Option<usize>,
 }
 
 impl CtlError {
     pub fn new(lines: Vec<String>) -> CtlError {
         CtlError {
             lines,
-            quiet_hides: false,
+            quiet_keeps: None,
         }
     }
 
@@ -120,7 +121,23 @@ impl CtlError {
     pub fn hushable(lines: Vec<String>) -> CtlError {
         CtlError {
             lines,
-            quiet_hides: true,
+            quiet_keeps: Some(0),
+        }
+    }
+
+    /// A refusal of which `scontrol -Q` says the first `kept` lines only.
+    pub fn partly_hushable(lines: Vec<String>, kept: usize) -> CtlError {
+        CtlError {
+            lines,
+            quiet_keeps: Some(kept),
+        }
+    }
+
+    /// The lines said, with or without `-Q`.
+    pub fn lines_said(&self, quiet: bool) -> &[String] {
+        match self.quiet_keeps {
+            Some(kept) if quiet => &self.lines[..kept.min(self.lines.len())],
+            _ => &self.lines,
         }
     }
 }
@@ -2327,6 +2344,18 @@ mod tests {
             render_named("nosuch,n2", &nodes, |n| n, "Node", render, true),
             ("<n2>\n".to_owned(), true)
         );
+    }
+
+    /// `-Q` says the first lines a refusal keeps, all of one it does not
+    /// silence, none of one it does.
+    #[test]
+    fn quiet_says_what_a_refusal_keeps() {
+        let lines = || vec!["first".to_string(), "second".to_string()];
+        let partly = CtlError::partly_hushable(lines(), 1);
+        assert_eq!(partly.lines_said(true), ["first"]);
+        assert_eq!(partly.lines_said(false), ["first", "second"]);
+        assert!(CtlError::hushable(lines()).lines_said(true).is_empty());
+        assert_eq!(CtlError::new(lines()).lines_said(true).len(), 2);
     }
 
     /// Slurm 22.05's `scontrol -Q` silences the errors of showing and of
