@@ -1134,7 +1134,7 @@ impl Plan {
         // The step view reads the job records whole, and selects itself.
         let filter = if steps.is_some() { None } else { filter };
         let everything = o.dump.is_some() || steps.is_some();
-        let hide_hidden = !(o.all || dump_all || !o.job_ids.is_empty() || !o.partitions.is_empty());
+        let hide_hidden = !o.all && !dump_all && o.job_ids.is_empty() && o.partitions.is_empty();
         Ok(Plan {
             steps,
             request: GetJobsRequest {
