@@ -326,27 +326,7 @@ pub fn session_id() -> u32 {
 /// The login name and primary group of `uid` from the local user
 /// database.
 fn passwd_entry(uid: u32) -> Option<(String, u32)> {
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: all-zero bytes are a valid `passwd` (null pointers, zero ids).
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: the pointers describe live buffers of the given length; the
-    // strings returned in `pwd` point into `buf`, read before it is dropped.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            uid,
-            &mut pwd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
-        return None;
-    }
-    // SAFETY: pw_name is a NUL-terminated string inside `buf`.
-    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
-    Some((name.to_string_lossy().into_owned(), pwd.pw_gid))
+    slurm_common::users::login_of(uid)
 }
 
 /// The login name of `uid` from the local user database.
@@ -361,27 +341,7 @@ pub fn primary_gid(uid: u32) -> Option<u32> {
 
 /// The name of group `gid`, if the system knows it.
 pub fn group_name(gid: u32) -> Option<String> {
-    let mut buf = vec![0u8; 16384];
-    // SAFETY: all-zero bytes are a valid `group` (null pointers, zero id).
-    let mut grp: libc::group = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: the pointers describe live buffers of the given length; the
-    // strings returned in `grp` point into `buf`, read before it is dropped.
-    let rc = unsafe {
-        libc::getgrgid_r(
-            gid,
-            &mut grp,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    if rc != 0 || result.is_null() || grp.gr_name.is_null() {
-        return None;
-    }
-    // SAFETY: gr_name is a NUL-terminated string inside `buf`.
-    let name = unsafe { std::ffi::CStr::from_ptr(grp.gr_name) };
-    Some(name.to_string_lossy().into_owned())
+    slurm_common::users::group_name(gid)
 }
 
 /// Whether the calling user sees hidden partitions (and their jobs)
@@ -395,33 +355,7 @@ pub fn sees_hidden_partitions(conf: &slurm_common::conf::SlurmConf) -> bool {
 /// the others the group database lists it in), which a partition's
 /// AllowGroups is matched against.
 pub fn my_group_names() -> Vec<String> {
-    let uid = current_uid();
-    let Some((name, gid)) = passwd_entry(uid) else {
-        return Vec::new();
-    };
-    let Ok(c_name) = std::ffi::CString::new(name) else {
-        return Vec::new();
-    };
-    let mut n: libc::c_int = 64;
-    let gids = loop {
-        let mut groups: Vec<libc::gid_t> = vec![0; usize::try_from(n).unwrap_or(64)];
-        let mut count = n;
-        // SAFETY: c_name is NUL-terminated; groups has room for `count`
-        // entries and getgrouplist writes at most that many.
-        let rc =
-            unsafe { libc::getgrouplist(c_name.as_ptr(), gid, groups.as_mut_ptr(), &mut count) };
-        if rc >= 0 {
-            groups.truncate(usize::try_from(count).unwrap_or(0));
-            break groups;
-        }
-        if count <= n || count > 65_536 {
-            break vec![gid];
-        }
-        n = count;
-    };
-    gids.into_iter()
-        .map(|g| group_name(g).unwrap_or_else(|| g.to_string()))
-        .collect()
+    slurm_common::users::group_names_of(current_uid())
 }
 
 /// Whether a partition's AllowGroups (`allowed`, empty for ALL) keeps it

@@ -16,3 +16,4 @@ pub mod state;
 pub mod tasklist;
 pub mod time;
 pub mod tree;
+pub mod users;

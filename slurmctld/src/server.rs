@@ -613,82 +613,11 @@ pub fn uid_of(name: &str) -> Option<u32> {
     (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
 }
 
-/// The names of the groups user `uid` is in: its passwd group and the
-/// others the group database lists it in (a group without a name by its
-/// number). Empty for a user passwd does not know.
-pub fn group_names_of(uid: u32) -> Vec<String> {
-    let mut pwd: libc::passwd = unsafe {
-        // SAFETY: passwd is a plain C struct; all-zero is a valid value
-        // that getpwuid_r overwrites.
-        std::mem::zeroed()
-    };
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; buf outlives it and its
-    // length is passed; result is checked before use.
-    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
-    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
-        return Vec::new();
-    }
-    let (name, gid) = (pwd.pw_name, pwd.pw_gid);
-    let mut n: libc::c_int = 64;
-    let gids = loop {
-        let mut groups: Vec<libc::gid_t> = vec![0; usize::try_from(n).unwrap_or(64)];
-        let mut count = n;
-        // SAFETY: name points into buf (alive); groups has room for
-        // `count` entries and getgrouplist writes at most that many.
-        let rc = unsafe { libc::getgrouplist(name, gid, groups.as_mut_ptr(), &mut count) };
-        if rc >= 0 {
-            groups.truncate(usize::try_from(count).unwrap_or(0));
-            break groups;
-        }
-        if count <= n || count > 65_536 {
-            break vec![gid];
-        }
-        n = count;
-    };
-    gids.into_iter().map(group_name_of).collect()
-}
-
-/// The name of group `gid`, or its number when the group database does
-/// not know it.
-fn group_name_of(gid: u32) -> String {
-    let mut grp: libc::group = unsafe {
-        // SAFETY: group is a plain C struct; all-zero is a valid value that
-        // getgrgid_r overwrites.
-        std::mem::zeroed()
-    };
-    let mut buf = vec![0 as libc::c_char; 64 * 1024];
-    let mut result: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; buf outlives it and its
-    // length is passed; result is checked before use.
-    let rc = unsafe { libc::getgrgid_r(gid, &mut grp, buf.as_mut_ptr(), buf.len(), &mut result) };
-    if rc != 0 || result.is_null() || grp.gr_name.is_null() {
-        return gid.to_string();
-    }
-    // SAFETY: on success gr_name points at a NUL-terminated string in buf.
-    let name = unsafe { std::ffi::CStr::from_ptr(grp.gr_name) };
-    name.to_string_lossy().into_owned()
-}
+pub use slurm_common::users::group_names_of;
 
 /// The login name of `uid`, if the passwd database knows it.
 pub fn user_name_of(uid: u32) -> Option<String> {
-    let mut pwd: libc::passwd = unsafe {
-        // SAFETY: passwd is a plain C struct; all-zero is a valid value
-        // that getpwuid_r overwrites.
-        std::mem::zeroed()
-    };
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; buf outlives it and its
-    // length is passed; result is checked before use.
-    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
-    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
-        return None;
-    }
-    // SAFETY: on success pw_name points at a NUL-terminated string in buf.
-    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
-    Some(name.to_string_lossy().into_owned())
+    slurm_common::users::login_of(uid).map(|(name, _)| name)
 }
 
 pub use slurm_common::host::short_hostname;

@@ -78,29 +78,7 @@ pub fn name_of(uid: u32) -> Option<String> {
     entry_of(uid).map(|p| p.name)
 }
 
-/// Every group `user` belongs to, `gid` included (what initgroups would
-/// set). Empty when the user is unknown.
-pub fn group_list(user: &str, gid: u32) -> Vec<u32> {
-    let Ok(c) = CString::new(user) else {
-        return Vec::new();
-    };
-    let mut n: libc::c_int = 32;
-    loop {
-        let mut groups: Vec<libc::gid_t> = vec![0; usize::try_from(n).unwrap_or(32)];
-        let mut count = n;
-        // SAFETY: groups has room for `count` entries; getgrouplist writes at
-        // most that many and reports the needed size when it is too small.
-        let rc = unsafe { libc::getgrouplist(c.as_ptr(), gid, groups.as_mut_ptr(), &mut count) };
-        if rc >= 0 {
-            groups.truncate(usize::try_from(count).unwrap_or(0));
-            return groups;
-        }
-        if count <= n || count > 65_536 {
-            return Vec::new();
-        }
-        n = count;
-    }
-}
+pub use slurm_common::users::group_list;
 
 /// The supplementary groups a login of `user` (`uid`) gets: its groups
 /// around its passwd group, not around the group a job runs as; `gid` only
