@@ -7,9 +7,11 @@ use std::ffi::{CStr, CString};
 const INITIAL_BUF: usize = 4096;
 const MAX_BUF: usize = 1 << 22;
 
-/// Calls a `get*_r` function with a buffer that grows while it is too
-/// small (ERANGE); `read` turns the filled record into the answer.
-fn with_buffer<R, T>(
+/// Calls a `get*_r` function (getpwuid_r, getpwnam_r, getgrgid_r, ...)
+/// with a buffer that grows while it is too small (ERANGE); `read` turns
+/// the filled record into the answer, while the buffer its strings point
+/// into is alive. `R` must be a plain C struct (all-zero is valid).
+pub fn with_buffer<R, T>(
     mut call: impl FnMut(*mut R, *mut libc::c_char, usize, *mut *mut R) -> i32,
     read: impl FnOnce(&R) -> Option<T>,
 ) -> Option<T> {
@@ -37,7 +39,7 @@ fn with_buffer<R, T>(
 ///
 /// # Safety
 /// `p` is null or points to a NUL-terminated string that outlives the call.
-unsafe fn text(p: *const libc::c_char) -> Option<String> {
+pub unsafe fn text(p: *const libc::c_char) -> Option<String> {
     if p.is_null() {
         return None;
     }

@@ -1,11 +1,7 @@
 //! User database look-ups (passwd), through the C library so that NSS
 //! sources (LDAP, sssd) work as they do for every other program.
 
-use std::ffi::{CStr, CString};
-
-/// Size of the scratch buffer for getpw*_r; grown when too small.
-const INITIAL_BUF: usize = 1024;
-const MAX_BUF: usize = 1 << 20;
+use std::ffi::CString;
 
 /// A user's passwd entry: what a login needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,39 +16,20 @@ pub struct Passwd {
 }
 
 fn lookup(
-    mut call: impl FnMut(*mut libc::passwd, *mut libc::c_char, usize, *mut *mut libc::passwd) -> i32,
+    call: impl FnMut(*mut libc::passwd, *mut libc::c_char, usize, *mut *mut libc::passwd) -> i32,
 ) -> Option<Passwd> {
-    let mut size = INITIAL_BUF;
-    loop {
-        let mut buf = vec![0 as libc::c_char; size];
-        // SAFETY: passwd is plain old data filled by the call.
-        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let rc = call(&mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
-        if rc == libc::ERANGE && size < MAX_BUF {
-            size *= 4;
-            continue;
-        }
-        if rc != 0 || result.is_null() {
-            return None;
-        }
-        let text = |p: *const libc::c_char| {
-            if p.is_null() {
-                String::new()
-            } else {
-                // SAFETY: on success the string fields point to
-                // NUL-terminated strings in buf, which is still alive.
-                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-            }
-        };
-        return Some(Passwd {
+    slurm_common::users::with_buffer(call, |pwd: &libc::passwd| {
+        // SAFETY: on success the string fields are null or point into the
+        // buffer, which is alive while this runs.
+        let text = |p| unsafe { slurm_common::users::text(p) }.unwrap_or_default();
+        Some(Passwd {
             name: text(pwd.pw_name),
             uid: pwd.pw_uid,
             gid: pwd.pw_gid,
             dir: text(pwd.pw_dir),
             shell: text(pwd.pw_shell),
-        });
-    }
+        })
+    })
 }
 
 /// uid and primary gid of the user called `name`.
