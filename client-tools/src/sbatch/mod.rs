@@ -53,6 +53,19 @@ pub fn run(args: Vec<OsString>) -> i32 {
 }
 
 /// [`run`] with standard input and the output streams handed in.
+/// What `sbatch -v` prints of the options: each one given, from any
+/// source, by name, as Slurm lists them.
+fn defined_options(o: &options::SbatchOpts) -> Vec<String> {
+    let rule = format!("{PROG}: {:-<20} {:-<20}", "", "");
+    let mut lines = vec![format!("{PROG}: defined options"), rule.clone()];
+    for (name, value) in &o.defined {
+        lines.push(format!("{PROG}: {name:<20}: {value}"));
+    }
+    lines.push(rule);
+    lines.push(format!("{PROG}: end of defined options"));
+    lines
+}
+
 pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -> i32 {
     let words: Vec<String> = args
         .iter()
@@ -95,6 +108,11 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     };
     for notice in &opts.notices {
         print_error(out, PROG, notice);
+    }
+    if opts.verbose > 0 {
+        for line in defined_options(&opts) {
+            out.error_line(&line);
+        }
     }
     if let Some(warning) = fit_nodes_to_tasks(&mut opts) {
         out.error_line(&format!("{PROG}: Warning: {warning}"));

@@ -566,6 +566,9 @@ pub struct SbatchOpts {
     pub wait: bool,
     pub wckey: Option<String>,
     pub wrap: Option<String>,
+    /// Every option given, from any source, by its long name, with its
+    /// value as `sbatch -v` lists it ("defined options").
+    pub defined: std::collections::BTreeMap<&'static str, String>,
     /// `--uid` / `--gid` as given (a name or a number; root only).
     pub uid: Option<String>,
     pub gid: Option<String>,
@@ -1061,7 +1064,47 @@ fn apply(
             o.ignored.push(spelled.to_owned());
         }
     }
+    if let Some(name) = long_name(key) {
+        let shown = defined_value(o, key, value);
+        o.defined.insert(name, shown);
+    }
     Ok(())
+}
+
+/// The long name of `key`, the first one listed for it.
+fn long_name(key: Key) -> Option<&'static str> {
+    if matches!(key, Key::Ignored | Key::Help | Key::Usage | Key::Version) {
+        return None;
+    }
+    LONGS.iter().find(|l| l.key == key).map(|l| l.name)
+}
+
+/// How `sbatch -v` shows an option just applied to `o`: flags as `set`,
+/// times and dates as Slurm writes them, the rest as given.
+fn defined_value(o: &SbatchOpts, key: Key, value: Option<&str>) -> String {
+    let limit = |t: Option<TimeLimit>| t.map(slurm_common::time::format_time_limit_scontrol);
+    let shown = match key {
+        Key::Time => limit(o.time),
+        Key::TimeMin => limit(o.time_min),
+        Key::Begin => o.begin_time.map(slurm_common::time::format_timestamp),
+        Key::Deadline => o.deadline.map(slurm_common::time::format_timestamp),
+        Key::CpuFreq => o
+            .cpu_freq
+            .as_deref()
+            .map(|f| values::CpuFreq::read(f).env()),
+        Key::Verbose => Some(o.verbose.to_string()),
+        Key::Requeue => Some("requeue".to_owned()),
+        Key::NoRequeue => Some("no-requeue".to_owned()),
+        Key::Exclusive if value.is_none() => Some("exclusive".to_owned()),
+        Key::OpenMode => o.open_mode.map(|m| match m {
+            OpenMode::Append => "a".to_owned(),
+            OpenMode::Truncate => "t".to_owned(),
+        }),
+        _ => None,
+    };
+    shown
+        .or_else(|| value.map(str::to_owned))
+        .unwrap_or_else(|| "set".to_owned())
 }
 
 /// Checks the value of an option accepted without effect.
@@ -1152,6 +1195,48 @@ mod tests {
         parse(&args(s), None, &no_env, &no_files, NOW)
             .unwrap_err()
             .to_string()
+    }
+
+    /// `sbatch -v`'s list: by long name, from every source, flags as
+    /// `set`, times as Slurm writes them (checked against Slurm 22.05).
+    #[test]
+    fn defined_options_as_sbatch_v_lists_them() {
+        let words: Vec<String> = [
+            "-v",
+            "-H",
+            "-t",
+            "1-2:03",
+            "--no-requeue",
+            "--open-mode=append",
+            "--exclusive",
+            "--cpu-freq=high",
+            "-J",
+            "x",
+        ]
+        .iter()
+        .map(|w| (*w).to_string())
+        .collect();
+        let none = |_: &str| -> io::Result<Vec<u8>> { Ok(Vec::new()) };
+        let Invocation::Submit(cli) = parse_command_line(&words, &none, 0).unwrap() else {
+            panic!("not a submission");
+        };
+        let script = "#!/bin/sh\n#SBATCH --mem-per-cpu=100\n#SBATCH -J fromscript\ntrue\n";
+        let o = resolve(&cli, Some(script), &|_| None, &none, 0).unwrap();
+        let listed: Vec<(&str, &str)> = o.defined.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(
+            listed,
+            [
+                ("cpu-freq", "High"),
+                ("exclusive", "exclusive"),
+                ("hold", "set"),
+                ("job-name", "x"),
+                ("mem-per-cpu", "100"),
+                ("no-requeue", "no-requeue"),
+                ("open-mode", "a"),
+                ("time", "1-02:03:00"),
+                ("verbose", "1"),
+            ]
+        );
     }
 
     #[test]
