@@ -885,7 +885,9 @@ fn max_cpus_per_node_caps_what_the_partitions_jobs_hold() {
     let plan = schedule(&view, &[wide, excl], 0);
     assert!(plan.starts.is_empty());
     assert_eq!(plan.reason_of(JobId(5)), Some(R::PartitionConfig));
-    assert_ne!(plan.reason_of(JobId(6)), Some(R::Resources));
+    // A whole node is never left to the partition (submitted held, as
+    // Slurm refuses it otherwise): it can never start.
+    assert_eq!(plan.reason_of(JobId(6)), Some(R::BadConstraints));
 }
 
 /// `--spread-job`: as many nodes as its maximum allows, a task on each
