@@ -19,7 +19,7 @@
 use slurm_common::reason::PendingReason;
 use slurm_common::time::TimeLimit;
 use slurm_sched::estimate::UNLIMITED_RUN_SECS;
-use slurm_sched::{Estimate, EstimateConfig, Holding, JobRequest};
+use slurm_sched::{ClusterView, Estimate, EstimateConfig, Holding, JobRequest};
 use std::sync::Arc;
 
 use super::Controller;
@@ -37,31 +37,33 @@ pub struct PlannedStart {
 }
 
 impl Controller {
-    /// What every job holding resources holds, and until when it is
-    /// expected to: its start plus its limit (a year when it has none, as
-    /// Slurm sets it); a completing job any moment now.
-    pub(super) fn holdings(&self, now: i64) -> Vec<Holding> {
-        self.jobs
-            .values()
-            .filter(|j| !j.alloc.is_empty())
-            .map(|j| {
-                let end = if j.status.is_completing() || j.status.state.is_finished() {
-                    now
-                } else {
-                    let run = match j.run_limit.unwrap_or(TimeLimit::Infinite).as_secs() {
-                        Some(secs) => i64::try_from(secs).unwrap_or(i64::MAX),
-                        None => UNLIMITED_RUN_SECS,
-                    };
-                    j.clock_start().saturating_add(run).max(now)
+    /// The scheduler's view with what every job holding resources holds
+    /// ([`Controller::note_holder`]), and those holdings with when each is
+    /// expected to end: its start plus its limit (a year when it has none,
+    /// as Slurm sets it); a completing job any moment now. One walk over
+    /// the jobs.
+    pub(super) fn holdings(&self, now: i64) -> (ClusterView, Vec<Holding>) {
+        let mut view = self.cluster_view();
+        let mut holdings = Vec::new();
+        for j in self.jobs.values().filter(|j| !j.alloc.is_empty()) {
+            self.note_holder(&mut view, j);
+            let end = if j.status.is_completing() || j.status.state.is_finished() {
+                now
+            } else {
+                let run = match j.run_limit.unwrap_or(TimeLimit::Infinite).as_secs() {
+                    Some(secs) => i64::try_from(secs).unwrap_or(i64::MAX),
+                    None => UNLIMITED_RUN_SECS,
                 };
-                Holding {
-                    nodes: j.alloc.to_vec(),
-                    exclusive: j.exclusive_alloc,
-                    end_time: end,
-                    partition: j.partition,
-                }
-            })
-            .collect()
+                j.clock_start().saturating_add(run).max(now)
+            };
+            holdings.push(Holding {
+                nodes: j.alloc.to_vec(),
+                exclusive: j.exclusive_alloc,
+                end_time: end,
+                partition: j.partition,
+            });
+        }
+        (view, holdings)
     }
 
     /// After a pass: plans the jobs `queue` left waiting with `Resources`
@@ -97,8 +99,7 @@ impl Controller {
         let estimates = if planned_queue.is_empty() {
             Vec::new()
         } else {
-            let view = self.held_view();
-            let holdings = self.holdings(now);
+            let (view, holdings) = self.holdings(now);
             slurm_sched::estimate_starts(&view, &holdings, &planned_queue, now, self.cfg.backfill)
         };
         let mut plans = PlannedStarts::with_capacity(estimates.len());
@@ -136,8 +137,7 @@ impl Controller {
             .collect();
         let id = probe.id;
         queue.push(probe.clone());
-        let view = self.held_view();
-        let holdings = self.holdings(now);
+        let (view, holdings) = self.holdings(now);
         let find = |queue: &[JobRequest]| {
             slurm_sched::estimate_starts(&view, &holdings, queue, now, EstimateConfig::TEST_ONLY)
                 .into_iter()

@@ -302,6 +302,11 @@ impl ShownOptions {
 static NO_SHOWN_OPTIONS: LazyLock<ShownOptions> = LazyLock::new(ShownOptions::default);
 
 impl JobSpec {
+    /// `--exclusive=user`: the job's nodes hold no other user's jobs.
+    pub fn exclusive_user(&self) -> bool {
+        self.sharing == v1::NodeSharing::ExclusiveUser as i32
+    }
+
     /// The job's [`ShownOptions`] (all unset when it gave none).
     pub fn shown(&self) -> &ShownOptions {
         self.shown.as_deref().unwrap_or(&NO_SHOWN_OPTIONS)

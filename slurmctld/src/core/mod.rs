@@ -608,7 +608,7 @@ impl Controller {
                     // As Slurm, a held job says at once why its account
                     // may not use the partition.
                     reason_detail: hold
-                        .and(job::first_partition(partition, &self.part_index))
+                        .and_then(|_| job::first_partition(partition, &self.part_index))
                         .and_then(|i| self.partitions.get(i))
                         .and_then(|p| slurm_sched::account_refusal(&p.view))
                         .unwrap_or_default(),
@@ -1277,8 +1277,8 @@ impl Controller {
             nodes, partitions, ..
         } = view;
         let part = job.partition.and_then(|p| partitions.get_mut(p));
-        let exclusive_user = job.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32
-            || part.as_ref().is_some_and(|p| p.exclusive_user);
+        let exclusive_user =
+            job.spec.exclusive_user() || part.as_ref().is_some_and(|p| p.exclusive_user);
         let mut capped = part.filter(|p| p.max_cpus_per_node.is_some());
         if let Some(p) = capped.as_mut() {
             p.used_cpus.resize(nodes.len(), 0);
@@ -1297,16 +1297,6 @@ impl Controller {
                 *c = c.saturating_add(job.counted_share(a).cpus);
             }
         }
-    }
-
-    /// [`Controller::cluster_view`] with what every job holding nodes adds
-    /// ([`Controller::note_holder`]), for start estimates.
-    pub(crate) fn held_view(&self) -> ClusterView {
-        let mut view = self.cluster_view();
-        for job in self.jobs.values().filter(|j| !j.alloc.is_empty()) {
-            self.note_holder(&mut view, job);
-        }
-        view
     }
 
     /// When the time limit ends running job `job`: the end of its limit
@@ -1344,7 +1334,7 @@ impl Controller {
         r.overcommit = job.shape.overcommit;
         r.spread = job.spec.shown().spread_job;
         r.uid = job.uid;
-        r.exclusive_user = job.spec.sharing == slurm_proto::v1::NodeSharing::ExclusiveUser as i32;
+        r.exclusive_user = job.spec.exclusive_user();
         r.required_nodes = self.node_list(&job.spec.required_nodes).unwrap_or_default();
         r.excluded_nodes = self.node_list(&job.spec.excluded_nodes).unwrap_or_default();
         if !job.spec.gres.is_empty() {

@@ -769,7 +769,7 @@ fn exclusive_user_jobs_keep_other_users_off_their_nodes() {
         other => panic!("refused: {other:?}"),
     };
     assert_eq!(env.job(theirs).reason, PendingReason::Resources);
-    let view = env.ctl.held_view();
+    let (view, _) = env.ctl.holdings(env.now);
     assert_eq!(view.nodes[0].user_exclusive, Some(1000));
     // A view for admission alone does without.
     assert_eq!(env.ctl.cluster_view().nodes[0].user_exclusive, None);
