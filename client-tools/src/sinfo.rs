@@ -275,9 +275,9 @@ pub struct Options {
     /// The caller sees hidden partitions anyway (root, SlurmUser); set
     /// once slurm.conf is read.
     pub sees_hidden: bool,
-    /// The caller's groups, for partitions with AllowGroups (looked up
-    /// when it does not see every partition anyway).
-    pub my_groups: Vec<String>,
+    /// The caller's groups, for partitions with AllowGroups: looked up
+    /// when a partition needs them.
+    pub my_groups: std::cell::OnceCell<Vec<String>>,
     /// `SLURM_TIME_FORMAT`: how timestamps are written.
     pub time_format: TimeFormat,
 }
@@ -446,9 +446,17 @@ pub fn select(
     let parts: Vec<PartitionInfo> = partitions
         .into_iter()
         .filter(|p| {
-            let kept_from_me =
-                p.hidden || crate::client::groups_denied(&p.allow_groups, &o.my_groups);
-            !kept_from_me || o.partitions_given || o.all || o.sees_hidden
+            if o.partitions_given || o.all || o.sees_hidden {
+                return true;
+            }
+            // The caller's groups are looked up for the first partition
+            // with AllowGroups only.
+            !p.hidden
+                && (p.allow_groups.is_empty()
+                    || !crate::client::groups_denied(
+                        &p.allow_groups,
+                        o.my_groups.get_or_init(crate::client::my_group_names),
+                    ))
         })
         .filter(|p| !o.partitions_given || o.partitions.contains(&p.name))
         .collect();
@@ -705,11 +713,6 @@ pub fn run_paced(
         return 1;
     }
     plan.opts.sees_hidden = crate::client::sees_hidden_partitions(&config.conf);
-    if !plan.opts.sees_hidden {
-        // (A partition's AllowGroups may have been changed by an update:
-        // slurm.conf cannot tell whether they will be needed.)
-        plan.opts.my_groups = crate::client::my_group_names();
-    }
     let mut controller = match Controller::new(&config) {
         Ok(c) => c,
         Err(e) => {
@@ -895,12 +898,12 @@ mod tests {
                 .collect()
         };
         let outsider = Options {
-            my_groups: vec!["nogroup".into()],
+            my_groups: vec!["nogroup".to_string()].into(),
             ..parse(&[])
         };
         assert!(names(&outsider).is_empty());
         let member = Options {
-            my_groups: vec!["users".into(), "staff".into()],
+            my_groups: vec!["users".to_string(), "staff".to_string()].into(),
             ..parse(&[])
         };
         assert_eq!(names(&member), ["debug"]);
