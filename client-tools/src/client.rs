@@ -364,7 +364,7 @@ pub fn my_group_names() -> Vec<String> {
 pub fn groups_denied(allowed: &[String], groups: &[String]) -> bool {
     !allowed.is_empty()
         && !allowed.iter().any(|a| a.eq_ignore_ascii_case("ALL"))
-        && !groups.iter().any(|g| allowed.contains(g))
+        && !slurm_common::users::allows_groups(allowed, groups)
 }
 
 /// The uid of the user called `name`, or `name` itself when it is a number.

@@ -105,6 +105,12 @@ pub fn group_names_of(uid: u32) -> Vec<String> {
         .collect()
 }
 
+/// Whether a partition's AllowGroups list (`allowed`) lets in a user in
+/// `groups`: one of them is named.
+pub fn allows_groups(allowed: &[String], groups: &[String]) -> bool {
+    groups.iter().any(|g| allowed.contains(g))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -119,5 +125,9 @@ mod tests {
         assert_eq!(login_of(u32::MAX - 7), None);
         assert!(group_names_of(u32::MAX - 7).is_empty());
         assert!(group_list("a\0b", 0).is_empty());
+        let allowed = ["staff".to_string(), "wheel".to_string()];
+        assert!(allows_groups(&allowed, &["users".into(), "wheel".into()]));
+        assert!(!allows_groups(&allowed, &["users".into()]));
+        assert!(!allows_groups(&allowed, &[]));
     }
 }

@@ -417,7 +417,9 @@ impl Controller {
                     .conf
                     .allow_groups
                     .as_ref()
-                    .is_some_and(|allowed| !desc.user_groups.iter().any(|g| allowed.contains(g)))
+                    .is_some_and(|allowed| {
+                        !slurm_common::users::allows_groups(allowed, &desc.user_groups)
+                    })
             });
             if let Some(&p) = denied {
                 tracing::info!(

@@ -93,7 +93,7 @@ impl Hiding {
                     || p.conf
                         .allow_groups
                         .as_ref()
-                        .is_some_and(|allowed| !groups.iter().any(|g| allowed.contains(g)))
+                        .is_some_and(|allowed| !slurm_common::users::allows_groups(allowed, groups))
             }
         }
     }
