@@ -774,19 +774,9 @@ fn job_time(value: &str) -> Option<TimeLimit> {
 fn nodes_from_file(path: &str, read_file: ReadFile<'_>) -> Result<String, NodeFileError> {
     let bytes = read_file(path).map_err(|e| NodeFileError::Open {
         path: path.to_owned(),
-        reason: os_reason(&e),
+        reason: slurm_common::os_error_text(&e),
     })?;
     values::node_file(path, &bytes)
-}
-
-/// The system's text for an I/O error, as C's `%m` prints it: without the
-/// `(os error N)` Rust adds.
-fn os_reason(e: &io::Error) -> String {
-    let text = e.to_string();
-    match (e.raw_os_error(), text.rfind(" (os error ")) {
-        (Some(_), Some(at)) => text[..at].to_owned(),
-        _ => text,
-    }
 }
 
 /// A positive count as Slurm's numeric options read it.

@@ -21,6 +21,7 @@
 use std::time::Duration;
 
 use slurm_common::conf::SlurmConf;
+use slurm_common::os_error_text;
 use slurm_proto::v1::{DaemonStatusReply, DaemonStatusRequest};
 use slurm_proto::{ErrorCode, SlurmdInfoClient};
 use tonic::transport::Endpoint;
@@ -154,15 +155,6 @@ fn failure_text(status: &tonic::Status) -> String {
             let (code, _) = ErrorCode::from_status(status);
             code.message().to_owned()
         }
-    }
-}
-
-/// The operating system's text for `e`, without Rust's `(os error N)`.
-fn os_error_text(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
     }
 }
 

@@ -119,11 +119,7 @@ pub fn launch_on(
 /// named for a missing one, else the script's path, and the system's text
 /// for the error.
 pub fn exec_failure_line(plan: &LaunchPlan, node: &str, source: &std::io::Error) -> String {
-    let text = source.to_string();
-    let text = match text.rfind(" (os error ") {
-        Some(cut) => &text[..cut],
-        None => text.as_str(),
-    };
+    let text = slurm_common::os_error_text(source);
     let interpreter = plan
         .script
         .strip_prefix("#!")
@@ -758,6 +754,22 @@ mod tests {
     use super::*;
     use crate::stepd::env::Env;
     use crate::stepd::plan::OutputFile;
+
+    /// A script whose interpreter is missing: the launch fails, and the
+    /// job's output file (standard error shares it) holds Slurm's line.
+    #[test]
+    fn a_failed_exec_leaves_its_line_in_the_error_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.script = "#!/nonexistent/sh\necho hi\n".into();
+        let err = launch_on(&p, &mut RealSyscalls, Some("n1")).unwrap_err();
+        assert!(matches!(err, ExecError::Exec { .. }), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+            "slurmstepd-n1: error: execve(): bad interpreter(/nonexistent/sh): \
+             No such file or directory\n"
+        );
+    }
 
     /// Slurm's line for a script that cannot be executed: the missing
     /// interpreter by name, else the script's path; the system's text.
