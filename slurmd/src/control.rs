@@ -89,7 +89,7 @@ impl EndReason {
             EndReason::Cancelled => Some(""),
             EndReason::Timeout => Some(" DUE TO TIME LIMIT"),
             EndReason::Preempted => Some(" DUE TO PREEMPTION"),
-            EndReason::NodeFail => Some(" DUE TO NODE FAILURE"),
+            EndReason::NodeFail => Some(" DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"),
             EndReason::Deadline => Some(" DUE TO DEADLINE"),
             EndReason::Requeue => Some(" DUE TO JOB REQUEUE"),
             EndReason::Other => None,
