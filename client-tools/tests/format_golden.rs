@@ -733,3 +733,31 @@ fn format_sinfo_custom_fields() {
         "invalid node format specification: !"
     );
 }
+
+/// A job that lost a failed node (`--no-kill`) shows ResizeTime on a line
+/// of its own after AccrueTime, as Slurm 22.05 does; other jobs do not.
+#[test]
+fn format_scontrol_show_job_resize_time() {
+    let mut job = running(3, "n1", 4_294_901_759);
+    let plain = scontrol::show_jobs(&[job.clone()], false, &ctx(T0 + 5));
+    assert!(!plain.contains("ResizeTime"), "{plain}");
+    job.resize_time = T0 + 3;
+    let c = ctx(T0 + 5);
+    let shown = scontrol::show_jobs(&[job.clone()], false, &c);
+    let lines: Vec<&str> = shown.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("ResizeTime="))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        lines[at - 1].trim_start().starts_with("AccrueTime="),
+        "{shown}"
+    );
+    assert!(
+        lines[at + 1].trim_start().starts_with("StartTime="),
+        "{shown}"
+    );
+    assert_eq!(lines[at].split_whitespace().count(), 1, "{shown}");
+    let one = scontrol::show_jobs(&[job], true, &c);
+    assert!(one.contains(" ResizeTime=20"), "{one}");
+}

@@ -4,9 +4,9 @@
 //! again (BeginTime, Restarts=1, ExitCode=0:0), a `--no-requeue` one ends
 //! NODE_FAIL with Reason=NodeDown and ExitCode=0:15, and the node is back
 //! in service with its slurmd's next message, so that `State=RESUME` is
-//! refused. Also the priority a held job gets at its release. Needs the
-//! workspace binaries (`cargo build --workspace --bins`, or
-//! `cargo test --workspace`).
+//! refused. Also `--no-kill` on two nodes, and the priority a held job
+//! gets at its release. Needs the workspace binaries (`cargo build
+//! --workspace --bins`, or `cargo test --workspace`).
 
 use std::time::Duration;
 
@@ -86,6 +86,67 @@ fn a_node_set_down_requeues_fails_and_comes_back_as_slurm_does() {
         "slurm_update error: Invalid node state specified\n"
     );
     run_ok(&c, "scancel", &[&kept]);
+}
+
+/// `--no-kill`, as Slurm 22.05 showed it on two nodes: a node set DOWN
+/// under the job leaves its allocation (NodeList, NumNodes, NumCPUs and
+/// TRES shrink, ResizeTime appears) and the script runs on to COMPLETED;
+/// when the node set DOWN is the batch host, the job ends FAILED with
+/// Reason=JobLaunchFailure and ExitCode=0:9 although it may be requeued.
+#[test]
+fn a_no_kill_job_loses_only_the_node_set_down() {
+    let c = cluster(ClusterSpec {
+        nodes: 2,
+        ..ClusterSpec::default()
+    });
+    let names = c.dir().node_names().to_vec();
+    let work = slurm_testkit::e2e::work_dir(&c);
+    let go = work.join("go");
+    let script = format!(
+        "while [ ! -e {} ]; do sleep 0.1; done; echo done",
+        go.display()
+    );
+    let out = work.join("nk-%j.out");
+    let out_arg = out.to_string_lossy().to_string();
+    let id = sbatch(&c, &["--no-kill", "-N2", "-o", &out_arg, "--wrap", &script]);
+    wait_field(&c, &id, "JobState", "RUNNING");
+    assert_eq!(field(&c, &id, "NumNodes"), "2");
+    let down = format!("NodeName={}", names[1]);
+    run_ok(&c, "scontrol", &["update", &down, "State=DOWN", "Reason=x"]);
+    assert_eq!(field(&c, &id, "JobState"), "RUNNING");
+    assert_eq!(field(&c, &id, "NodeList"), names[0]);
+    assert_eq!(field(&c, &id, "BatchHost"), names[0]);
+    assert_eq!(field(&c, &id, "NumNodes"), "1");
+    assert_eq!(field(&c, &id, "NumTasks"), "1");
+    assert!(field(&c, &id, "TRES").starts_with("cpu=1,"));
+    assert!(!field(&c, &id, "ResizeTime").is_empty());
+    std::fs::write(&go, "").expect("go file");
+    wait_field(&c, &id, "JobState", "COMPLETED");
+    let written = out.to_string_lossy().replace("%j", &id);
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap_or_default(),
+        "done\n"
+    );
+
+    // The batch host itself.
+    let back = wait_until("node back", WAIT, || {
+        let o = run_ok(&c, "sinfo", &["-h", "-o", "%t"]);
+        (o.trim() == "idle").then_some(())
+    });
+    assert!(back.is_ok(), "{}\n{}", run_ok(&c, "sinfo", &[]), c.logs());
+    let id = sbatch(&c, &["--no-kill", "-N2", "--wrap", "sleep 300"]);
+    wait_field(&c, &id, "JobState", "RUNNING");
+    let batch = format!("NodeName={}", field(&c, &id, "BatchHost"));
+    run_ok(
+        &c,
+        "scontrol",
+        &["update", &batch, "State=DOWN", "Reason=x"],
+    );
+    wait_field(&c, &id, "JobState", "FAILED");
+    assert_eq!(field(&c, &id, "Reason"), "JobLaunchFailure");
+    assert_eq!(field(&c, &id, "ExitCode"), "0:9");
+    assert_eq!(field(&c, &id, "Restarts"), "0");
+    assert_eq!(field(&c, &id, "NodeList"), names[1]);
 }
 
 /// Slurm 22.05 (priority/basic): held jobs take no priority until their

@@ -301,7 +301,7 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.raw("reboot", job.reboot);
     w.str("required_nodes", &job.required_nodes);
     w.raw("requeue", job.requeue);
-    w.raw("resize_time", 0);
+    w.raw("resize_time", job.resize_time);
     w.raw("restart_cnt", job.restart_count);
     w.str("resv_name", &job.reservation);
     match NodeSharing::try_from(job.sharing).unwrap_or(NodeSharing::Unspecified) {

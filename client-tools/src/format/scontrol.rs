@@ -282,6 +282,11 @@ pub fn write_job_detailed(
     r.line();
     r.kv("AccrueTime", &time_or(job.accrue_time, "Unknown", ctx));
     r.line();
+    // Only for a job that lost a failed node (`--no-kill`).
+    if job.resize_time != 0 {
+        r.kv("ResizeTime", &time_or(job.resize_time, "Unknown", ctx));
+        r.line();
+    }
     r.kv("StartTime", &time_or(job.start_time, "Unknown", ctx));
     r.kv("EndTime", &time_or(job.end_time, "Unknown", ctx));
     r.kv("Deadline", &time_or(job.deadline, "N/A", ctx));

@@ -867,6 +867,7 @@ pub fn build_job(
         nice: o.nice,
         dependency: or_empty(&o.dependency),
         requeue: o.requeue,
+        no_kill: o.no_kill,
         comment: or_empty(&o.comment),
         array_spec: or_empty(&o.array),
         test_only: o.test_only,

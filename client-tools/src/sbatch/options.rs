@@ -70,6 +70,7 @@ pub enum Key {
     MemPerCpu,
     Mincpus,
     Nice,
+    NoKill,
     NoRequeue,
     Nodefile,
     Nodelist,
@@ -171,7 +172,7 @@ pub const SHORTS: &[ShortOpt<Key>] = &[
     short!('h', No, Help),
     short!('i', Required, Input),
     short!('J', Required, JobName),
-    short!('k', Optional, Ignored),
+    short!('k', Optional, NoKill),
     short!('L', Required, Licenses),
     short!('M', Required, Clusters),
     short!('m', Required, Distribution),
@@ -253,7 +254,7 @@ pub const LONGS: &[LongOpt<Key>] = &[
     long!("mincpus", Required, Mincpus),
     long!("network", Required, Network),
     long!("nice", Optional, Nice),
-    long!("no-kill", Optional, Ignored),
+    long!("no-kill", Optional, NoKill),
     long!("no-requeue", No, NoRequeue),
     long!("nodefile", Required, Nodefile),
     long!("nodelist", Required, Nodelist),
@@ -320,6 +321,7 @@ pub const ENV_VARS: &[(&str, Key)] = &[
     ("SBATCH_JOB_NAME", Key::JobName),
     ("SBATCH_MEM_PER_CPU", Key::MemPerCpu),
     ("SBATCH_MEM_PER_NODE", Key::Mem),
+    ("SBATCH_NO_KILL", Key::NoKill),
     ("SBATCH_NO_REQUEUE", Key::NoRequeue),
     ("SBATCH_OPEN_MODE", Key::OpenMode),
     ("SBATCH_OUTPUT", Key::Output),
@@ -534,6 +536,8 @@ pub struct SbatchOpts {
     pub mem_per_gpu: Option<u64>,
     pub mincpus: Option<u32>,
     pub nice: Option<i32>,
+    /// `--no-kill[=off]`: the job goes on when one of its nodes fails.
+    pub no_kill: bool,
     pub nodelist: Option<String>,
     /// `--nodes=min[-max]`.
     pub nodes: Option<(u32, Option<u32>)>,
@@ -843,6 +847,13 @@ fn apply(
         Key::Gres => o.gres = text(value),
         Key::Help | Key::Usage | Key::Version => {}
         Key::Hold => o.hold = true,
+        Key::NoKill => {
+            o.no_kill = match value.map(str::to_ascii_lowercase).as_deref() {
+                None | Some("" | "set") => true,
+                Some("off" | "no") => false,
+                Some(_) => return Err(invalid("Invalid --no-kill specification")),
+            };
+        }
         Key::Input => o.input = text(value),
         Key::JobName => o.job_name = text(value),
         Key::KillOnInvalidDep => {
@@ -1085,6 +1096,7 @@ fn defined_value(o: &SbatchOpts, key: Key, value: Option<&str>) -> String {
         Key::Verbose => Some(o.verbose.to_string()),
         Key::Requeue => Some("requeue".to_owned()),
         Key::NoRequeue => Some("no-requeue".to_owned()),
+        Key::NoKill => Some(if o.no_kill { "set" } else { "unset" }.to_owned()),
         Key::Exclusive if value.is_none() => Some("exclusive".to_owned()),
         Key::OpenMode => o.open_mode.map(|m| match m {
             OpenMode::Append => "a".to_owned(),
@@ -1173,6 +1185,26 @@ mod tests {
 
     fn parse_command_line_(words: &[String]) -> Result<Invocation, OptError> {
         parse_command_line(words, &no_files, NOW)
+    }
+
+    /// `--no-kill` with no value, empty or `set` asks for it; `off` and
+    /// `no` (any case) do not; `sbatch -v` lists it as set or unset.
+    #[test]
+    fn no_kill_values() {
+        for (args, want) in [
+            ("-k", true),
+            ("--no-kill", true),
+            ("--no-kill=", true),
+            ("--no-kill=SET", true),
+            ("--no-kill=off", false),
+            ("-kNo", false),
+        ] {
+            let o = opts(args);
+            assert_eq!(o.no_kill, want, "{args}");
+            let shown = if want { "set" } else { "unset" };
+            assert_eq!(o.defined.get("no-kill").map(String::as_str), Some(shown));
+        }
+        assert!(!opts("-J x").no_kill);
     }
 
     fn opts(s: &str) -> SbatchOpts {
@@ -1375,6 +1407,8 @@ mod tests {
         assert_eq!(err("--signal=FOO"), "Invalid --signal specification");
         assert_eq!(err("--signal=X:USR1"), "Invalid --signal specification");
         assert_eq!(err("--exclusive=bad"), "Invalid --exclusive specification");
+        assert_eq!(err("--no-kill=yes"), "Invalid --no-kill specification");
+        assert_eq!(err("-k1"), "Invalid --no-kill specification");
         assert_eq!(
             err("--nice=9999999999"),
             "Invalid --nice value, out of range (+/- 2147483645)"

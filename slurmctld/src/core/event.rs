@@ -33,7 +33,8 @@
 //! or release is written with tag 30, which adds its time (tag 5, without
 //! one, is still read). A pending array task cancelled out of its meta
 //! record is tag 31. A job id (and priority number) used up without a
-//! job, by `sbatch --test-only` or a late refusal, is tag 32.
+//! job, by `sbatch --test-only` or a late refusal, is tag 32. A failed
+//! node taken out of a running `--no-kill` job is tag 33.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -201,6 +202,14 @@ pub enum Event {
         node: String,
         time: i64,
     },
+    /// Node `node` failed under running job `job_id`, which asked
+    /// `--no-kill`: the node leaves the job's allocation (its share is
+    /// freed) and the job goes on with the others (`core::liveness`).
+    JobNodeExcised {
+        job_id: u32,
+        node: String,
+        time: i64,
+    },
     /// Hold set (`Some`) or released (`None`) at `time`: a hold makes the
     /// job's EligibleTime Unknown, a release of a waiting job makes it
     /// eligible from then. `time` is `None` only in records from before
@@ -364,6 +373,7 @@ impl Event {
             | Event::JobEnded { job_id, .. }
             | Event::JobReleased { job_id, .. }
             | Event::JobNodeReleased { job_id, .. }
+            | Event::JobNodeExcised { job_id, .. }
             | Event::JobHoldChanged { job_id, .. }
             | Event::JobRequeued { job_id, .. }
             | Event::JobUpdated { job_id, .. }
@@ -471,6 +481,12 @@ impl Event {
             }
             Event::JobNodeReleased { job_id, node, time } => {
                 w.u8(14);
+                w.u32(*job_id);
+                w.str(node);
+                w.i64(*time);
+            }
+            Event::JobNodeExcised { job_id, node, time } => {
+                w.u8(33);
                 w.u32(*job_id);
                 w.str(node);
                 w.i64(*time);
@@ -1025,6 +1041,11 @@ impl Event {
                 node: r.string("node")?,
                 time: r.i64("time")?,
             },
+            33 => Event::JobNodeExcised {
+                job_id: r.u32("job id")?,
+                node: r.string("node")?,
+                time: r.i64("time")?,
+            },
             17 => Event::JobDependencyChanged {
                 job_id: r.u32("job id")?,
                 time: r.i64("time")?,
@@ -1270,6 +1291,11 @@ mod tests {
                 job_id: 8,
                 node: "n\u{e9}2".into(),
                 time: 13,
+            },
+            Event::JobNodeExcised {
+                job_id: 8,
+                node: "n3".into(),
+                time: 14,
             },
             Event::JobUpdated {
                 job_id: 8,

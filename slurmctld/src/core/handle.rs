@@ -672,6 +672,7 @@ impl Controller {
             last_alloc: Box::default(),
             signal_sent: false,
             suspend: None,
+            resize: None,
             dependency: None,
             array: None,
         }
@@ -1969,6 +1970,22 @@ impl Controller {
             return;
         };
         let nodes: Vec<usize> = job.alloc.iter().map(|a| a.node_index).collect();
+        self.push_terminate_on(out, job_id, nodes, why, now);
+    }
+
+    /// Tells nodes `nodes` to end job `job_id` there (`why` is the state
+    /// the job ended in).
+    pub(super) fn push_terminate_on(
+        &self,
+        out: &mut Outcome,
+        job_id: u32,
+        nodes: Vec<usize>,
+        why: v1::JobState,
+        now: i64,
+    ) {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
         if nodes.is_empty() {
             return;
         }

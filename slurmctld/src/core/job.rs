@@ -207,7 +207,8 @@ impl JobSpec {
 /// it from the submission), `--reboot` (nodes are not rebooted),
 /// `--cpu-freq` (frequencies are not set), `--spread-job`, `--gres-flags`,
 /// `--delay-boot`, `--power`, `--switches`, `--container` and
-/// `--cluster-constraint` (none of them acted on).
+/// `--cluster-constraint` (none of them acted on); also `--no-kill`, which
+/// is acted on when a node fails (`core::liveness`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
 pub struct ShownOptions {
     pub sockets_per_node: Option<u32>,
@@ -246,6 +247,10 @@ pub struct ShownOptions {
     pub tres_bind: Box<str>,
     /// `--profile` as Slurm names it (`Energy,Task`); empty for not given.
     pub profile: Box<str>,
+    /// `--no-kill`: a failed node is taken out of the running job, which
+    /// goes on with the others (`core::liveness`); kept here as a rarely
+    /// given option.
+    pub no_kill: bool,
     /// `scontrol update AdminComment=`; `None` when never set (Slurm shows
     /// an empty one set, and not one never set).
     pub admin_comment: Option<Box<str>>,
@@ -288,6 +293,7 @@ impl ShownOptions {
             batch_features: desc.batch_features.as_deref().unwrap_or_default().into(),
             tres_bind: desc.tres_bind.as_str().into(),
             profile: desc.profile.as_str().into(),
+            no_kill: desc.no_kill,
             // Only `scontrol update` sets these.
             admin_comment: None,
             num_cpus: None,
@@ -445,6 +451,20 @@ pub struct Job {
     /// Suspensions of the current run (`core::suspend`); `None` for a run
     /// never suspended.
     pub suspend: Option<Box<super::suspend::Suspension>>,
+    /// Failed nodes taken out of the running `--no-kill` job
+    /// (`core::liveness`); `None` for a job never resized.
+    pub resize: Option<Box<Resize>>,
+}
+
+/// What taking failed nodes out of a running `--no-kill` job leaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resize {
+    /// ResizeTime: when the last node was taken out.
+    pub time: i64,
+    /// The batch host (node index) when it is one of the nodes taken out:
+    /// Slurm still shows it as BatchHost; `None` while it is in the
+    /// allocation (its first node).
+    pub batch_host: Option<usize>,
 }
 
 /// The partitions a job's partition list names, in order (`a,b`).

@@ -16,6 +16,13 @@
 //!   JobRequeue=1 without `--no-requeue`); no completing job waits for that
 //!   node's cleanup any more, nor for that of a node that stopped
 //!   responding (`core::epilog`);
+//! * a job of several nodes that asked `--no-kill` loses only that node:
+//!   it leaves the allocation (NodeList, NumNodes, NumCPUs and TRES shrink,
+//!   ResizeTime is set), its processes there are told to end, and the job
+//!   runs on. When that node is the batch host, the script is lost with
+//!   it: the job ends FAILED with reason JobLaunchFailure and `ExitCode=0:9`
+//!   (never requeued), as Slurm 22.05 ends it once the node's slurmd
+//!   reports the script killed; here that happens at once;
 //! * a DOWN node that registers comes back per ReturnToService: 0 never
 //!   (only `scontrol update State=RESUME`), 1 when it went down for not
 //!   responding, 2 always.
@@ -318,7 +325,7 @@ impl Controller {
         now: i64,
         exit_signal: u32,
     ) {
-        let running: Vec<(u32, bool)> = self
+        let running: Vec<(u32, bool, bool)> = self
             .jobs
             .values()
             .filter(|j| {
@@ -326,9 +333,16 @@ impl Controller {
                     && j.status.state.holds_resources()
                     && j.alloc.iter().any(|a| a.node_index == node)
             })
-            .map(|j| (j.id.get(), j.requeue))
+            .map(|j| {
+                let keeps_going = j.spec.shown().no_kill && j.alloc.len() > 1;
+                (j.id.get(), j.requeue, keeps_going)
+            })
             .collect();
-        for (job_id, requeue) in running {
+        for (job_id, requeue, keeps_going) in running {
+            if keeps_going {
+                self.excise_failed_node(out, job_id, node, now);
+                continue;
+            }
             if requeue {
                 tracing::info!(job_id, node = %self.nodes[node].name, "requeueing job of a failed node");
                 self.emit(
@@ -361,6 +375,35 @@ impl Controller {
             self.end_on_nodes(out, job_id, v1::JobState::NodeFail, now);
         }
         self.release_node_shares(out, node, now);
+    }
+
+    /// Takes failed node `node` out of running `--no-kill` job `job_id`
+    /// and tells the node to end the job's processes there. A batch host
+    /// taken out ends the job FAILED (JobLaunchFailure, `0:9`): its script
+    /// went with the node.
+    fn excise_failed_node(&mut self, out: &mut Outcome, job_id: u32, node: usize, now: i64) {
+        let name = self.nodes[node].name.clone();
+        let batch_host = self
+            .jobs
+            .get(&job_id)
+            .and_then(|j| j.alloc.first())
+            .is_some_and(|a| a.node_index == node);
+        tracing::error!(job_id, node = %name, "removing failed node from job");
+        // Ended there without a banner in the job's output, as in Slurm
+        // (the state names no reason for one).
+        self.push_terminate_on(out, job_id, vec![node], v1::JobState::Failed, now);
+        self.emit(
+            out,
+            Event::JobNodeExcised {
+                job_id,
+                node: name,
+                time: now,
+            },
+        );
+        if batch_host {
+            let reason = PendingReason::JobLaunchFailure.as_str();
+            self.finish_running(out, job_id, now, JobState::Failed, (0, 9), reason);
+        }
     }
 
     /// Command::NodeJobs: reconciles every node that reported its jobs,
@@ -784,6 +827,132 @@ mod tests {
         let job = env.job(requeued);
         assert_eq!(job.state(), JobState::Running);
         assert!(!nodes_of(&env, requeued).contains(&2));
+    }
+
+    /// `--no-kill`, as Slurm 22.05 has it: a job of several nodes loses
+    /// only the node that failed, is told to end there, and runs on with
+    /// the others (also through a replay and a snapshot); when its batch
+    /// host fails, it ends FAILED (JobLaunchFailure, 0:9) although it may
+    /// be requeued.
+    #[test]
+    fn a_no_kill_job_loses_only_its_failed_node() {
+        let mut env = env("");
+        env.register_all();
+        let mut desc = script();
+        desc.no_kill = true;
+        desc.min_nodes = Some(3);
+        let id = env.submit(desc);
+        env.take_actions();
+        let nodes_of =
+            |env: &Env| -> Vec<usize> { env.job(id).alloc.iter().map(|a| a.node_index).collect() };
+        assert_eq!(nodes_of(&env), vec![0, 1, 2]);
+        assert!(env.job(id).requeue);
+        let t0 = env.now;
+        env.now += 1;
+        responses(&mut env, &[0, 1, 3], &[2]);
+        env.now = t0 + 31;
+        let events = responses(&mut env, &[0, 1, 3], &[2]);
+        assert_eq!(
+            events,
+            vec![
+                down("n3", env.now),
+                Event::JobNodeExcised {
+                    job_id: id,
+                    node: "n3".into(),
+                    time: env.now,
+                },
+            ]
+        );
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Running);
+        assert!(!job.status.is_completing());
+        assert_eq!(nodes_of(&env), vec![0, 1]);
+        let resized = Some(super::super::job::Resize {
+            time: env.now,
+            batch_host: None,
+        });
+        assert_eq!(job.resize.as_deref(), resized.as_ref());
+        assert_eq!(env.ctl.nodes()[2].alloc_cpus, 0);
+        assert_eq!(env.ctl.nodes()[0].alloc_cpus, 1);
+        let actions = env.take_actions();
+        assert!(
+            matches!(
+                &actions[..],
+                [Action::TerminateJob { job_id, nodes, request }]
+                    if *job_id == id && nodes == &vec![2]
+                        && request.reason == v1::JobState::Failed as i32
+            ),
+            "{actions:?}"
+        );
+        for ctl in [
+            replay_encoded(&format!("{CONF}SlurmdTimeout=30\n"), &env.events),
+            super::super::tests::snapshot_reloaded(&env.ctl),
+        ] {
+            let again = ctl.job(id).unwrap();
+            assert_eq!(again.alloc, env.job(id).alloc);
+            assert_eq!(again.resize.as_deref(), resized.as_ref());
+            assert!(again.spec.shown().no_kill);
+            assert_eq!(ctl.nodes()[2].alloc_cpus, 0);
+        }
+
+        // The batch host n1 fails: the job ends, n2 cleans up.
+        env.now += 1;
+        responses(&mut env, &[1, 3], &[0]);
+        env.now += 30;
+        let events = tick(&mut env);
+        assert_eq!(
+            events,
+            vec![
+                down("n1", env.now),
+                Event::JobNodeExcised {
+                    job_id: id,
+                    node: "n1".into(),
+                    time: env.now,
+                },
+                Event::JobEnded {
+                    job_id: id,
+                    time: env.now,
+                    state: JobState::Failed,
+                    exit_status: 0,
+                    exit_signal: 9,
+                    reason: "JobLaunchFailure".into(),
+                    detail: String::new(),
+                    release: false,
+                },
+            ]
+        );
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Failed);
+        assert!(job.status.is_completing());
+        assert_eq!(nodes_of(&env), vec![1]);
+        assert_eq!(job.resize.as_ref().and_then(|r| r.batch_host), Some(0));
+        let reloaded = super::super::tests::snapshot_reloaded(&env.ctl);
+        let again = reloaded.job(id).unwrap();
+        assert_eq!(again.resize.as_ref().and_then(|r| r.batch_host), Some(0));
+        assert_eq!(env.epilog(id, "n2", 0), Reply::Ok);
+        assert!(!env.job(id).status.is_completing());
+        assert_eq!(env.ctl.nodes()[1].alloc_cpus, 0);
+    }
+
+    /// Without `--no-kill`, or on one node, a node failure ends the job as
+    /// ever (here: requeued).
+    #[test]
+    fn no_kill_on_one_node_changes_nothing() {
+        let mut env = env("");
+        env.register_all();
+        let mut desc = script();
+        desc.no_kill = true;
+        let id = env.submit(desc);
+        env.take_actions();
+        let t0 = env.now;
+        env.now += 1;
+        responses(&mut env, &[1, 2, 3], &[0]);
+        env.now = t0 + 31;
+        responses(&mut env, &[1, 2, 3], &[0]);
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Pending);
+        assert_eq!(job.restart_count, 1);
+        assert!(job.resize.is_none());
     }
 
     /// As Slurm 22.05 with priority/basic (the only priority plugin here):

@@ -642,6 +642,7 @@ impl Controller {
                     last_alloc: Box::default(),
                     signal_sent: false,
                     suspend: None,
+                    resize: None,
                     dependency,
                     // Checked at submission; replay parses the same text.
                     array: (!desc.array_spec.is_empty())
@@ -711,6 +712,7 @@ impl Controller {
                 job.run_limit = Some(*time_limit);
                 job.signal_sent = false;
                 job.suspend = None;
+                job.resize = None;
                 job.reason = PendingReason::None;
                 job.reason_detail.clear();
                 job.alloc = alloc.as_slice().into();
@@ -779,6 +781,11 @@ impl Controller {
                 if requeued {
                     self.back_in_queue(*job_id, *time);
                 }
+                self.last_update = *time;
+            }
+            Event::JobNodeExcised { job_id, node, time } => {
+                let i = self.node_idx(node)?;
+                self.excise_node(*job_id, i, *time)?;
                 self.last_update = *time;
             }
             Event::JobNodeReleased { job_id, node, time } => {
@@ -1203,6 +1210,39 @@ impl Controller {
             job.status = job.status.completing_done();
         }
         let id = job.id;
+        if let Some(n) = self.nodes.get_mut(node) {
+            n.give_back(&share, exclusive, id, time);
+        }
+        Ok(())
+    }
+
+    /// Takes failed node `node` out of running job `job_id`, which goes on
+    /// with its other nodes (`--no-kill`, `core::liveness`): the node's
+    /// share is freed.
+    fn excise_node(&mut self, job_id: u32, node: usize, time: i64) -> Result<(), ApplyError> {
+        let job = self
+            .jobs
+            .get(&job_id)
+            .ok_or(ApplyError::UnknownJob { job_id })?;
+        let pos = job.alloc.iter().position(|a| a.node_index == node);
+        let running = job.status.state.holds_resources() && !job.status.is_completing();
+        let (true, Some(pos)) = (running && job.alloc.len() > 1, pos) else {
+            let name = self.nodes.get(node).map_or("?", |n| n.name.as_str());
+            return Err(ApplyError::IllegalTransition {
+                job_id,
+                detail: format!("no running share on node {name} to take out"),
+            });
+        };
+        let job = self.job_mut(job_id)?;
+        let mut rest = job.alloc.to_vec();
+        let share = job.counted_share(&rest.remove(pos));
+        job.alloc = rest.into_boxed_slice();
+        let batch_host = match job.resize.as_deref() {
+            Some(r) if r.batch_host.is_some() => r.batch_host,
+            _ => (pos == 0).then_some(node),
+        };
+        job.resize = Some(Box::new(job::Resize { time, batch_host }));
+        let (exclusive, id) = (job.exclusive_alloc, job.id);
         if let Some(n) = self.nodes.get_mut(node) {
             n.give_back(&share, exclusive, id, time);
         }

@@ -62,6 +62,11 @@
 //!           id u32, SuspendTime i64, SecsPreSuspend i64, suspended u8,
 //!           exclusive before the suspension u8. Files written before
 //!           suspensions have none.
+//!  13 RESIZE what taking failed nodes out of a running `--no-kill` job
+//!           left (`core::liveness`), after the job's other records, only
+//!           for jobs resized: job id u32, ResizeTime i64, then the batch
+//!           host's name when it was taken out (text; empty while it is
+//!           in the allocation). Files written before resizes have none.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -118,6 +123,7 @@ const TAG_NODE_ATTRS: u8 = 9;
 const TAG_PARTITION_CREATED: u8 = 10;
 const TAG_PARTITION_DELETED: u8 = 11;
 const TAG_SUSPEND: u8 = 12;
+const TAG_RESIZE: u8 = 13;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -301,6 +307,15 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
             super::suspend::write_record(&mut wr, job.id.get(), s);
             sink.emit(&mut buf)?;
         }
+        if let Some(rs) = &job.resize {
+            let mut wr = Writer::new(&mut buf);
+            wr.u8(TAG_RESIZE);
+            wr.u32(job.id.get());
+            wr.i64(rs.time);
+            let host = rs.batch_host.and_then(|i| ctl.nodes.get(i));
+            wr.str(host.map_or("", |n| n.name.as_str()));
+            sink.emit(&mut buf)?;
+        }
     }
     let mut wr = Writer::new(&mut buf);
     wr.u8(TAG_END);
@@ -425,6 +440,8 @@ fn job_record(w: &mut Writer<'_>, job: &Job) {
         array: _,
         // Its own record (TAG_SUSPEND).
         suspend: _,
+        // Its own record (TAG_RESIZE).
+        resize: _,
     } = job;
     w.u32(id.get());
     w.u32(*uid);
@@ -579,7 +596,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     // Then the options kept to be shown: a byte of flags
     // (--kill-on-invalid-dep in the low two bits: 0 none, 1 yes, 2 no;
     // --reboot in bit 2; --spread-job in bit 3; --gres-flags in bits 4-5,
-    // as --kill-on-invalid-dep), the socket, core and thread requests,
+    // as --kill-on-invalid-dep; --no-kill in bit 6), the socket, core and
+    // thread requests,
     // --cpu-freq, --delay-boot, --power.
     let super::job::ShownOptions {
         sockets_per_node,
@@ -604,6 +622,7 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         batch_features,
         tres_bind,
         profile,
+        no_kill,
         admin_comment,
         num_cpus,
         max_cpus,
@@ -619,7 +638,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.u8(tri(kill_on_invalid_dep)
         | (u8::from(*reboot) << 2)
         | (u8::from(*spread_job) << 3)
-        | (tri(gres_enforce_binding) << 4));
+        | (tri(gres_enforce_binding) << 4)
+        | (u8::from(*no_kill) << 6));
     for v in [
         sockets_per_node,
         cores_per_socket,
@@ -920,6 +940,25 @@ impl Loader {
                     )));
                 };
                 Arc::make_mut(job).suspend = Some(Box::new(susp));
+            }
+            TAG_RESIZE => {
+                let id = r.u32("job id").map_err(decode)?;
+                let time = r.i64("resize time").map_err(decode)?;
+                let host = r.string("batch host").map_err(decode)?;
+                r.done().map_err(decode)?;
+                // A batch host slurm.conf no longer has is not shown.
+                let batch_host = self.ctl.node_index.get(&host).copied();
+                let follows = self.last_job == Some(id);
+                let Some(job) = self
+                    .jobs
+                    .get_mut(&id)
+                    .filter(|j| follows && j.resize.is_none())
+                else {
+                    return Err(corrupt(format!(
+                        "resize of job {id} does not follow its job record"
+                    )));
+                };
+                Arc::make_mut(job).resize = Some(Box::new(super::job::Resize { time, batch_host }));
             }
             TAG_NODE_ATTRS => {
                 let name = r.string("node").map_err(decode)?;
@@ -1226,6 +1265,8 @@ fn read_job(
         array: None,
         // From a SUSPEND record that may follow.
         suspend: None,
+        // From a RESIZE record that may follow.
+        resize: None,
     };
     Ok((job, dropped_a + dropped_b))
 }
@@ -1343,6 +1384,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
             reboot: flags & 4 != 0,
             spread_job: flags & 8 != 0,
             gres_enforce_binding: tri(flags >> 4),
+            no_kill: flags & 64 != 0,
             sockets_per_node: r.opt_u32("sockets per node")?,
             cores_per_socket: r.opt_u32("cores per socket")?,
             threads_per_core: r.opt_u32("threads per core")?,
@@ -1758,6 +1800,7 @@ mod spec_layout {
                     batch_features: "fa".into(),
                     tres_bind: if reboot { "gpu:closest" } else { "" }.into(),
                     profile: if reboot { "" } else { "Energy,Task" }.into(),
+                    no_kill: !reboot,
                 })),
                 ..JobSpec::default()
             };

@@ -165,6 +165,8 @@ impl<'a> Derived<'a> {
         };
         let shown_nodes = if no_node {
             0
+        } else if ran_before(job) {
+            u32::try_from(job.last_alloc.len()).unwrap_or(u32::MAX)
         } else if alloc.is_empty() && !job.status.state.is_finished() {
             nodes_for_tasks(snap, job)
         } else {
@@ -193,12 +195,30 @@ impl<'a> Derived<'a> {
     }
 }
 
+/// Whether `job` waits again after a run (requeued): Slurm then shows the
+/// node count of that run as its NumNodes, without a range.
+fn ran_before(job: &Job) -> bool {
+    job.status.state == JobState::Pending && job.alloc.is_empty() && !job.last_alloc.is_empty()
+}
+
 /// The memory a job asked for, as the wire has it.
 pub(crate) fn memory_of(job: &Job) -> Option<v1::job_info::Memory> {
     job.shape.mem.map(|m| match m {
         MemReq::PerNode(mb) => v1::job_info::Memory::MemPerNodeMb(mb),
         MemReq::PerCpu(mb) => v1::job_info::Memory::MemPerCpuMb(mb),
     })
+}
+
+/// BatchHost: the first of the nodes shown (`names`), or the batch host
+/// taken out of a `--no-kill` job, which Slurm still shows.
+pub(crate) fn batch_host_of<'a>(snap: &'a Snapshot, job: &Job, names: &[&'a str]) -> &'a str {
+    job.resize
+        .as_ref()
+        .and_then(|r| r.batch_host)
+        .and_then(|i| snap.nodes.get(i))
+        .map(|n| n.name.as_str())
+        .or_else(|| names.first().copied())
+        .unwrap_or_default()
 }
 
 /// SchedNodeList: the nodes a pending job is planned on
@@ -359,22 +379,27 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
             65,
             slurm_common::hostlist::compress(node_names.iter().copied())
         ),
-        batch_host: pick!(
-            66,
-            node_names
-                .first()
-                .map(|n| (*n).to_string())
-                .unwrap_or_default()
-        ),
+        batch_host: pick!(66, batch_host_of(snap, job, &node_names).to_string()),
         scheduled_nodes: pick!(67, scheduled_nodes_of(snap, job).to_string()),
         wckey: pick!(69, d.wckey.to_string()),
         num_nodes: pick!(80, derived.shown_nodes),
-        max_nodes: pick!(81, job.shape.max_nodes.unwrap_or(0)),
+        max_nodes: pick!(
+            81,
+            if ran_before(job) {
+                0
+            } else {
+                job.shape.max_nodes.unwrap_or(0)
+            }
+        ),
         num_cpus: pick!(82, num_cpus),
         num_tasks: pick!(
             83,
             if (refused_at_submit || no_node) && !job.shape.ntasks_given {
                 0
+            } else if !job.shape.ntasks_given && !alloc.is_empty() {
+                // A task per node it holds (or held), as Slurm counts a
+                // job that gave no task count.
+                u32::try_from(alloc.len()).unwrap_or(u32::MAX)
             } else {
                 job.shape.ntasks
             }
@@ -414,6 +439,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         prefer: pick!(130, d.shown().prefer.to_string()),
         tres_bind: pick!(134, d.shown().tres_bind.to_string()),
         profile: pick!(135, d.shown().profile.to_string()),
+        resize_time: pick!(136, job.resize.as_ref().map_or(0, |r| r.time)),
         burst_buffer: pick!(132, d.shown().burst_buffer.to_string()),
         batch_features: pick!(133, d.shown().batch_features.to_string()),
         admin_comment: pick!(124, d.shown().admin_comment.as_deref().map(str::to_owned)),

@@ -657,7 +657,7 @@ fn encode_direct(out: &mut Vec<u8>, snap: &Snapshot, job: &Job, now: i64, want: 
             );
         }
         if want.has(66) {
-            put_str(out, 66, names.first().copied().unwrap_or(""));
+            put_str(out, 66, super::convert::batch_host_of(snap, job, &names));
         }
     }
     if want.has(67) {
