@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod conf;
+pub mod counts;
 pub mod host;
 pub mod hostlist;
 pub mod ids;

@@ -24,7 +24,6 @@
 pub mod constraint;
 pub mod estimate;
 mod fit;
-pub mod layout;
 pub mod plan;
 pub mod request;
 pub mod submit;
@@ -37,9 +36,9 @@ mod testkit;
 
 pub use constraint::{Constraint, ConstraintError};
 pub use estimate::{estimate_starts, Estimate, EstimateConfig, Holding};
-pub use layout::{compress_counts, expand_counts, LayoutError};
 pub use plan::{account_refusal, schedule, NodeAlloc, Plan, Start};
 pub use request::{Hold, JobRequest, LicenseNeed, MemReq};
+pub use slurm_common::counts::{compress_counts, expand_counts, LayoutError};
 pub use submit::{check_submit, SubmitRejection, Unsatisfiable};
 pub use view::{
     ClusterView, LicenseView, NodeUsers, NodeView, OverSubscribe, PartitionState, PartitionView,

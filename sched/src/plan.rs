@@ -52,9 +52,9 @@ use slurm_common::reason::{
 use slurm_common::time::TimeLimit;
 
 use crate::fit::{self, Pool, Shape};
-use crate::layout::compress_counts;
 use crate::request::{Hold, JobRequest, MemReq};
 use crate::view::{ClusterView, PartitionState, PartitionView};
+use slurm_common::counts::compress_counts;
 
 /// What one node gives a started job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,6 +10,7 @@
 //! `SLURM_TASK_PID` is the script's own pid, known only after fork; the exec
 //! layer fills it in (see [`TASK_PID_VAR`]).
 
+use slurm_common::counts::compress_counts;
 use slurm_proto::v1::launch_batch_request::Memory;
 use slurm_proto::v1::LaunchBatchRequest;
 
@@ -108,23 +109,6 @@ impl Env {
     pub fn to_entries(&self) -> Vec<String> {
         self.vars.iter().map(|(k, v)| format!("{k}={v}")).collect()
     }
-}
-
-/// Slurm's run-length form of a count list: `2(x2),1`.
-pub fn compress_counts(counts: &[u32]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < counts.len() {
-        let value = counts[i];
-        let run = counts[i..].iter().take_while(|c| **c == value).count();
-        parts.push(if run > 1 {
-            format!("{value}(x{run})")
-        } else {
-            value.to_string()
-        });
-        i += run;
-    }
-    parts.join(",")
 }
 
 /// Tasks on each node for SLURM_TASKS_PER_NODE. Without `--ntasks`, Slurm
@@ -625,14 +609,6 @@ mod tests {
         };
         let env = batch_env(&r, &ctx(), 0, None);
         assert_eq!(env.get("SLURM_MEM_PER_CPU"), Some("50"));
-    }
-
-    #[test]
-    fn counts_compress_like_slurm() {
-        assert_eq!(compress_counts(&[2, 2]), "2(x2)");
-        assert_eq!(compress_counts(&[2, 2, 1, 3, 3, 3]), "2(x2),1,3(x3)");
-        assert_eq!(compress_counts(&[1]), "1");
-        assert_eq!(compress_counts(&[]), "");
     }
 
     #[test]

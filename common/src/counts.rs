@@ -5,10 +5,9 @@
 //! order, with runs of equal counts written `count(xrepeat)`: CPUs `[2, 2]`
 //! are `2(x2)`, tasks `[2, 1]` are `2,1`, a single node is a bare number.
 //!
-//! The formatter lives here, beside the allocation that produces the counts;
-//! it is pure and dependency-free, so slurmd and srun (which reads
-//! `SLURM_TASKS_PER_NODE` back inside an allocation) can use it from this
-//! crate without pulling in anything else.
+//! The scheduler writes them for the allocations it makes, slurmd for the
+//! job's environment, scontrol for a resized job's environment files, and
+//! srun reads `SLURM_TASKS_PER_NODE` back inside an allocation.
 
 use thiserror::Error;
 
