@@ -37,6 +37,7 @@ pub mod admin;
 pub mod controller;
 pub mod errnum;
 pub mod local;
+pub mod resize;
 pub mod slurmd;
 pub mod steps;
 pub mod suspend;

@@ -4,8 +4,8 @@
 //! again (BeginTime, Restarts=1, ExitCode=0:0), a `--no-requeue` one ends
 //! NODE_FAIL with Reason=NodeDown and ExitCode=0:15, and the node is back
 //! in service with its slurmd's next message, so that `State=RESUME` is
-//! refused. Also `--no-kill` on two nodes, and the priority a held job
-//! gets at its release. Needs the workspace binaries (`cargo build
+//! refused. Also `--no-kill` on two nodes, a running job shrinking itself
+//! (`NumNodes=`), and the priority a held job gets at its release. Needs the workspace binaries (`cargo build
 //! --workspace --bins`, or `cargo test --workspace`).
 
 use std::time::Duration;
@@ -147,6 +147,42 @@ fn a_no_kill_job_loses_only_the_node_set_down() {
     assert_eq!(field(&c, &id, "ExitCode"), "0:9");
     assert_eq!(field(&c, &id, "Restarts"), "0");
     assert_eq!(field(&c, &id, "NodeList"), names[1]);
+}
+
+/// A running job shrinking itself, as Slurm 22.05's resize workflow goes:
+/// `scontrol update JobId=$SLURM_JOB_ID NumNodes=1` inside the job frees
+/// the second node at once, prints how to reset the environment and
+/// writes the two files; sourcing the `.sh` one gives the new size.
+#[test]
+fn a_job_shrinks_itself_and_gets_its_environment_files() {
+    let c = cluster(ClusterSpec {
+        nodes: 2,
+        ..ClusterSpec::default()
+    });
+    let names = c.dir().node_names().to_vec();
+    let work = slurm_testkit::e2e::work_dir(&c);
+    let script = "scontrol update JobId=$SLURM_JOB_ID NumNodes=1; echo rc=$?; \
+                  . ./slurm_job_${SLURM_JOB_ID}_resize.sh; \
+                  echo $SLURM_JOB_NODELIST $SLURM_NNODES ${SLURM_NTASKS-unset}; \
+                  sinfo -h -N -o '%N %t'";
+    let id = c
+        .sbatch_in(&work, &["-N2", "-o", "out-%j", "--wrap", script])
+        .expect("sbatch")
+        .to_string();
+    wait_field(&c, &id, "JobState", "COMPLETED");
+    let out = std::fs::read_to_string(work.join(format!("out-{id}"))).unwrap_or_default();
+    let want = format!(
+        "To reset Slurm environment variables, execute\n  \
+         For bash or sh shells:  . ./slurm_job_{id}_resize.sh\n  \
+         For csh shells:         source ./slurm_job_{id}_resize.csh\n\
+         rc=0\n{} 1 unset\n{} mix\n{} idle\n",
+        names[0], names[0], names[1]
+    );
+    assert_eq!(out, want, "{}", c.logs());
+    assert_eq!(field(&c, &id, "NodeList"), names[0]);
+    assert_eq!(field(&c, &id, "NumNodes"), "1");
+    assert!(!field(&c, &id, "ResizeTime").is_empty());
+    assert!(work.join(format!("slurm_job_{id}_resize.csh")).is_file());
 }
 
 /// Slurm 22.05 (priority/basic): held jobs take no priority until their

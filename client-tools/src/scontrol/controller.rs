@@ -1759,7 +1759,11 @@ async fn run(
             if let Err(code) = settle_time_limit_change(c, &mut request, out).await {
                 return code;
             }
-            send_update_job(c, &request, out).await
+            let code = send_update_job(c, &request, out).await;
+            if code == 0 && request.min_nodes.is_some() {
+                resize_files(c, &request, out).await;
+            }
+            code
         }
         CtlCommand::UpdateJobsNamed { name, uid, request } => {
             update_jobs_named(c, name, *uid, request, out).await
@@ -1958,6 +1962,54 @@ async fn send_update_job(
         })
         .await;
     job_action(out, reply)
+}
+
+/// After `NumNodes=` was taken for the job `SLURM_JOBID` names (the job
+/// scontrol runs in): the files that set its environment to its size now,
+/// in the current directory (`scontrol::resize`). Nothing here changes
+/// the exit status, as in Slurm.
+async fn resize_files(c: &mut Controller, request: &v1::UpdateJobRequest, out: &mut Output<'_>) {
+    let Some(id) = std::env::var("SLURM_JOBID")
+        .ok()
+        .and_then(|v| super::resize::env_job_id(&v))
+    else {
+        return;
+    };
+    let named = request.filter.as_ref().map(|f| f.job_ids.as_slice());
+    if named != Some(&[id][..]) {
+        return;
+    }
+    let filter = v1::JobFilter {
+        job_ids: vec![id],
+        ..v1::JobFilter::default()
+    };
+    let lookup = |text: &dyn std::fmt::Display| format!("slurm_allocation_lookup: {text}");
+    let job = match load_jobs(c, filter, true, false).await {
+        Ok(reply) => reply.jobs.into_iter().find(|j| j.job_id == id),
+        Err(e) => return out.error_line(&lookup(&e.code)),
+    };
+    let Some(job) = job else {
+        return out.error_line(&lookup(&ErrorCode::InvalidJobId));
+    };
+    if job.state == v1::JobState::Pending as i32 {
+        return out.error_line(&lookup(&ErrorCode::JobPending));
+    }
+    let allocation = super::resize::Allocation {
+        job_id: id,
+        nodes: job.nodes.clone(),
+        node_count: job.num_nodes,
+        cpus_per_node: job
+            .resources
+            .as_ref()
+            .map(|r| r.nodes.iter().map(|n| n.cpus).collect())
+            .unwrap_or_default(),
+    };
+    match allocation.write_files(std::path::Path::new(".")) {
+        Ok(()) => {
+            let _ = out.line(allocation.message().trim_end_matches('\n'));
+        }
+        Err(e) => out.error_line(&e),
+    }
 }
 
 fn job_action(out: &mut Output<'_>, reply: Result<v1::JobActionReply, RpcError>) -> i32 {

@@ -33,8 +33,9 @@
 //! or release is written with tag 30, which adds its time (tag 5, without
 //! one, is still read). A pending array task cancelled out of its meta
 //! record is tag 31. A job id (and priority number) used up without a
-//! job, by `sbatch --test-only` or a late refusal, is tag 32. A failed
-//! node taken out of a running `--no-kill` job is tag 33.
+//! job, by `sbatch --test-only` or a late refusal, is tag 32. A node taken
+//! out of a running job (`--no-kill`, `scontrol update NumNodes=`) is tag
+//! 33.
 
 use super::codec::{Reader, Writer};
 use prost::Message;
@@ -202,9 +203,9 @@ pub enum Event {
         node: String,
         time: i64,
     },
-    /// Node `node` failed under running job `job_id`, which asked
-    /// `--no-kill`: the node leaves the job's allocation (its share is
-    /// freed) and the job goes on with the others (`core::liveness`).
+    /// Node `node` leaves running job `job_id`, which goes on with its
+    /// other nodes: a failed node of a `--no-kill` job (`core::liveness`),
+    /// or one given up by `scontrol update NumNodes=`. Its share is freed.
     JobNodeExcised {
         job_id: u32,
         node: String,

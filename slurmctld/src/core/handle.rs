@@ -1150,14 +1150,27 @@ impl Controller {
             }
             changes.push(JobChange::Partition(names.join(",")));
         }
+        // The nodes a running job gives up (`NumNodes=` below its count).
+        let mut dropped: Vec<usize> = Vec::new();
         if !pending && (req.min_nodes.is_some() || req.max_nodes.is_some()) {
-            // Slurm refuses to grow a running job this way; the node count
-            // it already has is no change. (Slurm would shrink it to fewer
-            // nodes; that is not supported here.)
+            // As Slurm 22.05: a running job may shrink to fewer nodes,
+            // keeping its first ones (the batch host among them); the
+            // count it has is no change; a range, no node, more nodes, or
+            // a suspended job are refused.
             let count = job.alloc.len();
-            let same = |n: Option<u32>| n.is_none_or(|n| n as usize == count);
-            if !same(req.min_nodes) || !same(req.max_nodes) {
-                return Err((ErrorCode::NotSupported, String::new()));
+            match req.min_nodes {
+                _ if req.max_nodes.is_some() => {
+                    return Err((ErrorCode::JobNotPending, String::new()))
+                }
+                Some(0) => return Err((ErrorCode::InvalidNodeCount, String::new())),
+                Some(n) if n as usize == count => {}
+                Some(n) if (n as usize) < count && job.status.state == JobState::Running => {
+                    dropped = job.alloc[n as usize..]
+                        .iter()
+                        .map(|a| a.node_index)
+                        .collect();
+                }
+                _ => return Err((ErrorCode::NotSupported, String::new())),
             }
         } else if req.min_nodes.is_some() || req.max_nodes.is_some() {
             if let Some(n) = req.min_nodes {
@@ -1325,9 +1338,34 @@ impl Controller {
             };
             self.emit(out, event);
         }
+        if !dropped.is_empty() {
+            self.shrink_running(out, id, dropped, now);
+        }
         match cpu_refusal {
             Some(refusal) => Err(refusal),
             None => Ok(()),
+        }
+    }
+
+    /// Running job `id` gives up nodes `dropped` (`scontrol update
+    /// NumNodes=`): they leave its allocation as a failed node leaves a
+    /// `--no-kill` job, and are told to end the job there.
+    fn shrink_running(&mut self, out: &mut Outcome, id: u32, dropped: Vec<usize>, now: i64) {
+        // Without a banner in the job's output (the state names no reason).
+        self.push_terminate_on(out, id, dropped.clone(), v1::JobState::Failed, now);
+        for node in dropped {
+            let Some(name) = self.nodes.get(node).map(|n| n.name.clone()) else {
+                continue;
+            };
+            tracing::info!(job_id = id, node = %name, "node released from running job");
+            self.emit(
+                out,
+                Event::JobNodeExcised {
+                    job_id: id,
+                    node: name,
+                    time: now,
+                },
+            );
         }
     }
 
@@ -2073,6 +2111,7 @@ impl Controller {
                             memory_mb: a.mem_mb,
                             gres: Vec::new(),
                             tasks: a.tasks,
+                            cpus: a.cpus,
                         })
                     })
                     .collect(),

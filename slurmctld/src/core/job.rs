@@ -451,12 +451,12 @@ pub struct Job {
     /// Suspensions of the current run (`core::suspend`); `None` for a run
     /// never suspended.
     pub suspend: Option<Box<super::suspend::Suspension>>,
-    /// Failed nodes taken out of the running `--no-kill` job
-    /// (`core::liveness`); `None` for a job never resized.
+    /// Nodes taken out of the running job (a `--no-kill` job's failed
+    /// nodes, `scontrol update NumNodes=`); `None` for a run never resized.
     pub resize: Option<Box<Resize>>,
 }
 
-/// What taking failed nodes out of a running `--no-kill` job leaves.
+/// What taking nodes out of a running job leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resize {
     /// ResizeTime: when the last node was taken out.

@@ -1216,9 +1216,10 @@ impl Controller {
         Ok(())
     }
 
-    /// Takes failed node `node` out of running job `job_id`, which goes on
-    /// with its other nodes (`--no-kill`, `core::liveness`): the node's
-    /// share is freed.
+    /// Takes node `node` out of running job `job_id`, which goes on with
+    /// its other nodes (a failed node of a `--no-kill` job, see
+    /// `core::liveness`, or `scontrol update NumNodes=`): the node's share
+    /// is freed.
     fn excise_node(&mut self, job_id: u32, node: usize, time: i64) -> Result<(), ApplyError> {
         let job = self
             .jobs

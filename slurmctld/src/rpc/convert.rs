@@ -466,6 +466,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                             memory_mb: a.mem_mb,
                             gres: Vec::new(),
                             tasks: a.tasks,
+                            cpus: a.cpus,
                         })
                     })
                     .collect(),

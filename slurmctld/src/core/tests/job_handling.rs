@@ -9,7 +9,7 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
 use super::{filter, ok_results, replay_encoded, script, Env, ALICE, CONF};
-use crate::core::{Caller, Command, Event, Reply, SignalRequest};
+use crate::core::{Action, Caller, Command, Event, Reply, SignalRequest};
 
 fn cpus(tasks: Option<u32>, per_task: Option<u32>, per_node: Option<u32>) -> v1::JobDescription {
     v1::JobDescription {
@@ -321,11 +321,20 @@ fn a_timed_out_job_has_exit_code_0_15() {
     assert_eq!((job.exit_status, job.exit_signal), (0, 15));
 }
 
-/// `scontrol update JobId=<running> NumNodes=2`: "Requested operation not
-/// supported on this system"; the count it has is no change.
+/// `scontrol update JobId=<running> NumNodes=`, as Slurm 22.05 answers
+/// it: more nodes "Requested operation not supported on this system", a
+/// range "Job is no longer pending execution", 0 "Node count
+/// specification invalid"; the count it has is no change; fewer nodes
+/// keep its first ones and free the rest at once, which are told to end
+/// the job there (also through a replay).
 #[test]
-fn a_running_job_cannot_change_its_node_count() {
-    let (mut env, id) = Env::running_job();
+fn a_running_job_may_only_shrink() {
+    let mut env = Env::new();
+    env.register_all();
+    let mut desc = script();
+    desc.min_nodes = Some(3);
+    let id = env.submit(desc);
+    env.take_actions();
     let update = |env: &mut Env, min: u32, max: Option<u32>| {
         ok_results(&env.run(Command::UpdateJob {
             caller: Caller::ROOT,
@@ -342,13 +351,32 @@ fn a_running_job_cannot_change_its_node_count() {
         unsupported.message(),
         "Requested operation not supported on this system"
     );
-    assert_eq!(update(&mut env, 2, None), vec![(id, unsupported.number())]);
-    assert_eq!(
-        update(&mut env, 2, Some(2)),
-        vec![(id, unsupported.number())]
-    );
     let before = env.events.len();
-    assert_eq!(update(&mut env, 1, Some(1)), vec![(id, 0)]);
+    assert_eq!(update(&mut env, 4, None), vec![(id, unsupported.number())]);
+    let not_pending = ErrorCode::JobNotPending.number();
+    assert_eq!(update(&mut env, 1, Some(3)), vec![(id, not_pending)]);
+    assert_eq!(update(&mut env, 3, Some(3)), vec![(id, not_pending)]);
+    let invalid = ErrorCode::InvalidNodeCount.number();
+    assert_eq!(update(&mut env, 0, None), vec![(id, invalid)]);
+    assert_eq!(update(&mut env, 3, None), vec![(id, 0)]);
     assert_eq!(env.events.len(), before);
-    assert_eq!(env.job(id).state(), JobState::Running);
+
+    assert_eq!(update(&mut env, 1, None), vec![(id, 0)]);
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Running);
+    let nodes: Vec<usize> = job.alloc.iter().map(|a| a.node_index).collect();
+    assert_eq!(nodes, vec![0]);
+    assert!(job.resize.is_some());
+    assert_eq!(env.ctl.nodes[1].alloc_cpus, 0);
+    assert_eq!(env.ctl.nodes[2].alloc_cpus, 0);
+    let actions = env.take_actions();
+    assert!(
+        matches!(
+            &actions[..],
+            [Action::TerminateJob { job_id, nodes, .. }] if *job_id == id && nodes == &vec![1, 2]
+        ),
+        "{actions:?}"
+    );
+    let replayed = replay_encoded(CONF, &env.events);
+    assert_eq!(replayed.job(id).unwrap().alloc, env.job(id).alloc);
 }
