@@ -215,11 +215,18 @@ impl Shape {
         let required = distinct_count(&job.required_nodes);
         let min_nodes = job.min_nodes.max(1).max(part.min_nodes).max(required);
         let ntasks = job.ntasks.max(min_nodes);
+        // No more nodes than tasks, unless a node range without a task
+        // count gives the job a task on each node it gets (`select`).
+        let task_bound = if job.max_nodes.is_some() && !job.ntasks_given && !job.spread {
+            u32::MAX
+        } else {
+            ntasks
+        };
         let max_nodes = job
             .max_nodes
             .unwrap_or(u32::MAX)
             .min(part.max_nodes.unwrap_or(u32::MAX))
-            .min(ntasks)
+            .min(task_bound)
             .max(min_nodes);
         let track_memory = view.config.track_memory;
         let requested = job.mem.or(part.def_mem).or(view.config.def_mem);
@@ -579,7 +586,7 @@ fn select_with(
     };
 
     let mut set = fill(chosen.clone(), &candidates);
-    let candidates_left = if job.spread {
+    let candidates_left = if job.max_nodes.is_some() {
         candidates.clone()
     } else {
         Vec::new()
@@ -594,8 +601,16 @@ fn select_with(
     if !satisfied(&set) {
         return None;
     }
-    if job.spread && job.max_nodes.is_some() {
-        let most = max_nodes.min(usize::try_from(shape.ntasks).unwrap_or(usize::MAX));
+    // A node range (`-N 1-3`) takes as many of the nodes free now as it
+    // may, as Slurm does: up to its maximum and, when the user gave a task
+    // count or `--spread-job`, one task each at least.
+    if job.max_nodes.is_some() {
+        let tasks = usize::try_from(shape.ntasks).unwrap_or(usize::MAX);
+        let most = if job.spread || job.ntasks_given {
+            max_nodes.min(tasks)
+        } else {
+            max_nodes
+        };
         for &cand in &candidates_left {
             if set.len() >= most {
                 break;

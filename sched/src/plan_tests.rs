@@ -890,27 +890,39 @@ fn max_cpus_per_node_caps_what_the_partitions_jobs_hold() {
     assert_eq!(plan.reason_of(JobId(6)), Some(R::BadConstraints));
 }
 
-/// `--spread-job`: as many nodes as its maximum allows, a task on each
-/// first, where the same job otherwise packs its tasks.
+/// A node range takes as many free nodes as it may, as Slurm 22.05 does
+/// (`-N1-2` on two idle nodes runs on both): up to its maximum, and no more
+/// nodes than tasks when the user gave a task count or `--spread-job`;
+/// without a range the tasks are packed.
 #[test]
-fn a_spread_job_takes_as_many_nodes_as_it_may() {
+fn a_node_range_takes_as_many_nodes_as_it_may() {
     let view = cluster(4, 2, 4000);
     let mut packed = job(1);
     packed.ntasks = 3;
-    packed.max_nodes = Some(3);
-    let mut spread = packed.clone();
-    spread.id = JobId(2);
-    spread.spread = true;
-    let plan = schedule(&view, &[packed], 0);
+    packed.ntasks_given = true;
+    let plan = schedule(&view, &[packed.clone()], 0);
     assert_eq!(started(&plan), vec![(1, vec![0, 1])]);
-    let plan = schedule(&view, &[spread.clone()], 0);
+    let mut ranged = packed.clone();
+    ranged.max_nodes = Some(3);
+    let plan = schedule(&view, &[ranged.clone()], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0, 1, 2])]);
+    assert_eq!(plan.starts[0].tasks_per_node(), "1(x3)");
+    // No more nodes than tasks given, whatever the maximum.
+    ranged.max_nodes = Some(4);
+    ranged.ntasks = 2;
+    let plan = schedule(&view, &[ranged.clone()], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0, 1])]);
+    let mut spread = ranged.clone();
+    spread.ntasks_given = false;
+    spread.spread = true;
+    let plan = schedule(&view, &[spread], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0, 1])]);
+    // Without a task count: up to the maximum, a task on each.
+    let mut bare = job(2);
+    bare.max_nodes = Some(3);
+    let plan = schedule(&view, &[bare], 0);
     assert_eq!(started(&plan), vec![(2, vec![0, 1, 2])]);
     assert_eq!(plan.starts[0].tasks_per_node(), "1(x3)");
-    // No more nodes than tasks, whatever the maximum.
-    spread.max_nodes = Some(4);
-    spread.ntasks = 2;
-    let plan = schedule(&view, &[spread], 0);
-    assert_eq!(started(&plan), vec![(2, vec![0, 1])]);
 }
 
 /// `--exclusive=user`: the job's nodes hold no other user's jobs, either

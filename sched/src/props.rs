@@ -122,6 +122,7 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
             1u32..=3,
             prop::bool::weighted(0.15),
             prop::bool::weighted(0.1),
+            prop::bool::weighted(0.7),
         ),
         prop::option::weighted(
             0.3,
@@ -157,7 +158,7 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
             move |(
                 (partition, priority, submit),
                 (min_nodes, max_extra, ntasks, per_node),
-                (cpt, exclusive, overcommit),
+                (cpt, exclusive, overcommit, ntasks_given),
                 mem,
                 (required, excluded),
                 constraint,
@@ -173,7 +174,14 @@ fn arb_job(id: u32, nodes: usize, parts: usize) -> impl Strategy<Value = JobRequ
                 j.submit_time = submit;
                 j.min_nodes = min_nodes;
                 j.max_nodes = max_extra.map(|e| min_nodes + e - 1);
-                j.ntasks = ntasks;
+                // A task count not given is the controller's: one task a
+                // node, or `--ntasks-per-node` on each.
+                j.ntasks_given = ntasks_given;
+                j.ntasks = if ntasks_given {
+                    ntasks
+                } else {
+                    per_node.unwrap_or(1) * min_nodes
+                };
                 j.ntasks_per_node = per_node;
                 j.cpus_per_task = cpt;
                 j.exclusive = exclusive;

@@ -59,6 +59,9 @@ pub struct JobRequest {
     /// task per node, or nodes x `--ntasks-per-node`). A value below the node
     /// count is raised to it: every allocated node runs at least one task.
     pub ntasks: u32,
+    /// Whether the user gave the task count (`-n`, `--ntasks-per-node`):
+    /// only then does it bound the nodes a node range takes.
+    pub ntasks_given: bool,
     /// `--ntasks-per-node`: the most tasks placed on one node.
     pub ntasks_per_node: Option<u32>,
     /// `-c`; 0 is read as 1.
@@ -141,6 +144,7 @@ impl JobRequest {
             min_nodes: 1,
             max_nodes: None,
             ntasks: 1,
+            ntasks_given: false,
             ntasks_per_node: None,
             cpus_per_task: 1,
             mem: None,

@@ -3,7 +3,8 @@
 //! logs the user in with `su -` and puts the job's variables on top),
 //! `HOSTNAME` set to the NodeName, no empty `SLURM_JOB_ACCOUNT` or
 //! `SLURM_JOB_QOS` without accounting, and `SLURM_TASKS_PER_NODE` counting
-//! the CPUs of a job given no `--ntasks`.
+//! the CPUs of a job given no `--ntasks`; a node range (`-N1-3`) on as many
+//! idle nodes as it may.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -220,4 +221,31 @@ fn plain_job_variables_match_slurm() {
         Some("1"),
         "{env:#?}"
     );
+}
+
+/// A node range takes as many idle nodes as it may, as Slurm 22.05 does:
+/// `-N1-3` on idle nodes runs on three with a task each, `-n2 -N1-3` on
+/// two (a task each), `-n1 -N1-3` on one.
+#[test]
+fn a_node_range_takes_the_idle_nodes_it_may() {
+    let c = cluster(&[]);
+    let ((dir, script), _) = from_submitter(&c, "range", &[]);
+    for (args, nodes, tasks) in [
+        (&["-N1-3"][..], "3", "1(x3)"),
+        (&["-n2", "-N1-3"][..], "2", "1(x2)"),
+        (&["-n1", "-N1-3"][..], "1", "1"),
+    ] {
+        // Every node idle again (the last job done) before each.
+        let idle = wait_until("idle nodes", JOB_WAIT, || {
+            let o = c.run("sinfo", &["-h", "-o", "%t %D"]).ok()?;
+            (text(&o.stdout).trim() == "idle 4").then_some(())
+        });
+        assert!(idle.is_ok(), "{}", c.logs());
+        let mut all = args.to_vec();
+        all.push(&script);
+        let env = job_env(&c, &dir, &[], &all);
+        let got = |k: &str| env.get(k).map(String::as_str).unwrap_or_default();
+        assert_eq!(got("SLURM_JOB_NUM_NODES"), nodes, "{args:?} {env:#?}");
+        assert_eq!(got("SLURM_TASKS_PER_NODE"), tasks, "{args:?} {env:#?}");
+    }
 }

@@ -1368,6 +1368,7 @@ impl Controller {
         r.min_nodes = job.shape.min_nodes;
         r.max_nodes = job.shape.max_nodes;
         r.ntasks = job.shape.ntasks;
+        r.ntasks_given = job.shape.ntasks_given;
         r.ntasks_per_node = job.shape.ntasks_per_node;
         r.cpus_per_task = job.shape.cpus_per_task;
         r.mem = job.shape.mem;
