@@ -674,13 +674,15 @@ pub fn gres_kinds(o: &SbatchOpts, gres_types: &[String]) -> Result<(), OptError>
             }
         }
     }
+    // A count of 0 (`--gpus=0`, `--gpus-per-node=a100:0`) asks for none.
+    let asks = |g: &Option<String>| g.as_deref().is_some_and(|v| !zero_gpus(v));
     let gpus = [
         &o.gpus,
         &o.gpus_per_node,
         &o.gpus_per_task,
         &o.gpus_per_socket,
     ];
-    let asks_gpus = gpus.iter().any(|g| g.is_some());
+    let asks_gpus = gpus.iter().any(|g| asks(g));
     if asks_gpus && !known("gpu") {
         return Err(bad());
     }
@@ -705,17 +707,24 @@ pub fn gres_kinds(o: &SbatchOpts, gres_types: &[String]) -> Result<(), OptError>
             )));
         }
     }
-    let per_gpu = o.cpus_per_gpu.is_some() || o.mem_per_gpu.is_some();
+    let per_gpu = o.cpus_per_gpu.is_some_and(|n| n > 0) || o.mem_per_gpu.is_some_and(|m| m > 0);
     if per_gpu && !(asks_gpus || gres_gpu) {
         return Err(bad());
     }
-    if o.gpus_per_task.is_some() && o.gpus.is_none() && o.ntasks.is_none() {
+    if asks(&o.gpus_per_task) && o.gpus.is_none() && o.ntasks.is_none() {
         return Err(refused(
             "Failed to validate job spec. --gpus-per-task used without either --gpus or \
              -n/--ntasks is not allowed.\nInvalid generic resource (gres) specification",
         ));
     }
     Ok(())
+}
+
+/// Whether a `--gpus*` value (`[type:]count`) asks for no GPU: its count
+/// reads as 0.
+fn zero_gpus(value: &str) -> bool {
+    let count = value.rsplit(':').next().unwrap_or(value).trim();
+    count.parse::<u64>() == Ok(0)
 }
 
 /// Largest node file read. Slurm streams the file, so it has no limit; here
@@ -1144,6 +1153,25 @@ mod tests {
         assert!(gres_kinds(&gpus, &types).is_ok());
         assert!(gres_kinds(&gpus, &[]).is_err());
         assert!(gres_kinds(&SbatchOpts::default(), &[]).is_ok());
+        // As Slurm 22.05: `--gpus*=0` (any type) and `--mem-per-gpu=0` ask
+        // for nothing, so no GpuTypes are needed, nor a task count.
+        let zero = |v: &str| SbatchOpts {
+            gpus: Some(v.to_owned()),
+            gpus_per_node: Some(v.to_owned()),
+            gpus_per_task: Some(v.to_owned()),
+            gpus_per_socket: Some(v.to_owned()),
+            mem_per_gpu: Some(0),
+            cpus_per_gpu: Some(0),
+            ..SbatchOpts::default()
+        };
+        assert!(gres_kinds(&zero("0"), &[]).is_ok());
+        assert!(gres_kinds(&zero("a100:0"), &[]).is_ok());
+        assert!(gres_kinds(&zero("1"), &[]).is_err());
+        let mem_only = SbatchOpts {
+            mem_per_gpu: Some(10),
+            ..SbatchOpts::default()
+        };
+        assert!(gres_kinds(&mem_only, &types).is_err());
         let per_task = |ntasks: Option<u32>| SbatchOpts {
             gpus_per_task: Some("1".to_owned()),
             ntasks,
