@@ -168,7 +168,11 @@ impl<'a> Derived<'a> {
         } else if ran_before(job) {
             u32::try_from(job.last_alloc.len()).unwrap_or(u32::MAX)
         } else if alloc.is_empty() && !job.status.state.is_finished() {
-            nodes_for_tasks(snap, job)
+            let shown = nodes_for_tasks(snap, job);
+            match tried_range(job) {
+                Some(max) => shown.max(max),
+                None => shown,
+            }
         } else {
             num_nodes
         };
@@ -193,6 +197,19 @@ impl<'a> Derived<'a> {
             .map(|n| n.name.as_str())
             .collect()
     }
+}
+
+/// The top of a node range (`-N1-2`) that a pass has tried to place and
+/// could not (the job waits with Resources or Priority): Slurm then shows
+/// the job at that count (`NumNodes=2-2`), though it may still start on
+/// fewer. `None` for any other job.
+fn tried_range(job: &Job) -> Option<u32> {
+    let waits = matches!(
+        job.reason,
+        PendingReason::Resources | PendingReason::Priority
+    );
+    let max = job.shape.max_nodes.filter(|&m| m > job.shape.min_nodes)?;
+    (job.status.state == JobState::Pending && job.hold.is_none() && waits).then_some(max)
 }
 
 /// Whether `job` waits again after a run (requeued): Slurm then shows the
@@ -910,6 +927,55 @@ mod tests {
             times(&env, id, env.now),
             (eligible, eligible + 60, eligible)
         );
+    }
+
+    /// NumNodes of waiting jobs, as Slurm 22.05 shows them: a node range
+    /// a pass could not place shows its top (`2-2`), held it shows as asked
+    /// (`1-2`); a job requeued after a run shows that run's node count.
+    #[test]
+    fn waiting_node_ranges_show_as_in_slurm() {
+        let mut env = Env::new();
+        env.register_all();
+        let nodes = |env: &Env, id: u32| {
+            let snap = env.ctl.snapshot();
+            let info = job_info(&snap, snap.jobs.get(&id).unwrap(), env.now);
+            (info.num_nodes, info.max_nodes)
+        };
+        // Four idle nodes of 2 CPUs: the first job takes them all.
+        let all = submit(&mut env, |d| {
+            d.min_nodes = Some(4);
+            d.sharing = v1::NodeSharing::Exclusive as i32;
+        });
+        let ranged = submit(&mut env, |d| {
+            d.min_nodes = Some(1);
+            d.max_nodes = Some(2);
+        });
+        let held = submit(&mut env, |d| {
+            d.min_nodes = Some(1);
+            d.max_nodes = Some(2);
+            d.hold = true;
+        });
+        assert_eq!(env.job(ranged).reason, PendingReason::Resources);
+        assert_eq!(nodes(&env, ranged), (2, 2));
+        assert_eq!(nodes(&env, held), (1, 2));
+        env.finish(all, 0, 0);
+        env.epilogs(all);
+        env.run(Command::Tick);
+        assert_eq!(env.job(ranged).state(), JobState::Running);
+        let ran_on = nodes(&env, ranged).0;
+        assert_eq!(ran_on as usize, env.job(ranged).alloc.len());
+        let r = env.run(Command::Requeue {
+            caller: Caller::ROOT,
+            filter: v1::JobFilter {
+                job_ids: vec![ranged],
+                ..Default::default()
+            },
+            hold: true,
+        });
+        assert!(matches!(r, Reply::JobResults(ref v) if v[0].error_code == 0));
+        env.epilogs(ranged);
+        assert_eq!(env.job(ranged).state(), JobState::Pending);
+        assert_eq!(nodes(&env, ranged), (ran_on, 0));
     }
 
     fn tres_text(t: &v1::TresList) -> String {
