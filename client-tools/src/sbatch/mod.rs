@@ -114,6 +114,9 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             out.error_line(&line);
         }
     }
+    if let Err(e) = nodes_from_list(&mut opts) {
+        return report_opt_error(out, &e);
+    }
     if let Some(warning) = fit_nodes_to_tasks(&mut opts) {
         out.error_line(&format!("{PROG}: Warning: {warning}"));
     }
@@ -214,9 +217,49 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     block_on(submit(&mut controller, &config, &opts, job, out))
 }
 
+/// `-w`/`-F` as Slurm's sbatch takes them: the list sorted, without
+/// duplicates and compressed (`n4,n3` is `n[3-4]`), and the job asks for
+/// at least that many nodes (`-w n[3-4]` alone is two nodes, shown
+/// without a maximum); a maximum below the count is refused
+/// (`invalid number of nodes (-N 2-1)`). A list that does not read is
+/// left to the controller to refuse.
+pub fn nodes_from_list(opts: &mut SbatchOpts) -> Result<(), OptError> {
+    let Some(list) = opts.nodelist.as_deref() else {
+        return Ok(());
+    };
+    let Ok(names) = slurm_common::hostlist::expand(list) else {
+        return Ok(());
+    };
+    if names.is_empty() {
+        return Ok(());
+    }
+    let canonical = slurm_common::hostlist::compress_unique(&names);
+    let count = slurm_common::hostlist::count(&canonical)
+        .ok()
+        .and_then(|c| u32::try_from(c).ok())
+        .unwrap_or(u32::MAX);
+    opts.nodelist = Some(canonical);
+    opts.nodes = match opts.nodes {
+        // A maximum of 0 stands for none (`core`'s reading of `-N 2-0`).
+        None => Some((count, Some(0))),
+        Some((given, max)) => {
+            let min = given.max(count);
+            // A single count (`-N 1`) is its own maximum.
+            if let Some(m) = max.or(Some(given)).filter(|&m| m != 0 && m < min) {
+                return Err(OptError::Refused(format!(
+                    "invalid number of nodes (-N {min}-{m})"
+                )));
+            }
+            Some((min, max))
+        }
+    };
+    Ok(())
+}
+
 /// Fewer tasks than nodes: Slurm's sbatch asks for as many nodes as
-/// tasks (`-N 2-3 -n 1` becomes `-N 1`) and says so; the text after
-/// `sbatch: Warning: ` is returned.
+/// tasks (`-N 2-3 -n 1` becomes `-N 1`), keeps the first that many nodes
+/// of a `-w` list, and says so; the text after `sbatch: Warning: ` is
+/// returned.
 pub fn fit_nodes_to_tasks(opts: &mut SbatchOpts) -> Option<String> {
     let (min, _) = opts.nodes?;
     let ntasks = opts.ntasks?;
@@ -224,6 +267,16 @@ pub fn fit_nodes_to_tasks(opts: &mut SbatchOpts) -> Option<String> {
         return None;
     }
     opts.nodes = Some((ntasks, Some(ntasks)));
+    if let Some(names) = opts
+        .nodelist
+        .as_deref()
+        .and_then(|l| slurm_common::hostlist::expand(l).ok())
+    {
+        let kept = names
+            .iter()
+            .take(usize::try_from(ntasks).unwrap_or(usize::MAX));
+        opts.nodelist = Some(slurm_common::hostlist::compress(kept));
+    }
     Some(format!(
         "can't run {ntasks} processes on {min} nodes, setting nnodes to {ntasks}"
     ))
@@ -1525,6 +1578,62 @@ mod tests {
         assert_eq!(fitted("-N 2 -n 2 --wrap=true"), (Some((2, None)), None));
         assert_eq!(fitted("-N 2 --wrap=true"), (Some((2, None)), None));
         assert_eq!(fitted("-n 1 --wrap=true"), (None, None));
+    }
+
+    /// `-w` as Slurm 22.05's sbatch reads it, on two nodes: sorted, without
+    /// duplicates, compressed; as many nodes as it names at least, none
+    /// above a maximum smaller than that; `-n` below the count keeps the
+    /// first nodes.
+    #[test]
+    fn a_node_list_sets_the_node_count_as_in_slurm() {
+        let fitted = |line: &str| {
+            let mut o = options::resolve(&cli(line), None, &|_| None, &read_node_file, 0).unwrap();
+            nodes_from_list(&mut o).map(|()| {
+                let warning = fit_nodes_to_tasks(&mut o);
+                (o.nodelist.clone().unwrap_or_default(), o.nodes, warning)
+            })
+        };
+        let list = |l: &str| l.to_owned();
+        assert_eq!(
+            fitted("-w n4,n3,n3 --wrap=true").unwrap(),
+            (list("n[3-4]"), Some((2, Some(0))), None)
+        );
+        assert_eq!(
+            fitted("-w n[3-4] -N 1-3 --wrap=true").unwrap(),
+            (list("n[3-4]"), Some((2, Some(3))), None)
+        );
+        assert_eq!(
+            fitted("-w n[3-4] -N 3 --wrap=true").unwrap(),
+            (list("n[3-4]"), Some((3, None)), None)
+        );
+        let (kept, nodes, warning) = fitted("-w n4,n3 -n 1 --wrap=true").unwrap();
+        assert_eq!((kept.as_str(), nodes), ("n3", Some((1, Some(1)))));
+        assert_eq!(
+            warning.as_deref(),
+            Some("can't run 1 processes on 2 nodes, setting nnodes to 1")
+        );
+        for line in ["-w n[3-4] -N 1 --wrap=true", "-w n[3-4] -N 1-1 --wrap=true"] {
+            let e = fitted(line).unwrap_err();
+            assert_eq!(e.to_string(), "invalid number of nodes (-N 2-1)");
+            assert_eq!(e.exit_status(), 1);
+        }
+        // Left as written for the controller to judge.
+        assert_eq!(fitted("-w n[3- --wrap=true").unwrap().0, "n[3-");
+        let job = {
+            let mut o = options::resolve(
+                &cli("-w n[3-4] --wrap=true"),
+                None,
+                &|_| None,
+                &read_node_file,
+                0,
+            )
+            .unwrap();
+            nodes_from_list(&mut o).unwrap();
+            let c = cli("-w n[3-4] --wrap=true");
+            let script = read_script(&c, &mut &b""[..]).unwrap();
+            build_job(&o, &c, &script, &ctx()).unwrap()
+        };
+        assert_eq!((job.min_nodes, job.max_nodes), (Some(2), None));
     }
 
     /// What Slurm 22.05 showed as `Socks/Node=` and the cores and threads
