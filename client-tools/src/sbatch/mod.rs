@@ -217,13 +217,21 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     block_on(submit(&mut controller, &config, &opts, job, out))
 }
 
-/// `-w`/`-F` as Slurm's sbatch takes them: the list sorted, without
-/// duplicates and compressed (`n4,n3` is `n[3-4]`), and the job asks for
-/// at least that many nodes (`-w n[3-4]` alone is two nodes, shown
-/// without a maximum); a maximum below the count is refused
-/// (`invalid number of nodes (-N 2-1)`). A list that does not read is
-/// left to the controller to refuse.
+/// `-w`/`-F` and `-x` as Slurm's sbatch takes them: each list sorted,
+/// without duplicates and compressed (`n4,n3` is `n[3-4]`), and the job
+/// asks for at least as many nodes as `-w` names (`-w n[3-4]` alone is
+/// two nodes, shown without a maximum); a maximum below the count is
+/// refused (`invalid number of nodes (-N 2-1)`). A list that does not
+/// read is left to the controller to refuse.
 pub fn nodes_from_list(opts: &mut SbatchOpts) -> Result<(), OptError> {
+    if let Some(names) = opts
+        .exclude
+        .as_deref()
+        .and_then(|l| slurm_common::hostlist::expand(l).ok())
+        .filter(|n| !n.is_empty())
+    {
+        opts.exclude = Some(slurm_common::hostlist::compress_unique(&names));
+    }
     let Some(list) = opts.nodelist.as_deref() else {
         return Ok(());
     };
@@ -1594,6 +1602,16 @@ mod tests {
             })
         };
         let list = |l: &str| l.to_owned();
+        let mut o = options::resolve(
+            &cli("-x n4,n3,n4 --wrap=true"),
+            None,
+            &|_| None,
+            &read_node_file,
+            0,
+        )
+        .unwrap();
+        nodes_from_list(&mut o).unwrap();
+        assert_eq!((o.exclude.as_deref(), o.nodes), (Some("n[3-4]"), None));
         assert_eq!(
             fitted("-w n4,n3,n3 --wrap=true").unwrap(),
             (list("n[3-4]"), Some((2, Some(0))), None)
