@@ -169,3 +169,34 @@ fn steps_and_siblings_leave_the_job_running() {
     })
     .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
 }
+
+/// `scancel -b` with SIGTERM or SIGKILL (the default) cancels the batch
+/// shell and, as Slurm 22.05's slurmstepd does, says so in the job's
+/// error stream (`*** JOB N ON NODE CANCELLED AT ... ***`); another
+/// signal that ends it (SIGHUP) leaves no such line. The job then ends
+/// FAILED with JobLaunchFailure and the signal in its ExitCode.
+#[test]
+fn scancel_b_with_a_terminating_signal_leaves_slurms_line() {
+    let c = cluster(ClusterSpec::default());
+    let dir = work_dir(&c);
+    for (signal, banner) in [(None, true), (Some("TERM"), true), (Some("HUP"), false)] {
+        std::fs::write(dir.join("trap.sh"), TRAP).expect("script");
+        let id = sbatch_parsable(&c, &dir, &[], &["-o", "b-%j.out", "trap.sh"]);
+        running(&c, id);
+        let ids = id.to_string();
+        let mut args = vec!["-b"];
+        if let Some(s) = signal {
+            args.extend(["-s", s]);
+        }
+        args.push(&ids);
+        run_ok(&c, "scancel", &args);
+        wait_until(&format!("job {id} to end"), WAIT, || {
+            (state(&c, id) == "FAILED").then_some(())
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+        let out = std::fs::read_to_string(dir.join(format!("b-{id}.out"))).unwrap_or_default();
+        let said =
+            out.contains(&format!("error: *** JOB {id} ON ")) && out.contains(" CANCELLED AT ");
+        assert_eq!(said, banner, "{signal:?}: {out:?}");
+    }
+}

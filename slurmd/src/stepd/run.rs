@@ -519,6 +519,20 @@ async fn handle_conn(stream: tokio::net::UnixStream, shared: &Shared) {
             let _ = reader.get_mut().write_all(text.as_bytes()).await;
         }
         Ok(Request::SignalBatch { signal }) => {
+            // As Slurm's slurmstepd: SIGTERM or SIGKILL sent to the batch
+            // shell alone (`scancel -b`) is a cancellation, said in the
+            // job's error stream; other signals are not.
+            if matches!(signal, libc::SIGTERM | libc::SIGKILL) {
+                let line = end_banner(
+                    shared.job_id,
+                    &shared.node_name,
+                    EndReason::Cancelled,
+                    unix_now(),
+                );
+                if let (Some(line), Some(mut f)) = (line, shared.err_file.as_ref()) {
+                    let _ = f.write_all(line.as_bytes());
+                }
+            }
             let text = match exec::kill_process(shared.pid, signal) {
                 Ok(()) => "ok\n".to_string(),
                 Err(e) => format!("error {e}\n"),
