@@ -963,8 +963,8 @@ fn key_of(job: &JobInfo, code: char, tier: u32) -> KeyVal<'_> {
 }
 
 /// Sorts jobs by `keys`; ties go latest start first, then newest job
-/// first (oldest first when sorting by start time), as in Slurm. See
-/// [`SortKeys`].
+/// first when the start is unknown and oldest first when it is known (or
+/// when sorting by start time), as in Slurm. See [`SortKeys`].
 pub fn sort_jobs(jobs: &mut [&JobInfo], keys: &[SortKey]) {
     if jobs.len() < 2 {
         return;
@@ -993,9 +993,10 @@ pub struct SortKeys {
     keys: Vec<SortKey>,
     columns: Vec<Column>,
     /// Per row, its job id: rows equal in every key go by it, highest
-    /// first (Slurm 22.05 lists jobs of equal priority, user or submit
-    /// time newest first), or lowest first when the jobs are sorted by
-    /// start time (as its `--start` view lists jobs without one).
+    /// first when their start is unknown (Slurm 22.05 lists waiting jobs
+    /// of equal priority, user or submit time newest first), lowest first
+    /// when it is known (running array tasks, jobs waiting for a begin
+    /// time) or when the jobs are sorted by start time.
     ids: Vec<u32>,
     /// Per row, the place its job came in: rows of one record (the tasks
     /// `-r` shows of a pending array) keep that order. Usually the row's
@@ -1181,8 +1182,11 @@ impl SortKeys {
                 .map(|col| col[a].cmp(&col[b]))
                 .find(|o| o.is_ne())
                 .unwrap_or_else(|| {
-                    let by_id = if oldest_first {
-                        ids[a].cmp(&ids[b])
+                    // Equal starts: oldest first when they are known
+                    // (running jobs, planned starts), newest first when
+                    // not, as Slurm 22.05 lists them.
+                    let by_id = if oldest_first || starts[a] > 0 {
+                        starts[b].cmp(&starts[a]).then(ids[a].cmp(&ids[b]))
                     } else {
                         starts[b].cmp(&starts[a]).then(ids[b].cmp(&ids[a]))
                     };
@@ -1695,6 +1699,21 @@ mod tests {
         assert_eq!(ids(&refs), vec![10, 9, 8, 7, 6]);
     }
 
+    /// Ties as Slurm 22.05 lists them on two nodes: waiting jobs without
+    /// a start newest first, jobs started in the same second (two tasks
+    /// of an array, equal priority) oldest first.
+    #[test]
+    fn ties_go_newest_first_without_a_start_and_oldest_first_with_one() {
+        let mut jobs: Vec<JobInfo> = (1..=4u32).map(|i| job(i, "x".into(), 100, 0)).collect();
+        for j in &mut jobs[..2] {
+            j.state = slurm_proto::v1::JobState::Running as i32;
+            j.start_time = 1_000;
+        }
+        let mut refs: Vec<&JobInfo> = jobs.iter().collect();
+        sort_jobs(&mut refs, &parse_sort("P,t,-p").unwrap());
+        assert_eq!(ids(&refs), vec![4, 3, 1, 2]);
+    }
+
     fn small_job() -> impl Strategy<Value = JobInfo> {
         let word = || prop::sample::select(vec!["", "a", "b", "debug", "zeta", "ünï"]);
         (
@@ -1740,7 +1759,7 @@ mod tests {
     proptest! {
         /// The packed-ordinal sort orders as a plain stable sort comparing
         /// the key values one key after another, then start times and job
-        /// ids, highest first.
+        /// ids (highest first for jobs without a start).
         #[test]
         fn sort_matches_a_plain_comparison(
             jobs in proptest::collection::vec(small_job(), 0..40),
@@ -1774,10 +1793,11 @@ mod tests {
                         return o;
                     }
                 }
-                if keys.iter().any(|k| k.code == 'S') {
-                    a.job_id.cmp(&b.job_id)
+                let by_start = b.start_time.cmp(&a.start_time);
+                if keys.iter().any(|k| k.code == 'S') || a.start_time > 0 {
+                    by_start.then(a.job_id.cmp(&b.job_id))
                 } else {
-                    b.start_time.cmp(&a.start_time).then(b.job_id.cmp(&a.job_id))
+                    by_start.then(b.job_id.cmp(&a.job_id))
                 }
             });
             let pos = |v: &[&JobInfo]| -> Vec<usize> {
