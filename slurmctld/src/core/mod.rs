@@ -1405,11 +1405,19 @@ impl Controller {
         r.tmp_disk_mb = extras.tmp_disk_mb;
         r.min_cpus_per_node = job.spec.min_cpus_per_node.unwrap_or(0);
         // A CPU count set above what the tasks take (`scontrol update
-        // NumCPUs=`) is spread over the nodes it asks for.
+        // NumCPUs=`): a job given no task count takes it as tasks, on as
+        // many nodes as they need (Slurm runs `NumCPUs=3` on two nodes of
+        // 2 CPUs, 2 and 1); one given a task count spreads it over the
+        // nodes it asks for.
         if let Some(cpus) = job.spec.shown().num_cpus {
             if cpus > job.task_cpus() {
-                let per_node = cpus.div_ceil(job.shape.min_nodes.max(1));
-                r.min_cpus_per_node = r.min_cpus_per_node.max(per_node);
+                if job.shape.ntasks_given {
+                    let per_node = cpus.div_ceil(job.shape.min_nodes.max(1));
+                    r.min_cpus_per_node = r.min_cpus_per_node.max(per_node);
+                } else {
+                    let tasks = cpus.div_ceil(job.shape.cpus_per_task.max(1));
+                    r.ntasks = r.ntasks.max(tasks);
+                }
             }
         }
         if let Some(shown) = &job.spec.shown {
@@ -1800,12 +1808,15 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
         JobChange::MinNodes(n) => {
             job.shape.min_nodes = (*n).max(1);
             job.shape.ntasks = job.shape.ntasks.max(job.shape.min_nodes);
-            // A CPU count kept from before grows with the tasks, as
-            // Slurm's does.
+            // A CPU count kept from before grows with the tasks, and with
+            // a MinCPUsNode set on every node, as Slurm's does.
             if let Some(kept) = job.spec.shown().num_cpus {
-                let tasks = job.task_cpus();
-                if tasks > kept {
-                    job.spec.make_mut().shown_mut().num_cpus = Some(tasks);
+                let per_node = job.spec.shown().min_cpus_per_node.unwrap_or(0);
+                let wanted = job
+                    .task_cpus()
+                    .max(per_node.saturating_mul(job.shape.min_nodes));
+                if wanted > kept {
+                    job.spec.make_mut().shown_mut().num_cpus = Some(wanted);
                 }
             }
         }
@@ -1861,11 +1872,13 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             shown.max_cpus = *max;
         }
         JobChange::MinCpusPerNode(n) => {
+            // On each of its nodes: NumCPUs counts them all, as Slurm's.
+            let nodes = job.shape.min_nodes.max(1);
             let spec = job.spec.make_mut();
             spec.min_cpus_per_node = Some(*n);
             let shown = spec.shown_mut();
             shown.min_cpus_per_node = Some(*n);
-            shown.num_cpus = Some((*n).max(1));
+            shown.num_cpus = Some((*n).max(1).saturating_mul(nodes));
         }
         JobChange::Contiguous(on) => job.spec.make_mut().contiguous = *on,
         JobChange::Sharing(sharing) => {

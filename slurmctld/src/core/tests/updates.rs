@@ -813,6 +813,46 @@ fn cpu_count_beyond_the_partition_is_kept_and_refused() {
     assert_eq!(env.job(id).pending_cpus(), 3);
 }
 
+/// As Slurm 22.05 on nodes of 2 CPUs: `MinCPUsNode=` counts on each of
+/// the job's nodes (with `NumNodes=2`, in the same request or a later one,
+/// NumCPUs is 4), and `NumCPUs=3` for a job given no task count is taken,
+/// to run on two nodes, 2 CPUs and 1.
+#[test]
+fn cpu_counts_span_the_nodes_as_in_slurm() {
+    let mut env = Env::new();
+    let cpus = |env: &Env, id: u32| env.job(id).pending_cpus();
+    for two_steps in [false, true] {
+        let id = env.submit(script());
+        if two_steps {
+            let r = update(id, ALICE, |r| r.min_cpus_per_node = Some(2));
+            assert_eq!(code(&mut env, r), 0);
+            assert_eq!(cpus(&env, id), 2);
+            let r = update(id, ALICE, |r| r.min_nodes = Some(2));
+            assert_eq!(code(&mut env, r), 0);
+        } else {
+            let r = update(id, ALICE, |r| {
+                r.min_cpus_per_node = Some(2);
+                r.min_nodes = Some(2);
+            });
+            assert_eq!(code(&mut env, r), 0);
+        }
+        assert_eq!(cpus(&env, id), 4, "two steps: {two_steps}");
+        env.run(Command::Cancel {
+            caller: ALICE,
+            filter: filter(&[id]),
+            signal: None,
+        });
+    }
+    let id = env.submit(script());
+    let r = update(id, ALICE, |r| r.min_cpus = Some(3));
+    assert_eq!(code(&mut env, r), 0);
+    env.register_all();
+    let job = env.job(id);
+    assert_eq!(job.state(), JobState::Running);
+    let per_node: Vec<u32> = job.alloc.iter().map(|a| a.cpus).collect();
+    assert_eq!(per_node, vec![2, 1]);
+}
+
 /// `Contiguous=`, `OverSubscribe=`, `Reboot=`: a pending job's only;
 /// `AdminComment=`: an operator's only, in any state.
 #[test]
