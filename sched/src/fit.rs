@@ -621,8 +621,23 @@ fn select_with(
         }
     }
 
-    // Lay tasks out in node order: one each, then fill nodes in turn.
+    // Lay tasks out in node order: one each, then fill nodes in turn; with
+    // `--ntasks-per-node`, that many on every node (no more than the task
+    // count), even past the task count in all (Slurm 22.05 gives
+    // `-n3 --ntasks-per-node=2` two nodes of 2, `-n1` one CPU).
     set.sort_unstable_by_key(|&(i, _)| i);
+    if let Some(per_node) = shape
+        .tasks_per_node
+        .filter(|_| !shape.overcommit)
+        .map(|p| p.min(shape.ntasks))
+    {
+        let allocs: Vec<NodeAlloc> = set
+            .iter()
+            .map(|&(i, cap)| shape.alloc(view, i, per_node.min(cap)))
+            .collect();
+        let placed: u64 = allocs.iter().map(|a| u64::from(a.tasks)).sum();
+        return (placed >= u64::from(shape.ntasks)).then_some(allocs);
+    }
     let mut remaining = shape.ntasks.saturating_sub(u32::try_from(set.len()).ok()?);
     let mut allocs = Vec::with_capacity(set.len());
     for &(i, cap) in &set {

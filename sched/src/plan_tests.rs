@@ -890,6 +890,25 @@ fn max_cpus_per_node_caps_what_the_partitions_jobs_hold() {
     assert_eq!(plan.reason_of(JobId(6)), Some(R::BadConstraints));
 }
 
+/// `--ntasks-per-node`: every node used gets that many tasks' CPUs (never
+/// more than the task count), as Slurm 22.05 lays out `-n3
+/// --ntasks-per-node=2` on nodes of 2 CPUs: two nodes of 2, not 2 and 1.
+#[test]
+fn tasks_per_node_fill_every_node_used() {
+    let view = cluster(4, 2, 4000);
+    let mut j = job(1);
+    j.ntasks = 3;
+    j.ntasks_given = true;
+    j.ntasks_per_node = Some(2);
+    let plan = schedule(&view, &[j.clone()], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0, 1])]);
+    assert_eq!(plan.starts[0].tasks_per_node(), "2(x2)");
+    j.ntasks = 1;
+    let plan = schedule(&view, &[j], 0);
+    assert_eq!(started(&plan), vec![(1, vec![0])]);
+    assert_eq!(plan.starts[0].tasks_per_node(), "1");
+}
+
 /// A node range takes as many free nodes as it may, as Slurm 22.05 does
 /// (`-N1-2` on two idle nodes runs on both): up to its maximum, and no more
 /// nodes than tasks when the user gave a task count or `--spread-job`;
