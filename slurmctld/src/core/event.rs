@@ -100,6 +100,14 @@ pub enum JobChange {
     AdminComment(String),
     /// `Prefer=`, normalized (`a,b` is `a&b`); empty for none.
     Prefer(String),
+    /// `Nice=` that sets the priority shown to `priority`, as Slurm 22.05
+    /// moves a priority by the change of nice but not below 2: for a held
+    /// job (its priority of 0 moved, which releases it; its reason stays
+    /// until the next pass), or one brought that low.
+    NicePriority {
+        priority: u32,
+        nice: i32,
+    },
 }
 
 /// The texts of a job's spec that `scontrol update` may change; the
@@ -643,6 +651,11 @@ impl Event {
                             w.u8(25);
                             w.str(text);
                         }
+                        JobChange::NicePriority { priority, nice } => {
+                            w.u8(26);
+                            w.u32(*priority);
+                            w.i64(i64::from(*nice));
+                        }
                     }
                 }
             }
@@ -983,6 +996,10 @@ impl Event {
                         23 => JobChange::Reboot(r.bool("reboot")?),
                         24 => JobChange::AdminComment(r.string("admin comment")?),
                         25 => JobChange::Prefer(r.string("prefer")?),
+                        26 => JobChange::NicePriority {
+                            priority: r.u32("priority")?,
+                            nice: i32::try_from(r.i64("nice")?).unwrap_or(0),
+                        },
                         other => {
                             return Err(DecodeError::Unknown {
                                 offset: at,
@@ -1342,6 +1359,10 @@ mod tests {
                     JobChange::AdminComment("checked by ops".into()),
                     JobChange::Prefer("fa&fb".into()),
                     JobChange::Prefer(String::new()),
+                    JobChange::NicePriority {
+                        priority: 2,
+                        nice: -7,
+                    },
                 ],
             },
             Event::NodeRegistered {

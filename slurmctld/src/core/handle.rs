@@ -996,7 +996,9 @@ impl Controller {
     }
 
     /// `scontrol release`, of a waiting or a running job alike (see
-    /// [`Self::hold`]).
+    /// [`Self::hold`]). As in Slurm 22.05, a waiting job that is not held
+    /// is given a new priority too (the next number down), and its reason
+    /// is cleared; a running one is left as it is.
     fn release_hold(&mut self, out: &mut Outcome, id: u32, operator: bool, now: i64) -> JobResult {
         let Some(job) = self.jobs.get(&id) else {
             return Err((ErrorCode::InvalidJobId, String::new()));
@@ -1004,10 +1006,11 @@ impl Controller {
         if job.status.state.is_finished() {
             return Err((ErrorCode::JobFinished, String::new()));
         }
+        let waits = job.status.state == JobState::Pending && !job.status.is_completing();
         match job.hold {
-            None => Ok(()),
+            None if !waits => Ok(()),
             Some(Hold::Admin) if !operator => Err((ErrorCode::AccessDenied, String::new())),
-            Some(_) => {
+            Some(_) | None => {
                 self.emit(
                     out,
                     Event::JobHoldChanged {
@@ -1210,7 +1213,18 @@ impl Controller {
             if n < 0 && !operator {
                 return Err((ErrorCode::AccessDenied, String::new()));
             }
-            changes.push(JobChange::Nice(n));
+            // As Slurm 22.05: the priority moves by the change of nice, to
+            // 2 at least; a held job's priority of 0 moves too, which
+            // releases it.
+            let held = job.hold.is_some() && pending;
+            let from = if held { 0 } else { i64::from(job.priority()) };
+            let moved = from + i64::from(job.nice) - i64::from(n);
+            if n != job.nice && (held || moved < 2) {
+                let priority = u32::try_from(moved.clamp(2, i64::from(u32::MAX))).unwrap_or(2);
+                changes.push(JobChange::NicePriority { priority, nice: n });
+            } else {
+                changes.push(JobChange::Nice(n));
+            }
         }
         if let Some(t) = req.begin_time {
             if !pending {

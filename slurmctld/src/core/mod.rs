@@ -803,7 +803,10 @@ impl Controller {
                 // then (an operator's Priority= goes too).
                 let next = self.next_priority;
                 let job = self.job_mut(*job_id)?;
-                let renumber = hold.is_none() && job.hold.is_some();
+                // Also a release of a waiting job that was not held.
+                let was_held = job.hold.is_some();
+                let waits = job.status.state == JobState::Pending;
+                let renumber = hold.is_none() && (was_held || waits);
                 if renumber {
                     job.base_priority = next;
                 }
@@ -825,7 +828,7 @@ impl Controller {
                     (Some(_), Some(t)) => {
                         job.eligible_time = job.shape.begin_time.filter(|b| b > t).unwrap_or(0);
                     }
-                    (None, Some(t)) if pending && !waits_dependency => {
+                    (None, Some(t)) if pending && !waits_dependency && was_held => {
                         job.eligible_time = job.shape.begin_time.unwrap_or(*t).max(*t);
                     }
                     (None, None) if pending && !waits_dependency && job.eligible_time == 0 => {
@@ -1828,6 +1831,13 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             job.nice = 0;
         }
         JobChange::Nice(n) => job.nice = *n,
+        JobChange::NicePriority { priority, nice } => {
+            // Shown as `priority` (base less nice).
+            let base = i64::from(*priority) + i64::from(*nice);
+            job.base_priority = u32::try_from(base.clamp(0, i64::from(u32::MAX))).unwrap_or(0);
+            job.nice = *nice;
+            job.hold = None;
+        }
         JobChange::BeginTime(t) => {
             job.shape.begin_time = (*t > 0).then_some(*t);
             job.eligible_time = (*t).max(job.submit_time);

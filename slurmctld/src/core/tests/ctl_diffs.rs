@@ -27,6 +27,42 @@ fn hold(env: &mut Env, id: u32) {
     assert_eq!(ok_results(&r), vec![(id, 0)]);
 }
 
+/// `Nice=` moves a priority by the change of nice, to 2 at least, as
+/// Slurm 22.05 does; a held job's priority of 0 moves as well, which
+/// releases it (0 - 10 is 2, then 2 + 10 - 100 is 2, then 2 + 100 - 0 is
+/// 102), without using up a priority number.
+#[test]
+fn nice_moves_even_a_held_jobs_priority() {
+    let mut env = Env::new();
+    let id = env.submit(script_held());
+    let nice = |env: &mut Env, n: i32| {
+        let r = env.run(Command::UpdateJob {
+            caller: Caller::ROOT,
+            request: Box::new(v1::UpdateJobRequest {
+                filter: Some(filter(&[id])),
+                nice: Some(n),
+                ..Default::default()
+            }),
+        });
+        assert_eq!(ok_results(&r), vec![(id, 0)]);
+    };
+    nice(&mut env, 0);
+    assert_eq!(env.job(id).priority(), 0);
+    assert!(env.job(id).hold.is_some());
+    nice(&mut env, 10);
+    assert_eq!((env.job(id).priority(), env.job(id).nice), (2, 10));
+    assert!(env.job(id).hold.is_none());
+    nice(&mut env, 100);
+    assert_eq!(env.job(id).priority(), 2);
+    nice(&mut env, 0);
+    assert_eq!((env.job(id).priority(), env.job(id).nice), (102, 0));
+    // No number used up: the next job gets the first one.
+    let next = env.submit(script());
+    assert_eq!(env.job(next).priority(), 4_294_901_759);
+    let replayed = replay_encoded(super::CONF, &env.events);
+    assert_eq!(replayed.jobs.get(&id).map(|j| j.priority()), Some(102));
+}
+
 /// Slurm 22.05 (priority/basic): jobs submitted with `-H` take no
 /// priority number; each release takes the next one down, below every job
 /// submitted before it, and `--nice` is subtracted from it. Seen there:
@@ -65,10 +101,14 @@ fn a_released_job_takes_the_next_priority_down() {
     hold(&mut env, nice);
     release(&mut env, nice);
     assert_eq!(env.job(nice).priority(), 4_294_901_743);
-    // A release of a job not held changes nothing.
+    // A waiting job not held is numbered again all the same (its
+    // EligibleTime stays), as Slurm 22.05 does.
+    let eligible = env.job(d).eligible_time;
+    env.now += 5;
     release(&mut env, d);
-    assert_eq!(env.job(d).priority(), 4_294_901_754);
+    assert_eq!(env.job(d).priority(), 4_294_901_752);
     assert_eq!(env.job(d).state(), JobState::Pending);
+    assert_eq!(env.job(d).eligible_time, eligible);
 
     // Replay numbers the releases the same way.
     let replayed = replay_encoded(super::CONF, &env.events);
