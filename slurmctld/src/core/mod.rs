@@ -1191,22 +1191,14 @@ impl Controller {
     /// Frees a completing job's share of node `node`; the last share ends
     /// its COMPLETING.
     fn release_share(&mut self, job_id: u32, node: usize, time: i64) -> Result<(), ApplyError> {
-        let job = self
-            .jobs
-            .get(&job_id)
-            .ok_or(ApplyError::UnknownJob { job_id })?;
-        let pos = job.alloc.iter().position(|a| a.node_index == node);
-        let (true, Some(pos)) = (job.status.is_completing(), pos) else {
-            let name = self.nodes.get(node).map_or("?", |n| n.name.as_str());
-            return Err(ApplyError::IllegalTransition {
-                job_id,
-                detail: format!("no completing share on node {name} to release"),
-            });
-        };
+        let pos = self.share_at(
+            job_id,
+            node,
+            |j| j.status.is_completing(),
+            ("completing", "release"),
+        )?;
         let job = self.job_mut(job_id)?;
-        let mut rest = job.alloc.to_vec();
-        let share = job.counted_share(&rest.remove(pos));
-        job.alloc = rest.into_boxed_slice();
+        let share = take_share(job, pos);
         let exclusive = job.exclusive_alloc;
         if job.alloc.is_empty() {
             job.exclusive_alloc = false;
@@ -1219,28 +1211,43 @@ impl Controller {
         Ok(())
     }
 
+    /// Where node `node` is in job `job_id`'s allocation, when `may(job)`
+    /// says the job may give that share up; otherwise an error that says
+    /// which share (`what.0`) it lacks for what (`what.1`).
+    fn share_at(
+        &self,
+        job_id: u32,
+        node: usize,
+        may: impl Fn(&Job) -> bool,
+        what: (&str, &str),
+    ) -> Result<usize, ApplyError> {
+        let job = self
+            .jobs
+            .get(&job_id)
+            .ok_or(ApplyError::UnknownJob { job_id })?;
+        match job.alloc.iter().position(|a| a.node_index == node) {
+            Some(pos) if may(job) => Ok(pos),
+            _ => {
+                let name = self.nodes.get(node).map_or("?", |n| n.name.as_str());
+                Err(ApplyError::IllegalTransition {
+                    job_id,
+                    detail: format!("no {} share on node {name} to {}", what.0, what.1),
+                })
+            }
+        }
+    }
+
     /// Takes node `node` out of running job `job_id`, which goes on with
     /// its other nodes (a failed node of a `--no-kill` job, see
     /// `core::liveness`, or `scontrol update NumNodes=`): the node's share
     /// is freed.
     fn excise_node(&mut self, job_id: u32, node: usize, time: i64) -> Result<(), ApplyError> {
-        let job = self
-            .jobs
-            .get(&job_id)
-            .ok_or(ApplyError::UnknownJob { job_id })?;
-        let pos = job.alloc.iter().position(|a| a.node_index == node);
-        let running = job.status.state.holds_resources() && !job.status.is_completing();
-        let (true, Some(pos)) = (running && job.alloc.len() > 1, pos) else {
-            let name = self.nodes.get(node).map_or("?", |n| n.name.as_str());
-            return Err(ApplyError::IllegalTransition {
-                job_id,
-                detail: format!("no running share on node {name} to take out"),
-            });
+        let running = |j: &Job| {
+            j.status.state.holds_resources() && !j.status.is_completing() && j.alloc.len() > 1
         };
+        let pos = self.share_at(job_id, node, running, ("running", "take out"))?;
         let job = self.job_mut(job_id)?;
-        let mut rest = job.alloc.to_vec();
-        let share = job.counted_share(&rest.remove(pos));
-        job.alloc = rest.into_boxed_slice();
+        let share = take_share(job, pos);
         let batch_host = match job.resize.as_deref() {
             Some(r) if r.batch_host.is_some() => r.batch_host,
             _ => (pos == 0).then_some(node),
@@ -1915,6 +1922,15 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
             });
         }
     }
+}
+
+/// Removes the share at `pos` of `job`'s allocation; returns it as counted
+/// on its node (`Job::counted_share`), for the node to get back.
+fn take_share(job: &mut Job, pos: usize) -> NodeAlloc {
+    let mut rest = job.alloc.to_vec();
+    let share = job.counted_share(&rest.remove(pos));
+    job.alloc = rest.into_boxed_slice();
+    share
 }
 
 /// Before a pending job's tasks or CPUs per task change: its CPU count and
