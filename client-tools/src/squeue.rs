@@ -1389,7 +1389,7 @@ impl Plan {
     /// options, `-r` and the default hiding of finished jobs do not apply.
     fn render_dump(&self, dump: Dump, jobs: &[JobInfo], ctx: &Ctx) -> Result<String, ReportError> {
         let shown: Vec<&JobInfo> = jobs.iter().collect();
-        dump.write(format::json::jobs(&shown, ctx))
+        dump.write(format::json::jobs(&shown, ctx, self.group_name))
             .map_err(ReportError::Dump)
     }
 

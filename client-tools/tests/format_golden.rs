@@ -634,12 +634,13 @@ fn format_squeue_json_matches_slurm_layout() {
     let mut jobs = busy_jobs();
     for j in &mut jobs {
         j.cluster = "ref".into();
-        if j.state == v1::JobState::Running as i32 {
-            j.end_time = 1_826_780_464;
-        }
+        // Group names are looked up (below), as squeue does.
+        j.group_name.clear();
     }
     let refs: Vec<&JobInfo> = jobs.iter().collect();
-    let got = format::json::jobs(&refs, &ctx(T0 + 5));
+    // A running job without a time limit ends a year after its start.
+    let root = |gid: u32| (gid == 0).then(|| "root".to_owned());
+    let got = format::json::jobs(&refs, &ctx(T0 + 5), root);
     let want = golden("squeue_json");
     // The document's head is identical.
     let head = |s: &str| s.lines().take(18).collect::<Vec<_>>().join("\n");
@@ -660,6 +661,18 @@ fn format_squeue_json_matches_slurm_layout() {
         .find(|b| b.contains("\"job_id\": 2,"))
         .unwrap();
     assert_eq!(got2, &want2);
+    // The other running one and the waiting ones the fixture has as Slurm
+    // had them: flags, end time, group name, output paths, max_nodes.
+    for id in [4, 6, 8, 9] {
+        let key = format!("\"job_id\": {id},");
+        let want = want_blocks
+            .iter()
+            .find(|b| b.contains(&key))
+            .unwrap()
+            .replace("\"association_id\": 2,", "\"association_id\": 0,");
+        let got = got_blocks.iter().find(|b| b.contains(&key)).unwrap();
+        assert_eq!(got, &want, "job {id}");
+    }
 }
 
 #[test]

@@ -135,7 +135,61 @@ fn billing(job: &JobInfo) -> Option<u64> {
         .map(|i| i.count)
 }
 
-fn write_job(w: &mut W, job: &JobInfo) {
+/// The job flags Slurm 22.05 shows, in its order: `--spread-job`, `-c`
+/// given (more than one CPU per task here), a job that runs, `--mem` or
+/// `--mem-per-cpu` given.
+fn job_flags(job: &JobInfo) -> Vec<&'static str> {
+    let mut flags = Vec::new();
+    if job.spread_job {
+        flags.push("SPREAD_JOB");
+    }
+    if job.cpus_per_task > 1 {
+        flags.push("JOB_CPUS_SET");
+    }
+    if base_state(job).holds_resources() {
+        flags.push("JOB_WAS_RUNNING");
+    }
+    if job.memory.is_some() {
+        flags.push("JOB_MEM_SET");
+    }
+    flags
+}
+
+/// A job that runs without a time limit ends a year after its start in
+/// Slurm's record (`scontrol` shows Unknown).
+fn end_time(job: &JobInfo) -> i64 {
+    const YEAR: i64 = 365 * 24 * 3600;
+    let runs = base_state(job).holds_resources();
+    if runs && job.end_time == 0 && job.start_time > 0 {
+        job.start_time.saturating_add(YEAR)
+    } else {
+        job.end_time
+    }
+}
+
+/// `standard_output` and `standard_error` as the job gave them: empty for
+/// Slurm's defaults (`slurm-%j.out`, errors joining the output), patterns
+/// left unexpanded.
+fn output_paths(job: &JobInfo) -> (&str, &str) {
+    let dir = job.work_dir.trim_end_matches('/');
+    let default_out = job
+        .stdout_path
+        .strip_prefix(dir)
+        .is_some_and(|rest| matches!(rest, "/slurm-%j.out" | "/slurm-%A_%a.out"));
+    let stdout = if default_out {
+        ""
+    } else {
+        job.stdout_path.as_str()
+    };
+    let stderr = if job.stderr_path == job.stdout_path {
+        ""
+    } else {
+        job.stderr_path.as_str()
+    };
+    (stdout, stderr)
+}
+
+fn write_job(w: &mut W, job: &JobInfo, group: &str) {
     w.open(None, '{');
     w.str("account", &job.account);
     w.raw("accrue_time", job.accrue_time);
@@ -151,11 +205,7 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.str("batch_features", "");
     w.raw("batch_flag", job.batch);
     w.str("batch_host", &job.batch_host);
-    if base_state(job).holds_resources() {
-        w.strings("flags", &["JOB_WAS_RUNNING"]);
-    } else {
-        w.strings("flags", &[]);
-    }
+    w.strings("flags", &job_flags(job));
     w.str("burst_buffer", &job.burst_buffer);
     w.str("burst_buffer_state", "");
     w.str("cluster", &job.cluster);
@@ -168,10 +218,8 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.raw("thread_spec", "null");
     w.raw("cores_per_socket", "null");
     w.opt("billable_tres", billing(job).map(|b| format!("{b}.0")));
-    w.opt(
-        "cpus_per_task",
-        (job.cpus_per_task > 1).then_some(job.cpus_per_task),
-    );
+    // Slurm 22.05 leaves it null whatever `-c` asked (see JOB_CPUS_SET).
+    w.raw("cpus_per_task", "null");
     // Slurm 22.05 spells the first key `cpu_frequency_minumum` when it
     // has a value.
     let freq = crate::sbatch::values::CpuFreq::read(&job.cpu_freq);
@@ -195,7 +243,7 @@ fn write_job(w: &mut W, job: &JobInfo) {
         job.derived_exit_code.map_or(0, |e| e.status),
     );
     w.raw("eligible_time", job.eligible_time);
-    w.raw("end_time", job.end_time);
+    w.raw("end_time", end_time(job));
     w.str("excluded_nodes", &job.excluded_nodes);
     w.raw("exit_code", job.exit_code.map_or(0, |e| e.status));
     w.str("features", &job.features);
@@ -204,7 +252,7 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.str("federation_siblings_viable", "");
     w.strings("gres_detail", &[]);
     w.raw("group_id", job.group_id);
-    w.str("group_name", &job.group_name);
+    w.str("group_name", group);
     w.raw("job_id", job.job_id);
     if !job.nodes.is_empty() {
         let names = hostlist::expand(&job.nodes).unwrap_or_default();
@@ -255,7 +303,9 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.raw("last_sched_evaluation", job.last_sched_eval);
     w.str("licenses", &job.licenses);
     w.raw("max_cpus", 0);
-    w.raw("max_nodes", job.max_nodes);
+    // A job that has started shows none, as Slurm's record then has none.
+    let waits = base_state(job) == slurm_common::state::JobState::Pending;
+    w.raw("max_nodes", if waits { job.max_nodes } else { 0 });
     w.str("mcs_label", &job.mcs_label);
     w.str("memory_per_tres", "");
     w.str("name", &job.name);
@@ -324,14 +374,15 @@ fn write_job(w: &mut W, job: &JobInfo) {
             &job.state_reason
         },
     );
-    w.str("standard_error", &job.stderr_path);
+    let (stdout, stderr) = output_paths(job);
+    w.str("standard_error", stderr);
     let stdin = if job.stdin_path.is_empty() && job.batch {
         "/dev/null"
     } else {
         &job.stdin_path
     };
     w.str("standard_input", stdin);
-    w.str("standard_output", &job.stdout_path);
+    w.str("standard_output", stdout);
     w.raw("submit_time", job.submit_time);
     w.raw("suspend_time", job.suspend_time);
     w.str("system_comment", "");
@@ -357,14 +408,24 @@ fn write_job(w: &mut W, job: &JobInfo) {
     w.close('}');
 }
 
-/// `squeue --json`.
-pub fn jobs(jobs: &[&JobInfo], _ctx: &Ctx) -> String {
+/// `squeue --json`. Group names the records lack are looked up with
+/// `group_name`, once per group.
+pub fn jobs(jobs: &[&JobInfo], _ctx: &Ctx, group_name: fn(u32) -> Option<String>) -> String {
     let mut w = W::new(512 + jobs.len() * 3000);
     w.open(None, '{');
     w.meta();
     w.open(Some("jobs"), '[');
+    let mut groups: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
     for job in jobs {
-        write_job(&mut w, job);
+        let group = if job.group_name.is_empty() {
+            groups
+                .entry(job.group_id)
+                .or_insert_with(|| group_name(job.group_id).unwrap_or_default())
+                .clone()
+        } else {
+            job.group_name.clone()
+        };
+        write_job(&mut w, job, &group);
     }
     w.close(']');
     w.close('}');
@@ -477,7 +538,7 @@ mod tests {
             job_id: 8,
             ..JobInfo::default()
         };
-        let out = jobs(&[&gpu, &plain], &ctx());
+        let out = jobs(&[&gpu, &plain], &ctx(), |_| None);
         let values: Vec<&str> = out
             .lines()
             .filter(|l| l.trim_start().starts_with("\"tres_per_node\":"))
@@ -498,7 +559,7 @@ mod tests {
     #[test]
     fn cpu_frequency_and_profile_as_slurm() {
         let lines = |job: &JobInfo| -> Vec<String> {
-            jobs(&[job], &ctx())
+            jobs(&[job], &ctx(), |_| None)
                 .lines()
                 .map(str::trim)
                 .filter(|l| l.starts_with("\"cpu_frequency") || l.starts_with("\"profile"))
