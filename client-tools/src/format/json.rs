@@ -263,7 +263,14 @@ fn write_job(w: &mut W, job: &JobInfo, group: &str) {
         };
         w.open(Some("job_resources"), '{');
         w.str("nodes", &job.nodes);
-        w.raw("allocated_cores", job.num_cpus);
+        // The CPUs the job asked for (Slurm 22.05 counts an `--exclusive`
+        // job's tasks here, not the whole nodes it holds).
+        let asked = job
+            .tres_requested
+            .as_ref()
+            .and_then(|t| t.items.iter().find(|i| i.r#type == "cpu"))
+            .map_or(u64::from(job.num_cpus), |i| i.count);
+        w.raw("allocated_cores", asked);
         w.raw("allocated_hosts", names.len());
         w.open(Some("allocated_nodes"), '[');
         for name in &names {

@@ -289,6 +289,21 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
     } else {
         v1::TresList::default()
     };
+    // What a placed job asked for (`tres_req_str`): its tasks' CPUs, not
+    // the whole nodes an `--exclusive` job holds, as Slurm 22.05 keeps it.
+    let requested = if want.has(90) && !alloc.is_empty() {
+        let cpus = job.task_cpus().max(num_nodes);
+        let mem = match job.shape.mem {
+            None | Some(MemReq::PerNode(0)) => {
+                whole_node_mem_mb(snap, job.partition).saturating_mul(u64::from(num_nodes))
+            }
+            Some(MemReq::PerNode(mb)) => mb.saturating_mul(u64::from(num_nodes)),
+            Some(MemReq::PerCpu(mb)) => mb.saturating_mul(u64::from(cpus)),
+        };
+        job_tres(cpus, mem, num_nodes)
+    } else {
+        tres.clone()
+    };
     let memory = memory_of(job);
     let stdout = if !want.has(113) && !want.has(114) {
         String::new()
@@ -510,7 +525,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         mail_type: pick!(117, d.mail_type.to_string()),
         mail_user: pick!(118, d.mail_user.to_string()),
         cluster: pick!(119, snap.cluster_name.clone()),
-        tres_requested: pick!(90, (num_cpus > 0).then(|| tres.clone())),
+        tres_requested: pick!(90, (num_cpus > 0).then_some(requested)),
         tres_allocated: pick!(91, (!alloc.is_empty()).then_some(tres)),
         ..v1::JobInfo::default()
     }
@@ -984,6 +999,26 @@ mod tests {
             .map(|t| format!("{}={}", t.r#type, t.count))
             .collect::<Vec<_>>()
             .join(",")
+    }
+
+    /// A placed `--exclusive` job holds whole nodes (its TRES) but asked
+    /// for its tasks' CPUs, which `tres_req_str` keeps, as Slurm 22.05
+    /// shows them (`-N2 --exclusive` on nodes of 2 CPUs: 2 asked, 4 held).
+    #[test]
+    fn a_placed_exclusive_job_keeps_what_it_asked_for() {
+        let mut env = Env::new();
+        env.register_all();
+        let id = submit(&mut env, |d| {
+            d.min_nodes = Some(2);
+            d.sharing = v1::NodeSharing::Exclusive as i32;
+        });
+        let snap = env.ctl.snapshot();
+        let info = job_info(&snap, snap.jobs.get(&id).unwrap(), env.now);
+        assert_eq!(info.num_cpus, 4);
+        let asked = tres_text(info.tres_requested.as_ref().unwrap());
+        let held = tres_text(info.tres_allocated.as_ref().unwrap());
+        assert!(asked.starts_with("cpu=2,mem=8000,node=2"), "{asked}");
+        assert!(held.starts_with("cpu=4,"), "{held}");
     }
 
     /// Partition TRES are the totals of the members' configured sizes, in
