@@ -786,6 +786,22 @@ impl Loader {
         }
     }
 
+    /// Job `id`, for a record of its own (`what`: "array", ...) that must
+    /// come right after its JOB record and that the job must not have yet
+    /// (`fresh`); otherwise the damage, described.
+    fn job_before(
+        &mut self,
+        id: u32,
+        fresh: impl Fn(&Job) -> bool,
+        what: &str,
+    ) -> Result<&mut Job, String> {
+        let follows = self.last_job == Some(id);
+        match self.jobs.get_mut(&id).filter(|j| follows && fresh(j)) {
+            Some(job) => Ok(Arc::make_mut(job)),
+            None => Err(format!("{what} of job {id} does not follow its job record")),
+        }
+    }
+
     fn run(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
         let mut pos = SNAPSHOT_HEADER_LEN;
         while pos < bytes.len() {
@@ -887,17 +903,8 @@ impl Loader {
                 let dep = rec
                     .dependency()
                     .map_err(|e| corrupt(format!("dependency of job {id}: {e}")))?;
-                let follows = self.last_job == Some(id);
-                let job = self
-                    .jobs
-                    .get_mut(&id)
-                    .filter(|j| follows && j.dependency.is_none());
-                let Some(job) = job else {
-                    return Err(corrupt(format!(
-                        "dependency of job {id} does not follow its job record"
-                    )));
-                };
-                Arc::make_mut(job).dependency = dep;
+                let job = self.job_before(id, |j| j.dependency.is_none(), "dependency");
+                job.map_err(corrupt)?.dependency = dep;
             }
             TAG_OPTIONS => {
                 let rec = super::extras::read_record(&mut r).map_err(decode)?;
@@ -914,32 +921,14 @@ impl Loader {
             TAG_ARRAY => {
                 let (id, a) = super::array::read_record(&mut r).map_err(decode)?;
                 r.done().map_err(decode)?;
-                let follows = self.last_job == Some(id);
-                let Some(job) = self
-                    .jobs
-                    .get_mut(&id)
-                    .filter(|j| follows && j.array.is_none())
-                else {
-                    return Err(corrupt(format!(
-                        "array of job {id} does not follow its job record"
-                    )));
-                };
-                Arc::make_mut(job).array = Some(Box::new(a));
+                let job = self.job_before(id, |j| j.array.is_none(), "array");
+                job.map_err(corrupt)?.array = Some(Box::new(a));
             }
             TAG_SUSPEND => {
                 let (id, susp) = super::suspend::read_record(&mut r).map_err(decode)?;
                 r.done().map_err(decode)?;
-                let follows = self.last_job == Some(id);
-                let Some(job) = self
-                    .jobs
-                    .get_mut(&id)
-                    .filter(|j| follows && j.suspend.is_none())
-                else {
-                    return Err(corrupt(format!(
-                        "suspension of job {id} does not follow its job record"
-                    )));
-                };
-                Arc::make_mut(job).suspend = Some(Box::new(susp));
+                let job = self.job_before(id, |j| j.suspend.is_none(), "suspension");
+                job.map_err(corrupt)?.suspend = Some(Box::new(susp));
             }
             TAG_RESIZE => {
                 let id = r.u32("job id").map_err(decode)?;
@@ -948,17 +937,9 @@ impl Loader {
                 r.done().map_err(decode)?;
                 // A batch host slurm.conf no longer has is not shown.
                 let batch_host = self.ctl.node_index.get(&host).copied();
-                let follows = self.last_job == Some(id);
-                let Some(job) = self
-                    .jobs
-                    .get_mut(&id)
-                    .filter(|j| follows && j.resize.is_none())
-                else {
-                    return Err(corrupt(format!(
-                        "resize of job {id} does not follow its job record"
-                    )));
-                };
-                Arc::make_mut(job).resize = Some(Box::new(super::job::Resize { time, batch_host }));
+                let job = self.job_before(id, |j| j.resize.is_none(), "resize");
+                job.map_err(corrupt)?.resize =
+                    Some(Box::new(super::job::Resize { time, batch_host }));
             }
             TAG_NODE_ATTRS => {
                 let name = r.string("node").map_err(decode)?;
