@@ -1207,6 +1207,10 @@ impl Controller {
             if !operator {
                 return Err((ErrorCode::AccessDenied, String::new()));
             }
+            // As Slurm 22.05: a held job is released first.
+            if p > 0 && pending && job.hold.is_some() {
+                return Err((ErrorCode::JobHeld, String::new()));
+            }
             changes.push(JobChange::Priority(p));
         }
         if let Some(n) = req.nice {
@@ -1219,7 +1223,11 @@ impl Controller {
             let held = job.hold.is_some() && pending;
             let from = if held { 0 } else { i64::from(job.priority()) };
             let moved = from + i64::from(job.nice) - i64::from(n);
-            if n != job.nice && (held || moved < 2) {
+            if job.spec.shown().priority_set {
+                // A priority set outright stays, and so does the nice
+                // value (Slurm 22.05 takes the request and changes
+                // neither).
+            } else if n != job.nice && (held || moved < 2) {
                 let priority = u32::try_from(moved.clamp(2, i64::from(u32::MAX))).unwrap_or(2);
                 changes.push(JobChange::NicePriority { priority, nice: n });
             } else {

@@ -251,6 +251,9 @@ pub struct ShownOptions {
     /// goes on with the others (`core::liveness`); kept here as a rarely
     /// given option.
     pub no_kill: bool,
+    /// The priority was set outright (`--priority`, `scontrol update
+    /// Priority=`): as in Slurm, `Nice=` no longer moves it.
+    pub priority_set: bool,
     /// `scontrol update AdminComment=`; `None` when never set (Slurm shows
     /// an empty one set, and not one never set).
     pub admin_comment: Option<Box<str>>,
@@ -294,6 +297,7 @@ impl ShownOptions {
             tres_bind: desc.tres_bind.as_str().into(),
             profile: desc.profile.as_str().into(),
             no_kill: desc.no_kill,
+            priority_set: desc.priority.is_some(),
             // Only `scontrol update` sets these.
             admin_comment: None,
             num_cpus: None,

@@ -1836,6 +1836,7 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
         JobChange::Priority(p) => {
             job.base_priority = *p;
             job.nice = 0;
+            job.spec.make_mut().shown_mut().priority_set = true;
         }
         JobChange::Nice(n) => job.nice = *n,
         JobChange::NicePriority { priority, nice } => {

@@ -596,7 +596,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     // Then the options kept to be shown: a byte of flags
     // (--kill-on-invalid-dep in the low two bits: 0 none, 1 yes, 2 no;
     // --reboot in bit 2; --spread-job in bit 3; --gres-flags in bits 4-5,
-    // as --kill-on-invalid-dep; --no-kill in bit 6), the socket, core and
+    // as --kill-on-invalid-dep; --no-kill in bit 6, a priority set outright
+    // in bit 7), the socket, core and
     // thread requests,
     // --cpu-freq, --delay-boot, --power.
     let super::job::ShownOptions {
@@ -623,6 +624,7 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         tres_bind,
         profile,
         no_kill,
+        priority_set,
         admin_comment,
         num_cpus,
         max_cpus,
@@ -639,7 +641,8 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         | (u8::from(*reboot) << 2)
         | (u8::from(*spread_job) << 3)
         | (tri(gres_enforce_binding) << 4)
-        | (u8::from(*no_kill) << 6));
+        | (u8::from(*no_kill) << 6)
+        | (u8::from(*priority_set) << 7));
     for v in [
         sockets_per_node,
         cores_per_socket,
@@ -1366,6 +1369,7 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
             spread_job: flags & 8 != 0,
             gres_enforce_binding: tri(flags >> 4),
             no_kill: flags & 64 != 0,
+            priority_set: flags & 128 != 0,
             sockets_per_node: r.opt_u32("sockets per node")?,
             cores_per_socket: r.opt_u32("cores per socket")?,
             threads_per_core: r.opt_u32("threads per core")?,
@@ -1782,6 +1786,7 @@ mod spec_layout {
                     tres_bind: if reboot { "gpu:closest" } else { "" }.into(),
                     profile: if reboot { "" } else { "Energy,Task" }.into(),
                     no_kill: !reboot,
+                    priority_set: reboot,
                 })),
                 ..JobSpec::default()
             };

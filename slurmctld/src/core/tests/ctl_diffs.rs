@@ -63,6 +63,53 @@ fn nice_moves_even_a_held_jobs_priority() {
     assert_eq!(replayed.jobs.get(&id).map(|j| j.priority()), Some(102));
 }
 
+/// A priority set outright (`--priority`, `Priority=`) is not moved by
+/// `Nice=`, which is taken and changes nothing, also after a restart; a
+/// held job is refused a priority ("Job is in held state, pending
+/// scheduler release"), as Slurm 22.05 answers.
+#[test]
+fn nice_leaves_a_priority_set_outright() {
+    let mut env = Env::new();
+    let update = |env: &mut Env, id: u32, f: &dyn Fn(&mut v1::UpdateJobRequest)| {
+        let mut request = v1::UpdateJobRequest {
+            filter: Some(filter(&[id])),
+            ..Default::default()
+        };
+        f(&mut request);
+        let r = env.run(Command::UpdateJob {
+            caller: Caller::ROOT,
+            request: Box::new(request),
+        });
+        ok_results(&r)[0].1
+    };
+    let given = match env.submit_as(
+        Caller::ROOT,
+        v1::JobDescription {
+            priority: Some(5),
+            ..script()
+        },
+    ) {
+        Reply::Submitted { job_id, .. } => job_id,
+        other => panic!("{other:?}"),
+    };
+    let plain = env.submit(script());
+    assert_eq!(update(&mut env, plain, &|r| r.priority = Some(50)), 0);
+    for id in [given, plain] {
+        let before = env.job(id).priority();
+        assert_eq!(update(&mut env, id, &|r| r.nice = Some(10)), 0);
+        assert_eq!((env.job(id).priority(), env.job(id).nice), (before, 0));
+    }
+    let reloaded = super::snapshot_reloaded(&env.ctl);
+    assert!(reloaded.job(given).unwrap().spec.shown().priority_set);
+    assert!(reloaded.job(plain).unwrap().spec.shown().priority_set);
+
+    let held = env.submit(script_held());
+    let code = update(&mut env, held, &|r| r.priority = Some(7));
+    assert_eq!(code, ErrorCode::JobHeld.number());
+    assert_eq!(env.job(held).priority(), 0);
+    assert!(!env.job(held).spec.shown().priority_set);
+}
+
 /// Slurm 22.05 (priority/basic): jobs submitted with `-H` take no
 /// priority number; each release takes the next one down, below every job
 /// submitted before it, and `--nice` is subtracted from it. Seen there:
