@@ -52,7 +52,6 @@ pub fn run(args: Vec<OsString>) -> i32 {
     })
 }
 
-/// [`run`] with standard input and the output streams handed in.
 /// What `sbatch -v` prints of the options: each one given, from any
 /// source, by name, as Slurm lists them.
 fn defined_options(o: &options::SbatchOpts) -> Vec<String> {
@@ -66,6 +65,7 @@ fn defined_options(o: &options::SbatchOpts) -> Vec<String> {
     lines
 }
 
+/// [`run`] with standard input and the output streams handed in.
 pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -> i32 {
     let words: Vec<String> = args
         .iter()
