@@ -1065,7 +1065,7 @@ pub fn execute(
         options.all |= crate::client::sees_hidden_partitions(&config.conf);
     }
     match connect_with(&config, out) {
-        Some(mut controller) => block_on(run(command, &options, &mut controller, out)),
+        Some(mut controller) => block_on(run(command, &options, env, &mut controller, out)),
         None => 1,
     }
 }
@@ -1501,6 +1501,7 @@ fn block_then_status(out: &mut Output<'_>, text: &str, failed: bool) -> i32 {
 async fn run(
     command: &CtlCommand,
     options: &Options,
+    env: EnvLookup<'_>,
     c: &mut Controller,
     out: &mut Output<'_>,
 ) -> i32 {
@@ -1761,7 +1762,7 @@ async fn run(
             }
             let code = send_update_job(c, &request, out).await;
             if code == 0 && request.min_nodes.is_some() {
-                resize_files(c, &request, out).await;
+                resize_files(c, &request, env, out).await;
             }
             code
         }
@@ -1968,10 +1969,13 @@ async fn send_update_job(
 /// scontrol runs in): the files that set its environment to its size now,
 /// in the current directory (`scontrol::resize`). Nothing here changes
 /// the exit status, as in Slurm.
-async fn resize_files(c: &mut Controller, request: &v1::UpdateJobRequest, out: &mut Output<'_>) {
-    let Some(id) = std::env::var("SLURM_JOBID")
-        .ok()
-        .and_then(|v| super::resize::env_job_id(&v))
+async fn resize_files(
+    c: &mut Controller,
+    request: &v1::UpdateJobRequest,
+    env: EnvLookup<'_>,
+    out: &mut Output<'_>,
+) {
+    let Some(id) = env("SLURM_JOBID").and_then(|v| super::resize::env_job_id(&v.to_string_lossy()))
     else {
         return;
     };
