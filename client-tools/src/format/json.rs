@@ -167,26 +167,21 @@ fn end_time(job: &JobInfo) -> i64 {
     }
 }
 
-/// `standard_output` and `standard_error` as the job gave them: empty for
-/// Slurm's defaults (`slurm-%j.out`, errors joining the output), patterns
-/// left unexpanded.
-fn output_paths(job: &JobInfo) -> (&str, &str) {
-    let dir = job.work_dir.trim_end_matches('/');
-    let default_out = job
-        .stdout_path
-        .strip_prefix(dir)
-        .is_some_and(|rest| matches!(rest, "/slurm-%j.out" | "/slurm-%A_%a.out"));
-    let stdout = if default_out {
-        ""
-    } else {
-        job.stdout_path.as_str()
+/// `standard_output` and `standard_error` as the job gave them, made
+/// absolute against its working directory: empty for Slurm's defaults
+/// (`slurm-%j.out`, errors joining the output), patterns left unexpanded.
+fn output_paths(job: &JobInfo) -> (String, String) {
+    let given = |default: bool, path: &str| {
+        if default {
+            String::new()
+        } else {
+            crate::sbatch::absolute(path, &job.work_dir)
+        }
     };
-    let stderr = if job.stderr_path == job.stdout_path {
-        ""
-    } else {
-        job.stderr_path.as_str()
-    };
-    (stdout, stderr)
+    (
+        given(job.stdout_default, &job.stdout_path),
+        given(job.stderr_default, &job.stderr_path),
+    )
 }
 
 fn write_job(w: &mut W, job: &JobInfo, group: &str) {
@@ -382,14 +377,14 @@ fn write_job(w: &mut W, job: &JobInfo, group: &str) {
         },
     );
     let (stdout, stderr) = output_paths(job);
-    w.str("standard_error", stderr);
+    w.str("standard_error", &stderr);
     let stdin = if job.stdin_path.is_empty() && job.batch {
         "/dev/null"
     } else {
         &job.stdin_path
     };
     w.str("standard_input", stdin);
-    w.str("standard_output", stdout);
+    w.str("standard_output", &stdout);
     w.raw("submit_time", job.submit_time);
     w.raw("suspend_time", job.suspend_time);
     w.str("system_comment", "");
@@ -424,15 +419,14 @@ pub fn jobs(jobs: &[&JobInfo], _ctx: &Ctx, group_name: fn(u32) -> Option<String>
     w.open(Some("jobs"), '[');
     let mut groups: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
     for job in jobs {
-        let group = if job.group_name.is_empty() {
+        let group: &str = if job.group_name.is_empty() {
             groups
                 .entry(job.group_id)
                 .or_insert_with(|| group_name(job.group_id).unwrap_or_default())
-                .clone()
         } else {
-            job.group_name.clone()
+            &job.group_name
         };
-        write_job(&mut w, job, &group);
+        write_job(&mut w, job, group);
     }
     w.close(']');
     w.close('}');
@@ -558,6 +552,39 @@ mod tests {
                 r#""tres_per_node": "","#
             ]
         );
+    }
+
+    /// Output paths as the job gave them: empty for Slurm's defaults, as
+    /// given otherwise, even when they spell a default (`-o slurm-%j.out`)
+    /// or when `-e` names the output's file.
+    #[test]
+    fn output_paths_show_what_was_given() {
+        let value = |job: &JobInfo, key: &str| -> String {
+            jobs(&[job], &ctx(), |_| None)
+                .lines()
+                .map(str::trim)
+                .find_map(|l| l.strip_prefix(&format!("\"{key}\": ")))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut job = JobInfo {
+            job_id: 3,
+            work_dir: "/w".into(),
+            stdout_path: "/w/slurm-%j.out".into(),
+            stderr_path: "/w/slurm-%j.out".into(),
+            stdout_default: true,
+            stderr_default: true,
+            ..JobInfo::default()
+        };
+        assert_eq!(value(&job, "standard_output"), "\"\",");
+        assert_eq!(value(&job, "standard_error"), "\"\",");
+        job.stdout_default = false;
+        job.stderr_default = false;
+        assert_eq!(value(&job, "standard_output"), "\"\\/w\\/slurm-%j.out\",");
+        assert_eq!(value(&job, "standard_error"), "\"\\/w\\/slurm-%j.out\",");
+        // A relative path is made absolute, as Slurm shows it.
+        job.stdout_path = "o-%j".into();
+        assert_eq!(value(&job, "standard_output"), "\"\\/w\\/o-%j\",");
     }
 
     /// Slurm 22.05 keeps --cpu-freq as numbers (named frequencies and

@@ -674,7 +674,7 @@ fn asks_for_user_env(o: &SbatchOpts) -> bool {
 }
 
 /// Makes `path` absolute against `cwd`.
-fn absolute(path: &str, cwd: &str) -> String {
+pub(crate) fn absolute(path: &str, cwd: &str) -> String {
     if path.starts_with('/') {
         path.to_owned()
     } else {

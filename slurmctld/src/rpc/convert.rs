@@ -472,6 +472,8 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         tres_bind: pick!(134, d.shown().tres_bind.to_string()),
         profile: pick!(135, d.shown().profile.to_string()),
         resize_time: pick!(136, job.resize.as_ref().map_or(0, |r| r.time)),
+        stdout_default: pick!(137, d.stdout_path.is_empty()),
+        stderr_default: pick!(138, d.stderr_path.is_empty()),
         burst_buffer: pick!(132, d.shown().burst_buffer.to_string()),
         batch_features: pick!(133, d.shown().batch_features.to_string()),
         admin_comment: pick!(124, d.shown().admin_comment.as_deref().map(str::to_owned)),
@@ -1073,5 +1075,12 @@ mod tests {
         let plain_pattern = "/tmp/slurm-%j.out".to_string();
         assert_eq!(out(plain), (plain_pattern.clone(), plain_pattern));
         assert_eq!(out(named).0, "/o/%A-%a");
+        // Whether each was given, for `--json`.
+        let given = |id: u32| {
+            let info = job_info(&snap, snap.jobs.get(&id).unwrap(), env.now);
+            (info.stdout_default, info.stderr_default)
+        };
+        assert_eq!(given(plain), (true, true));
+        assert_eq!(given(named), (false, true));
     }
 }
