@@ -1186,10 +1186,11 @@ impl SortKeys {
                     // (running jobs, planned starts), newest first when
                     // not, as Slurm 22.05 lists them.
                     let by_id = if oldest_first || starts[a] > 0 {
-                        starts[b].cmp(&starts[a]).then(ids[a].cmp(&ids[b]))
+                        ids[a].cmp(&ids[b])
                     } else {
-                        starts[b].cmp(&starts[a]).then(ids[b].cmp(&ids[a]))
+                        ids[b].cmp(&ids[a])
                     };
+                    let by_id = starts[b].cmp(&starts[a]).then(by_id);
                     by_id.then(seqs[a].cmp(&seqs[b]))
                 })
         });
@@ -1793,12 +1794,12 @@ mod tests {
                         return o;
                     }
                 }
-                let by_start = b.start_time.cmp(&a.start_time);
-                if keys.iter().any(|k| k.code == 'S') || a.start_time > 0 {
-                    by_start.then(a.job_id.cmp(&b.job_id))
+                let by_id = if keys.iter().any(|k| k.code == 'S') || a.start_time > 0 {
+                    a.job_id.cmp(&b.job_id)
                 } else {
-                    by_start.then(b.job_id.cmp(&a.job_id))
-                }
+                    b.job_id.cmp(&a.job_id)
+                };
+                b.start_time.cmp(&a.start_time).then(by_id)
             });
             let pos = |v: &[&JobInfo]| -> Vec<usize> {
                 v.iter()
