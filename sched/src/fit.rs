@@ -586,15 +586,10 @@ fn select_with(
     };
 
     let mut set = fill(chosen.clone(), &candidates);
-    let candidates_left = if job.max_nodes.is_some() {
-        candidates.clone()
-    } else {
-        Vec::new()
-    };
     if !satisfied(&set) && set.len() >= max_nodes {
         // The preferred nodes are too small to fit under the node limit: try
         // the roomiest ones (stable, so preference still breaks ties).
-        let mut roomy = candidates;
+        let mut roomy = candidates.clone();
         roomy.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
         set = fill(chosen, &roomy);
     }
@@ -611,7 +606,7 @@ fn select_with(
         } else {
             max_nodes
         };
-        for &cand in &candidates_left {
+        for &cand in &candidates {
             if set.len() >= most {
                 break;
             }
