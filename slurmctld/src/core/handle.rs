@@ -1361,7 +1361,8 @@ impl Controller {
             self.emit(out, event);
         }
         if !dropped.is_empty() {
-            self.shrink_running(out, id, dropped, now);
+            tracing::info!(job_id = id, nodes = ?dropped, "nodes released from running job");
+            self.take_nodes_out(out, id, dropped, now);
         }
         match cpu_refusal {
             Some(refusal) => Err(refusal),
@@ -1369,17 +1370,22 @@ impl Controller {
         }
     }
 
-    /// Running job `id` gives up nodes `dropped` (`scontrol update
-    /// NumNodes=`): they leave its allocation as a failed node leaves a
-    /// `--no-kill` job, and are told to end the job there.
-    fn shrink_running(&mut self, out: &mut Outcome, id: u32, dropped: Vec<usize>, now: i64) {
+    /// Nodes `nodes` leave running job `id`, which goes on with the others
+    /// (`scontrol update NumNodes=`, a failed node of a `--no-kill` job):
+    /// they are told to end the job there, and leave its allocation.
+    pub(super) fn take_nodes_out(
+        &mut self,
+        out: &mut Outcome,
+        id: u32,
+        nodes: Vec<usize>,
+        now: i64,
+    ) {
         // Without a banner in the job's output (the state names no reason).
-        self.push_terminate_on(out, id, dropped.clone(), v1::JobState::Failed, now);
-        for node in dropped {
+        self.push_terminate_on(out, id, nodes.clone(), v1::JobState::Failed, now);
+        for node in nodes {
             let Some(name) = self.nodes.get(node).map(|n| n.name.clone()) else {
                 continue;
             };
-            tracing::info!(job_id = id, node = %name, "node released from running job");
             self.emit(
                 out,
                 Event::JobNodeExcised {

@@ -382,24 +382,13 @@ impl Controller {
     /// taken out ends the job FAILED (JobLaunchFailure, `0:9`): its script
     /// went with the node.
     fn excise_failed_node(&mut self, out: &mut Outcome, job_id: u32, node: usize, now: i64) {
-        let name = self.nodes[node].name.clone();
         let batch_host = self
             .jobs
             .get(&job_id)
             .and_then(|j| j.alloc.first())
             .is_some_and(|a| a.node_index == node);
-        tracing::error!(job_id, node = %name, "removing failed node from job");
-        // Ended there without a banner in the job's output, as in Slurm
-        // (the state names no reason for one).
-        self.push_terminate_on(out, job_id, vec![node], v1::JobState::Failed, now);
-        self.emit(
-            out,
-            Event::JobNodeExcised {
-                job_id,
-                node: name,
-                time: now,
-            },
-        );
+        tracing::error!(job_id, node = %self.nodes[node].name, "removing failed node from job");
+        self.take_nodes_out(out, job_id, vec![node], now);
         if batch_host {
             let reason = PendingReason::JobLaunchFailure.as_str();
             self.finish_running(out, job_id, now, JobState::Failed, (0, 9), reason);
