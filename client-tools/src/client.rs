@@ -372,22 +372,7 @@ pub fn uid_for_name(name: &str) -> Option<u32> {
     if let Ok(uid) = name.parse::<u32>() {
         return Some(uid);
     }
-    let c_name = std::ffi::CString::new(name).ok()?;
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: all-zero bytes are a valid `passwd`.
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: as in `user_name`; `c_name` is NUL-terminated and outlives the call.
-    let rc = unsafe {
-        libc::getpwnam_r(
-            c_name.as_ptr(),
-            &mut pwd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
+    slurm_common::users::ids_of(name).map(|(uid, _)| uid)
 }
 
 /// The gid of the group called `name`, or `name` itself when it is a number.
@@ -395,23 +380,7 @@ pub fn gid_for_name(name: &str) -> Option<u32> {
     if let Ok(gid) = name.parse::<u32>() {
         return Some(gid);
     }
-    let c_name = std::ffi::CString::new(name).ok()?;
-    let mut buf = vec![0u8; 16384];
-    // SAFETY: all-zero bytes are a valid `group`.
-    let mut grp: libc::group = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: as in `group_name`; `c_name` is NUL-terminated and outlives
-    // the call.
-    let rc = unsafe {
-        libc::getgrnam_r(
-            c_name.as_ptr(),
-            &mut grp,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    (rc == 0 && !result.is_null()).then_some(grp.gr_gid)
+    slurm_common::users::gid_of(name)
 }
 
 /// Puts a fresh credential for the caller on every request.

@@ -57,6 +57,28 @@ pub fn login_of(uid: u32) -> Option<(String, u32)> {
     )
 }
 
+/// The uid and passwd group of the user called `name`.
+pub fn ids_of(name: &str) -> Option<(u32, u32)> {
+    let c = CString::new(name).ok()?;
+    with_buffer(
+        // SAFETY: every pointer is valid for the call and len is buf's size;
+        // `c` is NUL-terminated and outlives the call.
+        |pwd, buf, len, result| unsafe { libc::getpwnam_r(c.as_ptr(), pwd, buf, len, result) },
+        |pwd: &libc::passwd| Some((pwd.pw_uid, pwd.pw_gid)),
+    )
+}
+
+/// The gid of the group called `name`.
+pub fn gid_of(name: &str) -> Option<u32> {
+    let c = CString::new(name).ok()?;
+    with_buffer(
+        // SAFETY: every pointer is valid for the call and len is buf's size;
+        // `c` is NUL-terminated and outlives the call.
+        |grp, buf, len, result| unsafe { libc::getgrnam_r(c.as_ptr(), grp, buf, len, result) },
+        |grp: &libc::group| Some(grp.gr_gid),
+    )
+}
+
 /// The name of group `gid`.
 pub fn group_name(gid: u32) -> Option<String> {
     with_buffer(
@@ -123,6 +145,10 @@ mod tests {
         assert!(group_list("root", 0).contains(&0));
         assert!(group_names_of(0).iter().any(|g| g == "root"));
         assert_eq!(login_of(u32::MAX - 7), None);
+        assert_eq!(ids_of("root"), Some((0, 0)));
+        assert_eq!(gid_of("root"), Some(0));
+        assert_eq!(ids_of("no such user here"), None);
+        assert_eq!(gid_of("a\0b"), None);
         assert!(group_names_of(u32::MAX - 7).is_empty());
         assert!(group_list("a\0b", 0).is_empty());
         let allowed = ["staff".to_string(), "wheel".to_string()];

@@ -586,31 +586,13 @@ pub fn current_gid() -> u32 {
     unsafe { libc::getgid() }
 }
 
-/// The uid of user `name`, if the passwd database knows it.
+/// The uid of user `name` (or `name` itself when it is a number), if the
+/// passwd database knows it.
 pub fn uid_of(name: &str) -> Option<u32> {
     if let Ok(uid) = name.parse::<u32>() {
         return Some(uid);
     }
-    let cname = std::ffi::CString::new(name).ok()?;
-    let mut pwd: libc::passwd = unsafe {
-        // SAFETY: passwd is a plain C struct; all-zero is a valid value
-        // that getpwnam_r overwrites.
-        std::mem::zeroed()
-    };
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; buf outlives it and its
-    // length is passed; result is checked before use.
-    let rc = unsafe {
-        libc::getpwnam_r(
-            cname.as_ptr(),
-            &mut pwd,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
+    slurm_common::users::ids_of(name).map(|(uid, _)| uid)
 }
 
 pub use slurm_common::users::group_names_of;

@@ -1,8 +1,6 @@
 //! User database look-ups (passwd), through the C library so that NSS
 //! sources (LDAP, sssd) work as they do for every other program.
 
-use std::ffi::CString;
-
 /// A user's passwd entry: what a login needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Passwd {
@@ -33,14 +31,7 @@ fn lookup(
 }
 
 /// uid and primary gid of the user called `name`.
-pub fn uid_of(name: &str) -> Option<(u32, u32)> {
-    let c = CString::new(name).ok()?;
-    lookup(|pwd, buf, len, result| {
-        // SAFETY: every pointer is valid for the call; len is buf's size.
-        unsafe { libc::getpwnam_r(c.as_ptr(), pwd, buf, len, result) }
-    })
-    .map(|p| (p.uid, p.gid))
-}
+pub use slurm_common::users::ids_of as uid_of;
 
 /// The passwd entry of `uid`.
 pub fn entry_of(uid: u32) -> Option<Passwd> {
