@@ -169,10 +169,11 @@ fn end_time(job: &JobInfo) -> i64 {
 
 /// `standard_output` and `standard_error` as the job gave them, made
 /// absolute against its working directory: empty for Slurm's defaults
-/// (`slurm-%j.out`, errors joining the output), patterns left unexpanded.
+/// (`slurm-%j.out`, errors joining the output) or for none at all, patterns
+/// left unexpanded.
 fn output_paths(job: &JobInfo) -> (String, String) {
     let given = |default: bool, path: &str| {
-        if default {
+        if default || path.is_empty() {
             String::new()
         } else {
             crate::sbatch::absolute(path, &job.work_dir)
