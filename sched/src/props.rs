@@ -452,6 +452,12 @@ proptest! {
             // One that names (-w) as many nodes as it needs keeps back
             // only those, as in Slurm.
             let part = &view.partitions[waiting.partition];
+            // One that names a node outside its partition can never start
+            // there (the controller refuses such a job at submission): it
+            // needs nothing anyone else could take from it.
+            if waiting.required_nodes.iter().any(|i| !part.nodes.contains(i)) {
+                continue;
+            }
             let shape = crate::fit::Shape::new(&view, waiting, part);
             let mut named = waiting.required_nodes.clone();
             named.sort_unstable();
