@@ -12,13 +12,21 @@
 //! [`crate::SchedConfig::enforce_part_limits`] those limits are checked here
 //! too, as `EnforcePartLimits=ALL` does.
 //!
-//! More CPUs than the partition can give (`-c 3` or `-n 3` where the nodes
-//! have 2 CPUs, `--ntasks-per-node=3`) is such a partition limit too: Slurm
-//! 22.05 accepts the job and it waits with `PartitionConfig`, or, with
-//! `EnforcePartLimits`, refuses it with "More processors requested than
-//! permitted". That check comes before the memory one: `-c 3 --mem=5000` on
-//! 4000 MB nodes is accepted (or refused for its CPUs), while `--mem=5000`
-//! alone is refused for its memory.
+//! More CPUs than the partition has in all (`-n 5` where two nodes have 2
+//! CPUs each, `-c 3` on one such node; MaxCPUsPerNode counts as the
+//! nodes' size) or more nodes than it has are such partition limits too,
+//! checked before anything asked of each node: Slurm 22.05 accepts the job
+//! and it waits with `PartitionConfig` (`--mincpus=3 -N 3` and `--tmp` too
+//! large with `-n 5` included), or, with `EnforcePartLimits`, refuses it
+//! with "More processors requested than permitted". Within those totals,
+//! what no single node can give is refused: more CPUs per node than any
+//! has (`-c 3`, `--ntasks-per-node=3`, `--mincpus=3` on 2-CPU nodes) with
+//! the line "CPU count per node can not be satisfied", `--ntasks-per-node`
+//! tasks a node cannot hold even for one task (`-n 1 --ntasks-per-node=3`)
+//! and tasks no set of nodes can hold (`-n 3 -N 1`) without it. The CPUs
+//! come before the memory: on two nodes of 2 CPUs and 1000 MB, `-c 3
+//! --mem=5000` is refused for its CPUs, `-n 3 -N 1 --mem=5000` for its
+//! memory.
 //!
 //! Node states never matter here: a job asking for nodes that are down today
 //! is accepted and waits. `--tmp` larger than every node's TmpDisk is
@@ -249,6 +257,27 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
             });
         }
     }
+    // The partition's limits come next: more nodes or CPUs than it has is
+    // accepted and waits with PartitionConfig (refused under
+    // EnforcePartLimits), whatever the job asks of each node.
+    if shape.min_nodes as usize > order.len() {
+        return Ok(());
+    }
+    let partition_cpus: u64 = order
+        .iter()
+        .filter_map(|&i| view.nodes.get(i))
+        .map(|n| u64::from(n.cpus.min(part.max_cpus_per_node.unwrap_or(u32::MAX))))
+        .sum();
+    let per_node = least_cpus_per_node(job, &shape);
+    if least_cpus(job, &shape) > partition_cpus
+        || part.max_cpus_per_node.is_some_and(|m| per_node > m)
+    {
+        return if view.config.enforce_part_limits {
+            Err(SubmitRejection::TooManyCpus { partition: name() })
+        } else {
+            Ok(())
+        };
+    }
     // --tmp: some node (and every required one) must have that much
     // TmpDisk, whatever its state, or the job could never run.
     let eligible: Vec<usize> = with_features
@@ -261,60 +290,29 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     {
         return Err(unsatisfiable(Unsatisfiable::TmpDisk));
     }
-    // --mincpus: likewise, checked after --tmp as Slurm 22.05 does.
-    let eligible: Vec<usize> = eligible
-        .into_iter()
-        .filter(|&i| fit::min_cpus_fit(view, job, i))
-        .collect();
-    if job.min_cpus_per_node > 0
-        && (eligible.is_empty() || required.iter().any(|i| !eligible.contains(i)))
+    // The CPUs one node must give (`--mincpus`, `-c`, `--ntasks-per-node`
+    // tasks): checked after --tmp as Slurm 22.05 does, and before the
+    // memory (`-c 3 --mem=5000` is refused for its CPUs).
+    let big_enough = |i: usize| view.nodes.get(i).is_some_and(|n| n.cpus >= per_node);
+    if (!eligible.is_empty() && !eligible.iter().any(|&i| big_enough(i)))
+        || required
+            .iter()
+            .any(|&i| eligible.contains(&i) && !big_enough(i))
     {
         return Err(unsatisfiable(Unsatisfiable::MinCpus));
     }
-    // More nodes than the partition has: accepted, waits with PartitionConfig.
-    if shape.min_nodes as usize > order.len() {
-        return Ok(());
+    let eligible: Vec<usize> = eligible.into_iter().filter(|&i| big_enough(i)).collect();
+    // `--ntasks-per-node` tasks more than a node's CPUs: refused without
+    // a line of its own, even when one task is all the job runs or it
+    // overcommits.
+    if tasks_per_node_exceed_cpus(view, job, &order) {
+        return Err(unsatisfiable(Unsatisfiable::TotalSize));
     }
-
-    // CPUs first: more than the partition's nodes can give is a partition
-    // limit (see the module docs), whatever the memory asked. Only the CPUs
-    // count here: which nodes the job may use is the checks' below.
+    // MaxCPUsPerNode limits what a node gives; a whole node for an
+    // `--exclusive` job that the limit denies is a node configuration not
+    // available (the final placement below), as Slurm 22.05 refuses it.
     let whole = Pool::empty(view, true);
-    // MaxCPUsPerNode counts as the nodes' size; a whole node for an
-    // `--exclusive` job that the limit denies it is a node configuration
-    // not available (below), as Slurm 22.05 refuses it.
     let empty = whole.for_partition(view, part, &[]);
-    let cpu_pool = if shape.exclusive { &whole } else { &*empty };
-    let cpus_fit = order
-        .iter()
-        .filter_map(|&i| view.nodes.get(i))
-        .any(|n| n.cpus.min(part.max_cpus_per_node.unwrap_or(u32::MAX)) >= shape.cpus_per_task)
-        && !tasks_per_node_exceed_cpus(view, job, &order)
-        && {
-            // Only the count: a per-node task cap that needs more nodes
-            // than the partition has (not more CPUs than a node has, which
-            // is the test above) is a configuration Slurm refuses.
-            let cpus_only = JobRequest {
-                mem: None,
-                ntasks_per_node: None,
-                required_nodes: Vec::new(),
-                excluded_nodes: Vec::new(),
-                constraint: None,
-                tmp_disk_mb: 0,
-                min_cpus_per_node: 0,
-                layout: [0; 3],
-                ..job.clone()
-            };
-            let cpu_shape = Shape::new(view, &cpus_only, part);
-            fit::select(view, &cpus_only, &cpu_shape, cpu_pool, &order, None).is_some()
-        };
-    if !cpus_fit {
-        return if view.config.enforce_part_limits {
-            Err(SubmitRejection::TooManyCpus { partition: name() })
-        } else {
-            Ok(())
-        };
-    }
     let nodes = || eligible.iter().filter_map(|&i| view.nodes.get(i));
     let mem_per_node = |cpus: u32| match shape.mem {
         MemNeed::Nothing | MemNeed::WholeNode => 0,
@@ -360,11 +358,36 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     Ok(())
 }
 
+/// The fewest CPUs the job can run on, as Slurm 22.05 weighs it against
+/// the partition's CPUs: its tasks' CPUs (one task's worth on each node
+/// when it overcommits), and at least `--mincpus` on each of its nodes.
+fn least_cpus(job: &JobRequest, shape: &Shape) -> u64 {
+    let tasks = if shape.overcommit {
+        shape.min_nodes
+    } else {
+        shape.ntasks
+    };
+    let cpus = u64::from(tasks) * u64::from(shape.cpus_per_task);
+    cpus.max(u64::from(shape.min_nodes) * u64::from(job.min_cpus_per_node))
+}
+
+/// The CPUs each of the job's nodes must have (Slurm's MinCPUsNode): one
+/// task's, or `--ntasks-per-node` tasks' unless the job runs a single task
+/// or overcommits, and at least `--mincpus`.
+pub(crate) fn least_cpus_per_node(job: &JobRequest, shape: &Shape) -> u32 {
+    let tasks = match shape.tasks_per_node {
+        Some(n) if job.ntasks > 1 && !shape.overcommit => n,
+        _ => 1,
+    };
+    tasks
+        .saturating_mul(shape.cpus_per_task)
+        .max(job.min_cpus_per_node)
+}
+
 /// Whether `--ntasks-per-node` tasks of `-c` CPUs each are more CPUs than
-/// any node of the partition (`order`) has: a CPU limit, like `-c 3` on
-/// 2-CPU nodes, which Slurm queues rather than refuses.
+/// any node of the partition (`order`) has.
 fn tasks_per_node_exceed_cpus(view: &ClusterView, job: &JobRequest, order: &[usize]) -> bool {
-    let Some(per_node) = job.ntasks_per_node else {
+    let Some(per_node) = job.ntasks_per_node.filter(|&n| n > 0) else {
         return false;
     };
     let wanted = u64::from(per_node) * u64::from(job.cpus_per_task.max(1));
@@ -374,7 +397,7 @@ fn tasks_per_node_exceed_cpus(view: &ClusterView, job: &JobRequest, order: &[usi
         .map(|n| u64::from(n.cpus))
         .max()
         .unwrap_or(0);
-    !job.overcommit && wanted > most
+    wanted > most
 }
 
 #[cfg(test)]
@@ -888,6 +911,115 @@ mod tests {
         let mut view = view;
         view.nodes[1].cpus = 4;
         assert_eq!(check_submit(&view, &j), Ok(()));
+    }
+
+    /// Slurm 22.05 on two nodes of 2 CPUs and 1000 MB: the partition's
+    /// four CPUs are the limit a job waits for; within them, what no node
+    /// can give is refused, with the CPU line when a node's share
+    /// (MinCPUsNode) is more than any node has.
+    #[test]
+    fn partition_cpus_then_what_each_node_must_give() {
+        let view = cluster(2, 2, 1000);
+        let with = |f: &dyn Fn(&mut JobRequest)| {
+            let mut j = job(1);
+            f(&mut j);
+            j
+        };
+        let waits = [
+            with(&|j| j.ntasks = 5),
+            with(&|j| {
+                j.ntasks = 5;
+                j.min_cpus_per_node = 3;
+                j.max_nodes = Some(1);
+            }),
+            with(&|j| {
+                j.ntasks = 5;
+                j.tmp_disk_mb = 999_999;
+            }),
+            with(&|j| {
+                j.min_cpus_per_node = 3;
+                j.min_nodes = 3;
+            }),
+            with(&|j| {
+                j.ntasks = 5;
+                j.mem = Some(MemReq::PerNode(2000));
+            }),
+            with(&|j| j.ntasks = 3),
+        ];
+        for j in &waits {
+            assert_eq!(check_submit(&view, j), Ok(()), "{j:?}");
+        }
+        let cpu_line = [
+            with(&|j| j.cpus_per_task = 3),
+            with(&|j| {
+                j.ntasks = 3;
+                j.ntasks_per_node = Some(3);
+            }),
+            with(&|j| {
+                j.ntasks = 2;
+                j.ntasks_per_node = Some(3);
+            }),
+            with(&|j| {
+                j.cpus_per_task = 3;
+                j.mem = Some(MemReq::PerNode(5000));
+            }),
+            with(&|j| {
+                j.cpus_per_task = 3;
+                j.ntasks = 2;
+                j.overcommit = true;
+            }),
+            with(&|j| {
+                j.ntasks = 2;
+                j.ntasks_per_node = Some(2);
+                j.cpus_per_task = 2;
+            }),
+        ];
+        for j in &cpu_line {
+            let e = reject(&view, j);
+            assert_eq!(
+                e.user_message(),
+                Some("CPU count per node can not be satisfied"),
+                "{j:?}"
+            );
+        }
+        let no_line = [
+            with(&|j| {
+                j.ntasks = 3;
+                j.max_nodes = Some(1);
+            }),
+            with(&|j| j.ntasks_per_node = Some(3)),
+            with(&|j| {
+                j.ntasks_per_node = Some(3);
+                j.overcommit = true;
+            }),
+            with(&|j| {
+                j.ntasks_per_node = Some(2);
+                j.cpus_per_task = 2;
+            }),
+            with(&|j| {
+                j.ntasks = 3;
+                j.ntasks_per_node = Some(3);
+                j.overcommit = true;
+            }),
+        ];
+        for j in &no_line {
+            let e = reject(&view, j);
+            assert_eq!(
+                e.slurm_error(),
+                "Requested node configuration is not available",
+                "{j:?}"
+            );
+            assert_eq!(e.user_message(), None, "{j:?}");
+        }
+        let mut memory = with(&|j| {
+            j.ntasks = 3;
+            j.max_nodes = Some(1);
+        });
+        memory.mem = Some(MemReq::PerNode(5000));
+        assert_eq!(
+            reject(&view, &memory).user_message(),
+            Some("Memory specification can not be satisfied")
+        );
     }
 
     /// Slurm 22.05 on a node of `CPUs=2` (two sockets of one core):

@@ -329,11 +329,19 @@ pub fn write_job_detailed(
     r.line();
     {
         let out = r.key("NumNodes");
-        let _ = write!(out, "{}", job.num_nodes);
-        // The requested range while the job waits (`-N 3` is `3-3`); once
-        // it has run, or ended without running, the count alone.
+        // The requested range while the job waits (`-N 3` is `3-3`), the
+        // count no higher than its top (`-n 5 -N 1` is `1-1` where squeue
+        // counts 3 nodes); once it has run, or ended without running, the
+        // count alone.
         if job.max_nodes > 0 && job.state == v1::JobState::Pending as i32 {
-            let _ = write!(out, "-{}", job.max_nodes);
+            let _ = write!(
+                out,
+                "{}-{}",
+                job.num_nodes.min(job.max_nodes),
+                job.max_nodes
+            );
+        } else {
+            let _ = write!(out, "{}", job.num_nodes);
         }
     }
     {
@@ -1347,13 +1355,14 @@ mod tests {
     }
 
     /// `-N 3` as Slurm 22.05 shows it: `3-3` while pending, the count
-    /// alone afterwards, even for a job cancelled before it ran.
+    /// alone afterwards, even for a job cancelled before it ran. A count
+    /// above the range (`-n 5 -N 1`, three nodes' CPUs) shows as its top.
     #[test]
     fn the_node_range_shows_only_while_pending() {
         let ctx = Ctx::utc(0);
-        let shown = |state: v1::JobState| {
+        let shown = |state: v1::JobState, num_nodes: u32| {
             let job = JobInfo {
-                num_nodes: 3,
+                num_nodes,
                 max_nodes: 3,
                 state: state as i32,
                 ..JobInfo::default()
@@ -1362,9 +1371,10 @@ mod tests {
             write_job(&mut out, &job, false, &ctx);
             out
         };
-        assert!(shown(v1::JobState::Pending).contains(" NumNodes=3-3 "));
-        assert!(shown(v1::JobState::Cancelled).contains(" NumNodes=3 "));
-        assert!(shown(v1::JobState::Running).contains(" NumNodes=3 "));
+        assert!(shown(v1::JobState::Pending, 3).contains(" NumNodes=3-3 "));
+        assert!(shown(v1::JobState::Pending, 5).contains(" NumNodes=3-3 "));
+        assert!(shown(v1::JobState::Cancelled, 3).contains(" NumNodes=3 "));
+        assert!(shown(v1::JobState::Running, 3).contains(" NumNodes=3 "));
     }
 
     /// `-B`, the socket/core/thread options and --kill-on-invalid-dep, as

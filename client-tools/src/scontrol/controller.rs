@@ -229,7 +229,6 @@ pub fn word_report(
         }
     }
     let mut lines = Vec::new();
-    let mut last = None;
     for r in results.iter().filter(|r| r.error_code != 0) {
         let id = match r.array_task_id {
             Some(t) => format!("{}_{t}", r.job_id),
@@ -237,17 +236,22 @@ pub fn word_report(
         };
         let err = ErrorCode::from_number_or_unspecified(r.error_code);
         lines.push(format!("{err} for job {id}"));
-        last = Some(err);
     }
-    match last {
-        Some(err) => {
-            if verb == ListVerb::Hold {
-                lines.push(format!("slurm_suspend error: {err}"));
-            }
-            (lines, true)
+    if lines.is_empty() {
+        return (lines, false);
+    }
+    // Slurm's closing line tells the last job's outcome, which may be
+    // none when an earlier job failed (`release 6,7`: "No error").
+    if verb == ListVerb::Hold {
+        match results.last().map_or(0, |r| r.error_code) {
+            0 => lines.push("slurm_suspend error: No error".to_owned()),
+            last => lines.push(format!(
+                "slurm_suspend error: {}",
+                ErrorCode::from_number_or_unspecified(last)
+            )),
         }
-        None => (lines, false),
     }
+    (lines, true)
 }
 
 /// The per-outcome lines of a word naming `wanted` tasks of array `job`.
@@ -2263,6 +2267,22 @@ mod tests {
         );
         let ok = [res(7, None, ErrorCode::Unspecified)];
         assert_eq!(word_report(&words[2], &ok, ListVerb::Hold), (vec![], false));
+        // The last line tells the last job's outcome, none at all when it
+        // went well (Slurm 22.05: `release 6,7`, 6 beyond its partition).
+        let results = [
+            res(7, None, ErrorCode::RequestedPartConfigUnavailable),
+            res(8, None, ErrorCode::Unspecified),
+        ];
+        assert_eq!(
+            word_report(&words[2], &results, ListVerb::Hold),
+            (
+                vec![
+                    "Requested partition configuration not available now for job 7".to_owned(),
+                    "slurm_suspend error: No error".to_owned()
+                ],
+                true
+            )
+        );
         // Array tasks: grouped by outcome, a task nobody answered for is
         // unknown; all well prints nothing.
         let results = [

@@ -860,7 +860,13 @@ impl Controller {
                 ..result(shown, r)
             });
         }
+        // In the order the ids were named (Slurm answers `release
+        // 99999,11` for 99999 first), else by id.
         results.sort_by_key(|r| r.job_id);
+        if named {
+            let place = |id: u32| filter.job_ids.iter().position(|&n| n == id);
+            results.sort_by_key(|r| place(r.job_id).unwrap_or(usize::MAX));
+        }
         Reply::JobResults(results)
     }
 
@@ -971,6 +977,34 @@ impl Controller {
             .is_some_and(|j| j.status.state == JobState::Pending)
     }
 
+    /// Whether a waiting job asks more CPUs than its partition has in all
+    /// (Slurm's ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE when it is
+    /// changed, held or released).
+    pub(crate) fn beyond_partition_cpus(&self, job: &Job) -> bool {
+        if job.partition.is_none() || job.status.state != JobState::Pending {
+            return false;
+        }
+        let total: u64 = self
+            .members(job.partition)
+            .iter()
+            .filter_map(|&i| self.nodes.get(i))
+            .map(|n| u64::from(n.cpus))
+            .sum();
+        u64::from(job.pending_cpus()) > total
+    }
+
+    /// The answer to a change of job `id` just made: as Slurm 22.05, a
+    /// waiting job beyond its partition's CPUs takes the change and says
+    /// it cannot run.
+    fn changed(&self, id: u32) -> JobResult {
+        match self.jobs.get(&id) {
+            Some(job) if self.beyond_partition_cpus(job) => {
+                Err((ErrorCode::RequestedPartConfigUnavailable, String::new()))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// `scontrol hold|uhold`. As in Slurm a job that runs (or is suspended)
     /// may be held too: its priority becomes 0 and its Reason shows the
     /// hold while it goes on running, so that a requeue would leave it
@@ -992,7 +1026,7 @@ impl Controller {
                 },
             );
         }
-        Ok(())
+        self.changed(id)
     }
 
     /// `scontrol release`, of a waiting or a running job alike (see
@@ -1019,7 +1053,7 @@ impl Controller {
                         time: Some(now),
                     },
                 );
-                Ok(())
+                self.changed(id)
             }
         }
     }
@@ -1302,36 +1336,45 @@ impl Controller {
         let cpu_fields = pending_only
             .iter()
             .any(|c| matches!(c, JobChange::Cpus { .. } | JobChange::MinCpusPerNode(_)));
-        let node_count = changes.iter().any(|c| matches!(c, JobChange::MinNodes(_)));
-        if cpu_fields || node_count {
-            let all: Vec<&JobChange> = changes.iter().chain(&spec).chain(&pending_only).collect();
-            // More CPUs than the whole partition has (`NumNodes=3` on two
-            // CPUs), or more than any node can give (`MinCPUsNode=3`).
-            let beyond_partition = {
-                let mut probe = Job::clone(job);
-                for c in &all {
-                    super::apply_job_change(&mut probe, c, &self.part_index);
-                }
-                let total: u64 = self
-                    .members(probe.partition)
-                    .iter()
-                    .filter_map(|&i| self.nodes.get(i))
-                    .map(|n| u64::from(n.cpus))
-                    .sum();
-                u64::from(probe.pending_cpus()) > total
-            };
-            if beyond_partition || cpu_fields && check(&all).is_err() {
-                // A CPU count the partition cannot give: Slurm keeps it all
-                // the same (the job then cannot start) and says so.
-                let rest: Vec<&JobChange> = spec.iter().collect();
-                check(&rest).map_err(|rejection| rejection_code(&rejection))?;
-                cpu_refusal = Some((ErrorCode::RequestedPartConfigUnavailable, String::new()));
+        // The node count goes last, as Slurm applies it: a CPU count kept
+        // or set in the same request grows with it (`NumCPUs=2
+        // NumTasks=100 NumNodes=9` asks 100 CPUs).
+        let is_count = |c: &JobChange| matches!(c, JobChange::MinNodes(_) | JobChange::MaxNodes(_));
+        let (counts, mut changes): (Vec<JobChange>, Vec<JobChange>) =
+            changes.into_iter().partition(|c| is_count(c));
+        let node_count = counts.iter().any(|c| matches!(c, JobChange::MinNodes(_)));
+        let all: Vec<&JobChange> = changes
+            .iter()
+            .chain(&spec)
+            .chain(&pending_only)
+            .chain(&counts)
+            .collect();
+        // More CPUs than the whole partition has (`NumNodes=3` on two
+        // CPUs, `MinCPUsNode=3` on one node of 2, or a job submitted so):
+        // Slurm 22.05 takes any change of such a waiting job all the same
+        // (it then cannot start) and says so. More nodes alone is taken
+        // (`NumNodes=3` on two nodes of 2 CPUs).
+        let beyond_partition = pending && {
+            let mut probe = Job::clone(job);
+            for c in &all {
+                super::apply_job_change(&mut probe, c, &self.part_index);
             }
-        } else if !spec.is_empty() {
+            self.beyond_partition_cpus(&probe)
+        };
+        if beyond_partition {
+            lenient(&spec.iter().collect::<Vec<_>>())?;
+            cpu_refusal = Some((ErrorCode::RequestedPartConfigUnavailable, String::new()));
+        } else if cpu_fields {
+            // Within the partition, more than any node gives
+            // (`MinCPUsNode=3` on two nodes of 2) is taken; the job then
+            // waits with BadConstraints.
+            lenient(&all)?;
+        } else if !spec.is_empty() && !node_count {
             lenient(&spec.iter().collect::<Vec<_>>())?;
         }
         changes.extend(spec);
         changes.extend(pending_only);
+        changes.extend(counts);
         if let Some(text) = &req.admin_comment {
             if !operator {
                 return Err((ErrorCode::AccessDenied, String::new()));
@@ -2123,8 +2166,8 @@ impl Controller {
             open_mode: d.open_mode,
             nodes: slurm_common::hostlist::compress(names),
             cpus_per_node: job.alloc.iter().map(|a| a.cpus).collect(),
-            tasks_per_node: job.alloc.iter().map(|a| a.tasks).collect(),
-            ntasks: job.shape.ntasks_given.then_some(job.shape.ntasks),
+            tasks_per_node: job.tasks_on_nodes(),
+            ntasks: job.launch_ntasks(),
             cpus_per_task: d.cpus_per_task,
             ntasks_per_node: d.ntasks_per_node,
             memory,

@@ -254,6 +254,10 @@ pub struct ShownOptions {
     /// The priority was set outright (`--priority`, `scontrol update
     /// Priority=`): as in Slurm, `Nice=` no longer moves it.
     pub priority_set: bool,
+    /// `-n` given together with `--ntasks-per-node`: the batch step sees
+    /// that count in SLURM_NTASKS, while a job given only the per-node
+    /// count sees that many tasks on each node it got.
+    pub ntasks_set: bool,
     /// `scontrol update AdminComment=`; `None` when never set (Slurm shows
     /// an empty one set, and not one never set).
     pub admin_comment: Option<Box<str>>,
@@ -298,6 +302,7 @@ impl ShownOptions {
             profile: desc.profile.as_str().into(),
             no_kill: desc.no_kill,
             priority_set: desc.priority.is_some(),
+            ntasks_set: desc.ntasks.is_some() && desc.ntasks_per_node.is_some(),
             // Only `scontrol update` sets these.
             admin_comment: None,
             num_cpus: None,
@@ -485,12 +490,54 @@ pub fn first_partition(list: &str, index: &HashMap<String, usize>) -> Option<usi
 impl Job {
     /// The CPU count of the job while it waits (NumCPUs, its TRES): what
     /// `scontrol update` set or kept, else its tasks' CPUs, one per node at
-    /// least.
+    /// least; one per node for a job that overcommits, as Slurm 22.05
+    /// shows `-n 4 -O` (NumCPUs=1).
     pub fn pending_cpus(&self) -> u32 {
-        self.spec
-            .shown()
-            .num_cpus
-            .unwrap_or_else(|| self.task_cpus().max(self.shape.min_nodes))
+        self.spec.shown().num_cpus.unwrap_or_else(|| {
+            if self.shape.overcommit {
+                self.shape.min_nodes
+            } else {
+                self.task_cpus().max(self.shape.min_nodes)
+            }
+        })
+    }
+
+    /// The tasks on each node it holds, as Slurm 22.05 counts them for
+    /// SLURM_TASKS_PER_NODE: `--ntasks-per-node` on every node (`-n 1
+    /// --ntasks-per-node=2` shows 2), else what the placement gave.
+    pub fn tasks_on_nodes(&self) -> Vec<u32> {
+        match self.shape.ntasks_per_node.filter(|&n| n > 0) {
+            Some(per_node) => vec![per_node; self.alloc.len()],
+            None => self.alloc.iter().map(|a| a.tasks).collect(),
+        }
+    }
+
+    /// NumTasks once placed on `nodes` nodes: with `--ntasks-per-node`,
+    /// that many on every node, if more than it asked (Slurm 22.05 shows
+    /// `-N 1-2 --ntasks-per-node=2` on two nodes as NumTasks=4, and `-n 3`
+    /// with it as well).
+    pub fn placed_ntasks(&self, nodes: usize) -> u32 {
+        match self.shape.ntasks_per_node.filter(|&n| n > 0) {
+            Some(per_node) => {
+                let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
+                self.shape.ntasks.max(per_node.saturating_mul(nodes))
+            }
+            None => self.shape.ntasks,
+        }
+    }
+
+    /// The task count the batch step sees (SLURM_NTASKS): the one asked
+    /// with `-n`, or, for a job given only `--ntasks-per-node`, that many
+    /// on each node it got.
+    pub fn launch_ntasks(&self) -> Option<u32> {
+        if !self.shape.ntasks_given {
+            return None;
+        }
+        Some(if self.spec.shown().ntasks_set {
+            self.shape.ntasks
+        } else {
+            self.placed_ntasks(self.alloc.len())
+        })
     }
 
     /// The CPUs its tasks take: tasks × CPUs per task.
@@ -500,12 +547,17 @@ impl Job {
 
     /// `MinCPUsNode`: what one node must give, as Slurm shows it: the
     /// larger of `--mincpus` and the CPUs of `--ntasks-per-node` tasks (one
-    /// task when not given), unless `scontrol update` set or kept it.
+    /// task when not given, when the job runs one task, or when it
+    /// overcommits), unless `scontrol update` set or kept it.
     pub fn min_cpus_per_node(&self) -> u32 {
         if let Some(kept) = self.spec.shown().min_cpus_per_node {
             return kept;
         }
-        let per_node_tasks = self.shape.ntasks_per_node.filter(|n| *n > 0).unwrap_or(1);
+        let per_node_tasks = self
+            .shape
+            .ntasks_per_node
+            .filter(|n| *n > 0 && self.shape.ntasks > 1 && !self.shape.overcommit)
+            .unwrap_or(1);
         let tasks = per_node_tasks.saturating_mul(self.shape.cpus_per_task.max(1));
         self.spec.min_cpus_per_node.unwrap_or(0).max(tasks)
     }

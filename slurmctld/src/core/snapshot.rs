@@ -625,6 +625,7 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
         profile,
         no_kill,
         priority_set,
+        ntasks_set,
         admin_comment,
         num_cpus,
         max_cpus,
@@ -678,9 +679,11 @@ fn spec_fields(w: &mut Writer<'_>, shared: &SharedSpec) {
     w.str(mcs_label);
     w.str(burst_buffer);
     w.str(batch_features);
-    // Then TresBind= and --profile.
+    // Then TresBind= and --profile, and whether -n came with
+    // --ntasks-per-node.
     w.str(tres_bind);
     w.str(profile);
+    w.bool(*ntasks_set);
 }
 
 /// Loads a snapshot on top of `base`, a controller freshly built from
@@ -1409,6 +1412,9 @@ fn read_spec(r: &mut Reader<'_>) -> Result<(JobSpec, ScriptRef), DecodeError> {
             shown.tres_bind = r.boxed("tres bind")?;
             shown.profile = r.boxed("profile")?;
         }
+        if r.left() > 0 {
+            shown.ntasks_set = r.bool("ntasks set")?;
+        }
         spec.shown = (shown != super::job::ShownOptions::default()).then(|| Box::new(shown));
     }
     Ok((spec, files))
@@ -1724,6 +1730,9 @@ mod spec_layout {
         let mut buf = Vec::new();
         spec_fields(&mut Writer(&mut buf), &spec());
         assert_eq!(read(&buf), *spec());
+        // Without whether -n came with --ntasks-per-node (a byte).
+        buf.truncate(buf.len() - 1);
+        assert_eq!(read(&buf), *spec());
         // Without TresBind= and --profile (two empty texts).
         buf.truncate(buf.len() - 8);
         assert_eq!(read(&buf), *spec());
@@ -1787,6 +1796,7 @@ mod spec_layout {
                     profile: if reboot { "" } else { "Energy,Task" }.into(),
                     no_kill: !reboot,
                     priority_set: reboot,
+                    ntasks_set: !reboot,
                 })),
                 ..JobSpec::default()
             };

@@ -791,8 +791,8 @@ PartitionName=other Nodes=ALL MaxTime=INFINITE State=UP
         assert_eq!(
             suspend_as(&mut env, Caller::ROOT, &[pending, b, 999_999], false),
             vec![
-                (b, code(ErrorCode::AlreadyDone)),
                 (pending, code(ErrorCode::JobPending)),
+                (b, code(ErrorCode::AlreadyDone)),
                 // What Slurm 22.05 answers for a job that does not exist.
                 (999_999, code(ErrorCode::UnexpectedMessage)),
             ]
@@ -801,8 +801,8 @@ PartitionName=other Nodes=ALL MaxTime=INFINITE State=UP
             suspend_as(&mut env, Caller::ROOT, &[a, pending, b], true),
             vec![
                 (a, code(ErrorCode::JobNotSuspended)),
-                (b, code(ErrorCode::AlreadyDone)),
                 (pending, code(ErrorCode::JobPending)),
+                (b, code(ErrorCode::AlreadyDone)),
             ]
         );
         assert_eq!(env.events.len(), before);

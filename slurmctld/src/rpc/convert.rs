@@ -432,6 +432,8 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                 // A task per node it holds (or held), as Slurm counts a
                 // job that gave no task count.
                 u32::try_from(alloc.len()).unwrap_or(u32::MAX)
+            } else if !alloc.is_empty() {
+                job.placed_ntasks(alloc.len())
             } else {
                 job.shape.ntasks
             }
@@ -572,14 +574,19 @@ fn job_tres(cpus: u32, mem_mb: u64, nodes: u32) -> v1::TresList {
     v1::TresList { items }
 }
 
-/// The fewest nodes a job not yet placed can run on: its requested
-/// minimum, raised to its tasks spread over the partition's largest node
-/// (each node holding as many tasks as its CPUs fit, at most
-/// `--ntasks-per-node`), and never past a requested maximum. Slurm shows
-/// this as the job's NumNodes while it waits.
+/// The fewest nodes a job not yet placed can run on, as Slurm counts its
+/// nodes while it waits: its requested minimum, raised to its tasks spread
+/// over the partition's largest node (each node holding as many tasks as
+/// its CPUs fit), or with `--ntasks-per-node` to the nodes that many tasks
+/// fill whole (`-n 3 --ntasks-per-node=2` shows 1). squeue shows it as is
+/// (`-n 5 -N 1` on nodes of 2 CPUs: 3); `scontrol show job` no higher
+/// than a requested maximum (`NumNodes=1-1`).
 fn nodes_for_tasks(snap: &Snapshot, job: &Job) -> u32 {
     let shape = &job.shape;
     let min = shape.min_nodes;
+    if let Some(per_node) = shape.ntasks_per_node.filter(|&n| n > 0) {
+        return (shape.ntasks / per_node).max(min);
+    }
     let cpus = job.task_cpus();
     if shape.overcommit || cpus <= 1 {
         return min;
@@ -596,18 +603,11 @@ fn nodes_for_tasks(snap: &Snapshot, job: &Job) -> u32 {
                 .max()
         })
         .unwrap_or(0);
-    let mut per_node = largest / shape.cpus_per_task.max(1);
-    if let Some(n) = shape.ntasks_per_node.filter(|&n| n > 0) {
-        per_node = per_node.min(n);
-    }
+    let per_node = largest / shape.cpus_per_task.max(1);
     if per_node == 0 {
         return min;
     }
-    let need = shape.ntasks.div_ceil(per_node).max(min);
-    match shape.max_nodes {
-        Some(max) if max >= min => need.min(max),
-        _ => need,
-    }
+    shape.ntasks.div_ceil(per_node).max(min)
 }
 
 /// The memory of the largest node of partition `partition` (0 when it is

@@ -526,7 +526,7 @@ fn a_periodic_pass_runs_every_sched_interval_while_jobs_wait() {
         let t1 = env.now;
         assert_eq!(env.ctl.next_deadline(t1), Some(t1 + every));
         let big = env.submit(v1::JobDescription {
-            cpus_per_task: Some(3),
+            ntasks: Some(9),
             ..script()
         });
         assert_eq!(env.job(big).reason, PendingReason::PartitionConfig);

@@ -43,27 +43,37 @@ fn signal(env: &mut Env, id: u32, sig: u32, batch_only: bool) -> Vec<(u32, i32)>
     }))
 }
 
-/// `sbatch -c 3`, `-n 9`, `-c 2 -n 5`, `--ntasks-per-node=3` where every
-/// node has 2 CPUs: Slurm (EnforcePartLimits=NO) queues them, Reason
-/// PartitionConfig; more memory than a node has is still refused.
+/// `sbatch -n 9` and `-c 2 -n 5` where the partition's 4 nodes have 2
+/// CPUs each: more CPUs than it has, which Slurm (EnforcePartLimits=NO)
+/// queues with Reason PartitionConfig. `-c 3` and `-n 3
+/// --ntasks-per-node=3` fit the partition's CPUs but no node: refused with
+/// the CPU line, before any memory check; more memory than a node has is
+/// refused with the memory line.
 #[test]
 fn more_cpus_than_the_nodes_have_waits_with_partition_config() {
     let mut env = Env::new();
     env.register_all();
+    for d in [cpus(Some(9), None, None), cpus(Some(5), Some(2), None)] {
+        let id = env.submit(d);
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Pending, "job {id}");
+        assert_eq!(job.reason, PendingReason::PartitionConfig, "job {id}");
+    }
     for d in [
         cpus(None, Some(3), None),
-        cpus(Some(9), None, None),
-        cpus(Some(5), Some(2), None),
         cpus(Some(3), None, Some(3)),
         v1::JobDescription {
             memory: Some(v1::job_description::Memory::MemPerNodeMb(5000)),
             ..cpus(None, Some(3), None)
         },
     ] {
-        let id = env.submit(d);
-        let job = env.job(id);
-        assert_eq!(job.state(), JobState::Pending, "job {id}");
-        assert_eq!(job.reason, PendingReason::PartitionConfig, "job {id}");
+        assert_eq!(
+            env.submit_as(ALICE, d),
+            Reply::error(
+                ErrorCode::RequestedNodeConfigUnavailable,
+                "CPU count per node can not be satisfied"
+            )
+        );
     }
     let mut d = script();
     d.memory = Some(v1::job_description::Memory::MemPerNodeMb(5000));
@@ -76,19 +86,19 @@ fn more_cpus_than_the_nodes_have_waits_with_partition_config() {
     );
 }
 
-/// EnforcePartLimits=ALL (or ANY): refused with "More processors requested
-/// than permitted", before any memory check.
+/// EnforcePartLimits=ALL (or ANY): more CPUs than the partition has is
+/// refused with "More processors requested than permitted", before any
+/// memory check.
 #[test]
 fn more_cpus_than_the_nodes_have_is_refused_when_limits_are_enforced() {
     for mode in ["ALL", "ANY"] {
         let mut env = Env::with_conf(&format!("{CONF}EnforcePartLimits={mode}\n"));
         env.register_all();
         for d in [
-            cpus(None, Some(3), None),
             cpus(Some(9), None, None),
             v1::JobDescription {
                 memory: Some(v1::job_description::Memory::MemPerNodeMb(5000)),
-                ..cpus(None, Some(3), None)
+                ..cpus(Some(5), Some(2), None)
             },
         ] {
             assert_eq!(
@@ -190,7 +200,7 @@ fn a_job_cancelled_while_pending_keeps_its_reason() {
         hold: true,
         ..script()
     });
-    let wide = env.submit(cpus(None, Some(3), None));
+    let wide = env.submit(cpus(Some(9), None, None));
     for (id, reason) in [
         (held, PendingReason::JobHeldUser),
         (wide, PendingReason::PartitionConfig),
@@ -379,4 +389,99 @@ fn a_running_job_may_only_shrink() {
     );
     let replayed = replay_encoded(CONF, &env.events);
     assert_eq!(replayed.job(id).unwrap().alloc, env.job(id).alloc);
+}
+
+/// `--ntasks-per-node` as Slurm 22.05 counts it once a job runs (nodes of
+/// 2 CPUs): that many tasks on every node it got (SLURM_TASKS_PER_NODE,
+/// NumTasks), while the batch step's SLURM_NTASKS is `-n` when given;
+/// MinCPUsNode counts one task for a job of one task.
+#[test]
+fn tasks_per_node_count_on_every_node_a_job_gets() {
+    // -n and -N min-max with --ntasks-per-node=2; then nodes, NumTasks,
+    // SLURM_NTASKS, tasks on each node, MinCPUsNode.
+    type Case = (
+        Option<u32>,
+        Option<(u32, u32)>,
+        usize,
+        u32,
+        u32,
+        Vec<u32>,
+        u32,
+    );
+    let cases: [Case; 4] = [
+        (Some(1), None, 1, 2, 1, vec![2], 1),
+        (None, Some((1, 2)), 2, 4, 4, vec![2, 2], 2),
+        (Some(2), Some((1, 2)), 2, 4, 2, vec![2, 2], 2),
+        (Some(3), None, 2, 4, 3, vec![2, 2], 2),
+    ];
+    for (ntasks, range, nodes, shown, launched, on_nodes, min_cpus) in cases {
+        let mut env = Env::new();
+        env.register_all();
+        env.take_actions();
+        let id = env.submit(v1::JobDescription {
+            ntasks,
+            min_nodes: range.map(|r| r.0),
+            max_nodes: range.map(|r| r.1),
+            ntasks_per_node: Some(2),
+            ..script()
+        });
+        let case = format!("-n {ntasks:?} -N {range:?}");
+        let job = env.job(id);
+        assert_eq!(job.state(), JobState::Running, "{case}");
+        assert_eq!(job.alloc.len(), nodes, "{case}");
+        assert_eq!(job.placed_ntasks(job.alloc.len()), shown, "{case}");
+        assert_eq!(job.min_cpus_per_node(), min_cpus, "{case}");
+        let actions = env.take_actions();
+        let request = actions
+            .iter()
+            .find_map(|a| match a {
+                Action::LaunchBatch { request, .. } => Some(request),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(request.ntasks, Some(launched), "{case}");
+        assert_eq!(request.tasks_per_node, on_nodes, "{case}");
+        // Kept across a restart from the snapshot.
+        let reloaded = super::snapshot_reloaded(&env.ctl);
+        assert_eq!(
+            reloaded.job(id).unwrap().launch_ntasks(),
+            Some(launched),
+            "{case}"
+        );
+    }
+}
+
+/// A waiting job asking more CPUs than its partition has (`-n 9` on 8):
+/// as Slurm 22.05, holding, releasing or changing it takes effect and is
+/// answered "Requested partition configuration not available now"; a job
+/// asking more nodes only is not (`-N 5`).
+#[test]
+fn changes_of_a_job_beyond_its_partition_are_taken_and_refused() {
+    let mut env = Env::new();
+    env.register_all();
+    let wide = env.submit(cpus(Some(9), None, None));
+    let many_nodes = env.submit(v1::JobDescription {
+        min_nodes: Some(5),
+        ..script()
+    });
+    let beyond = ErrorCode::RequestedPartConfigUnavailable.number();
+    assert_eq!(hold(&mut env, ALICE, wide, true), vec![(wide, beyond)]);
+    assert_eq!(env.job(wide).reason, PendingReason::JobHeldUser);
+    assert_eq!(release(&mut env, ALICE, wide), vec![(wide, beyond)]);
+    assert_eq!(env.job(wide).hold, None);
+    let r = env.run(super::updates::update(wide, ALICE, |r| {
+        r.name = Some("renamed".into());
+    }));
+    assert_eq!(ok_results(&r), vec![(wide, beyond)]);
+    assert_eq!(env.job(wide).name, "renamed");
+    assert_eq!(
+        hold(&mut env, ALICE, many_nodes, true),
+        vec![(many_nodes, 0)]
+    );
+    assert_eq!(release(&mut env, ALICE, many_nodes), vec![(many_nodes, 0)]);
+    // Answered in the order named.
+    assert_eq!(
+        hold(&mut env, ALICE, 999_999, true),
+        vec![(999_999, ErrorCode::InvalidJobId.number())]
+    );
 }

@@ -278,7 +278,8 @@ fn snapshot_job_records_without_gres_still_load() {
     // bytes; then --switches, --container and --cluster-constraint:
     // thirteen more; what scontrol update sets: four; --prefer,
     // --mcs-label, --bb and --batch: sixteen; TresBind= and --profile:
-    // eight), with its length and checksum made again.
+    // eight; whether -n came with --ntasks-per-node: one), with its
+    // length and checksum made again.
     let mut old = bytes[..snapshot::SNAPSHOT_HEADER_LEN].to_vec();
     let mut pos = snapshot::SNAPSHOT_HEADER_LEN;
     let mut cut = 0;
@@ -287,7 +288,7 @@ fn snapshot_job_records_without_gres_still_load() {
         let len = word(pos) as usize;
         let mut payload = bytes[pos + 8..pos + 8 + len].to_vec();
         if payload[0] == 3 {
-            assert_eq!(payload.split_off(payload.len() - 60), vec![0; 60]);
+            assert_eq!(payload.split_off(payload.len() - 61), vec![0; 61]);
             cut += 1;
         }
         old.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_le_bytes());

@@ -781,9 +781,12 @@ fn cpu_count_is_set_and_kept_across_task_changes() {
     assert_eq!(job.alloc.iter().map(|a| a.cpus).sum::<u32>(), 2);
 }
 
-/// A CPU count no node of the partition can give is kept all the same and
-/// answered "Requested partition configuration not available now", as
-/// Slurm 22.05 does; the job then cannot start.
+/// As Slurm 22.05 (two nodes of 2 CPUs there, four here): more CPUs per
+/// node than any node has but no more than the partition's is taken
+/// (`MinCPUsNode=3`); more CPUs or nodes than the partition has is kept
+/// all the same and answered "Requested partition configuration not
+/// available now", with whatever else the request changes. Either way the
+/// job cannot start.
 #[test]
 fn cpu_count_beyond_the_partition_is_kept_and_refused() {
     let mut env = Env::new();
@@ -792,25 +795,33 @@ fn cpu_count_beyond_the_partition_is_kept_and_refused() {
         r.min_cpus_per_node = Some(3);
         r.name = Some("kept".into());
     });
-    assert_eq!(
-        code(&mut env, r),
-        ErrorCode::RequestedPartConfigUnavailable.number()
-    );
+    assert_eq!(code(&mut env, r), 0);
     let job = env.job(id);
     assert_eq!(job.name, "kept");
     assert_eq!(job.pending_cpus(), 3);
     assert_eq!(job.min_cpus_per_node(), 3);
     env.register_all();
     assert_eq!(env.job(id).state(), JobState::Pending);
-    // Another change refused on its own is refused as before, and nothing
-    // of the request is kept.
+    // Three nodes of 3 CPUs: more than the partition's 8.
+    let r = update(id, ALICE, |r| r.min_nodes = Some(3));
+    assert_eq!(
+        code(&mut env, r),
+        ErrorCode::RequestedPartConfigUnavailable.number()
+    );
+    assert_eq!(env.job(id).shape.min_nodes, 3);
+    assert_eq!(env.job(id).pending_cpus(), 9);
     let r = update(id, ALICE, |r| {
         r.min_cpus = Some(2);
         r.ntasks = Some(100);
         r.min_nodes = Some(9);
     });
-    assert_ne!(code(&mut env, r), 0);
-    assert_eq!(env.job(id).pending_cpus(), 3);
+    assert_eq!(
+        code(&mut env, r),
+        ErrorCode::RequestedPartConfigUnavailable.number()
+    );
+    let job = env.job(id);
+    assert_eq!((job.shape.ntasks, job.shape.min_nodes), (100, 9));
+    assert_eq!(job.state(), JobState::Pending);
 }
 
 /// As Slurm 22.05 on nodes of 2 CPUs: `MinCPUsNode=` counts on each of

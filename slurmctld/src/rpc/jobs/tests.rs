@@ -913,7 +913,9 @@ fn rpc_a_pending_job_shows_the_nodes_its_tasks_need() {
         ("n3", Some(3), None, None, 1, None, false, 2),
         ("n5", Some(5), None, None, 1, None, false, 3),
         ("c2n3", Some(3), None, None, 2, None, false, 3),
-        ("n9max2", Some(9), Some(2), Some(2), 1, None, false, 2),
+        // squeue counts what the tasks need past -N's maximum; scontrol
+        // shows the maximum (`NumNodes=2-2`).
+        ("n9max2", Some(9), Some(2), Some(2), 1, None, false, 5),
         ("n5range", Some(5), Some(1), Some(4), 1, None, false, 3),
         ("ntpn1", Some(2), None, None, 1, Some(1), false, 2),
         ("over", Some(4), None, None, 1, None, true, 1),
@@ -969,6 +971,49 @@ fn rpc_a_job_waiting_for_its_begin_time_accrues_nothing_yet() {
     assert_eq!((before.eligible_time, before.accrue_time), (begin, 0));
     let after = convert::job_info(&snap, job, begin);
     assert_eq!((after.eligible_time, after.accrue_time), (begin, begin));
+}
+
+/// A waiting job's counts as Slurm 22.05 shows them on nodes of 2 CPUs:
+/// with `--ntasks-per-node`, the nodes its tasks fill whole (`-n 3` on 2
+/// a node: 1 node, `-n 5`: 2), whatever the CPUs per task; without it,
+/// the nodes its tasks' CPUs need, even past `-N`'s maximum (which
+/// `scontrol` applies); an overcommitting job counts a CPU a node; a job
+/// of one task a single task's CPUs per node.
+#[test]
+fn rpc_waiting_counts_show_as_in_slurm() {
+    let mut env = Env::with_conf(CONF);
+    let mut submit =
+        |ntasks: u32, per_node: Option<u32>, cpt: u32, max: Option<u32>, over: bool| {
+            env.submit(v1::JobDescription {
+                hold: true,
+                ntasks: Some(ntasks),
+                ntasks_per_node: per_node,
+                cpus_per_task: Some(cpt),
+                max_nodes: max,
+                min_nodes: max.map(|_| 1),
+                overcommit: over,
+                ..script()
+            })
+        };
+    // Nodes, CPUs, MinCPUsNode.
+    let cases = [
+        (submit(3, Some(2), 1, None, false), (1, 3, 2)),
+        (submit(5, Some(2), 1, None, false), (2, 5, 2)),
+        (submit(3, Some(2), 2, None, false), (1, 6, 4)),
+        (submit(1, Some(2), 1, None, false), (1, 1, 1)),
+        (submit(4, Some(2), 1, None, true), (2, 1, 1)),
+        (submit(3, Some(2), 2, None, true), (1, 1, 2)),
+        (submit(5, None, 1, Some(1), false), (3, 5, 1)),
+    ];
+    let snap = env.ctl.snapshot();
+    for (id, (nodes, cpus, per_node)) in cases {
+        let info = convert::job_info(&snap, snap.jobs.get(&id).unwrap(), NOW);
+        assert_eq!(
+            (info.num_nodes, info.num_cpus, info.min_cpus_per_node),
+            (nodes, cpus, per_node),
+            "job {id}"
+        );
+    }
 }
 
 /// MinCPUsNode is the larger of `--mincpus` and the CPUs of
