@@ -65,8 +65,11 @@ impl SubmitExtras {
         let gpus = GpuAsk::parse(&desc.gpus).ok().flatten();
         let per_task = GpuAsk::parse(&desc.gpus_per_task).ok().flatten();
         let node_gres: Vec<String> = [
-            gpus.as_ref().map(|g| g.per_node(1)),
-            per_task.as_ref().map(|g| g.per_node(g.count)),
+            gpus.as_ref().filter(|g| g.count > 0).map(|g| g.per_node(1)),
+            per_task
+                .as_ref()
+                .filter(|g| g.count > 0)
+                .map(|g| g.per_node(g.count)),
         ]
         .into_iter()
         .flatten()
@@ -116,15 +119,25 @@ struct GpuAsk {
 }
 
 impl GpuAsk {
-    /// `None` for an empty value or a count of 0 (asks for nothing).
+    /// `None` for an empty value. A count of 0 asks for no GPU, and is
+    /// shown as asked (`TresPerJob=gres:gpu:0`), as Slurm 22.05 does.
     fn parse(value: &str) -> Result<Option<GpuAsk>, GresRequestError> {
         let value = value.trim();
         if value.is_empty() {
             return Ok(None);
         }
-        let reqs = gres::parse_request(&format!("gpu:{value}"))?;
+        let item = format!("gpu:{value}");
+        let reqs = gres::parse_request(&item)?;
         match reqs.as_slice() {
-            [] => Ok(None),
+            [] => {
+                let zero = slurm_common::conf::GresSpec::parse(&item)
+                    .filter(|g| g.name == "gpu" && g.count == 0)
+                    .ok_or(GresRequestError::Malformed { item })?;
+                Ok(Some(GpuAsk {
+                    gpu_type: zero.gres_type,
+                    count: 0,
+                }))
+            }
             [one] if one.name == "gpu" => Ok(Some(GpuAsk {
                 gpu_type: one.gres_type.clone(),
                 count: one.count,
@@ -271,10 +284,12 @@ impl Controller {
                 format!("{},{item}", desc.gres.trim())
             };
         }
-        if let Some(g) = GpuAsk::parse(&desc.gpus).map_err(|e| invalid(&e))? {
+        // A count of 0 needs no node to have GPUs.
+        let asks = |v: &str| GpuAsk::parse(v).map(|g| g.filter(|g| g.count > 0));
+        if let Some(g) = asks(&desc.gpus).map_err(|e| invalid(&e))? {
             needs.push(g.per_node(1));
         }
-        if let Some(g) = GpuAsk::parse(&desc.gpus_per_task).map_err(|e| invalid(&e))? {
+        if let Some(g) = asks(&desc.gpus_per_task).map_err(|e| invalid(&e))? {
             needs.push(g.per_node(g.count));
         }
         for need in needs {
@@ -464,13 +479,28 @@ mod tests {
         assert_eq!(&*x.node_gres, "gpu:a100:1,gpu:1");
     }
 
+    /// `--gpus=0`, `--gpus-per-task=a100:0`: shown as asked, as Slurm
+    /// 22.05 shows them, and asking no node for GPUs.
+    #[test]
+    fn zero_gpus_are_shown_and_need_nothing() {
+        let d = v1::JobDescription {
+            gpus: "0".into(),
+            gpus_per_task: "a100:0".into(),
+            ..desc()
+        };
+        let x = SubmitExtras::from_desc(&d);
+        assert_eq!(&*x.tres_per_job, "gres:gpu:0");
+        assert_eq!(&*x.tres_per_task, "gres:gpu:a100:0");
+        assert_eq!(&*x.node_gres, "");
+        assert!(GpuAsk::parse("x:y:0:z").is_err());
+    }
+
     #[test]
     fn values_that_do_not_parse_read_as_not_given() {
         let d = v1::JobDescription {
             licenses: "a|b".into(),
             signal_spec: "X:USR9".into(),
             gpus: "a:b:c:d".into(),
-            gpus_per_task: "0".into(),
             deadline: -7,
             time_min_minutes: Some(0),
             ..desc()
@@ -481,7 +511,7 @@ mod tests {
     #[test]
     fn gpu_values() {
         assert_eq!(GpuAsk::parse("").unwrap(), None);
-        assert_eq!(GpuAsk::parse("0").unwrap(), None);
+        assert_eq!(GpuAsk::parse("0").unwrap().map(|g| g.count), Some(0));
         let g = GpuAsk::parse("4").unwrap().unwrap();
         assert_eq!(
             (g.per_node(1), &*g.tres()),
