@@ -65,6 +65,26 @@ fn defined_options(o: &options::SbatchOpts) -> Vec<String> {
     lines
 }
 
+/// What Slurm's sbatch says with `-v` as it loads its node selection
+/// plugins: each of them, the linear one with the configured
+/// SelectTypeParameters as a number, and only when they are set.
+fn select_plugin_lines(conf: &slurm_common::conf::SlurmConf) -> Vec<String> {
+    let mut lines = vec![
+        format!("{PROG}: select/cons_tres: common_init: select/cons_tres loaded"),
+        format!("{PROG}: select/cray_aries: init: Cray/Aries node selection plugin loaded"),
+    ];
+    if conf.raw_entry("SelectTypeParameters").is_some() {
+        lines.push(format!(
+            "{PROG}: select/linear: init: Linear node selection plugin loaded with argument {}",
+            conf.select_type_parameters.bits()
+        ));
+    }
+    lines.push(format!(
+        "{PROG}: select/cons_res: common_init: select/cons_res loaded"
+    ));
+    lines
+}
+
 /// [`run`] with standard input and the output streams handed in.
 pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -> i32 {
     let words: Vec<String> = args
@@ -109,16 +129,17 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
     for notice in &opts.notices {
         print_error(out, PROG, notice);
     }
-    if opts.verbose > 0 {
-        for line in defined_options(&opts) {
-            out.error_line(&line);
-        }
-    }
     if let Err(e) = nodes_from_list(&mut opts) {
         return report_opt_error(out, &e);
     }
     if let Some(warning) = fit_nodes_to_tasks(&mut opts) {
         out.error_line(&format!("{PROG}: Warning: {warning}"));
+    }
+    // As Slurm's: after the node count is settled, which it shows.
+    if opts.verbose > 0 {
+        for line in defined_options(&opts) {
+            out.error_line(&line);
+        }
     }
     let process_env: Vec<(String, String)> = environ
         .iter()
@@ -160,6 +181,11 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             return EXIT_ERROR;
         }
     };
+    if opts.verbose > 0 {
+        for line in select_plugin_lines(&config.conf) {
+            out.error_line(&line);
+        }
+    }
     if let Err(e) = values::gres_kinds(&opts, &config.conf.gres_types) {
         return report_opt_error(out, &e);
     }
@@ -275,6 +301,7 @@ pub fn fit_nodes_to_tasks(opts: &mut SbatchOpts) -> Option<String> {
         return None;
     }
     opts.nodes = Some((ntasks, Some(ntasks)));
+    opts.defined.insert("nodes", ntasks.to_string());
     if let Some(names) = opts
         .nodelist
         .as_deref()
@@ -283,7 +310,11 @@ pub fn fit_nodes_to_tasks(opts: &mut SbatchOpts) -> Option<String> {
         let kept = names
             .iter()
             .take(usize::try_from(ntasks).unwrap_or(usize::MAX));
-        opts.nodelist = Some(slurm_common::hostlist::compress(kept));
+        let kept = slurm_common::hostlist::compress(kept);
+        if opts.defined.contains_key("nodelist") {
+            opts.defined.insert("nodelist", kept.clone());
+        }
+        opts.nodelist = Some(kept);
     }
     Some(format!(
         "can't run {ntasks} processes on {min} nodes, setting nnodes to {ntasks}"
@@ -1565,6 +1596,51 @@ mod tests {
         let c = cli(args);
         let o = options::resolve(&c, Some(&script.text), &|_| None, &read_node_file, 0).unwrap();
         build_job(&o, &c, &script, &ctx()).unwrap()
+    }
+
+    /// `sbatch -v` of Slurm 22.05: the plugin lines, the linear one only
+    /// with SelectTypeParameters set; the node count shown is the one
+    /// the warning settled.
+    #[test]
+    fn verbose_plugin_lines_and_settled_counts() {
+        let conf = |params: &str| {
+            let text = format!(
+                "ClusterName=c\nSlurmctldHost=h\nSelectType=select/cons_tres\n{params}\n\
+                 NodeName=n1 CPUs=2\nPartitionName=p Nodes=n1 Default=YES\n"
+            );
+            slurm_common::conf::SlurmConf::parse(&text, "slurm.conf")
+                .unwrap()
+                .conf
+        };
+        let lines = select_plugin_lines(&conf("SelectTypeParameters=CR_Core_Memory"));
+        assert_eq!(lines.len(), 4);
+        assert_eq!(
+            lines[2],
+            "sbatch: select/linear: init: Linear node selection plugin loaded with argument 20"
+        );
+        assert!(lines[0].starts_with("sbatch: select/cons_tres:"));
+        let unset = select_plugin_lines(&conf(""));
+        assert_eq!(unset.len(), 3);
+        assert!(!unset.iter().any(|l| l.contains("select/linear")));
+
+        let mut o = options::resolve(
+            &cli("-v -N 2-3 -n 1 -w n1,n2 --wrap=true"),
+            None,
+            &|_| None,
+            &read_node_file,
+            0,
+        )
+        .unwrap();
+        fit_nodes_to_tasks(&mut o);
+        let shown = defined_options(&o);
+        assert!(
+            shown.contains(&"sbatch: nodes               : 1".to_owned()),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains(&"sbatch: nodelist            : n1".to_owned()),
+            "{shown:?}"
+        );
     }
 
     #[test]

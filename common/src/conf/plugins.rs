@@ -375,6 +375,27 @@ impl SelectTypeParameters {
         Some(p)
     }
 
+    /// The number Slurm's plugins are given for these parameters (its
+    /// CR_* bits: CR_Core_Memory is 20), as `sbatch -v` shows it.
+    pub fn bits(&self) -> u32 {
+        let resource = match self.resource {
+            None => 0,
+            Some(CrResource::Cpu) => 0x1,
+            Some(CrResource::Socket) => 0x2,
+            Some(CrResource::Core) => 0x4,
+            Some(CrResource::Memory) => 0x10,
+            Some(CrResource::CpuMemory) => 0x11,
+            Some(CrResource::SocketMemory) => 0x12,
+            Some(CrResource::CoreMemory) => 0x14,
+        };
+        let flag = |on: bool, bit: u32| if on { bit } else { 0 };
+        resource
+            | flag(self.one_task_per_core, 0x100)
+            | flag(self.pack_nodes, 0x200)
+            | flag(self.core_default_dist_block, 0x1000)
+            | flag(self.lln, 0x4000)
+    }
+
     /// The value Slurm 22.05 uses when the key is absent.
     pub fn default_for(select: SelectType) -> Self {
         SelectTypeParameters {
@@ -495,6 +516,25 @@ mod tests {
         );
         assert_eq!(SelectTypeParameters::parse("CR_Core,CR_CPU"), None);
         assert_eq!(SelectTypeParameters::parse("CR_Bogus"), None);
+        // As `sbatch -v` of Slurm 22.05 shows them.
+        for (text, bits) in [
+            ("CR_CPU", 1),
+            ("CR_Core", 4),
+            ("CR_Core_Memory", 20),
+            ("CR_CPU_Memory", 17),
+            ("CR_Socket_Memory", 18),
+            ("CR_Memory", 16),
+            ("CR_Core,CR_ONE_TASK_PER_CORE", 260),
+            ("CR_Core,CR_Pack_Nodes", 516),
+            ("CR_Core,CR_CORE_DEFAULT_DIST_BLOCK", 4100),
+            ("CR_Core,CR_LLN", 16388),
+        ] {
+            assert_eq!(
+                SelectTypeParameters::parse(text).unwrap().bits(),
+                bits,
+                "{text}"
+            );
+        }
         assert_eq!(
             SelectTypeParameters::default_for(SelectType::Linear).to_string(),
             "NONE"
