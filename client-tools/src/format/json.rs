@@ -276,22 +276,36 @@ fn write_job(w: &mut W, job: &JobInfo, group: &str) {
                 .and_then(|r| r.nodes.iter().find(|n| n.node == *name));
             w.open(None, '{');
             w.open(Some("sockets"), '{');
-            w.open(Some("0"), '{');
-            w.open(Some("cores"), '{');
-            match alloc {
-                Some(a) => {
-                    for id in &a.cpu_ids {
-                        w.str(&id.to_string(), "allocated");
+            // Each allocated core under its socket, by the node's layout
+            // (socket 0 and a core per id when it is not known).
+            let ids: Vec<u32> = match alloc {
+                Some(a) if !a.cpu_ids.is_empty() => a.cpu_ids.clone(),
+                _ => (0..u32::try_from(per_node.max(1)).unwrap_or(1)).collect(),
+            };
+            let (cores, threads) =
+                alloc.map_or((0, 0), |a| (a.cores_per_socket, a.threads_per_core));
+            let mut placed: Vec<(u32, u32)> = ids
+                .iter()
+                .map(|&id| {
+                    if cores == 0 || threads == 0 {
+                        (0, id)
+                    } else {
+                        let core = id / threads;
+                        (core / cores, core % cores)
                     }
+                })
+                .collect();
+            placed.sort_unstable();
+            placed.dedup();
+            for group in placed.chunk_by(|a, b| a.0 == b.0) {
+                w.open(Some(&group[0].0.to_string()), '{');
+                w.open(Some("cores"), '{');
+                for (_, core) in group {
+                    w.str(&core.to_string(), "allocated");
                 }
-                None => {
-                    for id in 0..per_node.max(1) {
-                        w.str(&id.to_string(), "allocated");
-                    }
-                }
+                w.close('}');
+                w.close('}');
             }
-            w.close('}');
-            w.close('}');
             w.close('}');
             w.str("nodename", name);
             w.raw("cpus_used", 0);
@@ -524,6 +538,7 @@ pub fn nodes(nodes: &[NodeInfo], _ctx: &Ctx) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use slurm_proto::v1;
 
     fn ctx() -> Ctx {
         Ctx::utc(0)
@@ -552,6 +567,41 @@ mod tests {
                 r#""tres_per_node": "gres:gpu:1","#,
                 r#""tres_per_node": "","#
             ]
+        );
+    }
+
+    /// Allocated cores under their sockets by the node's layout, as Slurm
+    /// 22.05 lists them (two sockets of one core: CPU 1 is socket 1's
+    /// core 0); two threads of one core list the core once.
+    #[test]
+    fn allocated_cores_sit_under_their_sockets() {
+        let node = |name: &str, ids: Vec<u32>, cores: u32, threads: u32| v1::NodeAllocation {
+            node: name.into(),
+            cpu_ids: ids,
+            cores_per_socket: cores,
+            threads_per_core: threads,
+            ..v1::NodeAllocation::default()
+        };
+        let job = JobInfo {
+            job_id: 7,
+            nodes: "n[1-2]".into(),
+            num_cpus: 4,
+            resources: Some(v1::JobResources {
+                nodes: vec![node("n1", vec![0, 1], 1, 1), node("n2", vec![2, 3], 2, 2)],
+            }),
+            ..JobInfo::default()
+        };
+        let out = jobs(&[&job], &ctx(), |_| None);
+        let compact: String = out.split_whitespace().collect();
+        assert!(
+            compact.contains(
+                r#""sockets":{"0":{"cores":{"0":"allocated"}},"1":{"cores":{"0":"allocated"}}},"nodename":"n1""#
+            ),
+            "{compact}"
+        );
+        assert!(
+            compact.contains(r#""sockets":{"0":{"cores":{"1":"allocated"}}},"nodename":"n2""#),
+            "{compact}"
         );
     }
 

@@ -390,10 +390,17 @@ pub fn write_job_detailed(
     if let Some(resources) = job.resources.as_ref().filter(|r| !r.nodes.is_empty()) {
         r.line();
         r.kv("JOB_GRES", &job_gres(&job.gres));
-        for node in &resources.nodes {
+        // Nodes in a row with the same CPU ids, memory and GRES share a
+        // line (`Nodes=n[1-2] CPU_IDs=0 Mem=1000`), as Slurm prints them.
+        let same = |a: &v1::NodeAllocation, b: &v1::NodeAllocation| {
+            (&a.cpu_ids, a.memory_mb, &a.gres) == (&b.cpu_ids, b.memory_mb, &b.gres)
+        };
+        for group in resources.nodes.chunk_by(|a, b| same(a, b)) {
+            let node = &group[0];
             r.line();
             r.out.push_str("  ");
-            r.kv("Nodes", &node.node);
+            let names = slurm_common::hostlist::compress(group.iter().map(|n| n.node.as_str()));
+            r.kv("Nodes", &names);
             write_id_ranges(r.key("CPU_IDs"), &node.cpu_ids);
             r.kv_num("Mem", node.memory_mb);
             r.kv("GRES", &node.gres.join(","));
@@ -1352,6 +1359,38 @@ mod tests {
         let mut plain = String::new();
         write_job(&mut plain, &JobInfo::default(), false, &Ctx::utc(0));
         assert!(!plain.contains("freq"), "{plain}");
+    }
+
+    /// `scontrol show job -d`: nodes in a row with the same CPU ids,
+    /// memory and GRES share a line, as Slurm 22.05 prints them.
+    #[test]
+    fn detail_lines_group_nodes_alike() {
+        let ctx = Ctx::utc(0);
+        let node = |name: &str, ids: Vec<u32>| v1::NodeAllocation {
+            node: name.into(),
+            cpu_ids: ids,
+            memory_mb: 100,
+            ..v1::NodeAllocation::default()
+        };
+        let job = JobInfo {
+            state: v1::JobState::Running as i32,
+            resources: Some(v1::JobResources {
+                nodes: vec![
+                    node("n1", vec![0]),
+                    node("n2", vec![0]),
+                    node("n3", vec![0, 1]),
+                    node("n4", vec![0]),
+                ],
+            }),
+            ..JobInfo::default()
+        };
+        let shown = show_jobs_detailed(std::slice::from_ref(&job), false, true, &ctx);
+        assert!(
+            shown.contains(
+                "     Nodes=n[1-2] CPU_IDs=0 Mem=100 GRES=\n     Nodes=n3 CPU_IDs=0-1 Mem=100 GRES=\n     Nodes=n4 CPU_IDs=0 Mem=100 GRES=\n"
+            ),
+            "{shown}"
+        );
     }
 
     /// `-N 3` as Slurm 22.05 shows it: `3-3` while pending, the count

@@ -670,6 +670,7 @@ impl Controller {
             alloc: Box::default(),
             exclusive_alloc: false,
             last_alloc: Box::default(),
+            cpu_ids: Box::default(),
             signal_sent: false,
             suspend: None,
             resize: None,
@@ -2175,14 +2176,17 @@ impl Controller {
                 nodes: job
                     .alloc
                     .iter()
-                    .filter_map(|a| {
+                    .enumerate()
+                    .filter_map(|(i, a)| {
                         self.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
                             node: n.name.clone(),
-                            cpu_ids: Vec::new(),
+                            cpu_ids: job.cpu_ids.get(i).map_or_else(Vec::new, |ids| ids.to_vec()),
                             memory_mb: a.mem_mb,
                             gres: Vec::new(),
                             tasks: a.tasks,
                             cpus: a.cpus,
+                            cores_per_socket: n.cores_per_socket.into(),
+                            threads_per_core: n.threads_per_core.into(),
                         })
                     })
                     .collect(),

@@ -449,6 +449,9 @@ pub struct Job {
     /// The allocation it last held, kept after release so a finished job
     /// still shows its NodeList, BatchHost and TRES, as Slurm does.
     pub last_alloc: Box<[Alloc]>,
+    /// The CPU ids (`0..cpus` of the node) each share of `alloc` holds, in
+    /// the same order; empty when the job holds none.
+    pub cpu_ids: Box<[Box<[u32]>]>,
     /// Its `--signal` went out during the current run (`core::signal`);
     /// cleared when it starts again.
     pub signal_sent: bool,

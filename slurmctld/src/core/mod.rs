@@ -562,6 +562,58 @@ impl Controller {
         }
     }
 
+    /// Counts again which CPUs of each node the jobs hold (`NodeRec::
+    /// cpu_use`), after a load. A job whose shares have no ids (a file
+    /// written before they were kept) is given some, in id order, after
+    /// those of the others are counted.
+    pub(crate) fn recount_cpu_use(&mut self) {
+        for n in &mut self.nodes {
+            n.cpu_use.iter_mut().for_each(|u| *u = 0);
+        }
+        let mut missing = Vec::new();
+        for job in self.jobs.values() {
+            if job.alloc.is_empty() {
+                continue;
+            }
+            if job.cpu_ids.len() != job.alloc.len() {
+                missing.push(job.id.get());
+                continue;
+            }
+            if job.cores_released() {
+                continue;
+            }
+            for (a, ids) in job.alloc.iter().zip(job.cpu_ids.iter()) {
+                if let Some(n) = self.nodes.get_mut(a.node_index) {
+                    n.hold_cpus(ids);
+                }
+            }
+        }
+        for id in missing {
+            let Some(job) = self.jobs.get(&id) else {
+                continue;
+            };
+            let released = job.cores_released();
+            let alloc = job.alloc.clone();
+            let mut cpu_ids = Vec::with_capacity(alloc.len());
+            for a in alloc.iter() {
+                let ids = match self.nodes.get_mut(a.node_index) {
+                    Some(n) => {
+                        let ids = n.pick_cpus(a.cpus);
+                        if !released {
+                            n.hold_cpus(&ids);
+                        }
+                        ids
+                    }
+                    None => Box::default(),
+                };
+                cpu_ids.push(ids);
+            }
+            if let Some(job) = self.jobs.get_mut(&id) {
+                Arc::make_mut(job).cpu_ids = cpu_ids.into_boxed_slice();
+            }
+        }
+    }
+
     fn apply_event(&mut self, event: &Event) -> Result<(), ApplyError> {
         // Starts are the scheduler's own output and purges touch finished
         // jobs only; a held submission cannot start. Everything else may
@@ -640,6 +692,7 @@ impl Controller {
                     alloc: Box::default(),
                     exclusive_alloc: false,
                     last_alloc: Box::default(),
+                    cpu_ids: Box::default(),
                     signal_sent: false,
                     suspend: None,
                     resize: None,
@@ -722,9 +775,15 @@ impl Controller {
                     job.partition_name.clone_from(name);
                 }
                 let id = job.id;
+                let mut cpu_ids = Vec::with_capacity(alloc.len());
                 for a in &alloc {
-                    self.nodes[a.node_index].take(a, *exclusive, id);
+                    let n = &mut self.nodes[a.node_index];
+                    n.take(a, *exclusive, id);
+                    let ids = n.pick_cpus(a.cpus);
+                    n.hold_cpus(&ids);
+                    cpu_ids.push(ids);
                 }
+                self.job_mut(*job_id)?.cpu_ids = cpu_ids.into_boxed_slice();
                 self.last_update = *time;
             }
             Event::JobEnded {
@@ -1178,11 +1237,15 @@ impl Controller {
         let exclusive = std::mem::replace(&mut job.exclusive_alloc, false);
         job.status = job.status.completing_done();
         let id = job.id;
+        let cpu_ids = std::mem::take(&mut job.cpu_ids);
         // Without their CPUs when it ended suspended (`core::suspend`).
         let shares: Vec<NodeAlloc> = alloc.iter().map(|a| job.counted_share(a)).collect();
-        for a in &shares {
+        for (i, a) in shares.iter().enumerate() {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
                 n.give_back(a, exclusive, id, time);
+                if a.cpus > 0 {
+                    n.drop_cpus(cpu_ids.get(i).map_or(&[], |ids| ids));
+                }
             }
         }
         Ok(())
@@ -1198,7 +1261,7 @@ impl Controller {
             ("completing", "release"),
         )?;
         let job = self.job_mut(job_id)?;
-        let share = take_share(job, pos);
+        let (share, ids) = take_share(job, pos);
         let exclusive = job.exclusive_alloc;
         if job.alloc.is_empty() {
             job.exclusive_alloc = false;
@@ -1207,6 +1270,9 @@ impl Controller {
         let id = job.id;
         if let Some(n) = self.nodes.get_mut(node) {
             n.give_back(&share, exclusive, id, time);
+            if share.cpus > 0 {
+                n.drop_cpus(&ids);
+            }
         }
         Ok(())
     }
@@ -1247,7 +1313,7 @@ impl Controller {
         };
         let pos = self.share_at(job_id, node, running, ("running", "take out"))?;
         let job = self.job_mut(job_id)?;
-        let share = take_share(job, pos);
+        let (share, ids) = take_share(job, pos);
         let batch_host = match job.resize.as_deref() {
             Some(r) if r.batch_host.is_some() => r.batch_host,
             _ => (pos == 0).then_some(node),
@@ -1256,6 +1322,9 @@ impl Controller {
         let (exclusive, id) = (job.exclusive_alloc, job.id);
         if let Some(n) = self.nodes.get_mut(node) {
             n.give_back(&share, exclusive, id, time);
+            if share.cpus > 0 {
+                n.drop_cpus(&ids);
+            }
         }
         Ok(())
     }
@@ -1739,6 +1808,49 @@ impl Controller {
                 mem[a.node_index] += a.mem_mb;
             }
         }
+        // The CPU ids the jobs hold, as their nodes count them.
+        let mut use_of: Vec<Vec<u16>> = self
+            .nodes
+            .iter()
+            .map(|n| vec![0; n.cpu_use.len()])
+            .collect();
+        for job in self.jobs.values() {
+            if job.alloc.is_empty() {
+                if !job.cpu_ids.is_empty() {
+                    return Err(SanityError(format!(
+                        "job {} holds cpu ids without nodes",
+                        job.id
+                    )));
+                }
+                continue;
+            }
+            if job.cpu_ids.len() != job.alloc.len() {
+                return Err(SanityError(format!(
+                    "job {} has cpu ids for {} of its {} shares",
+                    job.id,
+                    job.cpu_ids.len(),
+                    job.alloc.len()
+                )));
+            }
+            if job.cores_released() {
+                continue;
+            }
+            for (a, ids) in job.alloc.iter().zip(job.cpu_ids.iter()) {
+                for &i in ids.iter() {
+                    if let Some(u) = use_of[a.node_index].get_mut(i as usize) {
+                        *u += 1;
+                    }
+                }
+            }
+        }
+        for (n, counted) in self.nodes.iter().zip(&use_of) {
+            if n.cpu_use != *counted {
+                return Err(SanityError(format!(
+                    "node {} counts cpu use {:?}, jobs hold {:?}",
+                    n.name, n.cpu_use, counted
+                )));
+            }
+        }
         let mut comp_jobs = vec![0u32; self.nodes.len()];
         let mut comp_cpus = vec![0u32; self.nodes.len()];
         for job in self.jobs.values().filter(|j| j.status.is_completing()) {
@@ -1926,12 +2038,20 @@ pub(crate) fn apply_job_change(job: &mut Job, c: &JobChange, part_index: &HashMa
 }
 
 /// Removes the share at `pos` of `job`'s allocation; returns it as counted
-/// on its node (`Job::counted_share`), for the node to get back.
-fn take_share(job: &mut Job, pos: usize) -> NodeAlloc {
+/// on its node (`Job::counted_share`) with its CPU ids, for the node to get
+/// back.
+fn take_share(job: &mut Job, pos: usize) -> (NodeAlloc, Box<[u32]>) {
     let mut rest = job.alloc.to_vec();
     let share = job.counted_share(&rest.remove(pos));
     job.alloc = rest.into_boxed_slice();
-    share
+    let mut ids = job.cpu_ids.to_vec();
+    let held = if pos < ids.len() {
+        ids.remove(pos)
+    } else {
+        Box::default()
+    };
+    job.cpu_ids = ids.into_boxed_slice();
+    (share, held)
 }
 
 /// Before a pending job's tasks or CPUs per task change: its CPU count and

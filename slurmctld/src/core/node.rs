@@ -212,6 +212,10 @@ pub struct NodeRec {
     /// loaded, never written to one.
     pub completing_jobs: u32,
     pub completing_cpus: u32,
+    /// How many job shares hold each of the node's CPUs (Slurm's abstract
+    /// CPU ids, `0..cpus`), by the ids each job was given
+    /// (`Job::cpu_ids`). Derived from the jobs like `completing_jobs`.
+    pub cpu_use: Vec<u16>,
     pub exclusive_owner: Option<JobId>,
     /// Indices of the partitions holding it.
     pub partitions: Vec<usize>,
@@ -265,6 +269,7 @@ impl NodeRec {
             alloc_mem_mb: 0,
             completing_jobs: 0,
             completing_cpus: 0,
+            cpu_use: vec![0; c.cpus as usize],
             exclusive_owner: None,
             partitions: Vec::new(),
             last_registration: 0,
@@ -321,6 +326,35 @@ impl NodeRec {
         self.completing_jobs = self.completing_jobs.saturating_sub(1);
         self.completing_cpus = self.completing_cpus.saturating_sub(a.cpus);
         self.refresh();
+    }
+
+    /// The CPU ids a share of `count` CPUs gets here: the least used
+    /// (free ones first), lowest ids first, in ascending order.
+    pub(crate) fn pick_cpus(&self, count: u32) -> Box<[u32]> {
+        let mut order: Vec<u32> =
+            (0..u32::try_from(self.cpu_use.len()).unwrap_or(u32::MAX)).collect();
+        order.sort_by_key(|&i| (self.cpu_use[i as usize], i));
+        order.truncate(count as usize);
+        order.sort_unstable();
+        order.into_boxed_slice()
+    }
+
+    /// A share holding CPUs `ids` here started (or resumed).
+    pub(crate) fn hold_cpus(&mut self, ids: &[u32]) {
+        for &i in ids {
+            if let Some(u) = self.cpu_use.get_mut(i as usize) {
+                *u = u.saturating_add(1);
+            }
+        }
+    }
+
+    /// A share holding CPUs `ids` here let them go.
+    pub(crate) fn drop_cpus(&mut self, ids: &[u32]) {
+        for &i in ids {
+            if let Some(u) = self.cpu_use.get_mut(i as usize) {
+                *u = u.saturating_sub(1);
+            }
+        }
     }
 
     pub(crate) fn take(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId) {

@@ -74,6 +74,11 @@ impl Controller {
             new.alloc_mem_mb = old.alloc_mem_mb;
             new.completing_jobs = old.completing_jobs;
             new.completing_cpus = old.completing_cpus;
+            // The ids running jobs hold stay theirs; a node given fewer
+            // CPUs no longer counts those past its end.
+            let cpus = new.cpu_use.len();
+            new.cpu_use.clone_from(&old.cpu_use);
+            new.cpu_use.resize(cpus, 0);
             new.exclusive_owner = old.exclusive_owner;
             new.last_registration = old.last_registration;
             new.arch = old.arch.clone();

@@ -67,6 +67,12 @@
 //!           for jobs resized: job id u32, ResizeTime i64, then the batch
 //!           host's name when it was taken out (text; empty while it is
 //!           in the allocation). Files written before resizes have none.
+//!  14 CPUS  the CPU ids each share of the job of the JOB record before it
+//!           holds, after its other records, only for jobs holding any:
+//!           job id u32, u32 count, then for each share its node ordinal
+//!           u32 (as in the JOB record), u32 count and the ids (u32 each).
+//!           Shares without one (files written before ids were kept) are
+//!           given ids when the file is loaded.
 //! ```
 //!
 //! Fields use the conventions of the event encoding (`core::event`): little
@@ -124,6 +130,7 @@ const TAG_PARTITION_CREATED: u8 = 10;
 const TAG_PARTITION_DELETED: u8 = 11;
 const TAG_SUSPEND: u8 = 12;
 const TAG_RESIZE: u8 = 13;
+const TAG_CPUS: u8 = 14;
 
 /// A snapshot that cannot be read. Offsets are byte offsets in the file.
 #[derive(Debug, Error)]
@@ -316,6 +323,20 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
             wr.str(host.map_or("", |n| n.name.as_str()));
             sink.emit(&mut buf)?;
         }
+        if !job.cpu_ids.is_empty() {
+            let mut wr = Writer::new(&mut buf);
+            wr.u8(TAG_CPUS);
+            wr.u32(job.id.get());
+            wr.len(job.cpu_ids.len());
+            for (a, ids) in job.alloc.iter().zip(job.cpu_ids.iter()) {
+                wr.u32(u32::try_from(a.node_index).unwrap_or(u32::MAX));
+                wr.len(ids.len());
+                for &id in ids.iter() {
+                    wr.u32(id);
+                }
+            }
+            sink.emit(&mut buf)?;
+        }
     }
     let mut wr = Writer::new(&mut buf);
     wr.u8(TAG_END);
@@ -376,6 +397,8 @@ fn node_record(w: &mut Writer<'_>, node: &NodeRec) {
         // Derived from the jobs: counted again at load.
         completing_jobs: _,
         completing_cpus: _,
+        // Derived from the jobs' CPUS records.
+        cpu_use: _,
         exclusive_owner,
         last_registration,
         arch,
@@ -442,6 +465,8 @@ fn job_record(w: &mut Writer<'_>, job: &Job) {
         suspend: _,
         // Its own record (TAG_RESIZE).
         resize: _,
+        // Its own record (TAG_CPUS).
+        cpu_ids: _,
     } = job;
     w.u32(id.get());
     w.u32(*uid);
@@ -947,6 +972,42 @@ impl Loader {
                 job.map_err(corrupt)?.resize =
                     Some(Box::new(super::job::Resize { time, batch_host }));
             }
+            TAG_CPUS => {
+                let id = r.u32("job id").map_err(decode)?;
+                let count = r.u32("share count").map_err(decode)?;
+                let mut held: Vec<(usize, Box<[u32]>)> = Vec::new();
+                for _ in 0..count {
+                    let ordinal = r.u32("share node").map_err(decode)?;
+                    let n = r.u32("cpu id count").map_err(decode)?;
+                    let mut ids =
+                        Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(r.left() / 4));
+                    for _ in 0..n {
+                        ids.push(r.u32("cpu id").map_err(decode)?);
+                    }
+                    // A node slurm.conf no longer has lost its share too.
+                    let node = usize::try_from(ordinal)
+                        .ok()
+                        .and_then(|o| self.node_map.get(o).copied().flatten());
+                    if let Some(node) = node {
+                        held.push((node, ids.into_boxed_slice()));
+                    }
+                }
+                r.done().map_err(decode)?;
+                let job = self.job_before(id, |j| j.cpu_ids.is_empty(), "cpu ids");
+                let job = job.map_err(corrupt)?;
+                let aligned: Option<Vec<Box<[u32]>>> = job
+                    .alloc
+                    .iter()
+                    .map(|a| {
+                        held.iter()
+                            .find(|(n, _)| *n == a.node_index)
+                            .map(|(_, ids)| ids.clone())
+                    })
+                    .collect();
+                // Shares it does not cover are given ids at the end of the
+                // load.
+                job.cpu_ids = aligned.unwrap_or_default().into_boxed_slice();
+            }
             TAG_NODE_ATTRS => {
                 let name = r.string("node").map_err(decode)?;
                 let attrs = super::node_attrs::NodeAttrs::read(&mut r).map_err(decode)?;
@@ -1049,6 +1110,7 @@ impl Loader {
         // Partitions are found by name whatever the order of the records.
         ctl.relink_partitions();
         ctl.recount_completing();
+        ctl.recount_cpu_use();
         ctl.sched_dirty = true;
         ctl.freed_segments.clear();
         Loaded {
@@ -1245,6 +1307,8 @@ fn read_job(
         alloc: alloc.into_boxed_slice(),
         exclusive_alloc,
         last_alloc: last_alloc.into_boxed_slice(),
+        // From a CPUS record that may follow.
+        cpu_ids: Box::default(),
         // From a DEPEND record that may follow.
         dependency: None,
         // From an OPTIONS record that may follow.

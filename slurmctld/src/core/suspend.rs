@@ -347,9 +347,11 @@ impl Controller {
         }));
         let id = job.id;
         let alloc = job.alloc.clone();
-        for a in alloc.iter() {
+        let cpu_ids = job.cpu_ids.clone();
+        for (i, a) in alloc.iter().enumerate() {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
                 n.give_back(&cores_of(a), exclusive, id, time);
+                n.drop_cpus(cpu_ids.get(i).map_or(&[], |ids| ids));
             }
         }
         self.last_update = time;
@@ -376,9 +378,13 @@ impl Controller {
         job.exclusive_alloc = s.exclusive;
         let id = job.id;
         let alloc = job.alloc.clone();
-        for a in alloc.iter() {
+        let cpu_ids = job.cpu_ids.clone();
+        for (i, a) in alloc.iter().enumerate() {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
                 n.take(&cores_of(a), s.exclusive, id);
+                // The same CPUs again, even where another job took them
+                // meanwhile.
+                n.hold_cpus(cpu_ids.get(i).map_or(&[], |ids| ids));
             }
         }
         self.last_update = time;

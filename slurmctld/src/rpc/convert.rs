@@ -493,16 +493,17 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
                 nodes: job
                     .alloc
                     .iter()
-                    .filter_map(|a| {
+                    .enumerate()
+                    .filter_map(|(i, a)| {
                         snap.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
                             node: n.name.clone(),
-                            // The scheduler counts CPUs per node and pins
-                            // none: there are no ids to show.
-                            cpu_ids: Vec::new(),
+                            cpu_ids: job.cpu_ids.get(i).map_or_else(Vec::new, |ids| ids.to_vec()),
                             memory_mb: a.mem_mb,
                             gres: Vec::new(),
                             tasks: a.tasks,
                             cpus: a.cpus,
+                            cores_per_socket: n.cores_per_socket.into(),
+                            threads_per_core: n.threads_per_core.into(),
                         })
                     })
                     .collect(),

@@ -485,3 +485,76 @@ fn changes_of_a_job_beyond_its_partition_are_taken_and_refused() {
         vec![(999_999, ErrorCode::InvalidJobId.number())]
     );
 }
+
+/// CPU ids as Slurm 22.05 gives them (`scontrol show job -d`): the lowest
+/// free ones of each node, kept for the job's life, given back when its
+/// nodes are released, and the same after a restart from the snapshot.
+#[test]
+fn jobs_hold_the_lowest_free_cpu_ids() {
+    let mut env = Env::new();
+    env.register_all();
+    let on_n1 = |env: &mut Env, cpus: u32| {
+        env.submit(v1::JobDescription {
+            required_nodes: "n1".into(),
+            cpus_per_task: Some(cpus),
+            memory: Some(v1::job_description::Memory::MemPerNodeMb(100)),
+            ..script()
+        })
+    };
+    let a = on_n1(&mut env, 1);
+    let b = on_n1(&mut env, 1);
+    let ids = |env: &Env, id: u32| -> Vec<Vec<u32>> {
+        env.job(id).cpu_ids.iter().map(|c| c.to_vec()).collect()
+    };
+    assert_eq!(ids(&env, a), vec![vec![0]]);
+    assert_eq!(ids(&env, b), vec![vec![1]]);
+    assert_eq!(env.ctl.nodes()[0].cpu_use, vec![1, 1]);
+    env.finish(a, 0, 0);
+    assert!(env.job(a).cpu_ids.is_empty());
+    assert_eq!(env.ctl.nodes()[0].cpu_use, vec![0, 1]);
+    let c = on_n1(&mut env, 1);
+    assert_eq!(ids(&env, c), vec![vec![0]]);
+    let wide = env.submit(v1::JobDescription {
+        min_nodes: Some(2),
+        ntasks: Some(3),
+        excluded_nodes: "n1".into(),
+        memory: Some(v1::job_description::Memory::MemPerNodeMb(100)),
+        ..script()
+    });
+    assert_eq!(ids(&env, wide), vec![vec![0, 1], vec![0]]);
+    let reloaded = super::snapshot_reloaded(&env.ctl);
+    reloaded.sanity_check().unwrap();
+    for id in [b, c, wide] {
+        let kept: Vec<Vec<u32>> = reloaded
+            .job(id)
+            .unwrap()
+            .cpu_ids
+            .iter()
+            .map(|c| c.to_vec())
+            .collect();
+        assert_eq!(kept, ids(&env, id), "job {id}");
+    }
+    assert_eq!(reloaded.nodes()[0].cpu_use, vec![1, 1]);
+    // The launch names them for the node.
+    let launched: Vec<Vec<u32>> = env
+        .take_actions()
+        .iter()
+        .filter_map(|act| match act {
+            Action::LaunchBatch {
+                job_id, request, ..
+            } if *job_id == wide => Some(
+                request
+                    .resources
+                    .as_ref()
+                    .unwrap()
+                    .nodes
+                    .iter()
+                    .map(|n| n.cpu_ids.clone())
+                    .collect::<Vec<Vec<u32>>>(),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(launched, vec![vec![0, 1], vec![0]]);
+}

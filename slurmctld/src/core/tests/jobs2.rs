@@ -845,3 +845,42 @@ fn a_cancelled_job_shows_the_signal_that_ended_it() {
     let job = env.job(pending);
     assert_eq!((job.exit_status, job.exit_signal), (0, 0));
 }
+
+/// A snapshot written before CPU ids were kept (no CPUS records) still
+/// loads: running jobs are given ids then, distinct on each node.
+#[test]
+fn snapshot_without_cpu_ids_gives_running_jobs_some() {
+    let mut env = Env::new();
+    env.register_all();
+    let a = env.submit(script());
+    let b = env.submit(script());
+    let bytes = snapshot::encode(&env.ctl, 7);
+    let mut old = bytes[..snapshot::SNAPSHOT_HEADER_LEN].to_vec();
+    let mut pos = snapshot::SNAPSHOT_HEADER_LEN;
+    let mut removed = 0u32;
+    while pos < bytes.len() {
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let len = word(pos) as usize;
+        let mut payload = bytes[pos + 8..pos + 8 + len].to_vec();
+        pos += 8 + len;
+        if payload[0] == 14 {
+            removed += 1;
+            continue;
+        }
+        if payload[0] == 4 {
+            let count = u32::from_le_bytes(payload[1..5].try_into().unwrap()) - removed;
+            payload[1..5].copy_from_slice(&count.to_le_bytes());
+        }
+        old.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_le_bytes());
+        old.extend_from_slice(&crate::persist::crc::crc32(&payload).to_le_bytes());
+        old.extend_from_slice(&payload);
+    }
+    assert_eq!(removed, 2);
+    let loaded = snapshot::decode(&old, Env::new().ctl, false).unwrap();
+    assert!(loaded.damage.is_none());
+    let ctl = loaded.controller;
+    ctl.sanity_check().unwrap();
+    for id in [a, b] {
+        assert_eq!(ctl.job(id).unwrap().cpu_ids.len(), 1, "job {id}");
+    }
+}
