@@ -478,7 +478,7 @@ impl Controller {
     }
 
     /// Priority `base` was given to a job: the next one gets a lower one.
-    fn take_priority(&mut self, base: u32) {
+    pub(crate) fn take_priority(&mut self, base: u32) {
         self.next_priority = self.next_priority.min(base.saturating_sub(1)).max(1);
     }
 
@@ -584,7 +584,11 @@ impl Controller {
             }
             for (a, ids) in job.alloc.iter().zip(job.cpu_ids.iter()) {
                 if let Some(n) = self.nodes.get_mut(a.node_index) {
-                    n.hold_cpus(ids);
+                    for &i in ids.iter() {
+                        if let Some(u) = n.cpu_use.get_mut(i as usize) {
+                            *u = u.saturating_add(1);
+                        }
+                    }
                 }
             }
         }
@@ -600,7 +604,9 @@ impl Controller {
                     Some(n) => {
                         let ids = n.pick_cpus(a.cpus);
                         if !released {
-                            n.hold_cpus(&ids);
+                            for &i in ids.iter() {
+                                n.cpu_use[i as usize] = n.cpu_use[i as usize].saturating_add(1);
+                            }
                         }
                         ids
                     }
@@ -611,6 +617,10 @@ impl Controller {
             if let Some(job) = self.jobs.get_mut(&id) {
                 Arc::make_mut(job).cpu_ids = cpu_ids.into_boxed_slice();
             }
+        }
+        for n in &mut self.nodes {
+            n.recount_alloc_cpus();
+            n.refresh();
         }
     }
 
@@ -778,9 +788,8 @@ impl Controller {
                 let mut cpu_ids = Vec::with_capacity(alloc.len());
                 for a in &alloc {
                     let n = &mut self.nodes[a.node_index];
-                    n.take(a, *exclusive, id);
                     let ids = n.pick_cpus(a.cpus);
-                    n.hold_cpus(&ids);
+                    n.take(a, &ids, *exclusive, id);
                     cpu_ids.push(ids);
                 }
                 self.job_mut(*job_id)?.cpu_ids = cpu_ids.into_boxed_slice();
@@ -1242,10 +1251,11 @@ impl Controller {
         let shares: Vec<NodeAlloc> = alloc.iter().map(|a| job.counted_share(a)).collect();
         for (i, a) in shares.iter().enumerate() {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
-                n.give_back(a, exclusive, id, time);
-                if a.cpus > 0 {
-                    n.drop_cpus(cpu_ids.get(i).map_or(&[], |ids| ids));
-                }
+                let ids = match cpu_ids.get(i) {
+                    Some(ids) if a.cpus > 0 => &ids[..],
+                    _ => &[],
+                };
+                n.give_back(a, ids, exclusive, id, time);
             }
         }
         Ok(())
@@ -1269,10 +1279,8 @@ impl Controller {
         }
         let id = job.id;
         if let Some(n) = self.nodes.get_mut(node) {
-            n.give_back(&share, exclusive, id, time);
-            if share.cpus > 0 {
-                n.drop_cpus(&ids);
-            }
+            let held = if share.cpus > 0 { &ids[..] } else { &[] };
+            n.give_back(&share, held, exclusive, id, time);
         }
         Ok(())
     }
@@ -1321,10 +1329,8 @@ impl Controller {
         job.resize = Some(Box::new(job::Resize { time, batch_host }));
         let (exclusive, id) = (job.exclusive_alloc, job.id);
         if let Some(n) = self.nodes.get_mut(node) {
-            n.give_back(&share, exclusive, id, time);
-            if share.cpus > 0 {
-                n.drop_cpus(&ids);
-            }
+            let held = if share.cpus > 0 { &ids[..] } else { &[] };
+            n.give_back(&share, held, exclusive, id, time);
         }
         Ok(())
     }
@@ -1874,10 +1880,13 @@ impl Controller {
                     comp_jobs[i]
                 )));
             }
-            if u64::from(n.alloc_cpus) != cpus[i] || n.alloc_mem_mb != mem[i] {
+            // CPUs held by several shares (a job resumed onto CPUs taken
+            // meanwhile) count once.
+            let held = use_of[i].iter().filter(|&&u| u > 0).count() as u64;
+            if u64::from(n.alloc_cpus) != held || n.alloc_mem_mb != mem[i] {
                 return Err(SanityError(format!(
-                    "node {} counts {} cpus/{} MB, jobs hold {}/{}",
-                    n.name, n.alloc_cpus, n.alloc_mem_mb, cpus[i], mem[i]
+                    "node {} counts {} cpus/{} MB, jobs hold {}/{} (shares of {} cpus)",
+                    n.name, n.alloc_cpus, n.alloc_mem_mb, held, mem[i], cpus[i]
                 )));
             }
             if n.alloc_cpus > n.cpus {

@@ -339,26 +339,32 @@ impl NodeRec {
         order.into_boxed_slice()
     }
 
-    /// A share holding CPUs `ids` here started (or resumed).
-    pub(crate) fn hold_cpus(&mut self, ids: &[u32]) {
+    /// Counts CPUs `ids` held once more (`by` 1) or once less (-1); the
+    /// CPUs allocated are those some share holds, however many.
+    fn count_cpus(&mut self, ids: &[u32], hold: bool) {
         for &i in ids {
             if let Some(u) = self.cpu_use.get_mut(i as usize) {
-                *u = u.saturating_add(1);
+                *u = if hold {
+                    u.saturating_add(1)
+                } else {
+                    u.saturating_sub(1)
+                };
             }
         }
+        self.recount_alloc_cpus();
     }
 
-    /// A share holding CPUs `ids` here let them go.
-    pub(crate) fn drop_cpus(&mut self, ids: &[u32]) {
-        for &i in ids {
-            if let Some(u) = self.cpu_use.get_mut(i as usize) {
-                *u = u.saturating_sub(1);
-            }
-        }
+    /// `alloc_cpus` from `cpu_use`.
+    pub(crate) fn recount_alloc_cpus(&mut self) {
+        let held = self.cpu_use.iter().filter(|&&u| u > 0).count();
+        self.alloc_cpus = u32::try_from(held).unwrap_or(u32::MAX);
     }
 
-    pub(crate) fn take(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId) {
-        self.alloc_cpus = self.alloc_cpus.saturating_add(a.cpus);
+    /// A share `a` of job `job` holding CPUs `ids` here started (or
+    /// resumed: then `a` counts no memory). CPUs another share holds too
+    /// (a job resumed onto CPUs taken meanwhile) count once, as in Slurm.
+    pub(crate) fn take(&mut self, a: &NodeAlloc, ids: &[u32], exclusive: bool, job: JobId) {
+        self.count_cpus(ids, true);
         self.alloc_mem_mb = self.alloc_mem_mb.saturating_add(a.mem_mb);
         if exclusive {
             self.exclusive_owner = Some(job);
@@ -366,10 +372,17 @@ impl NodeRec {
         self.refresh();
     }
 
-    /// Job `job` released its share `a` here at `time`; the node was busy
-    /// until then if that was the last share it held.
-    pub(crate) fn give_back(&mut self, a: &NodeAlloc, exclusive: bool, job: JobId, time: i64) {
-        self.alloc_cpus = self.alloc_cpus.saturating_sub(a.cpus);
+    /// Job `job` released its share `a` here, holding CPUs `ids`, at
+    /// `time`; the node was busy until then if no CPU is held any more.
+    pub(crate) fn give_back(
+        &mut self,
+        a: &NodeAlloc,
+        ids: &[u32],
+        exclusive: bool,
+        job: JobId,
+        time: i64,
+    ) {
+        self.count_cpus(ids, false);
         self.alloc_mem_mb = self.alloc_mem_mb.saturating_sub(a.mem_mb);
         if exclusive && self.exclusive_owner == Some(job) {
             self.exclusive_owner = None;
@@ -757,17 +770,37 @@ mod tests {
         n.registered(100);
         assert_eq!(n.last_busy, 100);
         let job = |id| JobId::new(id);
-        n.take(&share(1), false, job(1));
-        n.take(&share(2), false, job(2));
-        n.give_back(&share(1), false, job(1), 150);
+        let one = n.pick_cpus(1);
+        n.take(&share(1), &one, false, job(1));
+        let two = n.pick_cpus(2);
+        assert_eq!((&*one, &*two), (&[0][..], &[1, 2][..]));
+        n.take(&share(2), &two, false, job(2));
+        assert_eq!(n.alloc_cpus, 3);
+        n.give_back(&share(1), &one, false, job(1), 150);
         assert_eq!(n.last_busy, 100, "job 2 still runs");
-        n.give_back(&share(2), false, job(2), 160);
+        n.give_back(&share(2), &two, false, job(2), 160);
         assert_eq!(n.last_busy, 160);
+        assert_eq!(n.alloc_cpus, 0);
         // A registration is news of life as well; time never goes back.
         n.registered(170);
         assert_eq!(n.last_busy, 170);
         n.registered_short(165);
         assert_eq!(n.last_busy, 170);
+    }
+
+    /// CPUs two shares hold (a job resumed onto CPUs taken meanwhile)
+    /// count once, as Slurm's CPUAlloc counts them; the least used go
+    /// first.
+    #[test]
+    fn cpus_held_twice_count_once() {
+        let mut n = node("CPUs=2");
+        let job = |id| JobId::new(id);
+        n.take(&share(2), &[0, 1], false, job(1));
+        n.take(&share(1), &[0], false, job(2));
+        assert_eq!((n.alloc_cpus, &n.cpu_use[..]), (2, &[2, 1][..]));
+        assert_eq!(&*n.pick_cpus(1), &[1]);
+        n.give_back(&share(2), &[0, 1], false, job(1), 10);
+        assert_eq!((n.alloc_cpus, &n.cpu_use[..]), (1, &[1, 0][..]));
     }
 
     #[test]

@@ -1134,7 +1134,9 @@ fn recount_allocations(ctl: &mut Controller, jobs: &JobTable) {
         for a in &job.alloc {
             if let Some(n) = ctl.nodes.get_mut(a.node_index) {
                 // Without its CPUs for a suspended job (`core::suspend`).
-                n.take(&job.counted_share(a), job.exclusive_alloc, job.id);
+                // The CPUs are counted from the jobs' ids afterwards
+                // (`Controller::recount_cpu_use`).
+                n.take(&job.counted_share(a), &[], job.exclusive_alloc, job.id);
             }
         }
     }

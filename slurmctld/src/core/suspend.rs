@@ -37,10 +37,11 @@
 //! still count no CPUs on their nodes while it completes
 //! ([`Job::counted_share`]), and its RunTime is what it ran before.
 //!
-//! One choice differs from Slurm: Slurm resumes a job even when other jobs
-//! took its cores meanwhile, and the jobs then share them. Here a node is
-//! never oversubscribed (`Controller::sanity_check`), so such a resume is
-//! refused with ESLURM_NODES_BUSY until the cores are free again.
+//! As Slurm does, a job is resumed even when other jobs took its CPUs
+//! meanwhile: it takes back the same CPU ids (`Job::cpu_ids`), which the
+//! jobs then share, and the node counts each of them once (CPUAlloc never
+//! passes CPUTot). Only an exclusive job finding its node in use, or a node
+//! another job holds exclusively, is refused with ESLURM_NODES_BUSY.
 //!
 //! `scontrol top` moves pending jobs to the top of their owner's queue: of
 //! the owner's pending, unheld jobs with the same partition, account and
@@ -281,8 +282,10 @@ impl Controller {
     }
 
     /// Why suspended `job` cannot take its CPUs back now: a node DOWN
-    /// (Slurm's plain SLURM_ERROR), or CPUs or the whole node (for an
-    /// exclusive job) taken by others meanwhile (ESLURM_NODES_BUSY).
+    /// (Slurm's plain SLURM_ERROR), or a whole node taken by an exclusive
+    /// job, or taken at all for an exclusive one (ESLURM_NODES_BUSY). CPUs
+    /// other jobs took meanwhile are taken again all the same, as Slurm
+    /// 22.05 resumes onto them (they count once on the node).
     fn resume_blocker(&self, job: &Job) -> JobResult {
         let exclusive = job.suspend.as_deref().is_some_and(|s| s.exclusive);
         for a in job.alloc.iter() {
@@ -292,9 +295,7 @@ impl Controller {
             if n.state.base == NodeBaseState::Down {
                 return Err((ErrorCode::Unspecified, format!("node {} is down", n.name)));
             }
-            let taken = n.alloc_cpus.saturating_add(a.cpus) > n.cpus
-                || n.exclusive_owner.is_some()
-                || (exclusive && n.alloc_cpus > 0);
+            let taken = n.exclusive_owner.is_some() || (exclusive && n.alloc_cpus > 0);
             if taken {
                 return Err((
                     ErrorCode::NodesBusy,
@@ -350,8 +351,13 @@ impl Controller {
         let cpu_ids = job.cpu_ids.clone();
         for (i, a) in alloc.iter().enumerate() {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
-                n.give_back(&cores_of(a), exclusive, id, time);
-                n.drop_cpus(cpu_ids.get(i).map_or(&[], |ids| ids));
+                n.give_back(
+                    &cores_of(a),
+                    cpu_ids.get(i).map_or(&[], |ids| ids),
+                    exclusive,
+                    id,
+                    time,
+                );
             }
         }
         self.last_update = time;
@@ -376,15 +382,26 @@ impl Controller {
         s.suspended = false;
         job.suspend = Some(Box::new(s));
         job.exclusive_alloc = s.exclusive;
+        // As Slurm 22.05: a new priority, the next number down, as a
+        // release gives one.
+        let next = self.next_priority;
+        let job = self.job_mut(job_id)?;
+        job.base_priority = next;
+        self.take_priority(next);
+        let job = self.job_mut(job_id)?;
         let id = job.id;
         let alloc = job.alloc.clone();
         let cpu_ids = job.cpu_ids.clone();
         for (i, a) in alloc.iter().enumerate() {
             if let Some(n) = self.nodes.get_mut(a.node_index) {
-                n.take(&cores_of(a), s.exclusive, id);
                 // The same CPUs again, even where another job took them
                 // meanwhile.
-                n.hold_cpus(cpu_ids.get(i).map_or(&[], |ids| ids));
+                n.take(
+                    &cores_of(a),
+                    cpu_ids.get(i).map_or(&[], |ids| ids),
+                    s.exclusive,
+                    id,
+                );
             }
         }
         self.last_update = time;
@@ -699,19 +716,8 @@ PartitionName=other Nodes=ALL MaxTime=INFINITE State=UP
         assert_eq!(n1(&env), (2, 2000, "ALLOCATED".into()));
         env.take_actions();
 
-        // A cannot have its CPUs back while B holds them.
-        let before = env.events.len();
-        assert_eq!(
-            resume(&mut env, a),
-            vec![(a, ErrorCode::NodesBusy.number())]
-        );
-        assert_eq!(env.events.len(), before);
-        assert!(env.take_actions().is_empty());
-
-        env.now += 5;
-        env.finish(b, 0, 0);
-        env.take_actions();
-        assert_eq!(n1(&env), (0, 1000, "IDLE".into()));
+        // A takes its CPUs back while B holds them, as Slurm 22.05
+        // resumes it: they count once on the node (CPUAlloc=2).
         env.now += 5;
         assert_eq!(resume(&mut env, a), vec![(a, 0)]);
         assert_eq!(
@@ -723,7 +729,12 @@ PartitionName=other Nodes=ALL MaxTime=INFINITE State=UP
         );
         assert_eq!(env.take_actions(), vec![signal(a, vec![0], SIGCONT)]);
         assert_eq!(env.job(a).state(), JobState::Running);
-        assert_ne!(env.job(a).priority(), 0);
+        // A new priority, the next number down: below B's.
+        assert!(env.job(a).priority() < env.job(b).priority());
+        assert_eq!(n1(&env), (2, 2000, "ALLOCATED".into()));
+        env.now += 5;
+        env.finish(b, 0, 0);
+        env.take_actions();
         assert_eq!(n1(&env), (2, 1000, "ALLOCATED".into()));
     }
 
