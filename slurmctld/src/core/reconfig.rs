@@ -79,6 +79,7 @@ impl Controller {
             let cpus = new.cpu_use.len();
             new.cpu_use.clone_from(&old.cpu_use);
             new.cpu_use.resize(cpus, 0);
+            new.recount_alloc_cpus();
             new.exclusive_owner = old.exclusive_owner;
             new.last_registration = old.last_registration;
             new.arch = old.arch.clone();
