@@ -671,6 +671,7 @@ impl Controller {
             exclusive_alloc: false,
             last_alloc: Box::default(),
             cpu_ids: Box::default(),
+            last_cpu_ids: Box::default(),
             signal_sent: false,
             suspend: None,
             resize: None,

@@ -452,6 +452,9 @@ pub struct Job {
     /// The CPU ids (`0..cpus` of the node) each share of `alloc` holds, in
     /// the same order; empty when the job holds none.
     pub cpu_ids: Box<[Box<[u32]>]>,
+    /// The CPU ids of `last_alloc`'s shares, as they were when it was set:
+    /// what `scontrol show job -d` shows of a finished job.
+    pub last_cpu_ids: Box<[Box<[u32]>]>,
     /// Its `--signal` went out during the current run (`core::signal`);
     /// cleared when it starts again.
     pub signal_sent: bool,

@@ -703,6 +703,7 @@ impl Controller {
                     exclusive_alloc: false,
                     last_alloc: Box::default(),
                     cpu_ids: Box::default(),
+                    last_cpu_ids: Box::default(),
                     signal_sent: false,
                     suspend: None,
                     resize: None,
@@ -823,6 +824,7 @@ impl Controller {
                     if job.status.is_completing() {
                         // The allocation shown once every share is released.
                         job.last_alloc.clone_from(&job.alloc);
+                        job.last_cpu_ids.clone_from(&job.cpu_ids);
                     }
                     job.end_time = *time;
                 }
@@ -927,6 +929,7 @@ impl Controller {
                 let was_completing = job.status.is_completing();
                 if was_running {
                     job.last_alloc.clone_from(&job.alloc);
+                    job.last_cpu_ids.clone_from(&job.cpu_ids);
                 }
                 job.status = if was_completing {
                     // A job that ended and whose nodes still clean up is
@@ -1242,6 +1245,7 @@ impl Controller {
             .all(|a| job.last_alloc.iter().any(|l| l.node_index == a.node_index));
         if alloc.is_empty() || !recorded {
             job.last_alloc.clone_from(&alloc);
+            job.last_cpu_ids.clone_from(&job.cpu_ids);
         }
         let exclusive = std::mem::replace(&mut job.exclusive_alloc, false);
         job.status = job.status.completing_done();

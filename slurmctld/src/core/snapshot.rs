@@ -68,9 +68,10 @@
 //!           host's name when it was taken out (text; empty while it is
 //!           in the allocation). Files written before resizes have none.
 //!  14 CPUS  the CPU ids each share of the job of the JOB record before it
-//!           holds, after its other records, only for jobs holding any:
-//!           job id u32, u32 count, then for each share its node ordinal
-//!           u32 (as in the JOB record), u32 count and the ids (u32 each).
+//!           holds, after its other records, only for jobs with any: job
+//!           id u32, u32 count, then for each share its node ordinal u32
+//!           (as in the JOB record), u32 count and the ids (u32 each); then
+//!           the same for its last allocation (what a finished job shows).
 //!           Shares without one (files written before ids were kept) are
 //!           given ids when the file is loaded.
 //! ```
@@ -323,16 +324,22 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
             wr.str(host.map_or("", |n| n.name.as_str()));
             sink.emit(&mut buf)?;
         }
-        if !job.cpu_ids.is_empty() {
+        if !job.cpu_ids.is_empty() || !job.last_cpu_ids.is_empty() {
             let mut wr = Writer::new(&mut buf);
             wr.u8(TAG_CPUS);
             wr.u32(job.id.get());
-            wr.len(job.cpu_ids.len());
-            for (a, ids) in job.alloc.iter().zip(job.cpu_ids.iter()) {
-                wr.u32(u32::try_from(a.node_index).unwrap_or(u32::MAX));
-                wr.len(ids.len());
-                for &id in ids.iter() {
-                    wr.u32(id);
+            for (alloc, cpu_ids) in [
+                (&job.alloc, &job.cpu_ids),
+                (&job.last_alloc, &job.last_cpu_ids),
+            ] {
+                let shares = alloc.len().min(cpu_ids.len());
+                wr.len(shares);
+                for (a, ids) in alloc.iter().zip(cpu_ids.iter()) {
+                    wr.u32(u32::try_from(a.node_index).unwrap_or(u32::MAX));
+                    wr.len(ids.len());
+                    for &id in ids.iter() {
+                        wr.u32(id);
+                    }
                 }
             }
             sink.emit(&mut buf)?;
@@ -343,6 +350,44 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
     wr.u32(sink.records);
     sink.emit(&mut buf)?;
     Ok(sink.written)
+}
+
+/// The shares of a CPUS record: node (mapped to this slurm.conf; one it
+/// no longer has is left out) and ids.
+fn read_cpu_shares(
+    r: &mut Reader<'_>,
+    node_map: &[Option<usize>],
+) -> Result<Vec<(usize, Box<[u32]>)>, DecodeError> {
+    let count = r.u32("share count")?;
+    let mut held = Vec::new();
+    for _ in 0..count {
+        let ordinal = r.u32("share node")?;
+        let n = r.u32("cpu id count")?;
+        let mut ids = Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(r.left() / 4));
+        for _ in 0..n {
+            ids.push(r.u32("cpu id")?);
+        }
+        let node = usize::try_from(ordinal)
+            .ok()
+            .and_then(|o| node_map.get(o).copied().flatten());
+        if let Some(node) = node {
+            held.push((node, ids.into_boxed_slice()));
+        }
+    }
+    Ok(held)
+}
+
+/// `held`'s ids in the order of `alloc`'s shares; `None` unless every
+/// share has some.
+fn aligned_cpu_ids(alloc: &[NodeAlloc], held: &[(usize, Box<[u32]>)]) -> Option<Box<[Box<[u32]>]>> {
+    alloc
+        .iter()
+        .map(|a| {
+            held.iter()
+                .find(|(n, _)| *n == a.node_index)
+                .map(|(_, ids)| ids.clone())
+        })
+        .collect()
 }
 
 /// Frames records and counts them.
@@ -467,6 +512,7 @@ fn job_record(w: &mut Writer<'_>, job: &Job) {
         resize: _,
         // Its own record (TAG_CPUS).
         cpu_ids: _,
+        last_cpu_ids: _,
     } = job;
     w.u32(id.get());
     w.u32(*uid);
@@ -974,39 +1020,20 @@ impl Loader {
             }
             TAG_CPUS => {
                 let id = r.u32("job id").map_err(decode)?;
-                let count = r.u32("share count").map_err(decode)?;
-                let mut held: Vec<(usize, Box<[u32]>)> = Vec::new();
-                for _ in 0..count {
-                    let ordinal = r.u32("share node").map_err(decode)?;
-                    let n = r.u32("cpu id count").map_err(decode)?;
-                    let mut ids =
-                        Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(r.left() / 4));
-                    for _ in 0..n {
-                        ids.push(r.u32("cpu id").map_err(decode)?);
-                    }
-                    // A node slurm.conf no longer has lost its share too.
-                    let node = usize::try_from(ordinal)
-                        .ok()
-                        .and_then(|o| self.node_map.get(o).copied().flatten());
-                    if let Some(node) = node {
-                        held.push((node, ids.into_boxed_slice()));
-                    }
-                }
+                let now = read_cpu_shares(&mut r, &self.node_map).map_err(decode)?;
+                let last = if r.left() > 0 {
+                    read_cpu_shares(&mut r, &self.node_map).map_err(decode)?
+                } else {
+                    Vec::new()
+                };
                 r.done().map_err(decode)?;
                 let job = self.job_before(id, |j| j.cpu_ids.is_empty(), "cpu ids");
                 let job = job.map_err(corrupt)?;
-                let aligned: Option<Vec<Box<[u32]>>> = job
-                    .alloc
-                    .iter()
-                    .map(|a| {
-                        held.iter()
-                            .find(|(n, _)| *n == a.node_index)
-                            .map(|(_, ids)| ids.clone())
-                    })
-                    .collect();
-                // Shares it does not cover are given ids at the end of the
-                // load.
-                job.cpu_ids = aligned.unwrap_or_default().into_boxed_slice();
+                // Shares the record does not cover are given ids at the
+                // end of the load; a last allocation without them shows
+                // none.
+                job.cpu_ids = aligned_cpu_ids(&job.alloc, &now).unwrap_or_default();
+                job.last_cpu_ids = aligned_cpu_ids(&job.last_alloc, &last).unwrap_or_default();
             }
             TAG_NODE_ATTRS => {
                 let name = r.string("node").map_err(decode)?;
@@ -1311,6 +1338,7 @@ fn read_job(
         last_alloc: last_alloc.into_boxed_slice(),
         // From a CPUS record that may follow.
         cpu_ids: Box::default(),
+        last_cpu_ids: Box::default(),
         // From a DEPEND record that may follow.
         dependency: None,
         // From an OPTIONS record that may follow.

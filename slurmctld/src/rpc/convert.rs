@@ -333,6 +333,11 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         && job.last_alloc.is_empty();
     // `-N 0` held: no task either.
     let no_node = job.shape.max_nodes == Some(0) && job.alloc.is_empty();
+    let (shares, share_ids) = if job.alloc.is_empty() && job.status.state.is_finished() {
+        (&job.last_alloc, &job.last_cpu_ids)
+    } else {
+        (&job.alloc, &job.cpu_ids)
+    };
     v1::JobInfo {
         job_id: job.id.get(),
         array_job_id: pick!(2, array.map(|a| a.array_job_id)),
@@ -490,14 +495,15 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
         resources: pick!(
             92,
             Some(v1::JobResources {
-                nodes: job
-                    .alloc
+                // A finished job shows the nodes it had, as Slurm's
+                // `scontrol show job -d` does.
+                nodes: shares
                     .iter()
                     .enumerate()
                     .filter_map(|(i, a)| {
                         snap.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
                             node: n.name.clone(),
-                            cpu_ids: job.cpu_ids.get(i).map_or_else(Vec::new, |ids| ids.to_vec()),
+                            cpu_ids: share_ids.get(i).map_or_else(Vec::new, |ids| ids.to_vec()),
                             memory_mb: a.mem_mb,
                             gres: Vec::new(),
                             tasks: a.tasks,

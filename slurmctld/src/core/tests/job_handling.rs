@@ -9,7 +9,7 @@ use slurm_proto::v1;
 use slurm_proto::ErrorCode;
 
 use super::{filter, ok_results, replay_encoded, script, Env, ALICE, CONF};
-use crate::core::{Action, Caller, Command, Event, Reply, SignalRequest};
+use crate::core::{Action, Caller, Command, Controller, Event, Reply, SignalRequest};
 
 fn cpus(tasks: Option<u32>, per_task: Option<u32>, per_node: Option<u32>) -> v1::JobDescription {
     v1::JobDescription {
@@ -511,6 +511,19 @@ fn jobs_hold_the_lowest_free_cpu_ids() {
     assert_eq!(env.ctl.nodes()[0].cpu_use, vec![1, 1]);
     env.finish(a, 0, 0);
     assert!(env.job(a).cpu_ids.is_empty());
+    // Still shown once it ended, also after a restart.
+    let shown = |ctl: &Controller, id: u32| -> Vec<Vec<u32>> {
+        let snap = ctl.snapshot();
+        let info = crate::rpc::convert::job_info(&snap, snap.jobs.get(&id).unwrap(), 0);
+        info.resources
+            .unwrap()
+            .nodes
+            .iter()
+            .map(|n| n.cpu_ids.clone())
+            .collect()
+    };
+    assert_eq!(shown(&env.ctl, a), vec![vec![0]]);
+    assert_eq!(shown(&super::snapshot_reloaded(&env.ctl), a), vec![vec![0]]);
     assert_eq!(env.ctl.nodes()[0].cpu_use, vec![0, 1]);
     let c = on_n1(&mut env, 1);
     assert_eq!(ids(&env, c), vec![vec![0]]);
