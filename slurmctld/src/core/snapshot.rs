@@ -352,12 +352,15 @@ pub fn write<W: Write>(ctl: &Controller, generation: u64, w: &mut W) -> io::Resu
     Ok(sink.written)
 }
 
+/// One share of a CPUS record: the node's index here, and the ids.
+type CpuShare = (usize, Box<[u32]>);
+
 /// The shares of a CPUS record: node (mapped to this slurm.conf; one it
 /// no longer has is left out) and ids.
 fn read_cpu_shares(
     r: &mut Reader<'_>,
     node_map: &[Option<usize>],
-) -> Result<Vec<(usize, Box<[u32]>)>, DecodeError> {
+) -> Result<Vec<CpuShare>, DecodeError> {
     let count = r.u32("share count")?;
     let mut held = Vec::new();
     for _ in 0..count {
@@ -379,7 +382,7 @@ fn read_cpu_shares(
 
 /// `held`'s ids in the order of `alloc`'s shares; `None` unless every
 /// share has some.
-fn aligned_cpu_ids(alloc: &[NodeAlloc], held: &[(usize, Box<[u32]>)]) -> Option<Box<[Box<[u32]>]>> {
+fn aligned_cpu_ids(alloc: &[NodeAlloc], held: &[CpuShare]) -> Option<Box<[Box<[u32]>]>> {
     alloc
         .iter()
         .map(|a| {
