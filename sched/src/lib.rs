@@ -39,7 +39,7 @@ pub use estimate::{estimate_starts, Estimate, EstimateConfig, Holding};
 pub use plan::{account_refusal, schedule, NodeAlloc, Plan, Start};
 pub use request::{Hold, JobRequest, LicenseNeed, MemReq};
 pub use slurm_common::counts::{compress_counts, expand_counts, LayoutError};
-pub use submit::{check_submit, SubmitRejection, Unsatisfiable};
+pub use submit::{check_submit, min_cpus_per_node, partition_cpus, SubmitRejection, Unsatisfiable};
 pub use view::{
     ClusterView, LicenseView, NodeUsers, NodeView, OverSubscribe, PartitionState, PartitionView,
     SchedConfig,

@@ -263,15 +263,15 @@ pub fn check_submit(view: &ClusterView, job: &JobRequest) -> Result<(), SubmitRe
     if shape.min_nodes as usize > order.len() {
         return Ok(());
     }
-    let partition_cpus: u64 = order
-        .iter()
-        .filter_map(|&i| view.nodes.get(i))
-        .map(|n| u64::from(n.cpus.min(part.max_cpus_per_node.unwrap_or(u32::MAX))))
-        .sum();
+    let total = partition_cpus(
+        order
+            .iter()
+            .filter_map(|&i| view.nodes.get(i))
+            .map(|n| n.cpus),
+        part.max_cpus_per_node,
+    );
     let per_node = least_cpus_per_node(job, &shape);
-    if least_cpus(job, &shape) > partition_cpus
-        || part.max_cpus_per_node.is_some_and(|m| per_node > m)
-    {
+    if least_cpus(job, &shape) > total || part.max_cpus_per_node.is_some_and(|m| per_node > m) {
         return if view.config.enforce_part_limits {
             Err(SubmitRejection::TooManyCpus { partition: name() })
         } else {
@@ -371,17 +371,48 @@ fn least_cpus(job: &JobRequest, shape: &Shape) -> u64 {
     cpus.max(u64::from(shape.min_nodes) * u64::from(job.min_cpus_per_node))
 }
 
-/// The CPUs each of the job's nodes must have (Slurm's MinCPUsNode): one
-/// task's, or `--ntasks-per-node` tasks' unless the job runs a single task
-/// or overcommits, and at least `--mincpus`.
-pub(crate) fn least_cpus_per_node(job: &JobRequest, shape: &Shape) -> u32 {
-    let tasks = match shape.tasks_per_node {
-        Some(n) if job.ntasks > 1 && !shape.overcommit => n,
+/// The CPUs each of the job's nodes must have (Slurm's MinCPUsNode).
+fn least_cpus_per_node(job: &JobRequest, shape: &Shape) -> u32 {
+    min_cpus_per_node(
+        job.ntasks,
+        shape.tasks_per_node,
+        shape.cpus_per_task,
+        shape.overcommit,
+        job.min_cpus_per_node,
+    )
+}
+
+/// Slurm 22.05's MinCPUsNode of a job of `ntasks` tasks: one task's CPUs,
+/// or `--ntasks-per-node` tasks' unless the job runs a single task or
+/// overcommits (`-n1 --ntasks-per-node=2` is 1), and at least
+/// `--mincpus`. The controller shows it, and submission holds it against
+/// the nodes.
+pub fn min_cpus_per_node(
+    ntasks: u32,
+    tasks_per_node: Option<u32>,
+    cpus_per_task: u32,
+    overcommit: bool,
+    mincpus: u32,
+) -> u32 {
+    let tasks = match tasks_per_node {
+        Some(n) if n > 0 && ntasks > 1 && !overcommit => n,
         _ => 1,
     };
-    tasks
-        .saturating_mul(shape.cpus_per_task)
-        .max(job.min_cpus_per_node)
+    tasks.saturating_mul(cpus_per_task.max(1)).max(mincpus)
+}
+
+/// The CPUs a partition's nodes (their CPU counts) give its jobs in all:
+/// each node's, no more than MaxCPUsPerNode. A job asking more waits with
+/// PartitionConfig at submission, and its changes are answered
+/// ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE.
+pub fn partition_cpus(
+    node_cpus: impl IntoIterator<Item = u32>,
+    max_cpus_per_node: Option<u32>,
+) -> u64 {
+    node_cpus
+        .into_iter()
+        .map(|c| u64::from(c.min(max_cpus_per_node.unwrap_or(u32::MAX))))
+        .sum()
 }
 
 /// Whether `--ntasks-per-node` tasks of `-c` CPUs each are more CPUs than

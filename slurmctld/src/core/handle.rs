@@ -979,20 +979,25 @@ impl Controller {
             .is_some_and(|j| j.status.state == JobState::Pending)
     }
 
-    /// Whether a waiting job asks more CPUs than its partition has in all
-    /// (Slurm's ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE when it is
-    /// changed, held or released).
+    /// Whether a waiting job asks more CPUs than its partition gives in
+    /// all ([`slurm_sched::partition_cpus`]): Slurm's
+    /// ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE when it is changed, held or
+    /// released.
     pub(crate) fn beyond_partition_cpus(&self, job: &Job) -> bool {
-        if job.partition.is_none() || job.status.state != JobState::Pending {
+        let Some(part) = job.partition.and_then(|p| self.partitions.get(p)) else {
+            return false;
+        };
+        if job.status.state != JobState::Pending {
             return false;
         }
-        let total: u64 = self
-            .members(job.partition)
+        let node_cpus = part
+            .view
+            .nodes
             .iter()
             .filter_map(|&i| self.nodes.get(i))
-            .map(|n| u64::from(n.cpus))
-            .sum();
-        u64::from(job.pending_cpus()) > total
+            .map(|n| n.cpus);
+        u64::from(job.pending_cpus())
+            > slurm_sched::partition_cpus(node_cpus, part.view.max_cpus_per_node)
     }
 
     /// The answer to a change of job `id` just made: as Slurm 22.05, a

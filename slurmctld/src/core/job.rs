@@ -559,13 +559,13 @@ impl Job {
         if let Some(kept) = self.spec.shown().min_cpus_per_node {
             return kept;
         }
-        let per_node_tasks = self
-            .shape
-            .ntasks_per_node
-            .filter(|n| *n > 0 && self.shape.ntasks > 1 && !self.shape.overcommit)
-            .unwrap_or(1);
-        let tasks = per_node_tasks.saturating_mul(self.shape.cpus_per_task.max(1));
-        self.spec.min_cpus_per_node.unwrap_or(0).max(tasks)
+        slurm_sched::min_cpus_per_node(
+            self.shape.ntasks,
+            self.shape.ntasks_per_node,
+            self.shape.cpus_per_task,
+            self.shape.overcommit,
+            self.spec.min_cpus_per_node.unwrap_or(0),
+        )
     }
 
     /// Whether `name` is one of the job's partitions.

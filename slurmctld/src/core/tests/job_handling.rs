@@ -484,6 +484,18 @@ fn changes_of_a_job_beyond_its_partition_are_taken_and_refused() {
         hold(&mut env, ALICE, 999_999, true),
         vec![(999_999, ErrorCode::InvalidJobId.number())]
     );
+    // MaxCPUsPerNode counts as the nodes' size, as at submission: two
+    // nodes giving one CPU each.
+    let mut env = Env::with_conf(&format!(
+        "{CONF}PartitionName=capped Nodes=n[1-2] MaxCPUsPerNode=1 State=UP\n"
+    ));
+    env.register_all();
+    let capped = env.submit(v1::JobDescription {
+        partitions: vec!["capped".into()],
+        ..cpus(Some(3), None, None)
+    });
+    assert_eq!(env.job(capped).reason, PendingReason::PartitionConfig);
+    assert_eq!(hold(&mut env, ALICE, capped, true), vec![(capped, beyond)]);
 }
 
 /// CPU ids as Slurm 22.05 gives them (`scontrol show job -d`): the lowest
