@@ -584,11 +584,7 @@ impl Controller {
             }
             for (a, ids) in job.alloc.iter().zip(job.cpu_ids.iter()) {
                 if let Some(n) = self.nodes.get_mut(a.node_index) {
-                    for &i in ids.iter() {
-                        if let Some(u) = n.cpu_use.get_mut(i as usize) {
-                            *u = u.saturating_add(1);
-                        }
-                    }
+                    n.count_cpus(ids, true);
                 }
             }
         }
@@ -604,9 +600,7 @@ impl Controller {
                     Some(n) => {
                         let ids = n.pick_cpus(a.cpus);
                         if !released {
-                            for &i in ids.iter() {
-                                n.cpu_use[i as usize] = n.cpu_use[i as usize].saturating_add(1);
-                            }
+                            n.count_cpus(&ids, true);
                         }
                         ids
                     }

@@ -339,9 +339,9 @@ impl NodeRec {
         order.into_boxed_slice()
     }
 
-    /// Counts CPUs `ids` held once more (`by` 1) or once less (-1); the
-    /// CPUs allocated are those some share holds, however many.
-    fn count_cpus(&mut self, ids: &[u32], hold: bool) {
+    /// Counts CPUs `ids` held by one more share (`hold`) or one less,
+    /// without `alloc_cpus` ([`Self::recount_alloc_cpus`] follows).
+    pub(crate) fn count_cpus(&mut self, ids: &[u32], hold: bool) {
         for &i in ids {
             if let Some(u) = self.cpu_use.get_mut(i as usize) {
                 *u = if hold {
@@ -351,10 +351,10 @@ impl NodeRec {
                 };
             }
         }
-        self.recount_alloc_cpus();
     }
 
-    /// `alloc_cpus` from `cpu_use`.
+    /// `alloc_cpus` from `cpu_use`: the CPUs some share holds, however
+    /// many.
     pub(crate) fn recount_alloc_cpus(&mut self) {
         let held = self.cpu_use.iter().filter(|&&u| u > 0).count();
         self.alloc_cpus = u32::try_from(held).unwrap_or(u32::MAX);
@@ -365,6 +365,7 @@ impl NodeRec {
     /// (a job resumed onto CPUs taken meanwhile) count once, as in Slurm.
     pub(crate) fn take(&mut self, a: &NodeAlloc, ids: &[u32], exclusive: bool, job: JobId) {
         self.count_cpus(ids, true);
+        self.recount_alloc_cpus();
         self.alloc_mem_mb = self.alloc_mem_mb.saturating_add(a.mem_mb);
         if exclusive {
             self.exclusive_owner = Some(job);
@@ -383,6 +384,7 @@ impl NodeRec {
         time: i64,
     ) {
         self.count_cpus(ids, false);
+        self.recount_alloc_cpus();
         self.alloc_mem_mb = self.alloc_mem_mb.saturating_sub(a.mem_mb);
         if exclusive && self.exclusive_owner == Some(job) {
             self.exclusive_owner = None;

@@ -1030,7 +1030,8 @@ impl Loader {
                     Vec::new()
                 };
                 r.done().map_err(decode)?;
-                let job = self.job_before(id, |j| j.cpu_ids.is_empty(), "cpu ids");
+                let fresh = |j: &Job| j.cpu_ids.is_empty() && j.last_cpu_ids.is_empty();
+                let job = self.job_before(id, fresh, "cpu ids");
                 let job = job.map_err(corrupt)?;
                 // Shares the record does not cover are given ids at the
                 // end of the load; a last allocation without them shows
