@@ -2179,23 +2179,7 @@ impl Controller {
             ntasks_per_node: d.ntasks_per_node,
             memory,
             resources: Some(v1::JobResources {
-                nodes: job
-                    .alloc
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, a)| {
-                        self.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
-                            node: n.name.clone(),
-                            cpu_ids: job.cpu_ids.get(i).map_or_else(Vec::new, |ids| ids.to_vec()),
-                            memory_mb: a.mem_mb,
-                            gres: Vec::new(),
-                            tasks: a.tasks,
-                            cpus: a.cpus,
-                            cores_per_socket: n.cores_per_socket.into(),
-                            threads_per_core: n.threads_per_core.into(),
-                        })
-                    })
-                    .collect(),
+                nodes: crate::rpc::convert::node_allocations(&self.nodes, &job.alloc, &job.cpu_ids),
             }),
             time_limit: Some(limit.into()),
             partition: job.partition_name.clone(),

@@ -497,22 +497,7 @@ pub fn job_info_fields(snap: &Snapshot, job: &Job, now: i64, want: JobFields) ->
             Some(v1::JobResources {
                 // A finished job shows the nodes it had, as Slurm's
                 // `scontrol show job -d` does.
-                nodes: shares
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, a)| {
-                        snap.nodes.get(a.node_index).map(|n| v1::NodeAllocation {
-                            node: n.name.clone(),
-                            cpu_ids: share_ids.get(i).map_or_else(Vec::new, |ids| ids.to_vec()),
-                            memory_mb: a.mem_mb,
-                            gres: Vec::new(),
-                            tasks: a.tasks,
-                            cpus: a.cpus,
-                            cores_per_socket: n.cores_per_socket.into(),
-                            threads_per_core: n.threads_per_core.into(),
-                        })
-                    })
-                    .collect(),
+                nodes: node_allocations(&snap.nodes, shares, share_ids),
             })
         ),
         features: pick!(100, d.constraint.to_string()),
@@ -579,6 +564,32 @@ fn job_tres(cpus: u32, mem_mb: u64, nodes: u32) -> v1::TresList {
     }
     items.push(tres("billing", u64::from(cpus)));
     v1::TresList { items }
+}
+
+/// What each share of an allocation gives, by node: its CPU ids (`ids`,
+/// in the order of `shares`), memory, tasks and CPUs, with the node's
+/// layout to place the ids on sockets and cores.
+pub(crate) fn node_allocations(
+    nodes: &[NodeRec],
+    shares: &[NodeAlloc],
+    ids: &[Box<[u32]>],
+) -> Vec<v1::NodeAllocation> {
+    shares
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            nodes.get(a.node_index).map(|n| v1::NodeAllocation {
+                node: n.name.clone(),
+                cpu_ids: ids.get(i).map_or_else(Vec::new, |ids| ids.to_vec()),
+                memory_mb: a.mem_mb,
+                gres: Vec::new(),
+                tasks: a.tasks,
+                cpus: a.cpus,
+                cores_per_socket: n.cores_per_socket.into(),
+                threads_per_core: n.threads_per_core.into(),
+            })
+        })
+        .collect()
 }
 
 /// The fewest nodes a job not yet placed can run on, as Slurm counts its
