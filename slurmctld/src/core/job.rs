@@ -508,6 +508,13 @@ impl Job {
         })
     }
 
+    /// Keeps the allocation, with its CPU ids, as the one shown once the
+    /// job no longer holds it.
+    pub fn keep_last_alloc(&mut self) {
+        self.last_alloc.clone_from(&self.alloc);
+        self.last_cpu_ids.clone_from(&self.cpu_ids);
+    }
+
     /// The tasks on each node it holds, as Slurm 22.05 counts them for
     /// SLURM_TASKS_PER_NODE: `--ntasks-per-node` on every node (`-n 1
     /// --ntasks-per-node=2` shows 2), else what the placement gave.

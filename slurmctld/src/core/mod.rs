@@ -817,8 +817,7 @@ impl Controller {
                         .map_err(|e| illegal(*job_id, e))?;
                     if job.status.is_completing() {
                         // The allocation shown once every share is released.
-                        job.last_alloc.clone_from(&job.alloc);
-                        job.last_cpu_ids.clone_from(&job.cpu_ids);
+                        job.keep_last_alloc();
                     }
                     job.end_time = *time;
                 }
@@ -922,8 +921,7 @@ impl Controller {
                 let was_running = job.status.state.holds_resources();
                 let was_completing = job.status.is_completing();
                 if was_running {
-                    job.last_alloc.clone_from(&job.alloc);
-                    job.last_cpu_ids.clone_from(&job.cpu_ids);
+                    job.keep_last_alloc();
                 }
                 job.status = if was_completing {
                     // A job that ended and whose nodes still clean up is
@@ -1231,16 +1229,16 @@ impl Controller {
     /// Frees the job's nodes and ends COMPLETING, at `time`.
     fn release(&mut self, job_id: u32, time: i64) -> Result<(), ApplyError> {
         let job = self.job_mut(job_id)?;
-        let alloc = std::mem::take(&mut job.alloc);
         // Set when the job left RUNNING; a state from before that was
         // recorded (a snapshot of an older build) gets it here.
-        let recorded = alloc
+        let recorded = job
+            .alloc
             .iter()
             .all(|a| job.last_alloc.iter().any(|l| l.node_index == a.node_index));
-        if alloc.is_empty() || !recorded {
-            job.last_alloc.clone_from(&alloc);
-            job.last_cpu_ids.clone_from(&job.cpu_ids);
+        if job.alloc.is_empty() || !recorded {
+            job.keep_last_alloc();
         }
+        let alloc = std::mem::take(&mut job.alloc);
         let exclusive = std::mem::replace(&mut job.exclusive_alloc, false);
         job.status = job.status.completing_done();
         let id = job.id;
