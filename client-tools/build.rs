@@ -22,11 +22,11 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let target = std::env::var("TARGET").unwrap_or_default();
-    // `-no-pie` is understood by the GNU and LLVM toolchains on Linux.
-    if target.contains("linux") {
-        println!("cargo:rustc-link-arg-bins=-no-pie");
-    }
+    // `-no-pie` is understood by the GNU and LLVM toolchains on Linux. A
+    // static musl program starts through the static-PIE start file, which
+    // a fixed address would break.
     if target.contains("linux-gnu") {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
         static_libgcc();
     }
 }

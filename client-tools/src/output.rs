@@ -45,12 +45,50 @@ pub fn with_std_streams(
 /// file the command opens never becomes its standard output; a panic ends
 /// the process with status 101 after its message, as from a Rust `main`.
 /// Only a stack overflow differs: it is a plain SIGSEGV, without a message.
-pub fn run_as_main(run: fn(Vec<OsString>) -> i32) -> ! {
+///
+/// The arguments are read from `main`'s own `argc` and `argv`: only glibc
+/// also hands them to the Rust standard library before `main`, musl does not.
+///
+/// # Safety
+/// `argv` must point to `argc` valid NUL-terminated strings, as the C
+/// `main` receives them.
+pub unsafe fn run_as_main(
+    run: fn(Vec<OsString>) -> i32,
+    argc: std::ffi::c_int,
+    argv: *const *const std::ffi::c_char,
+) -> ! {
     ignore_sigpipe();
     reopen_closed_std_fds();
-    let code = std::panic::catch_unwind(|| run(std::env::args_os().collect())).unwrap_or(101);
+    // SAFETY: the caller's promise.
+    let args = unsafe { main_args(argc, argv) };
+    let code = std::panic::catch_unwind(|| run(args)).unwrap_or(101);
     // Flushes Rust's standard output buffer, as returning from main would.
     std::process::exit(code)
+}
+
+/// The C `main`'s arguments as Rust strings.
+///
+/// # Safety
+/// As [`run_as_main`].
+unsafe fn main_args(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> Vec<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let count = usize::try_from(argc).unwrap_or(0);
+    if argv.is_null() {
+        return Vec::new();
+    }
+    (0..count)
+        .map(|i| {
+            // SAFETY: `i < argc`, and each of those entries is a valid C
+            // string (the caller's promise); a null entry ends the list.
+            let arg = unsafe { *argv.add(i) };
+            if arg.is_null() {
+                return OsString::new();
+            }
+            // SAFETY: as above.
+            let bytes = unsafe { std::ffi::CStr::from_ptr(arg) }.to_bytes();
+            std::ffi::OsStr::from_bytes(bytes).to_owned()
+        })
+        .collect()
 }
 
 /// Writes to a closed pipe fail with EPIPE instead of killing the process.

@@ -71,8 +71,14 @@ const ORDER: &[Rlimit] = &[
     Rlimit::As,
 ];
 
+/// The type glibc gives a limit's number; other C libraries use `int`.
+#[cfg(target_env = "gnu")]
+pub type Resource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+pub type Resource = libc::c_int;
+
 /// The kernel's number of a limit.
-pub fn resource(limit: Rlimit) -> libc::__rlimit_resource_t {
+pub fn resource(limit: Rlimit) -> Resource {
     match limit {
         Rlimit::Cpu => libc::RLIMIT_CPU,
         Rlimit::Fsize => libc::RLIMIT_FSIZE,

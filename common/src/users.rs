@@ -1,5 +1,10 @@
 //! The user and group databases (passwd, group), through the C library so
 //! that NSS sources (LDAP, sssd) answer as they do for every program.
+//!
+//! A C library without NSS (the commands built as static musl programs read
+//! only `/etc/passwd`, `/etc/group` and nscd) asks `getent` about what it
+//! does not find: the system's `getent` goes through NSS like any glibc
+//! program, so a user known only to LDAP or sssd is still found.
 
 use std::ffi::{CStr, CString};
 
@@ -55,6 +60,7 @@ pub fn login_of(uid: u32) -> Option<(String, u32)> {
         // SAFETY: on success pw_name points into the live buffer.
         |pwd: &libc::passwd| Some((unsafe { text(pwd.pw_name) }?, pwd.pw_gid)),
     )
+    .or_else(|| without_nss(|| getent::passwd(&uid.to_string()).map(|p| (p.name, p.gid))))
 }
 
 /// The uid and passwd group of the user called `name`.
@@ -66,6 +72,13 @@ pub fn ids_of(name: &str) -> Option<(u32, u32)> {
         |pwd, buf, len, result| unsafe { libc::getpwnam_r(c.as_ptr(), pwd, buf, len, result) },
         |pwd: &libc::passwd| Some((pwd.pw_uid, pwd.pw_gid)),
     )
+    .or_else(|| {
+        without_nss(|| {
+            getent::passwd(name)
+                .filter(|p| p.name == name)
+                .map(|p| (p.uid, p.gid))
+        })
+    })
 }
 
 /// The gid of the group called `name`.
@@ -77,6 +90,7 @@ pub fn gid_of(name: &str) -> Option<u32> {
         |grp, buf, len, result| unsafe { libc::getgrnam_r(c.as_ptr(), grp, buf, len, result) },
         |grp: &libc::group| Some(grp.gr_gid),
     )
+    .or_else(|| without_nss(|| getent::group(name).filter(|g| g.0 == name).map(|g| g.1)))
 }
 
 /// The name of group `gid`.
@@ -87,6 +101,7 @@ pub fn group_name(gid: u32) -> Option<String> {
         // SAFETY: on success gr_name points into the live buffer.
         |grp: &libc::group| unsafe { text(grp.gr_name) },
     )
+    .or_else(|| without_nss(|| getent::group(&gid.to_string()).map(|g| g.0)))
 }
 
 /// Every group `user` belongs to, `gid` included (what initgroups would
@@ -104,6 +119,12 @@ pub fn group_list(user: &str, gid: u32) -> Vec<u32> {
         let rc = unsafe { libc::getgrouplist(c.as_ptr(), gid, groups.as_mut_ptr(), &mut count) };
         if rc >= 0 {
             groups.truncate(usize::try_from(count).unwrap_or(0));
+            // Without NSS, a user LDAP knows is in its passwd group only.
+            if groups.len() <= 1 && !cfg!(target_env = "gnu") {
+                if let Some(more) = getent::initgroups(user) {
+                    groups.extend(more.into_iter().filter(|g| *g != gid));
+                }
+            }
             return groups;
         }
         if count <= n || count > 65_536 {
@@ -125,6 +146,98 @@ pub fn group_names_of(uid: u32) -> Vec<String> {
         .into_iter()
         .map(|g| group_name(g).unwrap_or_else(|| g.to_string()))
         .collect()
+}
+
+/// `lookup` where the C library has no NSS, `None` with glibc (whose own
+/// answer already went through NSS).
+fn without_nss<T>(lookup: impl FnOnce() -> Option<T>) -> Option<T> {
+    if cfg!(target_env = "gnu") {
+        None
+    } else {
+        lookup()
+    }
+}
+
+/// The system's `getent`, for C libraries without NSS (see the module
+/// documentation). Compiled everywhere so that the tests run it.
+pub mod getent {
+    use std::process::{Command, Stdio};
+
+    /// A passwd entry, as far as the commands need it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Passwd {
+        pub name: String,
+        pub uid: u32,
+        pub gid: u32,
+    }
+
+    /// Where `getent` is looked for first.
+    const GETENT: &str = "/usr/bin/getent";
+
+    /// The first line `getent <database> <key>` prints; `None` when it
+    /// finds nothing or cannot be run.
+    fn query(database: &str, key: &str) -> Option<String> {
+        if key.is_empty() || key.contains(['\0', '\n', ':']) {
+            return None;
+        }
+        let program = if std::path::Path::new(GETENT).is_file() {
+            GETENT
+        } else {
+            "getent"
+        };
+        let out = Command::new(program)
+            .args(["--", database, key])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8(out.stdout).ok()?;
+        text.lines().next().map(str::to_owned)
+    }
+
+    /// `name:password:uid:gid:gecos:home:shell`.
+    pub fn parse_passwd(line: &str) -> Option<Passwd> {
+        let mut f = line.split(':');
+        let name = f.next()?.to_owned();
+        let _password = f.next()?;
+        let uid = f.next()?.parse().ok()?;
+        let gid = f.next()?.parse().ok()?;
+        (!name.is_empty()).then_some(Passwd { name, uid, gid })
+    }
+
+    /// `name:password:gid:members`: the name and gid.
+    pub fn parse_group(line: &str) -> Option<(String, u32)> {
+        let mut f = line.split(':');
+        let name = f.next()?.to_owned();
+        let _password = f.next()?;
+        let gid = f.next()?.parse().ok()?;
+        (!name.is_empty()).then_some((name, gid))
+    }
+
+    /// `user gid gid ...`: the groups after the name.
+    pub fn parse_initgroups(line: &str) -> Option<Vec<u32>> {
+        let mut words = line.split_whitespace();
+        words.next()?;
+        words.map(|w| w.parse().ok()).collect()
+    }
+
+    /// The passwd entry of a user name or uid.
+    pub fn passwd(key: &str) -> Option<Passwd> {
+        parse_passwd(&query("passwd", key)?)
+    }
+
+    /// The name and gid of a group name or gid.
+    pub fn group(key: &str) -> Option<(String, u32)> {
+        parse_group(&query("group", key)?)
+    }
+
+    /// The groups `user` is in besides its passwd group.
+    pub fn initgroups(user: &str) -> Option<Vec<u32>> {
+        parse_initgroups(&query("initgroups", user)?)
+    }
 }
 
 /// Whether a partition's AllowGroups list (`allowed`) lets in a user in
@@ -155,5 +268,43 @@ mod tests {
         assert!(allows_groups(&allowed, &["users".into(), "wheel".into()]));
         assert!(!allows_groups(&allowed, &["users".into()]));
         assert!(!allows_groups(&allowed, &[]));
+    }
+
+    #[test]
+    fn getent_lines_parse() {
+        assert_eq!(
+            getent::parse_passwd("alice:x:1001:100:Alice A:/home/alice:/bin/bash"),
+            Some(getent::Passwd {
+                name: "alice".into(),
+                uid: 1001,
+                gid: 100
+            })
+        );
+        assert_eq!(getent::parse_passwd("alice:x:1001"), None);
+        assert_eq!(getent::parse_passwd(":x:1:2:::"), None);
+        assert_eq!(getent::parse_passwd("a:x:one:2:::"), None);
+        assert_eq!(
+            getent::parse_group("staff:x:50:alice,bob"),
+            Some(("staff".into(), 50))
+        );
+        assert_eq!(getent::parse_group("staff:x"), None);
+        assert_eq!(
+            getent::parse_initgroups("alice        50 27"),
+            Some(vec![50, 27])
+        );
+        assert_eq!(getent::parse_initgroups("root        "), Some(vec![]));
+        assert_eq!(getent::parse_initgroups("root x"), None);
+    }
+
+    #[test]
+    fn getent_answers_through_the_system() {
+        let root = getent::passwd("0").unwrap();
+        assert_eq!((root.name.as_str(), root.uid, root.gid), ("root", 0, 0));
+        assert_eq!(getent::passwd("root").unwrap().uid, 0);
+        assert_eq!(getent::group("0").unwrap().0, "root");
+        assert!(getent::initgroups("root").is_some());
+        assert_eq!(getent::passwd("no such user here"), None);
+        assert_eq!(getent::passwd(""), None);
+        assert_eq!(getent::passwd("a:b"), None);
     }
 }

@@ -7,9 +7,7 @@
 
 #[cfg(not(test))]
 #[no_mangle]
-extern "C" fn main(
-    _argc: std::ffi::c_int,
-    _argv: *const *const std::ffi::c_char,
-) -> std::ffi::c_int {
-    slurm_client_tools::output::run_as_main(slurm_client_tools::sinfo::run)
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // SAFETY: these are the C `main`'s own arguments.
+    unsafe { slurm_client_tools::output::run_as_main(slurm_client_tools::sinfo::run, argc, argv) }
 }

@@ -237,17 +237,22 @@ fn intern(text: &str) -> &'static str {
 }
 
 /// `unix` as the calendar fields of `zone`.
+// The conversions to `time_t` are identities where it has 64 bits.
+#[allow(clippy::useless_conversion)]
 fn broken_down(unix: i64, zone: Zone) -> Option<libc::tm> {
     // SAFETY: all-zero bytes are a valid `tm` (a null zone name included).
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     let done = match zone {
         Zone::System => {
-            let t = libc::time_t::try_from(unix).ok()?;
+            let t = unix.try_into().ok()?;
             // SAFETY: both pointers refer to live values of the right type.
             !unsafe { libc::localtime_r(&t, &mut tm) }.is_null()
         }
         Zone::Fixed(z) => {
-            let t = libc::time_t::try_from(unix.checked_add(i64::from(z.offset_secs))?).ok()?;
+            let t = unix
+                .checked_add(i64::from(z.offset_secs))?
+                .try_into()
+                .ok()?;
             // SAFETY: as above.
             let ok = !unsafe { libc::gmtime_r(&t, &mut tm) }.is_null();
             tm.tm_gmtoff = i64::from(z.offset_secs);
@@ -273,13 +278,61 @@ fn relative_format(when: &libc::tm, today: &libc::tm) -> &'static str {
 /// C's strftime(3) of `unix` in `zone`, cut to what Slurm's buffer holds.
 fn strftime(format: &str, unix: i64, zone: Zone) -> Option<String> {
     let tm = broken_down(unix, zone)?;
-    let format = std::ffi::CString::new(format).ok()?;
+    let format = if cfg!(target_env = "gnu") {
+        std::ffi::CString::new(format).ok()?
+    } else {
+        std::ffi::CString::new(gnu_hours(format, &tm)).ok()?
+    };
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its length, `format` is NUL-terminated
     // and `tm` is a filled-in `tm`; strftime writes at most `buf.len()`.
     let len = unsafe { libc::strftime(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), &tm) };
     let text = buf.get(..len.min(TIME_TEXT_MAX)).unwrap_or_default();
     Some(String::from_utf8_lossy(text).into_owned())
+}
+
+/// `format` with glibc's `%k`, `%l` and `%P` (hours padded with spaces, and
+/// `am`/`pm`) written out, for C libraries whose strftime lacks them (musl
+/// writes nothing at all for such a format). A flag between `%` and the
+/// letter works as in glibc: `-` no padding, `0` zeros, `_` spaces.
+fn gnu_hours(format: &str, tm: &libc::tm) -> String {
+    let mut out = String::with_capacity(format.len());
+    let mut rest = format;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let spec = &rest[at + 1..];
+        let (flag, letter) = match spec.chars().next() {
+            Some(f @ ('-' | '0' | '_')) => (Some(f), spec[1..].chars().next()),
+            other => (None, other),
+        };
+        let used = 1 + usize::from(flag.is_some()) + letter.map_or(0, char::len_utf8);
+        let hour12 = match tm.tm_hour % 12 {
+            0 => 12,
+            h => h,
+        };
+        let text = match letter {
+            Some('k') => Some(hour_text(tm.tm_hour, flag)),
+            Some('l') => Some(hour_text(hour12, flag)),
+            Some('P') => Some(if tm.tm_hour < 12 { "am" } else { "pm" }.to_owned()),
+            _ => None,
+        };
+        match text {
+            Some(t) => out.push_str(&t),
+            None => out.push_str(&rest[at..(at + used).min(rest.len())]),
+        }
+        rest = &rest[(at + used).min(rest.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A two-digit field padded as strftime's flag says (spaces by default).
+fn hour_text(value: i32, flag: Option<char>) -> String {
+    match flag {
+        Some('-') => value.to_string(),
+        Some('0') => format!("{value:02}"),
+        _ => format!("{value:2}"),
+    }
 }
 
 /// How the commands show the sizes and counts Slurm passes through its unit
@@ -680,6 +733,11 @@ mod tests {
             ctx(TimeFormat::Custom("%e|%-d|%k %%")).timestamp(t),
             "22|22| 4 %"
         );
+        // glibc's hour extensions, written out where strftime lacks them.
+        let tm = broken_down(t, Zone::Fixed(FixedZone::UTC)).unwrap();
+        assert_eq!(gnu_hours("%e|%-d|%k %%", &tm), "%e|%-d| 4 %%");
+        assert_eq!(gnu_hours("%l%P|%-k|%0l|%_k|%", &tm), " 4am|4|04| 4|%");
+        assert_eq!(gnu_hours("%%k %-", &tm), "%%k %-");
         // Slurm's buffer keeps 31 bytes.
         let cut = ctx(TimeFormat::Custom("%Y-%m-%d %H:%M:%S and more text")).timestamp(t);
         assert_eq!(cut, "2026-11-22 04:54:03 and more te");

@@ -389,7 +389,7 @@ impl Syscalls for RealSyscalls {
         let work_dir = path_cstring(&plan.work_dir, "the working directory")?;
         let tmp = c"/tmp";
         let groups: Vec<libc::gid_t> = plan.extra_gids.clone();
-        let rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)> = plan
+        let rlimits: Vec<(slurm_common::rlimit::Resource, libc::rlim_t)> = plan
             .rlimits
             .iter()
             .map(|p| (slurm_common::rlimit::resource(p.limit), p.value))
@@ -533,7 +533,7 @@ struct ChildArgs<'a> {
     work_dir: *const libc::c_char,
     tmp: *const libc::c_char,
     groups: &'a [libc::gid_t],
-    rlimits: &'a [(libc::__rlimit_resource_t, libc::rlim_t)],
+    rlimits: &'a [(slurm_common::rlimit::Resource, libc::rlim_t)],
     umask: Option<u32>,
     nice: Option<i32>,
     switch: bool,
