@@ -6,6 +6,10 @@
 #![cfg_attr(not(test), no_main)]
 
 #[cfg(not(test))]
+#[global_allocator]
+static ALLOC: slurm_client_tools::arena::Arena = slurm_client_tools::arena::Arena::new();
+
+#[cfg(not(test))]
 #[no_mangle]
 extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     // SAFETY: these are the C `main`'s own arguments.
