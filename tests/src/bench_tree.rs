@@ -266,7 +266,7 @@ fn measure_width(sizes: &TreeBenchSizes, width: u32) -> Result<WidthFigures> {
     // One job on every node.
     let script = c.dir.root().join("tree-bench.sh");
     std::fs::write(&script, "#!/bin/sh\ntrue\n").context("cannot write the job script")?;
-    let bins = crate::bin_dir()?;
+    let bins = crate::commands_dir()?;
     let mut cmd = Command::new(require_bin(&bins, "sbatch")?);
     clean_slurm_env(&mut cmd);
     let n = sizes.nodes.to_string();

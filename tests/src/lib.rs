@@ -24,7 +24,7 @@ pub mod process;
 pub mod scripts;
 pub mod wait;
 
-pub use bins::{bin_dir, bin_path};
+pub use bins::{bin_dir, bin_path, commands_dir, COMMANDS_DIR_ENV};
 pub use cluster_dir::{ClusterDir, ClusterSpec};
 pub use local_cluster::LocalCluster;
 pub use ports::free_loopback_port;

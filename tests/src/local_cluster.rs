@@ -26,7 +26,7 @@ use slurm_proto::v1::{
     NodeStateFlag, PingRequest,
 };
 
-use crate::bins::bin_dir;
+use crate::bins::{bin_dir, commands_dir};
 use crate::cluster_dir::{ClusterDir, ClusterSpec};
 use crate::process::{kill_processes_with_env, ChildGuard};
 use crate::wait::wait_until;
@@ -331,14 +331,21 @@ impl LocalCluster {
     }
 
     /// A command of the cluster (`sbatch`, `squeue`, ...) ready to run:
-    /// `SLURM_CONF` set, the binary directory first in `PATH`, the working
-    /// directory the cluster's root.
+    /// `SLURM_CONF` set, the commands' directory ([`commands_dir`]) and the
+    /// binary directory first in `PATH`, the working directory the
+    /// cluster's root.
     pub fn command(&self, name: &str) -> Result<Command> {
-        let exe = require_bin(&self.bins, name)?;
+        let commands = commands_dir()?;
+        let from = if DAEMON_BINS.contains(&name) {
+            &self.bins
+        } else {
+            &commands
+        };
+        let exe = require_bin(from, name)?;
         let mut cmd = Command::new(exe);
         clean_slurm_env(&mut cmd);
         let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut dirs = vec![self.bins.clone()];
+        let mut dirs = vec![commands.clone(), self.bins.clone()];
         dirs.extend(std::env::split_paths(&path));
         cmd.env("SLURM_CONF", self.conf_path())
             .env("PATH", std::env::join_paths(dirs).context("PATH")?)

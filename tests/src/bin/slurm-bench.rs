@@ -1,6 +1,8 @@
-//! `slurm-bench [--quick] [--only SECTIONS] [--json FILE]`: measures the
-//! real binaries against the performance targets and prints a table (and
-//! JSON). Sections: `jobs` (submission, queries, memory, restart;
+//! `slurm-bench [--quick] [--only SECTIONS] [--commands DIR] [--json FILE]`:
+//! measures the real binaries against the performance targets and prints a
+//! table (and JSON). `--commands` runs the user commands from DIR (for
+//! example the static musl build, `target/x86_64-unknown-linux-musl/release`)
+//! and the daemons from the usual place. Sections: `jobs` (submission, queries, memory, restart;
 //! `slurm_testkit::bench`; `submit` and `queue` are its two halves on their
 //! own, `api` the API submissions of `submit` alone), `recovery` (restart with a large state),
 //! `ha` (takeover with a backup controller), `tree` (emulated nodes and
@@ -32,6 +34,17 @@ fn main() {
                 Some(f) => json = Some(f),
                 None => fail("--json expects a file name"),
             },
+            "--commands" => match args.next() {
+                Some(dir) => {
+                    if !std::path::Path::new(&dir).join("sbatch").is_file() {
+                        fail(&format!("--commands: no sbatch in {dir}"));
+                    }
+                    // Read by the clusters the sections start, in this
+                    // process and its children; set before any thread.
+                    std::env::set_var(slurm_testkit::COMMANDS_DIR_ENV, dir);
+                }
+                None => fail("--commands expects a directory"),
+            },
             "--only" => match args.next() {
                 Some(list) => {
                     only = list.split(',').map(|s| s.trim().to_string()).collect();
@@ -46,7 +59,7 @@ fn main() {
             },
             "-h" | "--help" => {
                 println!(
-                    "usage: slurm-bench [--quick] [--only {}] [--json FILE]",
+                    "usage: slurm-bench [--quick] [--only {}] [--commands DIR] [--json FILE]",
                     SECTIONS.join(",")
                 );
                 return;
@@ -61,6 +74,9 @@ fn main() {
     let mut progress = |m: &str| {
         let _ = writeln!(std::io::stderr(), "slurm-bench: {m}");
     };
+    if let Ok(dir) = slurm_testkit::commands_dir() {
+        progress(&format!("commands from {}", dir.display()));
+    }
     let wants = |s: &str| only.iter().any(|o| o == s);
     let mut figs = Vec::new();
     if wants("jobs") {
