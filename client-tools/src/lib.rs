@@ -4,6 +4,8 @@
 pub mod arena;
 pub mod client;
 pub mod format;
+#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
+pub mod memcpy;
 pub mod opts;
 pub mod output;
 pub mod sbatch;
