@@ -1,5 +1,6 @@
-//! Links the commands as position-dependent executables, with the
-//! unwinder linked in statically.
+//! Links the glibc build of the commands as position-dependent
+//! executables, with the unwinder linked in statically. (The musl build is
+//! static already, and stays a static PIE: its start file needs that.)
 //!
 //! A command is a short process that scripts run thousands of times a
 //! minute, so its start-up is most of its cost. A position-independent

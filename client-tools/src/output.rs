@@ -79,7 +79,8 @@ unsafe fn main_args(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char)
     (0..count)
         .map(|i| {
             // SAFETY: `i < argc`, and each of those entries is a valid C
-            // string (the caller's promise); a null entry ends the list.
+            // string (the caller's promise); a null one, which that rules
+            // out, reads as empty.
             let arg = unsafe { *argv.add(i) };
             if arg.is_null() {
                 return OsString::new();
