@@ -65,6 +65,17 @@ pub fn login_of(uid: u32) -> Option<(String, u32)> {
 
 /// The uid and passwd group of the user called `name`.
 pub fn ids_of(name: &str) -> Option<(u32, u32)> {
+    libc_ids_of(name).or_else(|| {
+        without_nss(|| {
+            getent::passwd(name)
+                .filter(|p| p.name == name)
+                .map(|p| (p.uid, p.gid))
+        })
+    })
+}
+
+/// [`ids_of`] as the C library alone answers it.
+fn libc_ids_of(name: &str) -> Option<(u32, u32)> {
     let c = CString::new(name).ok()?;
     with_buffer(
         // SAFETY: every pointer is valid for the call and len is buf's size;
@@ -72,13 +83,6 @@ pub fn ids_of(name: &str) -> Option<(u32, u32)> {
         |pwd, buf, len, result| unsafe { libc::getpwnam_r(c.as_ptr(), pwd, buf, len, result) },
         |pwd: &libc::passwd| Some((pwd.pw_uid, pwd.pw_gid)),
     )
-    .or_else(|| {
-        without_nss(|| {
-            getent::passwd(name)
-                .filter(|p| p.name == name)
-                .map(|p| (p.uid, p.gid))
-        })
-    })
 }
 
 /// The gid of the group called `name`.
@@ -119,8 +123,9 @@ pub fn group_list(user: &str, gid: u32) -> Vec<u32> {
         let rc = unsafe { libc::getgrouplist(c.as_ptr(), gid, groups.as_mut_ptr(), &mut count) };
         if rc >= 0 {
             groups.truncate(usize::try_from(count).unwrap_or(0));
-            // Without NSS, a user LDAP knows is in its passwd group only.
-            if groups.len() <= 1 && !cfg!(target_env = "gnu") {
+            // Without NSS, a user only NSS knows is in its passwd group
+            // alone; a user the C library knows has its groups already.
+            if !cfg!(target_env = "gnu") && libc_ids_of(user).is_none() {
                 if let Some(more) = getent::initgroups(user) {
                     groups.extend(more.into_iter().filter(|g| *g != gid));
                 }
