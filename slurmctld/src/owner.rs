@@ -329,7 +329,7 @@ impl Owner {
             // charge before it answers or acts.
             let mut r = fence.check().map_err(|e| e.to_string());
             if r.is_ok() && !events.is_empty() {
-                // Scripts first: a journaled job always has its script.
+                // One sync: the journal carries copies of the scripts.
                 r = store
                     .commit(&files, &events)
                     .map_err(|e| e.to_string())

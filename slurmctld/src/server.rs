@@ -432,6 +432,12 @@ async fn serve_control(
             "dropped a torn record at the end of the journal"
         );
     }
+    if report.scripts_repaired > 0 {
+        tracing::warn!(
+            records = report.scripts_repaired,
+            "job scripts lost from their segments were put back from the journal"
+        );
+    }
     tracing::info!(
         snapshot_generation = report.snapshot.map(|(g, _)| g),
         snapshot_jobs = report.snapshot.map(|(_, n)| n),

@@ -3,9 +3,17 @@
 //! ```text
 //! header  : "SLURMJNL" | u32 journal version | u32 event format version   (16 bytes)
 //! record  : u32 payload length | u32 crc32(payload) | payload (one Event)
+//! copy    : u32 payload length | COPY_FLAG, then as a record; the payload is
+//!           u32 segment | u64 offset | a script record (persist::scripts)
 //! ```
 //!
-//! Integers are little endian. Appends write a whole batch of records with
+//! Integers are little endian. A batch's script copies come before its
+//! events: the segments are not synced with each batch, and recovery puts
+//! back from these copies what a segment lost (see `persist::scripts`).
+//! Version 1 (before copies existed) is read as well; a version 1
+//! generation resumed for appending gets the current header first.
+//!
+//! Appends write a whole batch of records with
 //! one `write` and one `fdatasync` (group commit). The file is written
 //! ahead with zeros ([`ZERO_AHEAD`] past the last record), so that most
 //! syncs flush data and not the file's size; a record head of zeros (no
@@ -29,6 +37,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::crc::crc32;
+use super::scripts::{JobFiles, ScriptCopy};
 use super::{fill_zeros, ZERO_AHEAD};
 use crate::core::event::{DecodeError, Event, EVENT_FORMAT_VERSION};
 
@@ -39,7 +48,11 @@ pub const LEGACY_JOURNAL_FILE: &str = "journal";
 pub const JOURNAL_PREFIX: &str = "journal.";
 pub const JOURNAL_MAGIC: &[u8; 8] = b"SLURMJNL";
 /// Version of the framing described in the module docs.
-pub const JOURNAL_VERSION: u32 = 1;
+pub const JOURNAL_VERSION: u32 = 2;
+/// The last version without script copies, still read.
+const JOURNAL_VERSION_NO_COPIES: u32 = 1;
+/// Set in a record's length word: the payload is a script copy.
+const COPY_FLAG: u32 = 1 << 31;
 pub const HEADER_LEN: usize = 16;
 const RECORD_HEAD: usize = 8;
 /// A record larger than this is treated as corruption (a job script is
@@ -163,6 +176,8 @@ pub fn list_generations(dir: &Path) -> Result<Vec<u64>, JournalError> {
 pub struct Replay {
     /// The events of the valid prefix.
     pub events: Vec<Event>,
+    /// The script copies of the valid prefix.
+    pub copies: Vec<ScriptCopy>,
     /// Length of the valid prefix (0 when the header itself was torn).
     pub valid_len: u64,
     /// Bytes of a torn final record (or header) that are to be dropped.
@@ -262,6 +277,17 @@ impl Journal {
             .open(&path)
             .map_err(io_err(&path))?;
         let on_disk = file.metadata().map_err(io_err(&path))?.len();
+        if valid_len >= HEADER_LEN as u64 {
+            // A generation of an older version gets this version's header
+            // before records of this version follow.
+            use std::os::unix::fs::FileExt;
+            let mut head = [0u8; HEADER_LEN];
+            file.read_exact_at(&mut head, 0).map_err(io_err(&path))?;
+            if head != header() {
+                file.write_all_at(&header(), 0).map_err(io_err(&path))?;
+                file.sync_data().map_err(io_err(&path))?;
+            }
+        }
         let mut len = valid_len;
         let mut written = valid_len.saturating_add(zeros_after);
         if valid_len < HEADER_LEN as u64 {
@@ -302,23 +328,24 @@ impl Journal {
         self.len <= HEADER_LEN as u64
     }
 
-    /// Appends `events` and makes them durable with one fdatasync. An
-    /// append that passes the zeros written ahead writes the next
-    /// [`ZERO_AHEAD`] bytes of zeros before that sync.
-    pub fn append(&mut self, events: &[Event]) -> Result<(), JournalError> {
-        if events.is_empty() {
+    /// Appends the script copies of `files`, then `events`, and makes
+    /// them durable with one fdatasync. An append that passes the zeros
+    /// written ahead writes the next [`ZERO_AHEAD`] bytes of zeros before
+    /// that sync.
+    pub fn append(&mut self, files: &[JobFiles], events: &[Event]) -> Result<(), JournalError> {
+        if events.is_empty() && files.is_empty() {
             return Ok(());
         }
         self.buf.clear();
+        for f in files {
+            let at = self.begin_record();
+            ScriptCopy::encode(f, &mut self.buf);
+            self.end_record(at, COPY_FLAG);
+        }
         for e in events {
-            let at = self.buf.len();
-            self.buf.extend_from_slice(&[0u8; RECORD_HEAD]);
+            let at = self.begin_record();
             e.encode(&mut self.buf);
-            let payload = &self.buf[at + RECORD_HEAD..];
-            let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
-            let crc = crc32(payload);
-            self.buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
-            self.buf[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
+            self.end_record(at, 0);
         }
         // Positioned writes at the known end: a failed or partial write
         // leaves nothing behind that a later append would follow.
@@ -334,6 +361,23 @@ impl Journal {
         self.file.sync_data().map_err(io_err(&self.path))?;
         self.len = end;
         Ok(())
+    }
+
+    /// Starts a record in `buf`; returns where its head is.
+    fn begin_record(&mut self) -> usize {
+        let at = self.buf.len();
+        self.buf.extend_from_slice(&[0u8; RECORD_HEAD]);
+        at
+    }
+
+    /// Fills in the head of the record begun at `at` (length with `flag`,
+    /// checksum).
+    fn end_record(&mut self, at: usize, flag: u32) {
+        let payload = &self.buf[at + RECORD_HEAD..];
+        let len = u32::try_from(payload.len()).unwrap_or(MAX_RECORD + 1) | flag;
+        let crc = crc32(payload);
+        self.buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        self.buf[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
     }
 }
 
@@ -356,6 +400,7 @@ fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
     let total = bytes.len() as u64;
     let mut out = Replay {
         events: Vec::new(),
+        copies: Vec::new(),
         valid_len: 0,
         dropped_tail: 0,
         zeros_after: 0,
@@ -390,7 +435,10 @@ fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
     let word =
         |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     let (version, events_version) = (word(8), word(12));
-    if version != JOURNAL_VERSION || events_version != EVENT_FORMAT_VERSION {
+    let copies_allowed = version == JOURNAL_VERSION;
+    if !(copies_allowed || version == JOURNAL_VERSION_NO_COPIES)
+        || events_version != EVENT_FORMAT_VERSION
+    {
         out.damage = Some(JournalError::UnsupportedVersion {
             path: path.to_path_buf(),
             found: version,
@@ -421,7 +469,13 @@ fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
             torn = Some((pos, "incomplete record header"));
             break;
         }
-        let len = word(pos);
+        let len_word = word(pos);
+        let copy = copies_allowed && len_word & COPY_FLAG != 0;
+        let len = if copy {
+            len_word & !COPY_FLAG
+        } else {
+            len_word
+        };
         let crc = word(pos + 4);
         if len > MAX_RECORD {
             out.damage = Some(damage(
@@ -443,6 +497,20 @@ fn parse(path: &Path, bytes: &[u8], last: bool) -> Replay {
             }
             out.damage = Some(damage(pos as u64, "checksum mismatch".to_string()));
             break;
+        }
+        if copy {
+            match ScriptCopy::decode(payload) {
+                Some(c) => out.copies.push(c),
+                None => {
+                    out.damage = Some(damage(
+                        pos as u64,
+                        "script copy does not decode".to_string(),
+                    ));
+                    break;
+                }
+            }
+            pos = end;
+            continue;
         }
         match Event::decode(payload) {
             Ok(event) => out.events.push(event),
@@ -514,8 +582,8 @@ mod tests {
         {
             let mut j = Journal::create(dir.path(), 0).unwrap();
             assert!(j.is_empty());
-            j.append(&[submitted(1), submitted(2)]).unwrap();
-            j.append(&[submitted(3)]).unwrap();
+            j.append(&[], &[submitted(1), submitted(2)]).unwrap();
+            j.append(&[], &[submitted(3)]).unwrap();
         }
         let (j, replay) = reopen(dir.path());
         assert_eq!(
@@ -530,7 +598,7 @@ mod tests {
         assert_eq!(j.len() + replay.zeros_after, size);
         assert_eq!(j.generation(), 0);
         let mut j = j;
-        j.append(&[submitted(4)]).unwrap();
+        j.append(&[], &[submitted(4)]).unwrap();
         assert_eq!(std::fs::metadata(j.path()).unwrap().len(), size);
         let (_, replay) = reopen(dir.path());
         assert_eq!(replay.events.len(), 4);
@@ -540,14 +608,14 @@ mod tests {
     fn an_append_past_the_zeros_writes_more_ahead() {
         let dir = tempfile::tempdir().unwrap();
         let mut j = Journal::create(dir.path(), 0).unwrap();
-        j.append(&[submitted(1)]).unwrap();
+        j.append(&[], &[submitted(1)]).unwrap();
         let first = std::fs::metadata(j.path()).unwrap().len();
         assert_eq!(first, j.len() + ZERO_AHEAD);
         let mut big = submitted(2);
         if let Event::JobSubmitted { desc, .. } = &mut big {
             desc.comment = "x".repeat(usize::try_from(ZERO_AHEAD).unwrap());
         }
-        j.append(&[big.clone()]).unwrap();
+        j.append(&[], &[big.clone()]).unwrap();
         assert_eq!(
             std::fs::metadata(j.path()).unwrap().len(),
             j.len() + ZERO_AHEAD
@@ -562,12 +630,12 @@ mod tests {
         let path = journal_path(dir.path(), 0);
         let one = {
             let mut j = Journal::create(dir.path(), 0).unwrap();
-            j.append(&[submitted(1)]).unwrap();
+            j.append(&[], &[submitted(1)]).unwrap();
             usize::try_from(j.len()).unwrap()
         };
         let (two, end) = {
             let (mut j, _) = reopen(dir.path());
-            j.append(&[submitted(2)]).unwrap();
+            j.append(&[], &[submitted(2)]).unwrap();
             (
                 std::fs::read(&path).unwrap(),
                 usize::try_from(j.len()).unwrap(),
@@ -589,7 +657,7 @@ mod tests {
                 let dropped = if cut == one { 0 } else { cut - one + zeros };
                 assert_eq!(replay.dropped_tail, dropped as u64, "cut at {cut}");
                 // Appending after the repair gives a clean journal.
-                j.append(&[submitted(3)]).unwrap();
+                j.append(&[], &[submitted(3)]).unwrap();
                 drop(j);
                 let (_, replay) = reopen(dir.path());
                 assert_eq!(replay.events, vec![submitted(1), submitted(3)]);
@@ -617,7 +685,7 @@ mod tests {
             let (mut j, replay) = reopen(dir.path());
             assert!(replay.events.is_empty());
             assert_eq!(j.len(), HEADER_LEN as u64);
-            j.append(&[submitted(1)]).unwrap();
+            j.append(&[], &[submitted(1)]).unwrap();
             let (_, replay) = reopen(dir.path());
             assert_eq!(replay.events, vec![submitted(1)], "cut at {cut}");
         }
@@ -635,7 +703,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = journal_path(dir.path(), 0);
         let mut j = Journal::create(dir.path(), 0).unwrap();
-        j.append(&[submitted(1), submitted(2)]).unwrap();
+        j.append(&[], &[submitted(1), submitted(2)]).unwrap();
         let end = usize::try_from(j.len()).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         for b in &mut bytes[end - 3..end] {
@@ -657,7 +725,7 @@ mod tests {
         let path = journal_path(dir.path(), 0);
         let end = {
             let mut j = Journal::create(dir.path(), 0).unwrap();
-            j.append(&[submitted(1), submitted(2)]).unwrap();
+            j.append(&[], &[submitted(1), submitted(2)]).unwrap();
             usize::try_from(j.len()).unwrap()
         };
         let mut bytes = std::fs::read(&path).unwrap();
@@ -716,11 +784,71 @@ mod tests {
         Journal::create(dir.path(), 4).unwrap();
         // A header only (a rotation that failed after it): replaced.
         let mut j = Journal::create(dir.path(), 4).unwrap();
-        j.append(&[submitted(1)]).unwrap();
+        j.append(&[], &[submitted(1)]).unwrap();
         let err = Journal::create(dir.path(), 4).unwrap_err();
         assert!(err.to_string().contains("already holds events"), "{err}");
         let replay = read_journal(&journal_path(dir.path(), 4), true).unwrap();
         assert_eq!(replay.events, vec![submitted(1)]);
+    }
+
+    #[test]
+    fn script_copies_travel_with_their_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = JobFiles::new(7, "#!/bin/sh\necho hi\n", &["A=1".into()], |_| (3, 4096));
+        {
+            let mut j = Journal::create(dir.path(), 0).unwrap();
+            j.append(std::slice::from_ref(&f), &[submitted(7)]).unwrap();
+            j.append(&[], &[submitted(8)]).unwrap();
+        }
+        let (_, replay) = reopen(dir.path());
+        assert_eq!(replay.events, vec![submitted(7), submitted(8)]);
+        assert_eq!(
+            replay.copies,
+            vec![ScriptCopy {
+                segment: 3,
+                offset: 4096,
+                record: f.record.clone()
+            }]
+        );
+        // A copy whose lengths disagree with its size is damage, named.
+        let path = journal_path(dir.path(), 0);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = HEADER_LEN + RECORD_HEAD;
+        bytes[at + ScriptCopy::PREFIX + 4] ^= 1;
+        let crc = crc32(&bytes[at..at + ScriptCopy::PREFIX + f.record.len()]);
+        bytes[HEADER_LEN + 4..HEADER_LEN + 8].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let replay = read_journal(&path, true).unwrap();
+        let err = replay.damage.unwrap();
+        assert!(err.to_string().contains("script copy"), "{err}");
+    }
+
+    #[test]
+    fn a_version_1_generation_is_read_and_resumed_as_version_2() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = journal_path(dir.path(), 0);
+        {
+            let mut j = Journal::create(dir.path(), 0).unwrap();
+            j.append(&[], &[submitted(1)]).unwrap();
+        }
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let (mut j, replay) = reopen(dir.path());
+        assert_eq!(replay.events, vec![submitted(1)]);
+        assert_eq!(std::fs::read(&path).unwrap()[..HEADER_LEN], header());
+        let f = JobFiles::new(2, "#!/bin/sh\n", &[], |_| (0, 0));
+        j.append(std::slice::from_ref(&f), &[submitted(2)]).unwrap();
+        let (_, replay) = reopen(dir.path());
+        assert_eq!(replay.events, vec![submitted(1), submitted(2)]);
+        assert_eq!(replay.copies.len(), 1);
+        // In version 1 the copy flag means nothing: an implausible length.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let replay = read_journal(&path, true).unwrap();
+        assert_eq!(replay.events, vec![submitted(1)]);
+        assert!(replay.damage.is_some());
     }
 
     #[test]
@@ -765,7 +893,7 @@ mod tests {
             let mut j = Journal::create(dir.path(), 0).unwrap();
             let batch: Vec<Event> = (1..=10_000).map(submitted).collect();
             for chunk in batch.chunks(500) {
-                j.append(chunk).unwrap();
+                j.append(&[], chunk).unwrap();
             }
         }
         let conf = slurm_common::conf::SlurmConf::parse(crate::core::tests::CONF, "slurm.conf")

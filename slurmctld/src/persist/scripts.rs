@@ -23,10 +23,19 @@
 //! ```
 //!
 //! The crc32 covers the script and environment bytes. Integers are little
-//! endian. Durability order: the shell writes and syncs a batch's records
-//! BEFORE the journal records that refer to them, so an acknowledged job
-//! always has its script. Bytes past the last journaled record (a crash
-//! between the two syncs) are unreferenced and overwritten by later records.
+//! endian.
+//!
+//! Durability: a batch's records are written to their segment WITHOUT a
+//! sync, and the journal carries a copy of each record in the same batch
+//! (`journal`, script copies), so the batch costs one `fdatasync`, not
+//! two (measured on ext4, virtio disk: 0.30-0.40 ms against 0.15-0.17 ms
+//! per sequential submission). The segment itself is synced before a
+//! journal generation holding such copies can be retired (when the next
+//! generation starts, [`ScriptLog::sync`]) and when records move on to the
+//! next segment. After a crash, [`repair`] puts back from the journal's
+//! copies whatever a live segment lost, before anything reads it. Bytes
+//! past the last journaled record (a batch that never reached the journal)
+//! are unreferenced and overwritten by later records.
 //!
 //! Why a segment is written ahead with zeros ([`ZERO_AHEAD`] at a time):
 //! `fdatasync` after an append must also commit the new file size and
@@ -220,6 +229,8 @@ struct OpenSegment {
     /// Bytes from the start that are written (records or zeros), so that a
     /// record inside them is a rewrite in place.
     written: u64,
+    /// Records were written since the last sync.
+    dirty: bool,
 }
 
 impl ScriptLog {
@@ -230,34 +241,39 @@ impl ScriptLog {
         }
     }
 
-    /// Writes every record of `batch` at its place and makes them durable
-    /// (one `fdatasync` per segment touched). Records must come in the
-    /// order the core placed them.
+    /// Writes every record of `batch` at its place, in the order the core
+    /// placed them. Not synced: the journal's copies make the batch
+    /// durable (see the module docs); a segment left for the next one is
+    /// synced first.
     ///
     /// Records the core placed back to back (the usual case: a batch of
     /// submissions) go down in one write per run, not one per record: a
     /// burst of thousands of submissions would otherwise cost as many
     /// system calls as jobs.
     pub fn write_batch(&mut self, batch: &[JobFiles]) -> Result<(), ScriptError> {
-        let mut dirty = false;
         let mut run = Run::default();
         for f in batch {
             if self.open.as_ref().map(|o| o.n) != Some(f.at.segment) {
                 self.flush_run(&mut run)?;
-                if dirty {
-                    self.sync()?;
-                }
+                self.sync()?;
                 self.open_segment(f.at.segment)?;
             }
             if !run.extends_to(f) {
                 self.flush_run(&mut run)?;
             }
             run.push(f);
-            dirty = true;
         }
-        self.flush_run(&mut run)?;
-        if dirty {
-            self.sync()?;
+        self.flush_run(&mut run)
+    }
+
+    /// Makes the records written so far durable (one `fdatasync` when
+    /// there are any).
+    pub fn sync(&mut self) -> Result<(), ScriptError> {
+        if let Some(seg) = self.open.as_mut().filter(|s| s.dirty) {
+            seg.file
+                .sync_data()
+                .map_err(io_err(&segment_path(&self.state_dir, seg.n)))?;
+            seg.dirty = false;
         }
         Ok(())
     }
@@ -275,19 +291,11 @@ impl ScriptLog {
         let path = segment_path(&self.state_dir, seg.n);
         let end = run.offset.saturating_add(run.bytes.len() as u64);
         seg.write_ahead(end, &path)?;
+        seg.dirty = true;
         seg.file
             .write_all_at(&run.bytes, run.offset)
             .map_err(io_err(&path))?;
         run.bytes.clear();
-        Ok(())
-    }
-
-    fn sync(&self) -> Result<(), ScriptError> {
-        if let Some(seg) = &self.open {
-            seg.file
-                .sync_data()
-                .map_err(io_err(&segment_path(&self.state_dir, seg.n)))?;
-        }
         Ok(())
     }
 
@@ -296,7 +304,7 @@ impl ScriptLog {
         let path = segment_path(&self.state_dir, n);
         let existed = path.exists();
         if !existed {
-            std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+            create_scripts_dir(&self.state_dir)?;
         }
         let file = OpenOptions::new()
             .read(true)
@@ -315,7 +323,12 @@ impl ScriptLog {
                 .and_then(|d| d.sync_all())
                 .map_err(io_err(&dir))?;
         }
-        self.open = Some(OpenSegment { n, file, written });
+        self.open = Some(OpenSegment {
+            n,
+            file,
+            written,
+            dirty: false,
+        });
         Ok(())
     }
 }
@@ -363,6 +376,126 @@ impl OpenSegment {
         self.written = super::fill_zeros(&self.file, size, target).map_err(io_err(path))?;
         Ok(())
     }
+}
+
+/// Creates `<state_dir>/scripts` if it is missing, durably (its entry in
+/// `state_dir` too).
+fn create_scripts_dir(state_dir: &Path) -> Result<(), ScriptError> {
+    let dir = state_dir.join(SCRIPTS_DIR);
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    File::open(state_dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(state_dir))
+}
+
+/// The journal's copy of a script record: where it goes, and its bytes
+/// (header, script, environment) exactly as written to the segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptCopy {
+    pub segment: u32,
+    pub offset: u64,
+    pub record: Vec<u8>,
+}
+
+impl ScriptCopy {
+    /// Bytes before the record in a journal's copy: segment and offset.
+    pub const PREFIX: usize = 12;
+
+    /// Appends the journal payload of `f`'s copy to `out`.
+    pub fn encode(f: &JobFiles, out: &mut Vec<u8>) {
+        out.extend_from_slice(&f.at.segment.to_le_bytes());
+        out.extend_from_slice(&f.at.offset.to_le_bytes());
+        out.extend_from_slice(&f.record);
+    }
+
+    /// Reads a payload written by [`Self::encode`]; `None` when it is too
+    /// short to hold a record or its lengths disagree with its size.
+    pub fn decode(payload: &[u8]) -> Option<ScriptCopy> {
+        let record = payload.get(Self::PREFIX..)?;
+        if (record.len() as u64) < RECORD_HEAD {
+            return None;
+        }
+        let word = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let body = u64::from(word(record, 4)) + u64::from(word(record, 8));
+        if RECORD_HEAD + body != record.len() as u64 {
+            return None;
+        }
+        let mut offset = [0u8; 8];
+        offset.copy_from_slice(&payload[4..12]);
+        Some(ScriptCopy {
+            segment: word(payload, 0),
+            offset: u64::from_le_bytes(offset),
+            record: record.to_vec(),
+        })
+    }
+
+    fn end(&self) -> u64 {
+        self.offset.saturating_add(self.record.len() as u64)
+    }
+}
+
+/// Puts back every record of `copies` (from the journal generations
+/// replayed) that its segment lacks or holds damaged, for the segments
+/// `space` still uses; the others were removed with their last job. Each
+/// segment repaired is synced. Returns how many records were written.
+/// Blocking; run it at recovery, before anything reads a script.
+pub fn repair(
+    state_dir: &Path,
+    copies: &[ScriptCopy],
+    space: &ScriptSpace,
+) -> Result<usize, ScriptError> {
+    let mut by_segment: BTreeMap<u32, Vec<&ScriptCopy>> = BTreeMap::new();
+    for c in copies {
+        if c.segment == space.current || space.live.contains_key(&c.segment) {
+            by_segment.entry(c.segment).or_default().push(c);
+        }
+    }
+    let mut repaired = 0;
+    for (n, copies) in by_segment {
+        let path = segment_path(state_dir, n);
+        create_scripts_dir(state_dir)?;
+        let existed = path.exists();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        // One read covering every copy of the segment.
+        let from = copies.iter().map(|c| c.offset).min().unwrap_or(0);
+        let to = copies.iter().map(|c| c.end()).max().unwrap_or(0);
+        let size = file.metadata().map_err(io_err(&path))?.len();
+        let have = to.min(size).saturating_sub(from);
+        let mut held = vec![0u8; usize::try_from(have).unwrap_or(0)];
+        file.read_exact_at(&mut held, from).map_err(io_err(&path))?;
+        let mut wrote = false;
+        for c in copies {
+            let at = usize::try_from(c.offset - from).unwrap_or(usize::MAX);
+            let same = held
+                .get(at..at.saturating_add(c.record.len()))
+                .is_some_and(|b| b == c.record.as_slice());
+            if !same {
+                file.write_all_at(&c.record, c.offset)
+                    .map_err(io_err(&path))?;
+                wrote = true;
+                repaired += 1;
+            }
+        }
+        if wrote {
+            file.sync_data().map_err(io_err(&path))?;
+        }
+        if !existed {
+            let dir = state_dir.join(SCRIPTS_DIR);
+            File::open(&dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io_err(&dir))?;
+        }
+    }
+    Ok(repaired)
 }
 
 fn decode_environment(bytes: &[u8]) -> Vec<String> {

@@ -58,7 +58,7 @@ use super::journal::{
     check_cluster_name, io_err, journal_path, list_generations, read_journal, sync_dir, Journal,
     JournalError, LEGACY_JOURNAL_FILE,
 };
-use super::scripts::{JobFiles, ScriptError, ScriptLog};
+use super::scripts::{self, JobFiles, ScriptError, ScriptLog};
 use super::snapshot::{
     snapshot_path, write_snapshot, write_until, SnapshotPolicy, SnapshotWritten, Step, SNAPSHOT_TMP,
 };
@@ -131,6 +131,8 @@ pub struct RecoveryReport {
     pub skipped: usize,
     /// Bytes of a torn final record dropped.
     pub dropped_tail: u64,
+    /// Script records a segment had lost, put back from the journal.
+    pub scripts_repaired: usize,
     /// Generations older than the snapshot, removed.
     pub stale_removed: usize,
     /// Damaged files renamed aside (`-i`), with what was wrong.
@@ -273,6 +275,7 @@ impl StateStore {
         }
         let tail: Vec<u64> = present.into_iter().filter(|g| *g >= first).collect();
         let mut journal = None;
+        let mut copies = Vec::new();
         let mut damaged = !report.set_aside.is_empty();
         for (i, &g) in tail.iter().enumerate() {
             let expected = first + i as u64;
@@ -296,7 +299,8 @@ impl StateStore {
             }
             let last = i + 1 == tail.len();
             let path = journal_path(dir, g);
-            let replay = read_journal(&path, last)?;
+            let mut replay = read_journal(&path, last)?;
+            copies.append(&mut replay.copies);
             report.generations.push(g);
             report.dropped_tail += replay.dropped_tail;
             for e in &replay.events {
@@ -345,6 +349,8 @@ impl StateStore {
             }
         };
         ctl.take_freed_segments();
+        report.scripts_repaired = scripts::repair(dir, &copies, ctl.script_space())?;
+        drop(copies);
         let mut store = StateStore {
             dir: dir.to_path_buf(),
             journal,
@@ -379,12 +385,13 @@ impl StateStore {
         self.policy
     }
 
-    /// Makes a batch durable: the scripts and environments of `files`
-    /// first (an acknowledged job always has its script), then `events`,
-    /// each with one fdatasync. Return only after both are on disk.
+    /// Makes a batch durable: the scripts and environments of `files` go
+    /// to their segments unsynced, and with a copy into the journal before
+    /// `events`; one fdatasync of the journal makes it all durable (see
+    /// `persist::scripts`). Returns only after that.
     pub fn commit(&mut self, files: &[JobFiles], events: &[Event]) -> Result<(), StoreError> {
         self.scripts.write_batch(files)?;
-        self.journal.append(events)?;
+        self.journal.append(files, events)?;
         self.since_snapshot = self.since_snapshot.saturating_add(events.len() as u64);
         Ok(())
     }
@@ -414,6 +421,12 @@ impl StateStore {
         // Counted from the attempt, so that a failing disk is not retried
         // after every batch.
         self.since_snapshot = 0;
+        // The generations this snapshot retires hold the only durable
+        // copies of the scripts written since the last sync.
+        if let Err(e) = self.scripts.sync() {
+            self.busy.store(false, Ordering::Release);
+            return Err(e.into());
+        }
         match Journal::create(&self.dir, generation) {
             Ok(j) => {
                 self.journal = j;

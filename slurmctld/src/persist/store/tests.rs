@@ -568,3 +568,86 @@ fn a_refused_check_or_a_newer_snapshot_leaves_the_directory_as_it_was() {
     assert_recovers(rig.path(), &rig.expected(), "after a late snapshot");
     assert!(!rig.path().join(SNAPSHOT_TMP).exists());
 }
+
+/// Power lost after a batch's journal sync: the unsynced segment lost the
+/// records (zeros, a torn one, or the whole file), and recovery puts them
+/// back from the journal's copies before anything reads them.
+#[test]
+fn scripts_a_segment_lost_are_put_back_from_the_journal() {
+    let mut rig = Rig::new();
+    for _ in 0..3 {
+        rig.submit(true);
+    }
+    let files: Vec<_> = (1..=3)
+        .map(|id| rig.ctl.job(id).unwrap().spec.files)
+        .collect();
+    let seg = segment_path(rig.path(), 0);
+    let intact = std::fs::read(&seg).unwrap();
+    let read_all = |dir: &Path| -> Vec<String> {
+        (1..=3)
+            .map(|id| scripts::read(dir, id, files[id as usize - 1]).unwrap().1[0].clone())
+            .collect()
+    };
+    let want = read_all(rig.path());
+
+    // Nothing lost: nothing written.
+    let copy = crash_copy(rig.path());
+    assert_eq!(recover(copy.path()).unwrap().report.scripts_repaired, 0);
+
+    type Damage = fn(&mut Vec<u8>, usize, usize);
+    let damages: [(&str, Damage); 3] = [
+        ("zeros", |b, from, to| b[from..to].fill(0)),
+        ("torn", |b, _, to| b[to - 3] ^= 0x5a),
+        ("truncated", |b, from, _| b.truncate(from)),
+    ];
+    for (what, damage) in damages {
+        let copy = crash_copy(rig.path());
+        let mut bytes = intact.clone();
+        let (from, to) = (files[1].offset as usize, files[2].end() as usize);
+        damage(&mut bytes, from, to);
+        std::fs::write(segment_path(copy.path(), 0), &bytes).unwrap();
+        let r = recover(copy.path()).unwrap();
+        assert!(r.report.scripts_repaired >= 1, "{what}");
+        assert_eq!(read_all(copy.path()), want, "{what}");
+        // A second recovery finds nothing more to do.
+        drop(r);
+        assert_eq!(
+            recover(copy.path()).unwrap().report.scripts_repaired,
+            0,
+            "{what}"
+        );
+    }
+
+    // The segment file, even the scripts directory, gone.
+    let copy = crash_copy(rig.path());
+    std::fs::remove_dir_all(copy.path().join(scripts::SCRIPTS_DIR)).unwrap();
+    assert_eq!(recover(copy.path()).unwrap().report.scripts_repaired, 3);
+    assert_eq!(read_all(copy.path()), want);
+}
+
+/// A generation is retired only once the segments its copies stand for
+/// are synced; a segment whose jobs were all purged is not brought back.
+#[test]
+fn copies_outlive_their_generation_only_as_synced_segments() {
+    let mut rig = Rig::new();
+    rig.submit(true);
+    rig.store.snapshot_now(&rig.ctl).unwrap();
+    // Generation 0, with the copy, is gone; the segment holds the record.
+    assert!(!journal_path(rig.path(), 0).exists());
+    let at = rig.ctl.job(1).unwrap().spec.files;
+    assert!(scripts::read(rig.path(), 1, at).is_ok());
+
+    // A copy for a segment no live job uses is skipped.
+    let space = crate::persist::ScriptSpace {
+        current: 5,
+        ..Default::default()
+    };
+    let f = JobFiles::new(9, "#!/bin/sh\n", &[], |_| (2, 0));
+    let copy = scripts::ScriptCopy {
+        segment: 2,
+        offset: 0,
+        record: f.record.clone(),
+    };
+    assert_eq!(scripts::repair(rig.path(), &[copy], &space).unwrap(), 0);
+    assert!(!segment_path(rig.path(), 2).exists());
+}
