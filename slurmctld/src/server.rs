@@ -264,7 +264,13 @@ pub async fn run(settings: Settings) -> Result<()> {
         _ = ready_rx.wait_for(|v| *v) => {}
         _ = tokio::time::sleep(crate::ha::shell::startup_wait(conf.slurmctld_timeout)) => {}
     }
-    let served = serve.await;
+    // On the runtime's workers, not in the main thread's block_on: there,
+    // every connection accepted would first wake the main thread and then
+    // a worker (two thread switches per command).
+    let served = match tokio::spawn(serve).await {
+        Ok(r) => r,
+        Err(e) => bail!("gRPC server task failed: {e}"),
+    };
     // No call is in flight any more: let the owner drain what is queued,
     // make it durable and stop.
     let _ = done_tx.send(true);
