@@ -802,6 +802,71 @@ impl Controller {
         }
     }
 
+    /// One unary call made on a blocking socket (see [`crate::h2call`]),
+    /// without the async runtime: for a command whose one call is most of
+    /// its work (sbatch's submission). `path` is the method's
+    /// `/package.Service/Method`. Failover as [`Controller::call`]; the
+    /// connection is not kept.
+    pub fn call_blocking<Req, Resp>(&mut self, path: &str, request: &Req) -> Result<Resp, RpcError>
+    where
+        Req: prost::Message,
+        Resp: prost::Message + Default,
+    {
+        let message = request.encode_to_vec();
+        let deadline = std::time::Instant::now() + self.standby_wait;
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let mut last = RpcError::new(ErrorCode::ControllerConnect, "");
+            let mut standby = false;
+            for i in 0..self.controllers.len() {
+                let addr = &self.controllers[i];
+                let authority = match addr.uri().strip_prefix("http://") {
+                    Some(a) => a.to_owned(),
+                    None => addr.uri(),
+                };
+                // A fresh credential for each try, as the interceptor
+                // attaches one to each call.
+                let metadata = self
+                    .interceptor
+                    .call(tonic::Request::new(()))
+                    .map_err(|s| RpcError::from_status(&s))?
+                    .into_parts()
+                    .0
+                    .into_headers();
+                let req = crate::h2call::Request {
+                    authority: &authority,
+                    path,
+                    metadata: &metadata,
+                    message: &message,
+                };
+                // An IPv6 address may be written in brackets.
+                let host = addr.contact.trim_start_matches('[').trim_end_matches(']');
+                let status = match crate::h2call::call(host, addr.port, self.timeout, &req) {
+                    Ok(bytes) => {
+                        return Resp::decode(bytes.as_slice()).map_err(|e| {
+                            RpcError::from_status(&tonic::Status::internal(format!(
+                                "failed to decode Protobuf message: {e}"
+                            )))
+                        })
+                    }
+                    Err(status) => status,
+                };
+                let err = RpcError::from_status(&status);
+                if !err.try_next() {
+                    return Err(err);
+                }
+                standby |= err.code == ErrorCode::InStandbyMode;
+                last = err;
+            }
+            let now = std::time::Instant::now();
+            if !standby || now >= deadline {
+                return Err(last);
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
     /// Runs `call` against one controller only (`scontrol ping` asks each).
     pub async fn call_one<T, F, Fut>(&self, addr: &ControllerAddr, call: F) -> Result<T, RpcError>
     where

@@ -4,6 +4,7 @@
 pub mod arena;
 pub mod client;
 pub mod format;
+pub mod h2call;
 #[cfg(all(target_env = "musl", target_arch = "x86_64"))]
 pub mod memcpy;
 pub mod opts;

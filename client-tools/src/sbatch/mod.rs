@@ -240,7 +240,7 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
             return EXIT_ERROR;
         }
     };
-    block_on(submit(&mut controller, &config, &opts, job, out))
+    submit(&mut controller, &config, &opts, job, out)
 }
 
 /// `-w`/`-F` and `-x` as Slurm's sbatch takes them: each list sorted,
@@ -989,8 +989,15 @@ pub fn build_job(
 /// the first.
 const SUBMIT_RETRIES: u64 = 15;
 
+/// The submission's method, called without the async runtime.
+const SUBMIT_JOB_PATH: &str = "/slurm.v1.SlurmController/SubmitJob";
+
 /// Submits the job and reports the outcome; with `--wait`, follows it.
-async fn submit(
+///
+/// The submission is one call on a blocking connection
+/// ([`Controller::call_blocking`]): an async runtime costs a command more
+/// than the call itself. `--wait` starts one to follow the job.
+fn submit(
     controller: &mut Controller,
     config: &ClientConfig,
     opts: &SbatchOpts,
@@ -1000,12 +1007,7 @@ async fn submit(
     let request = v1::SubmitJobRequest { job: Some(job) };
     let mut retries = 0;
     let reply = loop {
-        let reply = controller
-            .call(|mut c| {
-                let request = request.clone();
-                async move { c.submit_job(request).await }
-            })
-            .await;
+        let reply = controller.call_blocking::<_, v1::SubmitJobReply>(SUBMIT_JOB_PATH, &request);
         // A controller at MaxJobCount: wait longer each time, as Slurm's
         // sbatch does, saying so once.
         match reply {
@@ -1018,7 +1020,7 @@ async fn submit(
                     );
                 }
                 retries += 1;
-                tokio::time::sleep(Duration::from_secs(retries)).await;
+                std::thread::sleep(Duration::from_secs(retries));
             }
             other => break other,
         }
@@ -1068,7 +1070,7 @@ async fn submit(
         let _ = out.flush();
     }
     if opts.wait {
-        return wait_for_job(controller, reply.job_id, out).await;
+        return block_on(wait_for_job(controller, reply.job_id, out));
     }
     0
 }
