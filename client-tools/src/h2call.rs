@@ -43,6 +43,9 @@ const STREAM: u32 = 1;
 /// Replies larger than this are refused (a command's single answer; the
 /// async path has no cap but the controller's own).
 const MAX_REPLY: usize = 1 << 30;
+/// Header blocks larger than this are refused (what the server sends is a
+/// status line and a few trailers).
+const MAX_HEADER_BLOCK: usize = 1 << 20;
 
 mod kind {
     pub const DATA: u8 = 0x0;
@@ -340,6 +343,9 @@ impl<S: Read + Write> Conn<'_, S> {
                     return Err(protocol("CONTINUATION without HEADERS"));
                 };
                 block.extend_from_slice(&payload);
+                if block.len() > MAX_HEADER_BLOCK {
+                    return Err(protocol("header block over 1 MiB"));
+                }
                 if f.flags & flag::END_HEADERS != 0 {
                     self.header_block(&block, end_stream)?;
                 } else {

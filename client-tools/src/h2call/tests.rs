@@ -305,6 +305,16 @@ fn what_ends_a_call_early_reads_as_tonic_reports_it() {
         .message()
         .contains("framing"));
     let mut s = Vec::new();
+    put_frame(&mut s, kind::HEADERS, 0, STREAM, &[0; 100]);
+    for _ in 0..70 {
+        put_frame(&mut s, kind::CONTINUATION, 0, STREAM, &vec![0; MAX_FRAME]);
+    }
+    assert!(run_canned(s, b"x")
+        .0
+        .unwrap_err()
+        .message()
+        .contains("1 MiB"));
+    let mut s = Vec::new();
     let head = literal_block(&[(":status", "200")]);
     put_frame(
         &mut s,
@@ -448,4 +458,25 @@ fn nothing_listening_is_a_connection_error_and_silence_a_timeout() {
     let port = silent.local_addr().unwrap().port();
     let err = call("127.0.0.1", port, Duration::from_millis(200), &req).unwrap_err();
     assert_eq!(err.code(), tonic::Code::DeadlineExceeded);
+}
+
+proptest::proptest! {
+    /// Whatever a server sends, the call ends with a reply or a status,
+    /// never a panic: random bytes, and random frames around a valid
+    /// answer's.
+    #[test]
+    fn garbage_from_the_server_is_an_error_not_a_panic(
+        noise in proptest::collection::vec(proptest::num::u8::ANY, 0..3000),
+        kinds in proptest::collection::vec((0u8..12, proptest::num::u8::ANY, 0u32..4), 0..8),
+    ) {
+        let _ = run_canned(noise.clone(), b"x");
+        let mut s = Vec::new();
+        for (i, (k, flags, stream)) in kinds.iter().enumerate() {
+            let from = (i * 37) % noise.len().max(1);
+            let to = noise.len().min(from + 40);
+            put_frame(&mut s, *k, *flags, *stream, noise.get(from..to).unwrap_or(&[]));
+        }
+        s.extend_from_slice(&ok_answer(b"reply"));
+        let _ = run_canned(s, b"x");
+    }
 }
