@@ -624,6 +624,56 @@ pub fn standby_wait(conf: &SlurmConf) -> Duration {
         .saturating_add(conf.message_timeout)
 }
 
+/// The failover policy of [`Controller::call`] and
+/// [`Controller::call_blocking`]: each controller in turn, moving on only
+/// for an error that says another may answer, and round again while one
+/// says it is in standby (control changing hands), for up to the standby
+/// wait, pausing 0.1 s at first and twice as long each round up to 1 s.
+struct Rounds {
+    deadline: std::time::Instant,
+    pause: Duration,
+    /// A controller of this round said it is in standby.
+    standby: bool,
+    /// The error of the last try, returned when the rounds end.
+    last: RpcError,
+}
+
+impl Rounds {
+    fn new(standby_wait: Duration) -> Rounds {
+        Rounds {
+            deadline: std::time::Instant::now() + standby_wait,
+            pause: Duration::from_millis(100),
+            standby: false,
+            last: RpcError::new(ErrorCode::ControllerConnect, ""),
+        }
+    }
+
+    /// A try failed with `err`: kept when the next controller is to be
+    /// tried, else given back to be returned at once.
+    fn failed(&mut self, err: RpcError) -> Result<(), RpcError> {
+        if !err.try_next() {
+            return Err(err);
+        }
+        self.standby |= err.code == ErrorCode::InStandbyMode;
+        self.last = err;
+        Ok(())
+    }
+
+    /// A round ended without an answer: the pause before the next one, or
+    /// the error to return.
+    fn end_round(&mut self) -> Result<Duration, RpcError> {
+        let now = std::time::Instant::now();
+        let fresh = RpcError::new(ErrorCode::ControllerConnect, "");
+        let last = std::mem::replace(&mut self.last, fresh);
+        if !std::mem::take(&mut self.standby) || now >= self.deadline {
+            return Err(last);
+        }
+        let pause = self.pause.min(self.deadline - now);
+        self.pause = (self.pause * 2).min(Duration::from_secs(1));
+        Ok(pause)
+    }
+}
+
 /// A connection to whichever controller answers.
 #[derive(Debug)]
 pub struct Controller {
@@ -763,17 +813,14 @@ impl Controller {
                 }
             }
         }
-        let deadline = tokio::time::Instant::now() + self.standby_wait;
-        let mut pause = Duration::from_millis(100);
+        let mut rounds = Rounds::new(self.standby_wait);
         loop {
-            let mut last = RpcError::new(ErrorCode::ControllerConnect, "");
-            let mut standby = false;
             for i in 0..self.controllers.len() {
                 let addr = self.controllers[i].clone();
                 let channel = match self.connect_channel(&addr).await {
                     Ok(c) => c,
                     Err(e) => {
-                        last = e;
+                        rounds.last = e;
                         continue;
                     }
                 };
@@ -783,22 +830,14 @@ impl Controller {
                         return Ok(reply.into_inner());
                     }
                     Err(status) => {
-                        let err = RpcError::from_status(&status);
-                        if !err.try_next() {
+                        if let Err(err) = rounds.failed(RpcError::from_status(&status)) {
                             self.current = Some((i, channel));
                             return Err(err);
                         }
-                        standby |= err.code == ErrorCode::InStandbyMode;
-                        last = err;
                     }
                 }
             }
-            let now = tokio::time::Instant::now();
-            if !standby || now >= deadline {
-                return Err(last);
-            }
-            tokio::time::sleep(pause.min(deadline - now)).await;
-            pause = (pause * 2).min(Duration::from_secs(1));
+            tokio::time::sleep(rounds.end_round()?).await;
         }
     }
 
@@ -813,11 +852,8 @@ impl Controller {
         Resp: prost::Message + Default,
     {
         let message = request.encode_to_vec();
-        let deadline = std::time::Instant::now() + self.standby_wait;
-        let mut pause = Duration::from_millis(100);
+        let mut rounds = Rounds::new(self.standby_wait);
         loop {
-            let mut last = RpcError::new(ErrorCode::ControllerConnect, "");
-            let mut standby = false;
             for i in 0..self.controllers.len() {
                 let addr = &self.controllers[i];
                 let authority = match addr.uri().strip_prefix("http://") {
@@ -851,19 +887,9 @@ impl Controller {
                     }
                     Err(status) => status,
                 };
-                let err = RpcError::from_status(&status);
-                if !err.try_next() {
-                    return Err(err);
-                }
-                standby |= err.code == ErrorCode::InStandbyMode;
-                last = err;
+                rounds.failed(RpcError::from_status(&status))?;
             }
-            let now = std::time::Instant::now();
-            if !standby || now >= deadline {
-                return Err(last);
-            }
-            std::thread::sleep(pause.min(deadline - now));
-            pause = (pause * 2).min(Duration::from_secs(1));
+            std::thread::sleep(rounds.end_round()?);
         }
     }
 

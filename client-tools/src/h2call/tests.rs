@@ -42,6 +42,17 @@ fn framed(message: &[u8]) -> Vec<u8> {
     b
 }
 
+/// A header block in one HEADERS frame that ends the stream.
+fn put_ending_headers(s: &mut Vec<u8>, block: &[u8]) {
+    let flags = flag::END_HEADERS | flag::END_STREAM;
+    put_frame(s, kind::HEADERS, flags, STREAM, block);
+}
+
+/// The trailers of a successful answer, ending the stream.
+fn put_ok_trailers(s: &mut Vec<u8>) {
+    put_ending_headers(s, &literal_block(&[("grpc-status", "0")]));
+}
+
 /// The frames of a successful answer carrying `message`.
 fn ok_answer(message: &[u8]) -> Vec<u8> {
     let mut s = Vec::new();
@@ -49,14 +60,7 @@ fn ok_answer(message: &[u8]) -> Vec<u8> {
     let head = literal_block(&[(":status", "200"), ("content-type", "application/grpc")]);
     put_frame(&mut s, kind::HEADERS, flag::END_HEADERS, STREAM, &head);
     put_frame(&mut s, kind::DATA, 0, STREAM, &framed(message));
-    let trailers = literal_block(&[("grpc-status", "0")]);
-    put_frame(
-        &mut s,
-        kind::HEADERS,
-        flag::END_HEADERS | flag::END_STREAM,
-        STREAM,
-        &trailers,
-    );
+    put_ok_trailers(&mut s);
     s
 }
 
@@ -192,14 +196,7 @@ fn pings_are_answered_and_padding_and_continuations_are_read() {
     put_frame(&mut s, kind::DATA, 0, 3, b"noise");
     put_frame(&mut s, 0xfa, 0, 0, b"future");
     put_frame(&mut s, kind::DATA, 0, STREAM, &body[7..]);
-    let trailers = literal_block(&[("grpc-status", "0")]);
-    put_frame(
-        &mut s,
-        kind::HEADERS,
-        flag::END_HEADERS | flag::END_STREAM,
-        STREAM,
-        &trailers,
-    );
+    put_ok_trailers(&mut s);
     let (r, out) = run_canned(s, b"x");
     assert_eq!(r.unwrap(), b"abcdef");
     let pong = frames(&out)
@@ -220,13 +217,7 @@ fn an_error_answer_keeps_its_code_message_and_metadata() {
         ("x-slurm-errno", "2000"),
         ("grpc-status-details-bin", "not base64 !!"),
     ]);
-    put_frame(
-        &mut s,
-        kind::HEADERS,
-        flag::END_HEADERS | flag::END_STREAM,
-        STREAM,
-        &head,
-    );
+    put_ending_headers(&mut s, &head);
     let err = run_canned(s, b"x").0.unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
     assert_eq!(err.message(), "Invalid partition name specified");
@@ -316,13 +307,7 @@ fn what_ends_a_call_early_reads_as_tonic_reports_it() {
         .contains("1 MiB"));
     let mut s = Vec::new();
     let head = literal_block(&[(":status", "200")]);
-    put_frame(
-        &mut s,
-        kind::HEADERS,
-        flag::END_HEADERS | flag::END_STREAM,
-        STREAM,
-        &head,
-    );
+    put_ending_headers(&mut s, &head);
     assert!(run_canned(s, b"x")
         .0
         .unwrap_err()

@@ -300,29 +300,14 @@ impl ScriptLog {
     }
 
     fn open_segment(&mut self, n: u32) -> Result<(), ScriptError> {
-        let dir = self.state_dir.join(SCRIPTS_DIR);
-        let path = segment_path(&self.state_dir, n);
-        let existed = path.exists();
-        if !existed {
-            create_scripts_dir(&self.state_dir)?;
-        }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_err(&path))?;
+        let file = open_segment_file(&self.state_dir, n)?;
         // Whatever lies past the last journaled record (zeros written
         // ahead, or the records of a batch that never reached the journal)
         // is kept: it is rewritten in place.
-        let written = file.metadata().map_err(io_err(&path))?.len();
-        if !existed {
-            // The new name must survive a crash as well as the data.
-            File::open(&dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io_err(&dir))?;
-        }
+        let written = file
+            .metadata()
+            .map_err(io_err(&segment_path(&self.state_dir, n)))?
+            .len();
         self.open = Some(OpenSegment {
             n,
             file,
@@ -391,6 +376,31 @@ fn create_scripts_dir(state_dir: &Path) -> Result<(), ScriptError> {
         .map_err(io_err(state_dir))
 }
 
+/// Opens segment `n` for reading and writing, creating it when it is
+/// missing; a new segment's name is made durable (it must survive a crash
+/// as well as the data).
+fn open_segment_file(state_dir: &Path, n: u32) -> Result<File, ScriptError> {
+    let path = segment_path(state_dir, n);
+    let existed = path.exists();
+    if !existed {
+        create_scripts_dir(state_dir)?;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io_err(&path))?;
+    if !existed {
+        let dir = state_dir.join(SCRIPTS_DIR);
+        File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io_err(&dir))?;
+    }
+    Ok(file)
+}
+
 /// The journal's copy of a script record: where it goes, and its bytes
 /// (header, script, environment) exactly as written to the segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -456,15 +466,7 @@ pub fn repair(
     let mut repaired = 0;
     for (n, copies) in by_segment {
         let path = segment_path(state_dir, n);
-        create_scripts_dir(state_dir)?;
-        let existed = path.exists();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_err(&path))?;
+        let file = open_segment_file(state_dir, n)?;
         // One read covering every copy of the segment.
         let from = copies.iter().map(|c| c.offset).min().unwrap_or(0);
         let to = copies.iter().map(|c| c.end()).max().unwrap_or(0);
@@ -487,12 +489,6 @@ pub fn repair(
         }
         if wrote {
             file.sync_data().map_err(io_err(&path))?;
-        }
-        if !existed {
-            let dir = state_dir.join(SCRIPTS_DIR);
-            File::open(&dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io_err(&dir))?;
         }
     }
     Ok(repaired)
