@@ -23,7 +23,7 @@
 //! so errors read the same as on the async path.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use tonic::codegen::http::{HeaderMap, HeaderName, HeaderValue};
@@ -94,9 +94,7 @@ pub fn call(
     timeout: Duration,
     req: &Request<'_>,
 ) -> Result<Vec<u8>, Status> {
-    let addrs = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| Status::unavailable(format!("dns error: {e}")))?;
+    let addrs = resolve(host, port, timeout)?;
     let mut last = Status::unavailable(format!("tcp connect error: {host} has no address"));
     for addr in addrs {
         match TcpStream::connect_timeout(&addr, timeout) {
@@ -112,6 +110,31 @@ pub fn call(
         }
     }
     Err(last)
+}
+
+/// The addresses of `host`: an IP address as it is, a name through the
+/// system's resolver on a thread of its own, so that a resolver that hangs
+/// holds the call no longer than `timeout` (as on the async path).
+fn resolve(host: &str, port: u16, timeout: Duration) -> Result<Vec<SocketAddr>, Status> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = host.to_owned();
+    std::thread::Builder::new()
+        .name("resolve".into())
+        .spawn(move || {
+            let _ = tx.send((name.as_str(), port).to_socket_addrs().map(Vec::from_iter));
+        })
+        .map_err(|e| Status::unavailable(format!("dns error: cannot start a resolver: {e}")))?;
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(addrs)) => Ok(addrs),
+        Ok(Err(e)) => Err(Status::unavailable(format!("dns error: {e}"))),
+        Err(_) => Err(Status::deadline_exceeded(format!(
+            "dns error: no answer for {host} within {} ms",
+            timeout.as_millis()
+        ))),
+    }
 }
 
 /// The call on an open connection; the reply message on success, else the

@@ -424,6 +424,22 @@ fn against_the_h2_server_an_error_keeps_its_huffman_coded_texts() {
 }
 
 #[test]
+fn names_and_addresses_resolve() {
+    let t = Duration::from_secs(5);
+    assert_eq!(
+        resolve("127.0.0.1", 7, t).unwrap(),
+        ["127.0.0.1:7".parse().unwrap()]
+    );
+    assert_eq!(resolve("::1", 7, t).unwrap(), ["[::1]:7".parse().unwrap()]);
+    assert!(resolve("localhost", 7, t)
+        .unwrap()
+        .iter()
+        .all(|a| a.ip().is_loopback() && a.port() == 7));
+    let err = resolve("no-such-host.invalid", 7, t).unwrap_err();
+    assert!(err.message().starts_with("dns error"), "{err}");
+}
+
+#[test]
 fn nothing_listening_is_a_connection_error_and_silence_a_timeout() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
