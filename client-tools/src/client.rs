@@ -925,6 +925,26 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
+/// What Slurm's commands say with `-v` as they load the node selection
+/// plugins: each of them, the linear one with the configured
+/// SelectTypeParameters as a number, and only when they are set.
+pub fn select_plugin_lines(prog: &str, conf: &SlurmConf) -> Vec<String> {
+    let mut lines = vec![
+        format!("{prog}: select/cons_tres: common_init: select/cons_tres loaded"),
+        format!("{prog}: select/cray_aries: init: Cray/Aries node selection plugin loaded"),
+    ];
+    if conf.raw_entry("SelectTypeParameters").is_some() {
+        lines.push(format!(
+            "{prog}: select/linear: init: Linear node selection plugin loaded with argument {}",
+            conf.select_type_parameters.bits()
+        ));
+    }
+    lines.push(format!(
+        "{prog}: select/cons_res: common_init: select/cons_res loaded"
+    ));
+    lines
+}
+
 /// Writes `<prog>: error: <message>` to standard error, as Slurm's
 /// commands report errors.
 pub fn print_error(out: &mut Output<'_>, prog: &str, message: impl fmt::Display) {

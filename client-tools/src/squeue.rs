@@ -26,7 +26,7 @@
 //! asked for (`GetPartitions`) when a priority sort needs them.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::io::Write;
 
@@ -83,8 +83,9 @@ enum Key {
     Verbose,
     Version,
     Yaml,
-    /// Read and accepted, with no effect here.
-    Ignored,
+    Federation,
+    Local,
+    Sibling,
 }
 
 const fn short(letter: char, has_arg: HasArg, key: Key) -> ShortOpt<Key> {
@@ -136,13 +137,13 @@ const LONGS: &[LongOpt<Key>] = &[
     long("array-unique", HasArg::No, Key::ArrayUnique),
     long("Format", HasArg::Required, Key::FormatLong),
     long("format", HasArg::Required, Key::Format),
-    long("federation", HasArg::No, Key::Ignored),
+    long("federation", HasArg::No, Key::Federation),
     long("help", HasArg::No, Key::Help),
     long("hide", HasArg::No, Key::Hide),
     long("iterate", HasArg::Required, Key::Iterate),
     long("jobs", HasArg::Optional, Key::Jobs),
     long("json", HasArg::No, Key::Json),
-    long("local", HasArg::No, Key::Ignored),
+    long("local", HasArg::No, Key::Local),
     long("long", HasArg::No, Key::Long),
     long("licenses", HasArg::Required, Key::Licenses),
     long("cluster", HasArg::Required, Key::Clusters),
@@ -158,8 +159,8 @@ const LONGS: &[LongOpt<Key>] = &[
     long("priority", HasArg::No, Key::Priority),
     long("qos", HasArg::Required, Key::Qos),
     long("reservation", HasArg::Required, Key::Reservation),
-    long("sib", HasArg::No, Key::Ignored),
-    long("sibling", HasArg::No, Key::Ignored),
+    long("sib", HasArg::No, Key::Sibling),
+    long("sibling", HasArg::No, Key::Sibling),
     long("sort", HasArg::Required, Key::Sort),
     long("start", HasArg::No, Key::Start),
     long("steps", HasArg::Optional, Key::Steps),
@@ -283,10 +284,24 @@ pub struct Options {
     /// Lines already meant for standard error (unknown users) when the
     /// command goes on.
     pub warnings: Vec<String>,
+    /// `-v`, counted: the options are printed before the report
+    /// ([`option_dump`]), with the date and what the controller sent.
+    pub verbose: u8,
+    /// `--federation`, `--local`, `--sibling`: accepted (a lone cluster has
+    /// nothing to federate) and shown by `-v`.
+    pub federation: bool,
+    pub local: bool,
+    pub sibling: bool,
+    /// Whether `-j` was given, with or without ids.
+    pub job_flag: bool,
+    /// The last value of each list option as written (`-j`, `-L`, `-n`,
+    /// `-p`, `-R`, `-u`, or the `SQUEUE_*` variable), for `-v`.
+    pub given: BTreeMap<&'static str, String>,
 }
 
 /// The lines squeue prints for an unknown `-u` user; like Slurm it goes on.
 fn resolve_users(o: &mut Options, value: &str) {
+    o.given.insert("users", value.to_owned());
     o.users = list(Some(value.to_owned()));
     o.users_given = true;
     o.uids.clear();
@@ -369,6 +384,16 @@ impl Options {
     /// Sets a list filter from its option's value; the last one given
     /// counts.
     fn set_list(&mut self, which: ListFilter, value: &str) {
+        let shown = match which {
+            ListFilter::Licenses => Some("licenses"),
+            ListFilter::Names => Some("names"),
+            ListFilter::Partitions => Some("partitions"),
+            ListFilter::Reservations => Some("reservation"),
+            _ => None,
+        };
+        if let Some(key) = shown {
+            self.given.insert(key, value.to_owned());
+        }
         let items = list(Some(value.to_owned()));
         self.note_empty(which, items.is_empty());
         let field = match which {
@@ -453,7 +478,6 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             Key::Account => o.set_list(ListFilter::Accounts, text),
             Key::All => o.all = true,
             Key::Hide => o.all = false,
-            Key::Ignored => {}
             Key::Licenses => o.set_list(ListFilter::Licenses, text),
             Key::Clusters => o.clusters = value,
             Key::Array => o.array = true,
@@ -496,7 +520,9 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             }
             Key::Jobs => {
                 job_flag = true;
+                o.job_flag = true;
                 if let Some(v) = &value {
+                    o.given.insert("jobs", v.clone());
                     check_job_list(v).map_err(|line| refuse(&o, vec![line]))?;
                     job_value = true;
                 }
@@ -505,7 +531,10 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
             Key::Json => o.dump = Some(Dump::Json),
             Key::Yaml => o.dump = Some(Dump::Yaml),
             Key::Long => o.long = true,
-            Key::Me => o.me = true,
+            Key::Me => {
+                o.me = true;
+                o.given.insert("users", client::current_uid().to_string());
+            }
             Key::Name => o.set_list(ListFilter::Names, text),
             Key::NoHeader => o.no_header = true,
             Key::Nodelist => {
@@ -536,7 +565,10 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
                 }
                 o.steps = value;
             }
-            Key::Verbose => {}
+            Key::Verbose => o.verbose = o.verbose.saturating_add(1),
+            Key::Federation => o.federation = true,
+            Key::Local => o.local = true,
+            Key::Sibling => o.sibling = true,
             Key::User => resolve_users(&mut o, text),
         }
     }
@@ -558,6 +590,7 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
     if let Some(first) = operands.next() {
         let rest = if job_flag {
             check_job_list(&first).map_err(|line| refuse(&o, vec![line]))?;
+            o.given.insert("jobs", first.clone());
             o.job_ids = list(Some(first));
             o.note_empty(ListFilter::Jobs, o.job_ids.is_empty());
             operands.next()
@@ -581,6 +614,56 @@ pub fn parse_options(args: &[String], env: EnvLookup<'_>) -> Result<Options, Squ
         }
     }
     Ok(o)
+}
+
+/// What squeue 22.05 prints first with `-v`: its options between two
+/// rules, then two empty lines. Values are as written (`(null)` for one
+/// not given); `--start` shows the format, sort and states it implies.
+pub fn option_dump(o: &Options) -> String {
+    let given = |key: &str| o.given.get(key).cloned();
+    let or_null = |v: Option<String>| v.unwrap_or_else(|| "(null)".to_owned());
+    let implied = |v: &Option<String>, by_start: &str| {
+        v.clone().or_else(|| o.start.then(|| by_start.to_owned()))
+    };
+    let format = match (&o.format, &o.format_long) {
+        (None, Some(_)) => None,
+        (f, _) => implied(f, crate::format::squeue::START_FORMAT),
+    };
+    let flag = |b: bool| u8::from(b).to_string();
+    let iterate = o.iterate.as_deref().map_or(0, checks::atoi);
+    let rows: [(&str, String); 22] = [
+        ("all         ", o.all.to_string()),
+        ("array       ", o.array.to_string()),
+        ("federation  ", o.federation.to_string()),
+        ("format      ", or_null(format)),
+        ("iterate     ", iterate.to_string()),
+        ("job_flag    ", flag(o.job_flag)),
+        ("jobs        ", or_null(given("jobs"))),
+        ("licenses    ", or_null(given("licenses"))),
+        ("local       ", o.local.to_string()),
+        ("names       ", or_null(given("names"))),
+        ("nodes       ", o.nodelist.clone()),
+        ("partitions  ", or_null(given("partitions"))),
+        ("priority    ", o.priority.to_string()),
+        ("reservation ", or_null(given("reservation"))),
+        // One space more than the others, as squeue prints it.
+        ("sibling      ", o.sibling.to_string()),
+        ("sort        ", or_null(implied(&o.sort, "S"))),
+        ("start_flag  ", flag(o.start)),
+        ("states      ", or_null(implied(&o.states, "PD"))),
+        ("step_flag   ", flag(o.step_view)),
+        ("steps       ", or_null(o.steps.clone())),
+        ("users       ", or_null(given("users"))),
+        ("verbose     ", o.verbose.to_string()),
+    ];
+    let rule = "-----------------------------\n";
+    let mut text = rule.to_owned();
+    for (name, value) in rows {
+        text.push_str(&format!("{name}= {value}\n"));
+    }
+    text.push_str(rule);
+    text.push_str("\n\n");
+    text
 }
 
 /// A `-j` entry that is not a job id.
@@ -709,12 +792,21 @@ pub fn run_paced(
             return 1;
         }
     };
+    if opts.verbose > 0 && out.block("squeue", &option_dump(&opts)) != 0 {
+        return 1;
+    }
     let config = match ClientConfig::load_with(env) {
         Ok(c) => c,
         Err(e) => {
             out.error_line(&format!("squeue: error: {e}"));
             return 1;
         }
+    };
+    // The step view loads no job records, so no selection plugin either.
+    let plugin_lines = match opts.verbose {
+        0 => Vec::new(),
+        _ if plan.steps.is_some() => Vec::new(),
+        _ => client::select_plugin_lines("squeue", &config.conf),
     };
     if crate::client::refused_clusters(&mut out, "squeue", opts.clusters.as_deref(), &config.conf) {
         return 1;
@@ -776,6 +868,7 @@ pub fn run_paced(
     let mut sources = Sources {
         jobs: &mut fetch,
         tiers: &mut tiers,
+        first_notes: plugin_lines,
     };
     report_loop(&plan, &mut sources, pacer, Zone::System, &mut out)
 }
@@ -833,6 +926,9 @@ pub type FetchTiers<'a> = dyn FnMut() -> Result<Tiers, RpcError> + 'a;
 pub struct Sources<'s, 'a> {
     pub jobs: &'s mut FetchParts<'a>,
     pub tiers: &'s mut FetchTiers<'a>,
+    /// Lines for standard error as the first answer is asked for, after
+    /// what standard output has so far (`-v`'s plugin lines).
+    pub first_notes: Vec<String>,
 }
 
 /// Each partition's PriorityTier, by which `-P` orders the rows of a
@@ -913,9 +1009,21 @@ pub fn report_loop(
                 return 1;
             }
         }
-        let fetched = (sources.jobs)(&plan.request).map_err(ReportError::Rpc);
+        if !sources.first_notes.is_empty() {
+            let _ = out.flush();
+            for line in std::mem::take(&mut sources.first_notes) {
+                out.error_line(&line);
+            }
+        }
+        let counted = std::cell::Cell::new((0u64, 0i64));
+        let fetched = (sources.jobs)(&plan.request)
+            .map_err(ReportError::Rpc)
+            .map(|inner| Counted {
+                inner,
+                seen: &counted,
+            });
         let shown = match &plan.steps {
-            Some(steps) => fetched.and_then(|mut parts| steps.render_parts(&mut *parts, &ctx)),
+            Some(steps) => fetched.and_then(|mut parts| steps.render_parts(&mut parts, &ctx)),
             None => fetched
                 .and_then(|mut parts| {
                     let tiers = if plan.needs_tiers() {
@@ -923,7 +1031,7 @@ pub fn report_loop(
                     } else {
                         Tiers::default()
                     };
-                    plan.render_parts(&mut *parts, &ctx, &tiers)
+                    plan.render_parts(&mut parts, &ctx, &tiers)
                 })
                 .or_else(|e| plan.unless_named_none(e, &ctx)),
         }
@@ -957,6 +1065,20 @@ pub fn report_loop(
                     out.error_line(&format!("squeue: error: Invalid sort specification: {key}"));
                     return 1;
                 }
+                if plan.opts.verbose > 0 && plan.dump.is_none() {
+                    let (jobs, last_update) = counted.get();
+                    // The step view counts the steps it lists.
+                    let records = match &plan.steps {
+                        Some(_) => text.lines().count().saturating_sub(usize::from(header)) as u64,
+                        None => jobs,
+                    };
+                    // One job asked for by id comes without the time.
+                    let last_update = if plan.single_id { 0 } else { last_update };
+                    let line = format!("last_update_time={last_update} records={records}");
+                    if out.line(&line).is_err() {
+                        return 1;
+                    }
+                }
                 if print_sorted(out, &text, header, notes) != 0 {
                     return 1;
                 }
@@ -973,6 +1095,75 @@ pub fn report_loop(
             return code;
         }
     }
+}
+
+/// The parts of an answer, passed on as they come, with the job records
+/// and the latest `last_update` they held counted in `seen` (what `-v`
+/// prints).
+struct Counted<'c, 'a> {
+    inner: Box<dyn ReplyParts + 'a>,
+    seen: &'c std::cell::Cell<(u64, i64)>,
+}
+
+impl ReplyParts for Counted<'_, '_> {
+    fn next_part(&mut self) -> Result<Option<Bytes>, RpcError> {
+        let part = self.inner.next_part()?;
+        if let Some(bytes) = &part {
+            let (jobs, last) = self.seen.get();
+            let (more, update) = count_records(bytes);
+            self.seen
+                .set((jobs + more, update.unwrap_or(last).max(last)));
+        }
+        Ok(part)
+    }
+}
+
+/// The job records (field 1) and the `last_update` (field 2) of an
+/// encoded `GetJobsReply`, read from its top-level fields only. A
+/// malformed part stops the count; rendering reports it.
+fn count_records(bytes: &[u8]) -> (u64, Option<i64>) {
+    fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *b.get(*at)?;
+            *at += 1;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    let (mut at, mut jobs, mut last) = (0, 0, None);
+    while at < bytes.len() {
+        let Some(key) = varint(bytes, &mut at) else {
+            break;
+        };
+        let skip = match key & 7 {
+            0 => match varint(bytes, &mut at) {
+                Some(v) if key >> 3 == 2 => {
+                    last = Some(v as i64);
+                    0
+                }
+                Some(_) => 0,
+                None => break,
+            },
+            1 => 8,
+            5 => 4,
+            2 => {
+                let Some(len) = varint(bytes, &mut at) else {
+                    break;
+                };
+                if key >> 3 == 1 {
+                    jobs += 1;
+                }
+                usize::try_from(len).unwrap_or(usize::MAX)
+            }
+            _ => break,
+        };
+        at = at.saturating_add(skip);
+    }
+    (jobs, last)
 }
 
 /// Prints a report whose sort list held `notes` vestigial `b` keys. Slurm
@@ -1152,9 +1343,9 @@ impl Plan {
             states,
             single_id: single_id && !dump_all,
             header: !o.no_header,
-            // Slurm's date line comes with -l and with --iterate, never
+            // Slurm's date line comes with -l, --iterate and -v, never
             // without the header.
-            date_line: !o.no_header && (o.long || iterate.is_some()),
+            date_line: !o.no_header && (o.long || iterate.is_some() || o.verbose > 0),
             start: o.start,
             dump: o.dump,
             task_list_limit: o.task_list_limit,
@@ -2724,6 +2915,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         let mut sources = Sources {
             jobs: &mut fetch,
             tiers: &mut fetch_tiers,
+            first_notes: Vec::new(),
         };
         let code = report_loop(plan, &mut sources, &mut pacer, zone, &mut out);
         let expected_asks = if plan.iterate.is_some() { 2 } else { 1 };
@@ -2788,6 +2980,7 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
             let mut sources = Sources {
                 jobs: &mut fetch,
                 tiers: &mut no_tiers,
+                first_notes: Vec::new(),
             };
             let code = report_loop(&plan, &mut sources, &mut pacer, Zone::System, &mut out);
             // Nothing of the partial report is printed.
@@ -2820,6 +3013,147 @@ REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n";
         );
         assert_eq!((err.as_str(), code), ("", 0));
         assert_eq!(pauses, vec![30, 30]);
+    }
+
+    #[test]
+    fn verbose_prints_the_date_and_what_the_controller_sent() {
+        let (out, err, code, _) = run_loop(
+            &["-v", "-o", "%i"],
+            vec![Ok(vec![running_job(7), running_job(8)])],
+        );
+        assert_eq!(
+            out,
+            "Sat Nov 21 09:00:00 2026\nlast_update_time=1 records=2\nJOBID\n8\n7\n"
+        );
+        assert_eq!((err.as_str(), code), ("", 0));
+        // Without the header: no date, the count still.
+        let (out, _, _, _) = run_loop(&["-v", "-h", "-o", "%i"], vec![Ok(vec![running_job(7)])]);
+        assert_eq!(out, "last_update_time=1 records=1\n7\n");
+    }
+
+    /// `squeue -v`'s dump, as squeue 22.05 printed it on a test cluster.
+    const REAL_DEFAULT_DUMP: &str = "-----------------------------
+all         = false
+array       = false
+federation  = false
+format      = (null)
+iterate     = 0
+job_flag    = 0
+jobs        = (null)
+licenses    = (null)
+local       = false
+names       = (null)
+nodes       = \n\
+partitions  = (null)
+priority    = false
+reservation = (null)
+sibling      = false
+sort        = (null)
+start_flag  = 0
+states      = (null)
+step_flag   = 0
+steps       = (null)
+users       = (null)
+verbose     = 1
+-----------------------------
+
+
+";
+
+    #[test]
+    fn the_option_dump_reads_as_squeue_prints_it() {
+        assert_eq!(option_dump(&parse(&["-v"]).unwrap()), REAL_DEFAULT_DUMP);
+        // Every option shown, as written (real squeue 22.05 printed these).
+        let o = parse(&[
+            "-v",
+            "-v",
+            "-a",
+            "-r",
+            "--federation",
+            "-o",
+            "%i %j",
+            "-j",
+            "1,2",
+            "-L",
+            "lic1",
+            "--local",
+            "-n",
+            "a,b",
+            "-w",
+            "n1",
+            "-p",
+            "debug,x",
+            "-R",
+            "res",
+            "-S",
+            "i,-P",
+            "-t",
+            "PD,R",
+            "-u",
+            "root,daemon",
+            "-i",
+            "5",
+            "--sibling",
+        ])
+        .unwrap();
+        let dump = option_dump(&o);
+        for line in [
+            "all         = true",
+            "array       = true",
+            "federation  = true",
+            "format      = %i %j",
+            "iterate     = 5",
+            "job_flag    = 1",
+            "jobs        = 1,2",
+            "licenses    = lic1",
+            "local       = true",
+            "names       = a,b",
+            "nodes       = n1",
+            "partitions  = debug,x",
+            "reservation = res",
+            "sibling      = true",
+            "sort        = i,-P",
+            "states      = PD,R",
+            "users       = root,daemon",
+            "verbose     = 2",
+        ] {
+            assert!(dump.lines().any(|l| l == line), "{line} in\n{dump}");
+        }
+        // --start implies its format, sort and pending state; -P and -s
+        // show as flags; -O leaves the format unset; --me names the uid.
+        let dump = option_dump(&parse(&["-v", "--start", "-P"]).unwrap());
+        for line in [
+            "format      = %.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R",
+            "priority    = true",
+            "sort        = S",
+            "start_flag  = 1",
+            "states      = PD",
+        ] {
+            assert!(dump.lines().any(|l| l == line), "{line} in\n{dump}");
+        }
+        let dump = option_dump(&parse(&["-v", "-s", "5.0", "-O", "jobid"]).unwrap());
+        assert!(dump.contains("\nformat      = (null)\n"));
+        assert!(dump.contains("\nstep_flag   = 1\nsteps       = 5.0\n"));
+        let dump = option_dump(&parse(&["-v", "-u", "root", "--me"]).unwrap());
+        let me = format!("\nusers       = {}\n", client::current_uid());
+        assert!(dump.contains(&me), "{dump}");
+    }
+
+    #[test]
+    fn records_are_counted_from_the_encoded_reply() {
+        let reply = GetJobsReply {
+            jobs: vec![running_job(1), running_job(2), running_job(3)],
+            last_update: 1_795_000_000,
+            unchanged: false,
+        };
+        let bytes = reply.encode_to_vec();
+        assert_eq!(count_records(&bytes), (3, Some(1_795_000_000)));
+        assert_eq!(count_records(&[]), (0, None));
+        // Cut anywhere: whole records are counted, nothing panics.
+        for cut in 0..bytes.len() {
+            assert!(count_records(&bytes[..cut]).0 <= 3);
+        }
+        assert_eq!(count_records(&[0xff; 12]).0, 0);
     }
 
     #[test]

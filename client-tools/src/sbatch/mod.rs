@@ -65,26 +65,6 @@ fn defined_options(o: &options::SbatchOpts) -> Vec<String> {
     lines
 }
 
-/// What Slurm's sbatch says with `-v` as it loads its node selection
-/// plugins: each of them, the linear one with the configured
-/// SelectTypeParameters as a number, and only when they are set.
-fn select_plugin_lines(conf: &slurm_common::conf::SlurmConf) -> Vec<String> {
-    let mut lines = vec![
-        format!("{PROG}: select/cons_tres: common_init: select/cons_tres loaded"),
-        format!("{PROG}: select/cray_aries: init: Cray/Aries node selection plugin loaded"),
-    ];
-    if conf.raw_entry("SelectTypeParameters").is_some() {
-        lines.push(format!(
-            "{PROG}: select/linear: init: Linear node selection plugin loaded with argument {}",
-            conf.select_type_parameters.bits()
-        ));
-    }
-    lines.push(format!(
-        "{PROG}: select/cons_res: common_init: select/cons_res loaded"
-    ));
-    lines
-}
-
 /// [`run`] with standard input and the output streams handed in.
 pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -> i32 {
     let words: Vec<String> = args
@@ -182,7 +162,7 @@ pub fn run_with(args: &[OsString], stdin: &mut dyn Read, out: &mut Output<'_>) -
         }
     };
     if opts.verbose > 0 {
-        for line in select_plugin_lines(&config.conf) {
+        for line in client::select_plugin_lines(PROG, &config.conf) {
             out.error_line(&line);
         }
     }
@@ -1614,14 +1594,15 @@ mod tests {
                 .unwrap()
                 .conf
         };
-        let lines = select_plugin_lines(&conf("SelectTypeParameters=CR_Core_Memory"));
+        let lines =
+            crate::client::select_plugin_lines(PROG, &conf("SelectTypeParameters=CR_Core_Memory"));
         assert_eq!(lines.len(), 4);
         assert_eq!(
             lines[2],
             "sbatch: select/linear: init: Linear node selection plugin loaded with argument 20"
         );
         assert!(lines[0].starts_with("sbatch: select/cons_tres:"));
-        let unset = select_plugin_lines(&conf(""));
+        let unset = crate::client::select_plugin_lines(PROG, &conf(""));
         assert_eq!(unset.len(), 3);
         assert!(!unset.iter().any(|l| l.contains("select/linear")));
 
