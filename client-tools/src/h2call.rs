@@ -255,10 +255,6 @@ impl<S: Read + Write> Conn<'_, S> {
                 self.write(&out)?;
                 out.clear();
             }
-            if self.reply.ended {
-                self.flush_deferred();
-                return Ok(());
-            }
             // Read what the server sends: a window update lets the rest of
             // the request go; the reply's end stops.
             let frame = self.read_frame()?;
