@@ -218,12 +218,17 @@ pub struct ControllerAddr {
 }
 
 impl ControllerAddr {
-    /// The gRPC endpoint URI. IPv6 addresses need brackets.
+    /// The gRPC endpoint URI.
     pub fn uri(&self) -> String {
+        format!("http://{}", self.authority())
+    }
+
+    /// `host:port` as HTTP writes it: IPv6 addresses need brackets.
+    pub fn authority(&self) -> String {
         if self.contact.contains(':') && !self.contact.starts_with('[') {
-            format!("http://[{}]:{}", self.contact, self.port)
+            format!("[{}]:{}", self.contact, self.port)
         } else {
-            format!("http://{}:{}", self.contact, self.port)
+            format!("{}:{}", self.contact, self.port)
         }
     }
 }
@@ -856,10 +861,7 @@ impl Controller {
         loop {
             for i in 0..self.controllers.len() {
                 let addr = &self.controllers[i];
-                let authority = match addr.uri().strip_prefix("http://") {
-                    Some(a) => a.to_owned(),
-                    None => addr.uri(),
-                };
+                let authority = addr.authority();
                 // A fresh credential for each try, as the interceptor
                 // attaches one to each call.
                 let metadata = self
