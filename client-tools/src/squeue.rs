@@ -1020,7 +1020,7 @@ pub fn report_loop(
             .map_err(ReportError::Rpc)
             .map(|inner| Counted {
                 inner,
-                seen: &counted,
+                seen: (plan.opts.verbose > 0).then_some(&counted),
             });
         let shown = match &plan.steps {
             Some(steps) => fetched.and_then(|mut parts| steps.render_parts(&mut parts, &ctx)),
@@ -1097,22 +1097,21 @@ pub fn report_loop(
     }
 }
 
-/// The parts of an answer, passed on as they come, with the job records
-/// and the latest `last_update` they held counted in `seen` (what `-v`
-/// prints).
+/// The parts of an answer, passed on as they come; with `-v`, the job
+/// records and the latest `last_update` they held are counted in `seen`
+/// (none: nothing is counted, a report without `-v` pays nothing).
 struct Counted<'c, 'a> {
     inner: Box<dyn ReplyParts + 'a>,
-    seen: &'c std::cell::Cell<(u64, i64)>,
+    seen: Option<&'c std::cell::Cell<(u64, i64)>>,
 }
 
 impl ReplyParts for Counted<'_, '_> {
     fn next_part(&mut self) -> Result<Option<Bytes>, RpcError> {
         let part = self.inner.next_part()?;
-        if let Some(bytes) = &part {
-            let (jobs, last) = self.seen.get();
+        if let (Some(bytes), Some(seen)) = (&part, self.seen) {
+            let (jobs, last) = seen.get();
             let (more, update) = count_records(bytes);
-            self.seen
-                .set((jobs + more, update.unwrap_or(last).max(last)));
+            seen.set((jobs + more, update.unwrap_or(last).max(last)));
         }
         Ok(part)
     }
