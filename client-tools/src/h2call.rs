@@ -278,10 +278,27 @@ impl<S: Read + Write> Conn<'_, S> {
 
     /// Acts on one frame; frames to send back go to `out`.
     fn handle(&mut self, f: &Frame, out: &mut Vec<u8>) -> Result<(), Status> {
-        let payload = self.buf[self.start - f.len..self.start].to_vec();
+        let at = self.start - f.len..self.start;
         if self.reply.pending.is_some() && f.kind != kind::CONTINUATION {
             return Err(protocol("a header block was interrupted"));
         }
+        if f.kind == kind::DATA && f.stream == STREAM {
+            // Straight from the read buffer into the reply.
+            if self.reply.blocks.is_empty() {
+                return Err(protocol("DATA before the response headers"));
+            }
+            let data = strip_padding(&self.buf[at], f.flags)?;
+            if self.reply.body.len() + data.len() > MAX_REPLY {
+                return Err(Status::resource_exhausted("reply over 1 GiB"));
+            }
+            self.reply.body.extend_from_slice(data);
+            if f.flags & flag::END_STREAM != 0 {
+                self.reply.ended = true;
+            }
+            return Ok(());
+        }
+        // Control frames and header blocks are small; a copy frees `self`.
+        let payload = self.buf[at].to_vec();
         match f.kind {
             kind::SETTINGS => {
                 if f.flags & flag::ACK != 0 {
@@ -369,19 +386,6 @@ impl<S: Read + Write> Conn<'_, S> {
                     self.header_block(&block, end_stream)?;
                 } else {
                     self.reply.pending = Some((block, end_stream));
-                }
-            }
-            kind::DATA if f.stream == STREAM => {
-                if self.reply.blocks.is_empty() {
-                    return Err(protocol("DATA before the response headers"));
-                }
-                let data = strip_padding(&payload, f.flags)?;
-                if self.reply.body.len() + data.len() > MAX_REPLY {
-                    return Err(Status::resource_exhausted("reply over 1 GiB"));
-                }
-                self.reply.body.extend_from_slice(data);
-                if f.flags & flag::END_STREAM != 0 {
-                    self.reply.ended = true;
                 }
             }
             kind::PUSH_PROMISE => return Err(protocol("PUSH_PROMISE though push is off")),
